@@ -1,0 +1,93 @@
+"""The shared cache: one informer per (resource, namespaces, selectors), reused by every controller."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+from typing import Any
+
+from kubeloop.cache.informer import Informer, InformerKey
+from kubeloop.cache.store import IndexFunc, Obj
+from kubeloop.client import Client
+from kubeloop.client.api import ResourceRef
+from kubeloop.watch.watcher import Transform
+
+log = logging.getLogger("kubeloop.cache")
+
+
+class Cache:
+    """Informers by key. ``namespaces=None`` watches all namespaces; otherwise namespaced resources are
+    watched in just those namespaces (one watch each), cluster-scoped ones everywhere."""
+
+    def __init__(self, client: Client, namespaces: list[str] | None = None, *,
+                 freeze_gc: bool = True, page_size: int = 500) -> None:
+        self.client = client
+        self.namespaces = tuple(namespaces) if namespaces else None
+        self.freeze_gc = freeze_gc
+        self.page_size = page_size
+        self._informers: dict[InformerKey, Informer] = {}
+        self._started = False
+
+    async def informer(self, ref: ResourceRef, *, label_selector: str | None = None,
+                       field_selector: str | None = None, metadata_only: bool = False,
+                       transform: Transform | None = None, indexes: dict[str, IndexFunc] | None = None,
+                       namespaces: list[str] | None = None) -> Informer:
+        """The shared informer for this resource and selectors, created on first use (and started
+        at once if the cache is already running)."""
+        resource = await self.client.resource(ref)
+        scope = tuple(namespaces) if namespaces else self.namespaces
+        key = InformerKey(resource, scope if resource.namespaced else None, label_selector, field_selector,
+                          metadata_only)
+        informer = self._informers.get(key)
+        if informer is None:
+            informer = Informer(self.client, key, transform=transform, indexes=indexes,
+                                page_size=self.page_size)
+            self._informers[key] = informer
+            if self._started:
+                informer.start()
+        else:
+            for name, func in (indexes or {}).items():
+                informer.store.add_index(name, func)
+        return informer
+
+    @property
+    def informers(self) -> list[Informer]:
+        return list(self._informers.values())
+
+    def start(self) -> None:
+        self._started = True
+        for informer in self._informers.values():
+            informer.start()
+
+    async def wait_synced(self, timeout: float | None = None) -> None:
+        await asyncio.wait_for(asyncio.gather(*(i.synced.wait() for i in self.informers)), timeout)
+        if self.freeze_gc:
+            # The initial lists are long-lived dicts: move them out of the GC's generations so full
+            # collections do not rescan them again and again.
+            gc.collect()
+            gc.freeze()
+
+    def synced(self) -> bool:
+        return all(i.synced.is_set() for i in self._informers.values())
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(i.stop() for i in self._informers.values()))
+        self._started = False
+
+    async def get(self, ref: ResourceRef, name: str, namespace: str | None = None, **kw: Any) -> Obj | None:
+        """An object from the cache (its informer is created and synced if needed)."""
+        informer = await self.informer(ref, **kw)
+        if not informer.synced.is_set():
+            informer.start()
+            await informer.wait_synced()
+        return informer.store.get_by(name, namespace if informer.resource.namespaced else None)
+
+    async def list(self, ref: ResourceRef, namespace: str | None = None, **kw: Any) -> list[Obj]:
+        informer = await self.informer(ref, **kw)
+        if not informer.synced.is_set():
+            informer.start()
+            await informer.wait_synced()
+        if namespace and informer.resource.namespaced:
+            return informer.store.by_index("namespace", namespace)
+        return list(informer.store)

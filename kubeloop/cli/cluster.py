@@ -1,0 +1,95 @@
+"""``kubeloop cluster``: build, start, stop and inspect a local control plane."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+
+import click
+
+from kubeloop.envtest import BuildError, ClusterError, LocalCluster, ensure_built
+
+_name = click.option("--name", "-n", default="default", show_default=True, help="Cluster name (one data dir each).")
+_version = click.option(
+    "--kubernetes-version", default=None, metavar="X.Y.Z",
+    help="Kubernetes release to build/run (default: $KUBELOOP_KUBERNETES_VERSION or the pinned one).",
+)
+
+
+def _fail(exc: Exception) -> None:
+    click.echo(f"error: {exc}", err=True)
+    sys.exit(1)
+
+
+@click.group("cluster")
+def command() -> None:
+    """A real local Kubernetes control plane, built from source and run on 127.0.0.1."""
+
+
+@command.command()
+@_version
+@click.option("--force", is_flag=True, help="Rebuild even if cached binaries exist.")
+def build(kubernetes_version: str | None, force: bool) -> None:
+    """Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok."""
+    try:
+        tc = ensure_built(kubernetes_version, force=force)
+    except BuildError as exc:
+        _fail(exc)
+        return
+    click.echo(f"Kubernetes v{tc.kubernetes_version}: {tc.kubernetes_dir}")
+    click.echo(f"etcd v{tc.etcd_version}:        {tc.etcd_dir}")
+    click.echo(f"kwok v{tc.kwok_version}:        {tc.kwok_dir}")
+
+
+@command.command()
+@_name
+@_version
+@click.option("--nodes", default=3, show_default=True, help="Number of fake (kwok) nodes.")
+def up(name: str, kubernetes_version: str | None, nodes: int) -> None:
+    """Start the cluster (building first if needed). Idempotent."""
+    cluster = LocalCluster(name, kubernetes_version=kubernetes_version, nodes=nodes)
+    try:
+        cluster.up()
+    except (BuildError, ClusterError) as exc:
+        _fail(exc)
+        return
+    kc = shlex.quote(str(cluster.kubeconfig))
+    kubectl = cluster._kubectl_binary()
+    click.echo(f"kubeconfig: {cluster.kubeconfig}")
+    click.echo(f"kubectl:    {kubectl}")
+    click.echo("\nTry:")
+    click.echo(f"  export KUBECONFIG={kc}")
+    click.echo(f"  {shlex.quote(kubectl)} --kubeconfig {kc} get nodes")
+    click.echo(f"\nStop with: kubeloop cluster down --name {shlex.quote(name)} [--wipe]")
+
+
+@command.command()
+@_name
+@click.option("--wipe", is_flag=True, help="Also delete the cluster's data (etcd, PKI, logs).")
+def down(name: str, wipe: bool) -> None:
+    """Stop the cluster's processes."""
+    cluster = LocalCluster(name)
+    cluster.down(wipe=wipe)
+    click.echo(f"cluster {name!r} stopped" + (f"; removed {cluster.data_dir}" if wipe else ""))
+
+
+@command.command()
+@_name
+def status(name: str) -> None:
+    """Show each component: running (with memory) or dead (with the end of its log)."""
+    cluster = LocalCluster(name)
+    st = cluster.status()
+    click.echo(str(st))
+    if st.running:
+        click.echo(f"kubeconfig: {cluster.kubeconfig}")
+    sys.exit(0 if st.running else 1)
+
+
+@command.command()
+@_name
+def kubeconfig(name: str) -> None:
+    """Print the path of the admin kubeconfig."""
+    cluster = LocalCluster(name)
+    if not cluster.kubeconfig.exists():
+        _fail(ClusterError(f"cluster {name!r} has no kubeconfig yet; run `kubeloop cluster up --name {name}`"))
+    click.echo(str(cluster.kubeconfig))

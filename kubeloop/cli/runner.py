@@ -1,0 +1,49 @@
+"""Runs an Operator under a Manager from ``kubeloop run`` settings."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kubeloop.client import Client
+from kubeloop.manager import LeadershipLost, Manager, ManagerOptions
+from kubeloop.operator import Operator
+from kubeloop.reconcile import logs
+
+log = logging.getLogger("kubeloop.run")
+
+
+def _namespaces(values: tuple[str, ...] | None) -> list[str] | None:
+    names = [n.strip() for v in values or () for n in v.split(",") if n.strip()]
+    return names or None
+
+
+async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
+    logs.setup(settings["log_level"], settings["log_format"])
+    client = await Client.load(settings["kubeconfig"], settings["context"], qps=settings["qps"],
+                               burst=settings["burst"], field_manager=operator.name)
+    options = ManagerOptions(
+        namespaces=_namespaces(settings["namespace"]),
+        leader_elect=settings["leader_elect"],
+        leader_election_id=settings["leader_election_id"] or f"{operator.name}-leader",
+        leader_election_namespace=settings["leader_election_namespace"],
+        metrics_bind_address=settings["metrics_bind_address"],
+        health_probe_bind_address=settings["health_probe_bind_address"],
+        graceful_shutdown_timeout=settings["graceful_shutdown_timeout"],
+    )
+    manager = Manager(client, options, name=operator.name)
+    log.info("starting %s against %s", operator.name, client.config.source)
+    try:
+        for hook in operator.startup:
+            await hook(manager)
+        for controller in operator.controllers(settings["max_concurrent_reconciles"]):
+            if settings["resync_period"]:
+                controller.resync = settings["resync_period"]
+            manager.add(controller)
+        await manager.run(install_signal_handlers=True)
+        return 0
+    except LeadershipLost as exc:
+        log.error("%s; exiting so that a fresh process competes again", exc)
+        return 1
+    finally:
+        await client.close()

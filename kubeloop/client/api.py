@@ -1,0 +1,255 @@
+"""The Kubernetes API verbs on plain dicts: get, list, watch, create, replace, patch, apply, delete."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from kubeloop.client.config import Config
+from kubeloop.client.discovery import Registry
+from kubeloop.client.resource import Resource
+from kubeloop.client.transport import Transport
+
+log = logging.getLogger("kubeloop.client")
+
+PatchType = Literal["merge", "json", "strategic", "apply"]
+_PATCH_CONTENT = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",  # JSON is YAML
+}
+
+
+class HasResource(Protocol):
+    @classmethod
+    def resource(cls) -> Resource: ...
+
+
+ResourceRef = str | Resource | type[HasResource]
+
+
+@dataclass(frozen=True, slots=True)
+class UsedPermission:
+    """One kind of request the client made, as RBAC sees it (``namespace`` None = cluster-wide)."""
+
+    verb: str
+    group: str
+    resource: str
+    subresource: str | None
+    namespace: str | None
+
+
+class Client:
+    """An async Kubernetes client. Cheap to share: one connection pool, one discovery registry.
+
+    ``record_permissions=True`` makes it remember every (verb, group, resource, subresource, scope) it
+    used, which the RBAC audit compares with a generated role.
+    """
+
+    def __init__(self, config: Config, *, qps: float = 200.0, burst: int = 400,
+                 field_manager: str = "kubeloop", record_permissions: bool = False) -> None:
+        self.config = config
+        self.transport = Transport(config, qps=qps, burst=burst)
+        self.registry = Registry(self.transport)
+        self.field_manager = field_manager
+        self.used_permissions: set[UsedPermission] | None = set() if record_permissions else None
+
+    @classmethod
+    async def load(cls, kubeconfig: str | None = None, context: str | None = None, **kw: Any) -> Client:
+        """kubectl's order: explicit kubeconfig, $KUBECONFIG or ~/.kube/config, then in-cluster."""
+        return cls(Config.load(kubeconfig, context), **kw)
+
+    @classmethod
+    async def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **kw: Any) -> Client:
+        return cls(Config.from_kubeconfig(path, context), **kw)
+
+    async def close(self) -> None:
+        await self.transport.close()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def default_namespace(self) -> str:
+        return self.config.namespace
+
+    async def resource(self, ref: ResourceRef) -> Resource:
+        if isinstance(ref, Resource):
+            return ref
+        if isinstance(ref, str):
+            return await self.registry.resolve(ref)
+        return ref.resource()
+
+    async def resource_of(self, body: dict[str, Any]) -> Resource:
+        return await self.registry.resolve(f"{body['apiVersion']}/{body['kind']}")
+
+    # --- reads -------------------------------------------------------------------------------------
+
+    async def get(self, ref: ResourceRef, name: str, namespace: str | None = None, *,
+                  subresource: str | None = None) -> dict[str, Any]:
+        res = await self.resource(ref)
+        ns = self._ns(res, namespace)
+        self._record("get", res, subresource, ns)
+        return await self.transport.request("GET", res.path(ns, name, subresource), verb="GET")
+
+    async def list_pages(self, ref: ResourceRef, namespace: str | None = None, *,
+                         label_selector: str | None = None, field_selector: str | None = None,
+                         limit: int | None = 500, resource_version: str | None = None,
+                         metadata_only: bool = False) -> AsyncIterator[dict[str, Any]]:
+        """Yields the pages of a paginated list (``limit``/``continue``)."""
+        res = await self.resource(ref)
+        self._record("list", res, None, namespace if res.namespaced else None)
+        params: dict[str, Any] = {"labelSelector": label_selector, "fieldSelector": field_selector,
+                                  "limit": limit, "resourceVersion": resource_version}
+        accept = _METADATA_ACCEPT if metadata_only else "application/json"
+        while True:
+            page = await self.transport.request("GET", res.path(namespace), params=params, verb="LIST",
+                                                accept=accept)
+            yield page
+            token = page.get("metadata", {}).get("continue")
+            if not token:
+                return
+            params = {"labelSelector": label_selector, "fieldSelector": field_selector, "limit": limit,
+                      "continue": token}
+
+    async def list(self, ref: ResourceRef, namespace: str | None = None, **kw: Any) -> dict[str, Any]:
+        """All pages merged into one list object (``items`` and the last page's ``metadata``).
+        ``namespace=None`` lists across all namespaces."""
+        items: list[dict[str, Any]] = []
+        page: dict[str, Any] = {}
+        async for page in self.list_pages(ref, namespace, **kw):
+            items.extend(page.get("items") or [])
+        return {**page, "items": items}
+
+    async def watch(self, ref: ResourceRef, namespace: str | None = None, *,
+                    resource_version: str | None = None, label_selector: str | None = None,
+                    field_selector: str | None = None, timeout_seconds: int | None = None,
+                    allow_bookmarks: bool = True, read_timeout: float = 330.0,
+                    metadata_only: bool = False) -> AsyncIterator[dict[str, Any]]:
+        """Yields watch events (``{"type": ..., "object": ...}``) until the server closes the stream."""
+        res = await self.resource(ref)
+        self._record("watch", res, None, namespace if res.namespaced else None)
+        params = {"watch": True, "resourceVersion": resource_version, "labelSelector": label_selector,
+                  "fieldSelector": field_selector, "timeoutSeconds": timeout_seconds,
+                  "allowWatchBookmarks": allow_bookmarks}
+        accept = _METADATA_ACCEPT if metadata_only else "application/json"
+        async for event in self.transport.stream(res.path(namespace), params, read_timeout=read_timeout,
+                                                 accept=accept):
+            yield event
+
+    # --- writes ------------------------------------------------------------------------------------
+
+    async def create(self, body: dict[str, Any], namespace: str | None = None, *,
+                     resource: ResourceRef | None = None, subresource: str | None = None,
+                     name: str | None = None, dry_run: bool = False,
+                     field_validation: str | None = None) -> dict[str, Any]:
+        res = await (self.resource(resource) if resource else self.resource_of(body))
+        ns = self._ns(res, namespace or body.get("metadata", {}).get("namespace"))
+        self._record("create", res, subresource, ns)
+        path = res.path(ns, name, subresource) if subresource else res.path(ns)
+        return await self.transport.request("POST", path, body=body, params=_write_params(
+            dry_run, field_validation, None, None), verb="POST")
+
+    async def replace(self, body: dict[str, Any], *, resource: ResourceRef | None = None,
+                      subresource: str | None = None, dry_run: bool = False,
+                      field_validation: str | None = None) -> dict[str, Any]:
+        """PUT; the body's ``metadata.resourceVersion`` makes it conditional (409 Conflict if stale)."""
+        res = await (self.resource(resource) if resource else self.resource_of(body))
+        meta = body["metadata"]
+        ns = self._ns(res, meta.get("namespace"))
+        self._record("update", res, subresource, ns)
+        return await self.transport.request("PUT", res.path(ns, meta["name"], subresource), body=body,
+                                            params=_write_params(dry_run, field_validation, None, None),
+                                            verb="PUT")
+
+    async def patch(self, ref: ResourceRef, name: str, patch: Any, namespace: str | None = None, *,
+                    type: PatchType = "merge", subresource: str | None = None,
+                    field_manager: str | None = None, force: bool = False, dry_run: bool = False,
+                    field_validation: str | None = None) -> dict[str, Any]:
+        res = await self.resource(ref)
+        ns = self._ns(res, namespace)
+        self._record("patch", res, subresource, ns)
+        manager = field_manager or (self.field_manager if type == "apply" else None)
+        return await self.transport.request(
+            "PATCH", res.path(ns, name, subresource), body=patch, content_type=_PATCH_CONTENT[type],
+            params=_write_params(dry_run, field_validation, manager, force if type == "apply" else None),
+            verb="PATCH")
+
+    async def apply(self, body: dict[str, Any], *, field_manager: str | None = None, force: bool = True,
+                    subresource: str | None = None, dry_run: bool = False,
+                    resource: ResourceRef | None = None) -> dict[str, Any]:
+        """Server-side apply of a (partial) object: fields this manager set before and omits now are
+        removed; fields of other managers are left alone (``force`` takes over conflicting ones)."""
+        res = await (self.resource(resource) if resource else self.resource_of(body))
+        meta = body["metadata"]
+        return await self.patch(res, meta["name"], body, meta.get("namespace"), type="apply",
+                                subresource=subresource, field_manager=field_manager, force=force,
+                                dry_run=dry_run)
+
+    async def delete(self, ref: ResourceRef, name: str, namespace: str | None = None, *,
+                     propagation_policy: str | None = None, grace_period_seconds: int | None = None,
+                     uid: str | None = None, resource_version: str | None = None,
+                     dry_run: bool = False) -> dict[str, Any]:
+        """Deletes one object. ``uid``/``resource_version`` are preconditions: the delete fails with
+        409 Conflict instead of removing a different or changed object of the same name."""
+        res = await self.resource(ref)
+        ns = self._ns(res, namespace)
+        self._record("delete", res, None, ns)
+        return await self.transport.request("DELETE", res.path(ns, name), body=_delete_options(
+            propagation_policy, grace_period_seconds, uid, resource_version, dry_run), verb="DELETE")
+
+    async def delete_collection(self, ref: ResourceRef, namespace: str | None = None, *,
+                                label_selector: str | None = None, field_selector: str | None = None,
+                                propagation_policy: str | None = None, dry_run: bool = False) -> dict:
+        res = await self.resource(ref)
+        self._record("deletecollection", res, None, namespace)
+        return await self.transport.request(
+            "DELETE", res.path(namespace), params={"labelSelector": label_selector,
+                                                   "fieldSelector": field_selector},
+            body=_delete_options(propagation_policy, None, None, None, dry_run), verb="DELETE")
+
+    async def patch_status(self, ref: ResourceRef, name: str, status: dict[str, Any],
+                           namespace: str | None = None) -> dict[str, Any]:
+        """Merge-patches the status subresource (never bumps ``metadata.generation``)."""
+        return await self.patch(ref, name, {"status": status}, namespace, subresource="status")
+
+    # --- helpers -----------------------------------------------------------------------------------
+
+    def _ns(self, res: Resource, namespace: str | None) -> str | None:
+        if not res.namespaced:
+            return None
+        return namespace or self.config.namespace
+
+    def _record(self, verb: str, res: Resource, subresource: str | None, namespace: str | None) -> None:
+        if self.used_permissions is not None:
+            self.used_permissions.add(UsedPermission(verb, res.group, res.plural, subresource, namespace))
+
+
+_METADATA_ACCEPT = ("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,"
+                    "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json")
+
+
+def _write_params(dry_run: bool, field_validation: str | None, field_manager: str | None,
+                  force: bool | None) -> dict[str, Any]:
+    return {"dryRun": "All" if dry_run else None, "fieldValidation": field_validation,
+            "fieldManager": field_manager, "force": force}
+
+
+def _delete_options(propagation: str | None, grace: int | None, uid: str | None, rv: str | None,
+                    dry_run: bool) -> dict[str, Any] | None:
+    opts: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+    if propagation:
+        opts["propagationPolicy"] = propagation
+    if grace is not None:
+        opts["gracePeriodSeconds"] = grace
+    if uid or rv:
+        opts["preconditions"] = {k: v for k, v in (("uid", uid), ("resourceVersion", rv)) if v}
+    if dry_run:
+        opts["dryRun"] = ["All"]
+    return opts if len(opts) > 2 else None

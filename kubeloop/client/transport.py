@@ -1,0 +1,212 @@
+"""The HTTP layer: one aiohttp session, orjson bodies, auth, rate limiting, retries and metrics.
+
+Everything above this works on plain dicts; nothing here knows about Kubernetes kinds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import ssl
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+import orjson
+
+from kubeloop import metrics
+from kubeloop.client.config import Config, Credentials
+from kubeloop.client.errors import ApiError, error_from_status
+
+log = logging.getLogger("kubeloop.client")
+
+# client-go retries 429/5xx answers carrying Retry-After up to 10 times.
+MAX_RETRIES = 10
+_RETRY_STATUSES = {429, 500, 502, 503, 504}
+
+
+class RateLimiter:
+    """A token bucket (client-go's QPS/burst). ``qps <= 0`` disables it."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps, self.burst = qps, max(1, burst)
+        self._tokens = float(self.burst)
+        self._last = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> float:
+        if self.qps <= 0:
+            return 0.0
+        async with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            wait = 0.0 if self._tokens >= 1 else (1 - self._tokens) / self.qps
+            self._tokens -= 1
+        if wait:
+            await asyncio.sleep(wait)
+        return wait
+
+
+class Transport:
+    """Sends requests to one API server. Create with a ``Config``; close when done."""
+
+    def __init__(self, config: Config, *, qps: float = 200.0, burst: int = 400,
+                 timeout: float = 60.0, user_agent: str = "kubeloop") -> None:
+        self.config = config
+        self.host = urlsplit(config.server).netloc
+        self.limiter = RateLimiter(qps, burst)
+        self.timeout = timeout
+        self.user_agent = user_agent
+        self._session: aiohttp.ClientSession | None = None
+        self._ssl: tuple[int, ssl.SSLContext | bool] | None = None
+
+    async def _session_for(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=100, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(
+                connector=connector, json_serialize=lambda o: orjson.dumps(o).decode(),
+                headers={"User-Agent": self.user_agent})
+        return self._session
+
+    def _ssl_for(self, creds: Credentials) -> ssl.SSLContext | bool:
+        # Rebuild only when the client certificate changes (exec plugins may rotate it).
+        key = hash((creds.cert_pem, creds.key_pem))
+        if self._ssl is None or self._ssl[0] != key:
+            self._ssl = (key, self.config.ssl_context(creds))
+        return self._ssl[1]
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def _headers(self, content_type: str | None) -> tuple[dict[str, str], ssl.SSLContext | bool]:
+        creds = await self.config.auth.credentials()
+        headers = {"Accept": "application/json"}
+        if creds.token:
+            headers["Authorization"] = f"Bearer {creds.token}"
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers, self._ssl_for(creds)
+
+    async def request(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                      body: Any = None, content_type: str = "application/json",
+                      verb: str | None = None, accept: str = "application/json") -> Any:
+        """Sends one request and returns the decoded JSON body; raises ``ApiError`` on error answers.
+
+        Retries (jittered exponential backoff) connection failures and 429/5xx answers, honouring
+        Retry-After. A request that may have reached the server is retried only if it is a read.
+        """
+        data = orjson.dumps(body) if body is not None and not isinstance(body, bytes) else body
+        verb = verb or method
+        attempt = 0
+        while True:
+            attempt += 1
+            waited = await self.limiter.acquire()
+            if waited:
+                metrics.rest_client_rate_limiter_duration.labels(verb, self.host).observe(waited)
+            headers, ssl_ctx = await self._headers(content_type if data is not None else None)
+            headers["Accept"] = accept
+            session = await self._session_for()
+            started = time.monotonic()
+            try:
+                async with session.request(
+                    method, self.config.server + path, params=_clean(params), data=data, headers=headers,
+                    ssl=ssl_ctx, timeout=aiohttp.ClientTimeout(total=self.timeout),
+                    server_hostname=self.config.tls_server_name,
+                ) as resp:
+                    raw = await resp.read()
+                    status = resp.status
+                    retry_after = _retry_after(resp.headers.get("Retry-After"))
+            except (aiohttp.ClientConnectorError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError,
+                    asyncio.TimeoutError) as exc:
+                metrics.rest_client_requests.labels("<error>", method, self.host).inc()
+                sent = not isinstance(exc, aiohttp.ClientConnectorError)
+                if attempt >= MAX_RETRIES or (sent and method not in ("GET", "HEAD")):
+                    raise
+                delay = _backoff(attempt)
+                log.debug("%s %s: %s; retrying in %.2fs", method, path, exc, delay)
+                await asyncio.sleep(delay)
+                continue
+            finally:
+                metrics.rest_client_request_duration.labels(verb, self.host).observe(time.monotonic() - started)
+            metrics.rest_client_requests.labels(str(status), method, self.host).inc()
+            if status < 400:
+                return orjson.loads(raw) if raw else None
+            error = error_from_status(status, _decode(raw), retry_after)
+            if status == 401 and attempt == 1:
+                await self.config.auth.invalidate()  # rotated token or expired exec credential
+                continue
+            if status in _RETRY_STATUSES and attempt < MAX_RETRIES and (
+                    status == 429 or retry_after is not None or method == "GET"):
+                delay = retry_after if retry_after is not None else _backoff(attempt)
+                log.debug("%s %s: %s; retrying in %.2fs", method, path, status, delay)
+                await asyncio.sleep(delay)
+                continue
+            raise error
+
+    async def stream(self, path: str, params: dict[str, Any], *, read_timeout: float,
+                     accept: str = "application/json") -> AsyncIterator[dict]:
+        """A watch: yields each JSON line as a dict. ``read_timeout`` bounds silence between lines,
+        which catches half-open connections (no bytes, no FIN) that would otherwise hang forever."""
+        await self.limiter.acquire()
+        headers, ssl_ctx = await self._headers(None)
+        headers["Accept"] = accept
+        session = await self._session_for()
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=read_timeout)
+        async with session.get(self.config.server + path, params=_clean(params), headers=headers,
+                               ssl=ssl_ctx, timeout=timeout,
+                               server_hostname=self.config.tls_server_name) as resp:
+            metrics.rest_client_requests.labels(str(resp.status), "GET", self.host).inc()
+            if resp.status >= 400:
+                if resp.status == 401:
+                    await self.config.auth.invalidate()
+                raise error_from_status(resp.status, _decode(await resp.read()),
+                                        _retry_after(resp.headers.get("Retry-After")))
+            # Watch events are newline-delimited; a big object may exceed aiohttp's line limit, so
+            # split ourselves on the raw byte stream.
+            buf = b""
+            async for chunk in resp.content.iter_any():
+                buf += chunk
+                while (nl := buf.find(b"\n")) >= 0:
+                    line, buf = buf[:nl], buf[nl + 1:]
+                    if line.strip():
+                        yield orjson.loads(line)
+
+
+def _clean(params: dict[str, Any] | None) -> dict[str, str] | None:
+    if not params:
+        return None
+    out = {}
+    for key, value in params.items():
+        if value is None or value is False:
+            continue
+        out[key] = "true" if value is True else str(value)
+    return out
+
+
+def _decode(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw.decode(errors="replace")
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _backoff(attempt: int, base: float = 0.2, cap: float = 10.0) -> float:
+    return min(cap, base * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+
+
+__all__ = ["ApiError", "RateLimiter", "Transport"]

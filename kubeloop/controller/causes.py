@@ -1,0 +1,104 @@
+"""Kopf-style handlers by cause (create, update with diffs, delete, timers, daemons), compiled onto
+the level-based engine: one reconcile function per resource decides which cause applies by comparing
+the object with the last state this process handled (kept in memory, never in the object).
+
+After a restart every object counts as new, so create handlers run again: like every handler here,
+they must be idempotent (which level-based code is anyway).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubeloop.controller.diff import Change, diff, essence, under
+from kubeloop.reconcile.context import Context
+from kubeloop.reconcile.result import Request, Result
+
+log = logging.getLogger("kubeloop.causes")
+
+Handler = Callable[..., Awaitable[Any]]
+
+
+@dataclass
+class CauseHandlers:
+    create: list[Handler] = field(default_factory=list)
+    update: list[tuple[Handler, str | None]] = field(default_factory=list)
+    delete: list[Handler] = field(default_factory=list)
+    timers: list[tuple[Handler, float]] = field(default_factory=list)
+    daemons: list[Handler] = field(default_factory=list)
+    _daemon_tasks: dict[str, list[asyncio.Task[Any]]] = field(default_factory=dict)
+
+    @property
+    def needs_finalizer(self) -> bool:
+        return bool(self.delete)
+
+    async def reconcile(self, obj: Any, ctx: Context) -> Result | None:
+        current = essence(ctx.raw)
+        last = ctx.memory.get("last")
+        if last is None:
+            for handler in self.create:
+                await handler(obj, ctx)
+        else:
+            changes = diff(last, current)
+            for handler, path in self.update:
+                selected = under(changes, path)
+                if selected:
+                    await handler(obj, ctx, selected)
+        ctx.memory["last"] = current
+        self._ensure_daemons(obj, ctx)
+        return await self._timers(obj, ctx)
+
+    async def cleanup(self, obj: Any, ctx: Context) -> Result | None:
+        await self.stop_daemons(ctx.request)
+        for handler in self.delete:
+            await handler(obj, ctx)
+        return None
+
+    async def deleted(self, request: Request, ctx: Context | None) -> None:
+        await self.stop_daemons(request)
+
+    async def _timers(self, obj: Any, ctx: Context) -> Result | None:
+        if not self.timers:
+            return None
+        now = time.monotonic()
+        due_at: dict[int, float] = ctx.memory.setdefault("timers", {})
+        next_in = min(interval for _, interval in self.timers)
+        for i, (handler, interval) in enumerate(self.timers):
+            due = due_at.get(i, now)
+            if due <= now:
+                await handler(obj, ctx)
+                due = now + interval
+                due_at[i] = due
+            next_in = min(next_in, max(0.0, due - now))
+        return Result(requeue_after=max(next_in, 0.01))
+
+    def _ensure_daemons(self, obj: Any, ctx: Context) -> None:
+        key = ctx.request.key
+        if not self.daemons or key in self._daemon_tasks:
+            return
+        self._daemon_tasks[key] = [
+            asyncio.create_task(self._run_daemon(d, obj, ctx), name=f"daemon {d.__name__} {key}")
+            for d in self.daemons]
+
+    async def _run_daemon(self, daemon: Handler, obj: Any, ctx: Context) -> None:
+        try:
+            await daemon(obj, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("daemon %s for %s failed", daemon.__name__, ctx.request.key)
+
+    async def stop_daemons(self, request: Request) -> None:
+        for task in self._daemon_tasks.pop(request.key, []):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+__all__ = ["CauseHandlers", "Change"]

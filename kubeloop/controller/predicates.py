@@ -1,0 +1,39 @@
+"""Predicates decide which cache events are worth a reconcile. Each takes an ``Event``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kubeloop.cache.informer import Event
+
+Predicate = Callable[[Event], bool]
+
+
+def _meta(obj: dict | None, field: str) -> object:
+    return (obj or {}).get("metadata", {}).get(field)
+
+
+def generation_changed(event: Event) -> bool:
+    """Skips updates that did not change ``metadata.generation`` (status-only or metadata-only)."""
+    if event.type != "modified" or event.old is None:
+        return True
+    return _meta(event.old, "generation") != _meta(event.object, "generation")
+
+
+def labels_changed(event: Event) -> bool:
+    return event.type != "modified" or _meta(event.old, "labels") != _meta(event.object, "labels")
+
+
+def annotations_changed(event: Event) -> bool:
+    return event.type != "modified" or _meta(event.old, "annotations") != _meta(event.object, "annotations")
+
+
+def any_of(*predicates: Predicate) -> Predicate:
+    return lambda event: any(p(event) for p in predicates)
+
+
+def has_label(key: str, value: str | None = None) -> Predicate:
+    def check(event: Event) -> bool:
+        labels = _meta(event.object, "labels") or {}
+        return key in labels and (value is None or labels[key] == value)  # type: ignore[operator,index]
+    return check

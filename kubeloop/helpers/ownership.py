@@ -1,0 +1,53 @@
+"""Owner references: the controller reference that lets the garbage collector and our own
+triggers tie a child to its parent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+def controller_reference(owner: Obj, *, block_owner_deletion: bool = True) -> dict[str, Any]:
+    meta = owner["metadata"]
+    return {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": meta["name"],
+            "uid": meta["uid"], "controller": True, "blockOwnerDeletion": block_owner_deletion}
+
+
+def controller_of(obj: Obj) -> dict[str, Any] | None:
+    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def is_controlled_by(obj: Obj, owner: Obj) -> bool:
+    ref = controller_of(obj)
+    return bool(ref and ref.get("uid") == owner["metadata"]["uid"])
+
+
+def set_controller(child: Obj, owner: Obj) -> Obj:
+    """Sets ``owner`` as the child's controller (in place); refuses to steal a child that another
+    object controls."""
+    current = controller_of(child)
+    if current and current.get("uid") != owner["metadata"]["uid"]:
+        raise ValueError(f"{child['kind']} {child['metadata'].get('name')} is already controlled by "
+                         f"{current['kind']} {current['name']}")
+    refs = [r for r in child.setdefault("metadata", {}).get("ownerReferences") or ()
+            if r.get("uid") != owner["metadata"]["uid"]]
+    refs.append(controller_reference(owner))
+    child["metadata"]["ownerReferences"] = refs
+    return child
+
+
+def adoption_patch(child: Obj, owner: Obj) -> list[dict[str, Any]]:
+    """A JSON patch that adopts an orphan, guarded by its resourceVersion so that a concurrent change
+    (someone else adopting it) makes the patch fail with 409 rather than overwrite."""
+    meta = child["metadata"]
+    ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/resourceVersion",
+                                  "value": meta["resourceVersion"]}]
+    if meta.get("ownerReferences"):
+        ops.append({"op": "add", "path": "/metadata/ownerReferences/-", "value": controller_reference(owner)})
+    else:
+        ops.append({"op": "add", "path": "/metadata/ownerReferences", "value": [controller_reference(owner)]})
+    return ops

@@ -1,0 +1,126 @@
+"""The manager runs controllers on a shared cache, under leader election, with metrics and probes.
+
+Embeddable: ``await manager.run()`` inside any asyncio application; ``manager.stop()`` ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from dataclasses import dataclass, field
+
+from kubeloop.cache import Cache
+from kubeloop.client import Client
+from kubeloop.controller import Controller
+from kubeloop.helpers.events import EventRecorder
+from kubeloop.manager.http import HttpServer
+from kubeloop.manager.leader import LeaderElector, default_identity
+
+log = logging.getLogger("kubeloop.manager")
+
+
+class LeadershipLost(RuntimeError):
+    """The lease was lost: stop acting at once (like controller-runtime, the process should exit)."""
+
+
+@dataclass
+class ManagerOptions:
+    namespaces: list[str] | None = None  # None = all namespaces
+    leader_elect: bool = False
+    leader_election_id: str = "kubeloop"
+    leader_election_namespace: str | None = None
+    identity: str = field(default_factory=default_identity)
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    metrics_bind_address: str = ":8080"
+    health_probe_bind_address: str = ":8081"
+    graceful_shutdown_timeout: float = 30.0
+    sync_timeout: float = 120.0
+    freeze_gc: bool = True
+
+
+class Manager:
+    def __init__(self, client: Client, options: ManagerOptions | None = None, name: str = "kubeloop") -> None:
+        self.client = client
+        self.options = options or ManagerOptions()
+        self.name = name
+        self.cache = Cache(client, self.options.namespaces, freeze_gc=self.options.freeze_gc)
+        self.events = EventRecorder(client, name)
+        self.controllers: list[Controller] = []
+        self.elector: LeaderElector | None = None
+        self.http = HttpServer(self.options.metrics_bind_address, self.options.health_probe_bind_address,
+                               ready=self.cache.synced)
+        self._stop = asyncio.Event()
+        self.started = asyncio.Event()  # set once controllers run (i.e. we lead)
+
+    def add(self, controller: Controller) -> Controller:
+        self.controllers.append(controller)
+        return controller
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def run(self, install_signal_handlers: bool = False) -> None:
+        """Runs until ``stop()`` (or SIGTERM/SIGINT when installed), or raises ``LeadershipLost``."""
+        if install_signal_handlers:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self.stop)
+        await self.http.start()
+        for controller in self.controllers:
+            await controller.setup(self.client, self.cache, self.events)
+        self.cache.start()
+        renewing: asyncio.Task[None] | None = None
+        try:
+            if not await self._until_stopped(self.cache.wait_synced(self.options.sync_timeout)):
+                return
+            log.info("caches synced (%d informers, %d objects)", len(self.cache.informers),
+                     sum(len(i.store) for i in self.cache.informers))
+            if self.options.leader_elect:
+                self.elector = LeaderElector(
+                    self.client, self.options.leader_election_id,
+                    self.options.leader_election_namespace or self.client.default_namespace,
+                    self.options.identity, self.options.lease_duration, self.options.renew_deadline,
+                    self.options.retry_period)
+                if not await self._until_stopped(self.elector.acquire()):
+                    return
+                renewing = asyncio.create_task(self.elector.renew_until_lost(), name="lease renewal")
+            for controller in self.controllers:
+                controller.start()
+            self.started.set()
+            stop_wait = asyncio.create_task(self._stop.wait())
+            waits = {stop_wait} | ({renewing} if renewing else set())
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            stop_wait.cancel()
+            if renewing is not None and renewing.done():
+                await self._shutdown_controllers(0)
+                raise LeadershipLost(f"lost lease {self.options.leader_election_id}")
+            await self._shutdown_controllers(self.options.graceful_shutdown_timeout)
+        finally:
+            if renewing is not None:
+                renewing.cancel()
+            if self.elector is not None:
+                await self.elector.release()
+            await self.cache.stop()
+            await self.http.stop()
+            log.info("manager stopped")
+
+    async def _until_stopped(self, awaitable: object) -> bool:
+        """Awaits something unless stop() comes first; returns False if stopped."""
+        task = asyncio.ensure_future(awaitable)  # type: ignore[arg-type]
+        stop_wait = asyncio.create_task(self._stop.wait())
+        await asyncio.wait({task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+        stop_wait.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            return False
+        task.result()
+        return True
+
+    async def _shutdown_controllers(self, deadline: float) -> None:
+        await asyncio.gather(*(c.stop(deadline) for c in self.controllers))

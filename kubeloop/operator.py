@@ -1,0 +1,189 @@
+"""The user-facing API: an ``Operator`` collects reconcilers and handlers with decorators, and
+turns them into controllers on one manager.
+
+    op = Operator("immortal")
+
+    @op.reconcile(ImmortalContainer, owns=[PODS])
+    async def reconcile(obj: ImmortalContainer, ctx: Context) -> Result | None: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from kubeloop.client.api import ResourceRef
+from kubeloop.controller.causes import CauseHandlers
+from kubeloop.controller.controller import (
+    CleanupFn,
+    Controller,
+    DeletedFn,
+    ErrorPolicy,
+    ReconcileFn,
+    Watch,
+    default_error_policy,
+)
+from kubeloop.controller.predicates import Predicate
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class Option:
+    """An operator-specific setting: a ``--flag`` of ``kubeloop run`` and environment variables."""
+
+    name: str
+    default: Any = None
+    help: str = ""
+    envvars: tuple[str, ...] = ()
+    type: Any = str
+    multiple: bool = False
+
+
+@dataclass
+class _Spec:
+    resource: ResourceRef
+    reconcile: ReconcileFn | None = None
+    owns: list[ResourceRef] = field(default_factory=list)
+    watches: list[Watch] = field(default_factory=list)
+    predicates: tuple[Predicate, ...] = ()
+    label_selector: str | None = None
+    field_selector: str | None = None
+    resync: float | None = 600.0
+    concurrency: int | None = None
+    cleanup: CleanupFn | None = None
+    finalizer: str | None = None
+    on_deleted: DeletedFn | None = None
+    error_policy: ErrorPolicy = default_error_policy
+    causes: CauseHandlers = field(default_factory=CauseHandlers)
+    name: str | None = None
+
+
+class Operator:
+    def __init__(self, name: str, *, finalizer_domain: str = "kubeloop.dev") -> None:
+        self.name = name
+        self.finalizer_domain = finalizer_domain
+        self.options: list[Option] = []
+        self.settings: dict[str, Any] = {}  # option values, filled by ``kubeloop run``
+        self.startup: list[Callable[..., Any]] = []
+        self._specs: dict[Any, _Spec] = {}
+
+    def _spec(self, resource: ResourceRef) -> _Spec:
+        key = resource if not isinstance(resource, type) else resource
+        if key not in self._specs:
+            self._specs[key] = _Spec(resource)
+        return self._specs[key]
+
+    # --- level-based ---------------------------------------------------------------------------------
+
+    def reconcile(self, resource: ResourceRef, *, owns: Sequence[ResourceRef] = (),
+                  watches: Iterable[Watch] = (), predicates: Sequence[Predicate] = (),
+                  label_selector: str | None = None, field_selector: str | None = None,
+                  resync: float | None = 600.0, concurrency: int | None = None,
+                  error_policy: ErrorPolicy | None = None, name: str | None = None) -> Callable[[F], F]:
+        """Registers ``async def fn(obj, ctx) -> Result | None`` as the reconciler of ``resource``."""
+        def register(fn: F) -> F:
+            spec = self._spec(resource)
+            if spec.reconcile is not None:
+                raise ValueError(f"{resource} already has a reconciler ({spec.reconcile.__name__})")
+            spec.reconcile = fn
+            spec.owns += list(owns)
+            spec.watches += list(watches)
+            spec.predicates = tuple(predicates)
+            spec.label_selector, spec.field_selector = label_selector, field_selector
+            spec.resync, spec.concurrency, spec.name = resync, concurrency, name
+            if error_policy:
+                spec.error_policy = error_policy
+            return fn
+        return register
+
+    def finalize(self, resource: ResourceRef, *, finalizer: str | None = None) -> Callable[[F], F]:
+        """Registers ``async def fn(obj, ctx)`` to clean up before ``resource`` objects are deleted.
+        A finalizer is added before the first reconcile and removed once ``fn`` succeeds."""
+        def register(fn: F) -> F:
+            spec = self._spec(resource)
+            spec.cleanup = fn
+            spec.finalizer = finalizer
+            return fn
+        return register
+
+    def on_deleted(self, resource: ResourceRef) -> Callable[[F], F]:
+        """``async def fn(request, ctx=None)`` once an object is gone from the cache (no finalizer)."""
+        def register(fn: F) -> F:
+            self._spec(resource).on_deleted = fn
+            return fn
+        return register
+
+    # --- by cause (compiled onto the same engine) ----------------------------------------------------
+
+    def on_create(self, resource: ResourceRef) -> Callable[[F], F]:
+        return self._cause(resource, lambda c, fn: c.create.append(fn))
+
+    def on_update(self, resource: ResourceRef, field: str | None = None) -> Callable[[F], F]:
+        """``async def fn(obj, ctx, changes)``; ``field`` (dotted) limits it to changes there."""
+        return self._cause(resource, lambda c, fn: c.update.append((fn, field)))
+
+    def on_delete(self, resource: ResourceRef) -> Callable[[F], F]:
+        return self._cause(resource, lambda c, fn: c.delete.append(fn))
+
+    def timer(self, resource: ResourceRef, interval: float) -> Callable[[F], F]:
+        return self._cause(resource, lambda c, fn: c.timers.append((fn, interval)))
+
+    def daemon(self, resource: ResourceRef) -> Callable[[F], F]:
+        """``async def fn(obj, ctx)`` runs as a task per object, cancelled when it is deleted."""
+        return self._cause(resource, lambda c, fn: c.daemons.append(fn))
+
+    def _cause(self, resource: ResourceRef, add: Callable[[CauseHandlers, Any], None]) -> Callable[[F], F]:
+        def register(fn: F) -> F:
+            add(self._spec(resource).causes, fn)
+            return fn
+        return register
+
+    # --- settings and hooks --------------------------------------------------------------------------
+
+    def option(self, name: str, default: Any = None, help: str = "", envvars: Sequence[str] = (),
+               type: Any = str, multiple: bool = False) -> None:
+        """Declares an operator setting: ``--name`` on ``kubeloop run`` and env ``KUBELOOP_NAME``
+        (plus ``envvars``); the value lands in ``operator.settings[name]``."""
+        self.options.append(Option(name, default, help, tuple(envvars), type, multiple))
+        self.settings.setdefault(name.replace("-", "_"), default)
+
+    def on_startup(self, fn: F) -> F:
+        """``async def fn(manager)`` runs before the controllers are set up."""
+        self.startup.append(fn)
+        return fn
+
+    # --- building ------------------------------------------------------------------------------------
+
+    def controllers(self, concurrency: int = 4) -> list[Controller]:
+        out = []
+        for spec in self._specs.values():
+            out.append(self._build(spec, concurrency))
+        return out
+
+    def _build(self, spec: _Spec, concurrency: int) -> Controller:
+        causes = spec.causes
+        has_causes = bool(causes.create or causes.update or causes.delete or causes.timers or causes.daemons)
+        if spec.reconcile and has_causes:
+            raise ValueError(f"{spec.resource}: use either @reconcile or cause handlers, not both")
+        reconcile = spec.reconcile or causes.reconcile
+        cleanup = spec.cleanup or (causes.cleanup if causes.needs_finalizer else None)
+        model = spec.resource if isinstance(spec.resource, type) else None
+        name = spec.name or f"{self.name}-{_short(spec.resource)}"
+        return Controller(
+            name=name, resource=spec.resource, reconcile=reconcile, model=model, owns=list(spec.owns),
+            watches=list(spec.watches), predicates=spec.predicates, label_selector=spec.label_selector,
+            field_selector=spec.field_selector, resync=spec.resync,
+            concurrency=spec.concurrency or concurrency,
+            finalizer=(spec.finalizer or f"{self.finalizer_domain}/{self.name}") if cleanup else None,
+            cleanup=cleanup, on_deleted=spec.on_deleted or (causes.deleted if causes.daemons else None),
+            error_policy=spec.error_policy, field_manager=self.name)
+
+
+def _short(resource: ResourceRef) -> str:
+    if isinstance(resource, str):
+        return resource.split("/")[-1].split(".")[0].lower()
+    if isinstance(resource, type):
+        return resource.__name__.lower()
+    return resource.kind.lower()

@@ -1,0 +1,173 @@
+"""A de-duplicating, rate-limited work queue (client-go's workqueue semantics, on asyncio).
+
+- A key waiting in the queue is stored once, however often it is added.
+- A key being processed is never handed out again until ``done``; adds meanwhile mark it dirty
+  and it is re-queued on ``done`` — so one key is never reconciled concurrently with itself.
+- Failures back off per key (exponential, reset by ``forget``); ``add_after`` delays an add.
+- Two priorities: fresh changes go before the startup backlog and periodic resyncs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import heapq
+import itertools
+import time
+from collections.abc import Hashable
+
+from kubeloop import metrics
+
+HIGH, LOW = 0, 1
+
+
+class ShutDown(Exception):
+    """The queue was shut down; workers should exit."""
+
+
+class ExponentialBackoff:
+    """Per-key failure backoff: ``base * 2**failures`` up to ``cap`` seconds."""
+
+    def __init__(self, base: float = 0.005, cap: float = 300.0) -> None:
+        self.base, self.cap = base, cap
+        self._failures: dict[Hashable, int] = {}
+
+    def when(self, key: Hashable) -> float:
+        n = self._failures.get(key, 0)
+        self._failures[key] = n + 1
+        return min(self.cap, self.base * 2 ** n)
+
+    def forget(self, key: Hashable) -> None:
+        self._failures.pop(key, None)
+
+    def failures(self, key: Hashable) -> int:
+        return self._failures.get(key, 0)
+
+
+class WorkQueue:
+    def __init__(self, name: str = "", backoff: ExponentialBackoff | None = None) -> None:
+        self.name = name
+        self.backoff = backoff or ExponentialBackoff()
+        self._heap: list[tuple[int, int, Hashable]] = []
+        self._priority: dict[Hashable, int] = {}  # keys waiting in the heap → their current priority
+        self._added_at: dict[Hashable, float] = {}
+        self._dirty_while_processing: dict[Hashable, int] = {}
+        self._processing: dict[Hashable, float] = {}  # key → start time
+        self._timers: dict[Hashable, tuple[float, asyncio.TimerHandle]] = {}
+        self._seq = itertools.count()
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._shutting_down = False
+        self._labels = (name, name)
+
+    def __len__(self) -> int:
+        return len(self._priority)
+
+    @property
+    def processing(self) -> int:
+        return len(self._processing)
+
+    def add(self, key: Hashable, priority: int = HIGH) -> None:
+        if self._shutting_down:
+            return
+        metrics.workqueue_adds.labels(*self._labels).inc()
+        if key in self._processing:
+            prev = self._dirty_while_processing.get(key, LOW)
+            self._dirty_while_processing[key] = min(prev, priority)
+            return
+        current = self._priority.get(key)
+        if current is not None and current <= priority:
+            return  # already waiting, at the same or a better priority
+        self._priority[key] = priority
+        self._added_at.setdefault(key, time.monotonic())
+        heapq.heappush(self._heap, (priority, next(self._seq), key))
+        metrics.workqueue_depth.labels(*self._labels).set(len(self._priority))
+        self._notify()
+
+    def add_after(self, key: Hashable, delay: float, priority: int = HIGH) -> None:
+        """Adds the key after ``delay`` seconds; an earlier pending timer for the key wins."""
+        if delay <= 0:
+            self.add(key, priority)
+            return
+        loop = asyncio.get_running_loop()
+        due = loop.time() + delay
+        pending = self._timers.get(key)
+        if pending is not None:
+            if pending[0] <= due:
+                return
+            pending[1].cancel()
+        self._timers[key] = (due, loop.call_at(due, self._fire, key, priority))
+
+    def add_rate_limited(self, key: Hashable) -> float:
+        """Re-adds a failed key after its backoff; returns the delay."""
+        delay = self.backoff.when(key)
+        metrics.workqueue_retries.labels(*self._labels).inc()
+        self.add_after(key, delay)
+        return delay
+
+    def forget(self, key: Hashable) -> None:
+        self.backoff.forget(key)
+
+    def _fire(self, key: Hashable, priority: int) -> None:
+        self._timers.pop(key, None)
+        self.add(key, priority)
+
+    def _notify(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    async def get(self) -> Hashable:
+        """Waits for the next key and marks it as being processed."""
+        while True:
+            while self._heap:
+                priority, _, key = heapq.heappop(self._heap)
+                if self._priority.get(key) != priority:
+                    continue  # a stale entry, superseded by a higher-priority add
+                del self._priority[key]
+                now = time.monotonic()
+                self._processing[key] = now
+                added = self._added_at.pop(key, None)
+                if added is not None:
+                    metrics.workqueue_queue_duration.labels(*self._labels).observe(now - added)
+                metrics.workqueue_depth.labels(*self._labels).set(len(self._priority))
+                return key
+            if self._shutting_down:
+                raise ShutDown
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._notify()  # pass the wake-up we consumed on to another worker
+                raise
+
+    def done(self, key: Hashable) -> None:
+        started = self._processing.pop(key, None)
+        if started is not None:
+            metrics.workqueue_work_duration.labels(*self._labels).observe(time.monotonic() - started)
+        again = self._dirty_while_processing.pop(key, None)
+        if again is not None:
+            self.add(key, again)
+
+    def update_gauges(self) -> None:
+        """Refreshes the "stuck work" gauges (called periodically by the controller)."""
+        now = time.monotonic()
+        running = [now - t for t in self._processing.values()]
+        metrics.workqueue_unfinished_work.labels(*self._labels).set(sum(running))
+        metrics.workqueue_longest_running.labels(*self._labels).set(max(running, default=0.0))
+
+    def shutdown(self) -> None:
+        """Stops handing out work; waiting ``get`` calls raise ``ShutDown`` once the queue is empty."""
+        self._shutting_down = True
+        for _, handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        self._heap.clear()
+        self._priority.clear()
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)

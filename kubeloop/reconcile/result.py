@@ -1,0 +1,34 @@
+"""What a reconcile returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """``requeue_after``: reconcile again after that many seconds (a timer, not a failure).
+    ``requeue``: reconcile again soon with the key's failure backoff. Returning ``None`` means done."""
+
+    requeue_after: float | None = None
+    requeue: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Which object to reconcile. ``namespace`` is None for cluster-scoped objects."""
+
+    name: str
+    namespace: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @classmethod
+    def from_key(cls, key: str) -> Request:
+        ns, _, name = key.rpartition("/")
+        return cls(name, ns or None)
+
+    def __str__(self) -> str:
+        return self.key

@@ -1,0 +1,107 @@
+"""pytest plugin (entry point ``kubeloop``): a real control plane per test session.
+
+- ``kube_cluster`` (session): builds (cached) and starts a dedicated LocalCluster, or uses the
+  cluster in ``$KUBELOOP_TEST_KUBECONFIG``; stopped and wiped at session end unless
+  ``$KUBELOOP_TEST_KEEP=1`` (then a fixed cluster named ``pytest`` is reused across sessions).
+- ``kube_client`` (session, async): a ``kubeloop.client.Client`` with the admin kubeconfig.
+- ``namespace`` (function, async): a fresh namespace, deleted afterwards (without waiting for it).
+
+Tests using ``kube_cluster`` are marked ``cluster`` automatically (``-m "not cluster"`` skips them).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+ENV_KUBECONFIG = "KUBELOOP_TEST_KUBECONFIG"
+ENV_KEEP = "KUBELOOP_TEST_KEEP"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cluster: needs the local control plane")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "kube_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.cluster)
+
+
+def _progress(msg: str) -> None:
+    # Building Kubernetes takes minutes: bypass pytest's capture so the session doesn't look hung.
+    print(f"kubeloop: {msg}", file=sys.__stderr__, flush=True)
+
+
+@pytest.fixture(scope="session")
+def kube_cluster() -> Iterator[Any]:
+    """The cluster under test: ``.kubeconfig``, ``.kubectl(*args)``, ``.service_account_kubeconfig()``."""
+    from kubeloop.envtest import BuildError, ClusterError, ExternalCluster, LocalCluster
+
+    external = os.environ.get(ENV_KUBECONFIG)
+    if external:
+        yield ExternalCluster(external)
+        return
+    keep = os.environ.get(ENV_KEEP, "") not in ("", "0", "false")
+    cluster = LocalCluster("pytest" if keep else f"pytest-{os.getpid()}", log=_progress)
+    try:
+        cluster.up()
+    except (BuildError, ClusterError) as exc:
+        cluster.down(wipe=not keep)
+        pytest.fail(f"kubeloop could not start a local cluster: {exc}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        if not keep:
+            cluster.down(wipe=True)
+
+
+def _namespace_name(test_name: str) -> str:
+    short = re.sub(r"[^a-z0-9]+", "-", test_name.lower().removeprefix("test_")).strip("-")[:40].strip("-")
+    return f"t-{short or 'x'}-{secrets.token_hex(3)}"
+
+
+try:
+    import pytest_asyncio
+except ImportError:  # pragma: no cover - async fixtures need pytest-asyncio; the rest still works
+    pytest_asyncio = None
+
+if pytest_asyncio is not None:
+
+    @pytest_asyncio.fixture(scope="session", loop_scope="session")
+    async def kube_client(kube_cluster: Any) -> AsyncIterator[Any]:
+        """An admin ``kubeloop.client.Client`` for the test cluster."""
+        from kubeloop.client import Client
+
+        client = await Client.from_kubeconfig(str(kube_cluster.kubeconfig))
+        try:
+            yield client
+        finally:
+            await client.close()
+
+    @pytest_asyncio.fixture(loop_scope="session")
+    async def namespace(kube_client: Any, request: pytest.FixtureRequest) -> AsyncIterator[str]:
+        """A unique namespace ``t-<test>-<rand>`` whose default ServiceAccount exists."""
+        from kubeloop.client import NotFound
+        from kubeloop.testing.wait import wait_for
+
+        name = _namespace_name(request.node.name)
+        body = {"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": name, "labels": {"kubeloop.dev/test": "true"}}}
+        await kube_client.create(body)
+        # Pods are rejected until the controller-manager has created the default ServiceAccount.
+        await wait_for(kube_client, "serviceaccounts", "default", name, timeout=30,
+                       description="the namespace's default ServiceAccount to exist")
+        try:
+            yield name
+        finally:
+            try:
+                await kube_client.delete("namespaces", name)
+            except NotFound:
+                pass

@@ -1,0 +1,151 @@
+"""List-then-watch with client-go reflector semantics, as an async stream of events.
+
+The stream never ends on its own: connection failures back off and resume from the last
+resourceVersion; a 410 Gone (HTTP or in-stream) relists. Each (re)list is delivered whole as
+``Relisted`` so the cache can drop what vanished in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from kubeloop.client import Client, Resource
+from kubeloop.client.errors import ApiError, Forbidden, Gone, NotFound
+from kubeloop.watch.backoff import Backoff
+
+log = logging.getLogger("kubeloop.watch")
+
+
+def loop_time() -> float:
+    return asyncio.get_running_loop().time()
+
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(slots=True)
+class Relisted:
+    """A complete list: the cache replaces its contents with ``items``."""
+
+    items: list[dict[str, Any]]
+    resource_version: str
+
+
+@dataclass(slots=True)
+class Changed:
+    """An ADDED / MODIFIED / DELETED watch event."""
+
+    type: str
+    object: dict[str, Any]
+
+
+WatchEvent = Relisted | Changed
+
+
+@dataclass
+class WatchOptions:
+    namespace: str | None = None
+    label_selector: str | None = None
+    field_selector: str | None = None
+    page_size: int = 500
+    # client-go picks a random watch timeout in [5, 10) minutes so many watches do not reconnect together.
+    min_watch_timeout: int = 300
+    # No byte for this long (bookmarks included) means a dead, half-open connection.
+    inactivity_timeout: float = 330.0
+    metadata_only: bool = False
+    transform: Transform | None = None
+
+
+class Watcher:
+    def __init__(self, client: Client, resource: Resource, options: WatchOptions | None = None) -> None:
+        self.client = client
+        self.resource = resource
+        self.options = options or WatchOptions()
+        self.backoff = Backoff()
+        self.resource_version: str | None = None
+        self.relists = 0  # how many full lists were made (tests and metrics read it)
+        self.last_error: Exception | None = None
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        return self._run()
+
+    async def _run(self) -> AsyncIterator[WatchEvent]:
+        while True:
+            try:
+                if self.resource_version is None:
+                    yield await self._list()
+                started = loop_time()
+                async for event in self._watch():
+                    yield event
+                if loop_time() - started < 1.0:  # a watch that closes at once must not spin
+                    await asyncio.sleep(self.backoff.next())
+            except Gone:
+                log.info("%s: resourceVersion %s expired (410), relisting", self.resource,
+                         self.resource_version)
+                self.resource_version = None
+                continue
+            except asyncio.CancelledError:
+                raise
+            except (ApiError, aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+                self.last_error = exc
+                delay = self.backoff.next()
+                level = logging.ERROR if isinstance(exc, Forbidden | NotFound) else logging.WARNING
+                log.log(level, "%s: watch failed (%s); retrying in %.1fs", self.resource, _describe(exc),
+                        delay)
+                await asyncio.sleep(delay)
+
+    async def _list(self) -> Relisted:
+        opts = self.options
+        items: list[dict[str, Any]] = []
+        rv = ""
+        async for page in self.client.list_pages(
+                self.resource, opts.namespace, label_selector=opts.label_selector,
+                field_selector=opts.field_selector, limit=opts.page_size, metadata_only=opts.metadata_only):
+            kind = self.resource.kind
+            api_version = self.resource.api_version
+            for item in page.get("items") or []:
+                # List items lack apiVersion/kind; fill them so cached objects are self-describing.
+                item.setdefault("apiVersion", api_version)
+                item.setdefault("kind", kind)
+                items.append(opts.transform(item) if opts.transform else item)
+            rv = page.get("metadata", {}).get("resourceVersion", "")
+        self.resource_version = rv
+        self.relists += 1
+        self.backoff.healthy()
+        self.last_error = None
+        return Relisted(items, rv)
+
+    async def _watch(self) -> AsyncIterator[Changed]:
+        opts = self.options
+        timeout = int(opts.min_watch_timeout * (1 + random.random()))
+        stream = self.client.watch(
+            self.resource, opts.namespace, resource_version=self.resource_version,
+            label_selector=opts.label_selector, field_selector=opts.field_selector,
+            timeout_seconds=timeout, read_timeout=opts.inactivity_timeout, metadata_only=opts.metadata_only)
+        self.backoff.healthy()
+        async for event in stream:
+            etype = event.get("type")
+            obj = event.get("object") or {}
+            if etype == "ERROR":
+                code = obj.get("code")
+                if code == 410:
+                    raise Gone(410, obj.get("reason", "Expired"), obj.get("message", ""), obj)
+                raise ApiError(code or 500, obj.get("reason", ""), obj.get("message", ""), obj)
+            rv = obj.get("metadata", {}).get("resourceVersion")
+            if rv:
+                self.resource_version = rv
+            if etype == "BOOKMARK":
+                continue
+            yield Changed(etype, opts.transform(obj) if opts.transform else obj)
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, Forbidden):
+        return f"forbidden: {exc.message} — grant list/watch on this resource to the operator's role"
+    return f"{type(exc).__name__}: {exc}"

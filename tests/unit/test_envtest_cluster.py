@@ -1,0 +1,100 @@
+"""LocalCluster bookkeeping that needs no Kubernetes: PID tracking, status, ports, naming."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kubeloop.envtest import cluster as cl
+from kubeloop.envtest.cluster import LocalCluster
+from kubeloop.testing.plugin import _namespace_name
+from kubeloop.testing.wait import abbreviate
+
+
+def _sleeper() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+
+
+def test_down_stops_recorded_processes_only_if_they_are_ours(tmp_path: Path) -> None:
+    cluster = LocalCluster("unit", data_dir=tmp_path, log=lambda _: None)
+    ours, stranger = _sleeper(), _sleeper()
+    try:
+        start = cl._start_time(ours.pid)
+        # A record whose start time does not match stands for a recycled PID: it must be left alone.
+        cluster._save_state({"ports": {}, "processes": {
+            "etcd": {"pid": ours.pid, "start": start},
+            "kwok": {"pid": stranger.pid, "start": (cl._start_time(stranger.pid) or 0) + 1},
+        }})
+        status = cluster.status()
+        assert [c.alive for c in status.components] == [True, False, False, False, False]
+        assert not status.running
+        cluster.down()
+        assert ours.wait(5) is not None
+        assert stranger.poll() is None
+        assert cluster._state()["processes"] == {}
+    finally:
+        for proc in (ours, stranger):
+            proc.kill()
+            proc.wait()
+
+
+def test_status_of_a_dead_component_shows_its_log(tmp_path: Path) -> None:
+    cluster = LocalCluster("unit", data_dir=tmp_path, log=lambda _: None)
+    log = cluster.log_file("kube-apiserver")
+    log.parent.mkdir(parents=True)
+    log.write_text("starting\nE0101 fatal: something broke\n")
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    cluster._save_state({"ports": {}, "processes": {"kube-apiserver": {"pid": proc.pid, "start": 1}}})
+    comp = {c.name: c for c in cluster.status().components}["kube-apiserver"]
+    assert not comp.alive
+    assert "something broke" in comp.log_tail
+    assert "DEAD" in str(comp) and "something broke" in str(comp)
+
+
+def test_down_wipe_removes_the_data_dir(tmp_path: Path) -> None:
+    data = tmp_path / "c"
+    cluster = LocalCluster("unit", data_dir=data, log=lambda _: None)
+    data.mkdir()
+    (data / "state.json").write_text("{}")
+    cluster.down(wipe=True)
+    assert not data.exists()
+
+
+def test_free_port_prefers_the_last_port_and_avoids_taken_ones() -> None:
+    port = cl._free_port(set())
+    assert cl._free_port(set(), preferred=port) == port
+    assert cl._free_port({port}, preferred=port) != port
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        assert cl._free_port(set(), preferred=taken) != taken
+
+
+def test_fake_nodes_carry_the_kwok_annotation() -> None:
+    node = cl._fake_node("kwok-node-0")
+    assert node["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake"
+    assert node["status"]["allocatable"]["pods"] == "110"
+
+
+@pytest.mark.parametrize("test_name", ["test_foo", "test_param[a-b/C]", "test_" + "x" * 100])
+def test_namespace_names_are_valid_dns_labels(test_name: str) -> None:
+    name = _namespace_name(test_name)
+    assert len(name) <= 63 and name.startswith("t-")
+    assert all(ch.isalnum() or ch == "-" for ch in name) and name == name.lower()
+    assert not name.endswith("-") and "--" not in name
+
+
+def test_abbreviate_drops_noise_and_caps_length() -> None:
+    obj = {"metadata": {"name": "x", "managedFields": [{"manager": "m"}],
+                        "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+           "data": {"big": "y" * 5000}}
+    text = abbreviate(obj, limit=200)
+    assert "managedFields" not in text and "last-applied" not in text
+    assert len(text) < 260 and "more chars" in text
+    assert obj["metadata"]["managedFields"]  # the caller's object is untouched

@@ -1,0 +1,109 @@
+import asyncio
+
+import pytest
+
+from kubeloop.queue import HIGH, LOW, ExponentialBackoff, ShutDown, WorkQueue
+
+
+async def test_dedup_while_waiting():
+    q = WorkQueue("t")
+    q.add("a")
+    q.add("a")
+    q.add("b")
+    assert len(q) == 2
+    assert await q.get() == "a"
+    assert await q.get() == "b"
+
+
+async def test_key_never_handed_out_twice_while_processing():
+    q = WorkQueue("t")
+    q.add("a")
+    key = await q.get()
+    q.add("a")  # changed while being reconciled
+    assert len(q) == 0, "must not be queued while processing"
+    getter = asyncio.create_task(q.get())
+    await asyncio.sleep(0.01)
+    assert not getter.done()
+    q.done(key)
+    assert await asyncio.wait_for(getter, 1) == "a"
+
+
+async def test_done_without_new_add_does_not_requeue():
+    q = WorkQueue("t")
+    q.add("a")
+    q.done(await q.get())
+    assert len(q) == 0
+
+
+async def test_priorities_fresh_before_backlog_and_upgrade():
+    q = WorkQueue("t")
+    for k in ("old1", "old2", "old3"):
+        q.add(k, LOW)
+    q.add("fresh", HIGH)
+    q.add("old3", HIGH)  # an event for a backlog key moves it up
+    assert [await q.get() for _ in range(4)] == ["fresh", "old3", "old1", "old2"]
+
+
+async def test_add_after_and_earliest_timer_wins():
+    q = WorkQueue("t")
+    q.add_after("a", 0.2)
+    q.add_after("a", 0.05)
+    assert len(q) == 0
+    assert await asyncio.wait_for(q.get(), 1) == "a"
+    q.done("a")
+    await asyncio.sleep(0.25)
+    assert len(q) == 0, "the superseded later timer must not fire"
+
+
+def test_exponential_backoff_and_forget():
+    b = ExponentialBackoff(base=0.005, cap=1.0)
+    delays = [b.when("k") for _ in range(10)]
+    assert delays[:4] == [0.005, 0.01, 0.02, 0.04]
+    assert delays[-1] == 1.0
+    b.forget("k")
+    assert b.when("k") == 0.005
+
+
+async def test_rate_limited_requeue_counts_failures():
+    q = WorkQueue("t", ExponentialBackoff(base=0.01, cap=1))
+    assert q.add_rate_limited("k") == 0.01
+    assert q.add_rate_limited("k") == 0.02
+    assert await asyncio.wait_for(q.get(), 1) == "k"
+
+
+async def test_shutdown_releases_waiting_workers():
+    q = WorkQueue("t")
+    getter = asyncio.create_task(q.get())
+    await asyncio.sleep(0)
+    q.shutdown()
+    with pytest.raises(ShutDown):
+        await asyncio.wait_for(getter, 1)
+
+
+async def test_many_workers_each_key_once():
+    q = WorkQueue("t")
+    seen: list[str] = []
+    running: set[str] = set()
+
+    async def worker():
+        while True:
+            try:
+                key = await q.get()
+            except ShutDown:
+                return
+            assert key not in running
+            running.add(key)
+            await asyncio.sleep(0.001)
+            seen.append(key)
+            running.discard(key)
+            q.done(key)
+
+    workers = [asyncio.create_task(worker()) for _ in range(4)]
+    for i in range(200):
+        q.add(f"k{i % 20}")
+        await asyncio.sleep(0)
+    while len(q) or q.processing:
+        await asyncio.sleep(0.01)
+    q.shutdown()
+    await asyncio.gather(*workers)
+    assert set(seen) == {f"k{i}" for i in range(20)}
