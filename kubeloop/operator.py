@@ -154,6 +154,19 @@ class Operator:
         self.startup.append(fn)
         return fn
 
+    # --- introspection (for manifests, RBAC and tests) -------------------------------------------------
+
+    def custom_resources(self) -> list[type]:
+        """The typed custom resources this operator reconciles or watches (their CRDs ship with it)."""
+        refs: list[Any] = []
+        for spec in self._specs.values():
+            refs += [spec.resource, *spec.owns, *(w.resource for w in spec.watches)]
+        out: list[type] = []
+        for ref in refs:
+            if isinstance(ref, type) and hasattr(ref, "crd_info") and ref not in out:
+                out.append(ref)
+        return out
+
     # --- building ------------------------------------------------------------------------------------
 
     def controllers(self, concurrency: int = 4) -> list[Controller]:

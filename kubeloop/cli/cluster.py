@@ -9,7 +9,8 @@ import click
 
 from kubeloop.envtest import BuildError, ClusterError, LocalCluster, ensure_built
 
-_name = click.option("--name", "-n", default="default", show_default=True, help="Cluster name (one data dir each).")
+_name = click.option("--name", "-n", default="default", show_default=True,
+                     help="Cluster name (one data dir each).")
 _version = click.option(
     "--kubernetes-version", default=None, metavar="X.Y.Z",
     help="Kubernetes release to build/run (default: $KUBELOOP_KUBERNETES_VERSION or the pinned one).",
@@ -54,7 +55,7 @@ def up(name: str, kubernetes_version: str | None, nodes: int) -> None:
         _fail(exc)
         return
     kc = shlex.quote(str(cluster.kubeconfig))
-    kubectl = cluster._kubectl_binary()
+    kubectl = cluster.kubectl_path
     click.echo(f"kubeconfig: {cluster.kubeconfig}")
     click.echo(f"kubectl:    {kubectl}")
     click.echo("\nTry:")
@@ -91,5 +92,5 @@ def kubeconfig(name: str) -> None:
     """Print the path of the admin kubeconfig."""
     cluster = LocalCluster(name)
     if not cluster.kubeconfig.exists():
-        _fail(ClusterError(f"cluster {name!r} has no kubeconfig yet; run `kubeloop cluster up --name {name}`"))
+        _fail(ClusterError(f"cluster {name!r} has no kubeconfig; run `kubeloop cluster up --name {name}`"))
     click.echo(str(cluster.kubeconfig))

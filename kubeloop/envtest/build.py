@@ -16,9 +16,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
-from typing import IO
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from kubeloop.envtest import versions
 from kubeloop.envtest.versions import Layout
@@ -366,6 +366,8 @@ class Builder:
         return True
 
 
-def ensure_built(kubernetes_version: str | None = None, force: bool = False, log: Logger = _stderr) -> Toolchain:
+def ensure_built(
+    kubernetes_version: str | None = None, force: bool = False, log: Logger = _stderr
+) -> Toolchain:
     """Build (or reuse from the cache) everything a LocalCluster needs."""
     return Builder(log=log).ensure(kubernetes_version, force=force)

@@ -29,6 +29,8 @@ CLIENTS = {
     "scheduler": ("system:kube-scheduler", None),
 }
 
+FRONT_PROXY_CLIENT = "front-proxy-client"
+
 PrivateKey = ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
 
 
@@ -157,7 +159,8 @@ def issue(
 def ensure_pki(directory: Path) -> ClusterPKI:
     """Create the cluster PKI in ``directory`` unless it is already complete."""
     pki = ClusterPKI(directory)
-    wanted = [pki.ca_crt, pki.crt("apiserver"), pki.sa_key, pki.sa_pub] + [pki.crt(s) for s in CLIENTS]
+    wanted = [pki.ca_crt, pki.crt("apiserver"), pki.crt("front-proxy-client"), pki.sa_key, pki.sa_pub]
+    wanted += [pki.crt(stem) for stem in CLIENTS]
     if all(p.exists() for p in wanted):
         return pki
     directory.mkdir(parents=True, exist_ok=True)
@@ -167,7 +170,9 @@ def ensure_pki(directory: Path) -> ClusterPKI:
     _write_private(pki.key("ca"), ca_key)
     _write_cert(pki.ca_crt, ca_cert)
 
-    key, cert = issue(ca_key, ca_cert, "kube-apiserver", server=True, dns_names=SERVING_DNS_NAMES, ips=SERVING_IPS)
+    key, cert = issue(
+        ca_key, ca_cert, "kube-apiserver", server=True, dns_names=SERVING_DNS_NAMES, ips=SERVING_IPS
+    )
     _write_private(pki.key("apiserver"), key)
     _write_cert(pki.crt("apiserver"), cert)
 
@@ -176,10 +181,18 @@ def ensure_pki(directory: Path) -> ClusterPKI:
         _write_private(pki.key(stem), key)
         _write_cert(pki.crt(stem), cert)
 
+    # A separate front-proxy CA, as kubeadm does: it lets aggregated API servers work, and without
+    # it every delegating component logs "missing content for CA bundle" on start.
+    fp_key, fp_cert = make_ca("kubeloop-front-proxy-ca")
+    _write_private(pki.key("front-proxy-ca"), fp_key)
+    _write_cert(pki.crt("front-proxy-ca"), fp_cert)
+    key, cert = issue(fp_key, fp_cert, FRONT_PROXY_CLIENT)
+    _write_private(pki.key("front-proxy-client"), key)
+    _write_cert(pki.crt("front-proxy-client"), cert)
+
     # Service-account tokens are signed with RSA (RS256), the one algorithm every consumer accepts.
     sa = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     _write_private(pki.sa_key, sa)
-    pki.sa_pub.write_bytes(
-        sa.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-    )
+    public = serialization.PublicFormat.SubjectPublicKeyInfo
+    pki.sa_pub.write_bytes(sa.public_key().public_bytes(serialization.Encoding.PEM, public))
     return pki

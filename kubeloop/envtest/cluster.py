@@ -30,7 +30,7 @@ import yaml
 
 from kubeloop.envtest import versions
 from kubeloop.envtest.build import Builder, Toolchain, ensure_built
-from kubeloop.envtest.certs import ClusterPKI, ensure_pki
+from kubeloop.envtest.certs import FRONT_PROXY_CLIENT, ClusterPKI, ensure_pki
 
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 # Port names -> component; etcd needs a peer port even as a single member.
@@ -126,7 +126,8 @@ class ClusterStatus:
 
     def __str__(self) -> str:
         state = "running" if self.running else "not running"
-        head = f"cluster {self.name!r}: {state}" + (f" at {self.server}" if self.server else "")
+        where = f" at {self.server}" if self.server and self.running else ""
+        head = f"cluster {self.name!r}: {state}{where}"
         return "\n".join([head, *(f"  {c}" for c in self.components)])
 
 
@@ -138,6 +139,11 @@ class _KubectlMixin:
 
     def _kubectl_binary(self) -> str:
         raise NotImplementedError
+
+    @property
+    def kubectl_path(self) -> str:
+        """The kubectl binary ``kubectl()`` runs."""
+        return self._kubectl_binary()
 
     def kubectl(
         self, *args: str, check: bool = True, input: str | None = None, timeout: float = 120
@@ -179,7 +185,9 @@ class _KubectlMixin:
             "kind": "Config",
             "clusters": [{"name": ident, "cluster": cluster}],
             "users": [{"name": ident, "user": {"token": token}}],
-            "contexts": [{"name": ident, "context": {"cluster": ident, "user": ident, "namespace": namespace}}],
+            "contexts": [
+                {"name": ident, "context": {"cluster": ident, "user": ident, "namespace": namespace}}
+            ],
             "current-context": ident,
         }
         return _write_secret(Path(path), yaml.safe_dump(config))
@@ -201,13 +209,12 @@ class ExternalCluster(_KubectlMixin):
         self.name = "external"
 
     def _kubectl_binary(self) -> str:
-        found = shutil.which("kubectl")
-        if found:
-            return found
+        # Prefer the kubectl we built (known version) over whatever happens to be on PATH.
         built = versions.Layout.default().kubernetes_dir(versions.kubernetes_version()) / "kubectl"
-        if built.exists():
-            return str(built)
-        raise ClusterError("kubectl not found on PATH (run `kubeloop cluster build` to build one)")
+        found = str(built) if built.exists() else shutil.which("kubectl")
+        if not found:
+            raise ClusterError("kubectl not found on PATH (run `kubeloop cluster build` to build one)")
+        return found
 
 
 # --- the local cluster ----------------------------------------------------------------------
@@ -274,7 +281,10 @@ class LocalCluster(_KubectlMixin):
                 self.log(f"cluster {self.name!r} is already running at {self.server}")
                 return self
             self._stop_recorded()  # leftovers of a half-dead cluster
-            toolchain = ensure_built(self.kubernetes_version, log=self.log) if build else self._cached_toolchain()
+            if build:
+                toolchain = ensure_built(self.kubernetes_version, log=self.log)
+            else:
+                toolchain = self._cached_toolchain()
             started = time.monotonic()
             try:
                 self._start_all(toolchain, time.monotonic() + timeout)
@@ -389,10 +399,18 @@ class LocalCluster(_KubectlMixin):
                 f"--client-ca-file={pki.ca_crt}",
                 f"--tls-cert-file={pki.crt('apiserver')}", f"--tls-private-key-file={pki.key('apiserver')}",
                 f"--service-account-issuer={SA_ISSUER}", f"--api-audiences={SA_ISSUER}",
-                f"--service-account-key-file={pki.sa_pub}", f"--service-account-signing-key-file={pki.sa_key}",
+                f"--service-account-key-file={pki.sa_pub}",
+                f"--service-account-signing-key-file={pki.sa_key}",
                 "--service-cluster-ip-range=10.0.0.0/24",
                 # The apiserver refuses a loopback IP as endpoint of the `kubernetes` Service.
                 "--endpoint-reconciler-type=none",
+                f"--requestheader-client-ca-file={pki.crt('front-proxy-ca')}",
+                f"--requestheader-allowed-names={FRONT_PROXY_CLIENT}",
+                "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                f"--proxy-client-cert-file={pki.crt('front-proxy-client')}",
+                f"--proxy-client-key-file={pki.key('front-proxy-client')}",
                 "--allow-privileged=true", "--profiling=false",
                 f"--cert-dir={self.data_dir / 'pki' / 'generated'}"]
 
@@ -436,7 +454,8 @@ class LocalCluster(_KubectlMixin):
         for stem, user in (("controller-manager", "controller-manager"), ("scheduler", "scheduler"),
                            ("kwok", "admin")):
             creds = {"client-certificate": str(pki.crt(user)), "client-key": str(pki.key(user))}
-            text = yaml.safe_dump(_kubeconfig(stem, server, {"certificate-authority": str(pki.ca_crt)}, creds))
+            ca = {"certificate-authority": str(pki.ca_crt)}
+            text = yaml.safe_dump(_kubeconfig(stem, server, ca, creds))
             _write_secret(self.data_dir / "kubeconfigs" / f"{stem}.kubeconfig", text)
 
     # nodes ------------------------------------------------------------------------------------
@@ -452,7 +471,8 @@ class LocalCluster(_KubectlMixin):
         ready = [
             n for n in body.get("items", [])
             if n["metadata"].get("annotations", {}).get(KWOK_ANNOTATION[0]) == KWOK_ANNOTATION[1]
-            and any(c["type"] == "Ready" and c["status"] == "True" for c in n.get("status", {}).get("conditions", []))
+            and any(c["type"] == "Ready" and c["status"] == "True"
+                    for c in (n.get("status") or {}).get("conditions") or [])
         ]
         return status == 200 and len(ready) >= self.nodes
 
@@ -492,7 +512,8 @@ class LocalCluster(_KubectlMixin):
                 "spec": {"audiences": [SA_ISSUER], "expirationSeconds": expiration_seconds}}
         status, resp = self._api("POST", path, body)
         if status != 201:
-            raise ClusterError(f"TokenRequest for {namespace}/{name} failed: {status} {resp.get('message', resp)}")
+            reason = resp.get("message", resp)
+            raise ClusterError(f"TokenRequest for {namespace}/{name} failed: {status} {reason}")
         return str(resp["status"]["token"])
 
     def _server_and_ca(self) -> tuple[str, str]:

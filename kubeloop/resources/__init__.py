@@ -10,6 +10,8 @@ from kubeloop.resources.manifests import (
     write_manifests,
 )
 from kubeloop.resources.model import (
+    Condition,
+    Conditions,
     CRDInfo,
     CustomResource,
     ObjectMeta,
@@ -47,6 +49,7 @@ from kubeloop.resources.schema import (
     list_type,
     map_type,
     nullable,
+    opaque,
     openapi_schema,
     preserve_unknown_fields,
     structural_problems,
@@ -54,12 +57,13 @@ from kubeloop.resources.schema import (
 )
 
 __all__ = [
-    "AuditReport", "CRDInfo", "CustomResource", "Format", "Int32", "Int64", "IntOrString", "ListType",
-    "NotStructuralError", "ObjectMeta", "OwnerReference", "Permission", "PrinterColumn", "RbacAudit",
-    "Request", "Scale", "Validation", "crd_for", "crd_root_schema", "crds_for", "custom_resources_in",
-    "default_plural", "embedded_resource", "kustomization", "list_type", "manager_deployment", "map_type",
-    "metrics_service", "nullable", "openapi_schema", "operator_manifests", "preserve_unknown_fields",
-    "printer_column", "reconcile_permissions", "render_rbac", "render_yaml", "request_from_http",
-    "rules_for", "scale_subresource", "status_permissions", "structural_problems", "validation",
-    "version_priority", "watch_permissions", "write_manifests", "write_permissions",
+    "AuditReport", "CRDInfo", "Condition", "Conditions", "CustomResource", "Format", "Int32", "Int64",
+    "IntOrString", "ListType", "NotStructuralError", "ObjectMeta", "OwnerReference", "Permission",
+    "PrinterColumn", "RbacAudit", "Request", "Scale", "Validation", "crd_for", "crd_root_schema", "crds_for",
+    "custom_resources_in", "default_plural", "embedded_resource", "kustomization", "list_type",
+    "manager_deployment", "map_type", "metrics_service", "nullable", "opaque", "openapi_schema",
+    "operator_manifests", "preserve_unknown_fields", "printer_column", "reconcile_permissions", "render_rbac",
+    "render_yaml", "request_from_http", "rules_for", "scale_subresource", "status_permissions",
+    "structural_problems", "validation", "version_priority", "watch_permissions", "write_manifests",
+    "write_permissions",
 ]

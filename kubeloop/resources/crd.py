@@ -16,7 +16,7 @@ _SHARED = ("group", "kind", "plural", "scope", "singular", "list_kind", "short_n
 
 
 def version_priority(version: str) -> tuple[int, int, int, str]:
-    """Sort key giving Kubernetes' version order: v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > others (by name)."""
+    """Sort key for Kubernetes' version order: v2, v1, v1beta2, v1beta1, v1alpha1, then others by name."""
     m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
     if m is None:
         return (3, 0, 0, version)
@@ -39,15 +39,15 @@ def _check(models: tuple[type[CustomResource], ...]) -> list[tuple[type[CustomRe
         pairs.append((cls, cls.__kubeloop_crd__))
     first_cls, first = pairs[0]
     if "." not in first.group:
-        raise ValueError(f"{first_cls.__name__}: group {first.group!r} must be a domain with at least one dot, "
-                         f"e.g. '{first.group}.example.com'")
+        raise ValueError(f"{first_cls.__name__}: group {first.group!r} must be a domain with at least one "
+                         f"dot, e.g. '{first.group}.example.com'")
     seen: dict[str, type[CustomResource]] = {}
     for cls, info in pairs:
         for name in _SHARED:
             if getattr(info, name) != getattr(first, name):
                 raise ValueError(
-                    f"{cls.__name__} declares {name}={getattr(info, name)!r} but {first_cls.__name__} declares "
-                    f"{getattr(first, name)!r}; all versions of {first.crd_name} must share it: "
+                    f"{cls.__name__} declares {name}={getattr(info, name)!r} but {first_cls.__name__} "
+                    f"declares {getattr(first, name)!r}; all versions of {first.crd_name} must share it: "
                     f"set {name}={getattr(first, name)!r} on {cls.__name__} (or put it in another CRD)")
         if info.version in seen:
             raise ValueError(f"{seen[info.version].__name__} and {cls.__name__} both declare version "

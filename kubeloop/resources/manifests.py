@@ -29,7 +29,7 @@ METRICS_PORT = 8080
 
 
 class _Dumper(yaml.SafeDumper):
-    """Never emits anchors/aliases (shared sub-dicts are written out in full); multi-line strings as blocks."""
+    """No anchors/aliases (shared sub-dicts are written out in full); multi-line strings as blocks."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
@@ -165,9 +165,10 @@ def operator_manifests(
     return objs
 
 
-_FILES = {"Namespace": "namespace.yaml", "CustomResourceDefinition": "crds.yaml", "ServiceAccount": "rbac.yaml",
-          "ClusterRole": "rbac.yaml", "ClusterRoleBinding": "rbac.yaml", "Role": "rbac.yaml",
-          "RoleBinding": "rbac.yaml", "Service": "manager.yaml", "Deployment": "manager.yaml"}
+_FILES = {"Namespace": "namespace.yaml", "CustomResourceDefinition": "crds.yaml", "Service": "manager.yaml",
+          "Deployment": "manager.yaml"}
+_FILES.update(dict.fromkeys(("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"),
+                            "rbac.yaml"))
 
 
 def write_manifests(out_dir: str | Path, objs: Iterable[Mapping[str, Any]]) -> list[Path]:

@@ -14,20 +14,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import ModuleType
-from typing import Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kubeloop.client.resource import Resource
+from kubeloop.resources.schema import list_type
 
 __all__ = [
-    "CRDInfo", "CustomResource", "ObjectMeta", "OwnerReference", "PrinterColumn", "Scale",
+    "CRDInfo", "Condition", "Conditions", "CustomResource", "ObjectMeta", "OwnerReference", "PrinterColumn",
+    "Scale",
     "custom_resources_in", "default_plural", "printer_column", "scale_subresource",
 ]
 
 Scope = Literal["Namespaced", "Cluster"]
 _COLUMN_TYPES = frozenset({"integer", "number", "string", "boolean", "date"})
-_STANDARD_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"})
+_STANDARD_VERBS = frozenset(
+    {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"})
 
 
 def default_plural(kind: str) -> str:
@@ -66,7 +69,8 @@ def printer_column(name: str, json_path: str, *, type: str = "string", descripti
                    format: str | None = None, priority: int = 0) -> PrinterColumn:
     """A ``kubectl get`` column; priority > 0 columns only show with ``-o wide``."""
     if type not in _COLUMN_TYPES:
-        raise ValueError(f"printer column {name!r}: type must be one of {sorted(_COLUMN_TYPES)}, not {type!r}")
+        raise ValueError(f"printer column {name!r}: type must be one of {sorted(_COLUMN_TYPES)}, "
+                         f"not {type!r}")
     if not json_path.startswith("."):
         raise ValueError(f"printer column {name!r}: json_path must start with '.', e.g. '.spec.replicas'")
     if priority < 0:
@@ -165,6 +169,22 @@ class ObjectMeta(BaseModel):
     deletionGracePeriodSeconds: int | None = None
 
 
+# Same shape as the dicts kubeloop.helpers.conditions writes. The docstring ends up in CRDs.
+class Condition(BaseModel):
+    """One aspect of the object's current state."""
+
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str | None = None
+    message: str | None = None
+    lastTransitionTime: datetime | None = None
+    observedGeneration: int | None = Field(None, ge=0)
+
+
+# Keyed by type, so server-side apply merges conditions instead of replacing the whole list.
+Conditions = Annotated[list[Condition], list_type("map", "type")]
+
+
 class CustomResource(BaseModel):
     """Base of typed custom resources. Subclass with class keywords (see module docstring).
 
@@ -219,7 +239,8 @@ class CustomResource(BaseModel):
         given.setdefault("singular", k.lower())
         given.setdefault("list_kind", f"{k}List")
         if given.get("scope", "Namespaced") not in ("Namespaced", "Cluster"):
-            raise TypeError(f"{cls.__name__}: scope must be 'Namespaced' or 'Cluster', not {given['scope']!r}")
+            raise TypeError(f"{cls.__name__}: scope must be 'Namespaced' or 'Cluster', "
+                            f"not {given['scope']!r}")
         if not k[:1].isupper():
             raise TypeError(f"{cls.__name__}: kind must be CamelCase, like 'ChaosAgent', not {k!r}")
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", given["plural"]):
@@ -230,7 +251,9 @@ class CustomResource(BaseModel):
     @classmethod
     def _default_type_meta(cls, data: Any) -> Any:
         info = cls.__kubeloop_crd__
-        if info is not None and isinstance(data, Mapping) and not (data.get("apiVersion") and data.get("kind")):
+        if info is None or not isinstance(data, Mapping):
+            return data
+        if not (data.get("apiVersion") and data.get("kind")):
             data = {**data, "apiVersion": data.get("apiVersion") or info.api_version,
                     "kind": data.get("kind") or info.kind}
         return data
@@ -271,7 +294,8 @@ class CustomResource(BaseModel):
         out["apiVersion"], out["kind"] = self.apiVersion, self.kind
         return out
 
-    def owner_reference(self, *, controller: bool = True, block_owner_deletion: bool = True) -> OwnerReference:
+    def owner_reference(self, *, controller: bool = True,
+                        block_owner_deletion: bool = True) -> OwnerReference:
         """A reference to this object for the ``ownerReferences`` of objects it owns."""
         if not self.metadata.name or not self.metadata.uid:
             raise ValueError("owner_reference() needs an object read from the server (name and uid set)")

@@ -13,7 +13,8 @@ from kubeloop.resources.builtin import EVENT, LEASE
 from kubeloop.resources.model import CustomResource
 
 __all__ = [
-    "AuditReport", "Permission", "RbacAudit", "Request", "reconcile_permissions", "render_rbac", "request_from_http", "rules_for",
+    "AuditReport", "Permission", "RbacAudit", "Request", "reconcile_permissions", "render_rbac",
+    "request_from_http", "rules_for",
     "status_permissions", "watch_permissions", "write_permissions",
 ]
 
@@ -66,7 +67,8 @@ def watch_permissions(target: Resource | type[CustomResource]) -> Permission:
     return Permission(r.group, r.plural, READ_VERBS, namespaced=r.namespaced)
 
 
-def write_permissions(target: Resource | type[CustomResource], verbs: Iterable[str] = WRITE_VERBS) -> Permission:
+def write_permissions(target: Resource | type[CustomResource],
+                      verbs: Iterable[str] = WRITE_VERBS) -> Permission:
     r = _resource(target)
     return Permission(r.group, r.plural, verbs, namespaced=r.namespaced)
 
@@ -80,7 +82,8 @@ def status_permissions(target: Resource | type[CustomResource],
 
 def reconcile_permissions(target: Resource | type[CustomResource]) -> list[Permission]:
     """What a controller of ``target`` usually needs: watch it, update/patch it (finalizers), write status."""
-    return [watch_permissions(target), write_permissions(target, ("update", "patch")), status_permissions(target)]
+    return [watch_permissions(target), write_permissions(target, ("update", "patch")),
+            status_permissions(target)]
 
 
 def rules_for(permissions: Iterable[Permission]) -> list[dict[str, Any]]:
@@ -124,7 +127,8 @@ def render_rbac(name: str, namespace: str, cluster_permissions: Iterable[Permiss
         objs += [
             {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(name),
              "rules": rules_for(cluster)},
-            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+             "metadata": _meta(name),
              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
              "subjects": subject},
         ]
@@ -165,7 +169,8 @@ class Request:
             return used
         if isinstance(used, tuple):
             if not 3 <= len(used) <= 5:
-                raise ValueError(f"expected (verb, group, resource[, subresource[, namespaced]]), got {used!r}")
+                raise ValueError("expected (verb, group, resource[, subresource[, namespaced]]), "
+                                 f"got {used!r}")
             verb, group, resource = used[:3]
             subresource = used[3] if len(used) > 3 else None
             scope = used[4] if len(used) > 4 else True
@@ -187,7 +192,8 @@ class Request:
         return f"{self.verb} {self.group + '/' if self.group else ''}{self.rule_resource} ({where})"
 
     def sort_key(self) -> tuple[str, str, str, str, bool, str]:
-        return (self.group, self.resource, self.subresource or "", self.verb, self.namespaced, self.namespace or "")
+        return (self.group, self.resource, self.subresource or "", self.verb, self.namespaced,
+                self.namespace or "")
 
 
 def request_from_http(method: str, path: str, query: str | Mapping[str, Any] = "") -> Request:
@@ -203,27 +209,29 @@ def request_from_http(method: str, path: str, query: str | Mapping[str, Any] = "
         group, rest = parts[1], parts[3:]
     else:
         raise ValueError(f"not a resource path: {path}")
-    namespaced = False
+    namespace = None
     # /namespaces/{ns}/{resource}/... is namespaced, except a namespace's own subresources.
     if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] not in ("status", "finalize"):
-        namespaced, rest = True, rest[2:]
+        namespace, rest = rest[1], rest[2:]
     if not rest:
         raise ValueError(f"not a resource path: {path}")
     resource, name, sub = rest[0], rest[1] if len(rest) > 1 else None, rest[2] if len(rest) > 2 else None
     method = method.upper()
     if method == "GET":
-        if params.get("watch", ["false"])[0] in ("1", "true"):
+        if params.get("watch", ["false"])[0].lower() in ("1", "true"):
             verb = "watch"
         else:
             verb = "get" if name else "list"
     else:
         verb = {"POST": "create", "PUT": "update", "PATCH": "patch",
                 "DELETE": "delete" if name else "deletecollection"}.get(method, method.lower())
-    return Request(verb, group, resource, sub, namespaced)
+    return Request(verb, group, resource, sub, namespace is not None, namespace)
 
 
 @dataclass(frozen=True)
 class AuditReport:
+    """``missing`` breaks the operator (``ok`` is False); ``unused`` only widens its privileges."""
+
     missing: tuple[Request, ...] = ()
     unused: tuple[Permission, ...] = ()
 
@@ -280,11 +288,13 @@ class RbacAudit:
                      or (r.subresource is not None and f"*/{r.subresource}" in resources)))
 
     def _rules_for(self, r: Request) -> list[Mapping[str, Any]]:
-        local = r.namespaced and (self.namespace is None or r.namespace is None or r.namespace == self.namespace)
+        local = r.namespaced and (self.namespace is None or r.namespace is None
+                                  or r.namespace == self.namespace)
         return self.cluster_rules + (self.namespaced_rules if local else [])
 
     def check(self, used: Iterable[Any]) -> AuditReport:
-        """``used``: Requests, ``(verb, group, resource, subresource, namespaced)`` tuples or UsedPermissions."""
+        """``used``: Requests, ``(verb, group, resource, subresource, namespaced)`` tuples, or the
+        client's UsedPermission records."""
         requests = sorted({Request.of(u) for u in used}, key=Request.sort_key)
         missing = [r for r in requests if not any(self._matches(rule, r) for rule in self._rules_for(r))]
         hit = {(r.group, r.rule_resource, r.verb) for r in requests}

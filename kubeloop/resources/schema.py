@@ -19,7 +19,7 @@ from pydantic_core import core_schema as cs
 __all__ = [
     "Format", "Int32", "Int64", "IntOrString", "ListType", "NotStructuralError", "SchemaMarker",
     "Validation", "crd_root_schema", "embedded_resource", "list_type", "map_type", "nullable",
-    "openapi_schema", "preserve_unknown_fields", "structural_problems", "validation",
+    "opaque", "openapi_schema", "preserve_unknown_fields", "structural_problems", "validation",
 ]
 
 X_VALIDATIONS = "x-kubernetes-validations"
@@ -87,9 +87,11 @@ class Validation(SchemaMarker):
         if not self.rule.strip():
             raise ValueError("validation(): rule must not be empty")
         if self.reason is not None and self.reason not in self.REASONS:
-            raise ValueError(f"validation(): reason must be one of {sorted(self.REASONS)}, not {self.reason!r}")
+            raise ValueError(f"validation(): reason must be one of {sorted(self.REASONS)}, "
+                             f"not {self.reason!r}")
         if self.field_path is not None and not self.field_path.startswith((".", "[")):
-            raise ValueError(f"validation(): field_path must be relative, like '.spec.x', not {self.field_path!r}")
+            raise ValueError("validation(): field_path must be relative, like '.spec.x', "
+                             f"not {self.field_path!r}")
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"rule": self.rule}
@@ -161,6 +163,18 @@ def nullable() -> SchemaMarker:
 def preserve_unknown_fields() -> SchemaMarker:
     """Keep fields the schema does not declare instead of pruning them."""
     return _Extra(((X_PRESERVE, True),))
+
+
+class _Opaque(SchemaMarker):
+    """Replaces the field's schema instead of editing it, so its type is never walked."""
+
+    def __get_pydantic_json_schema__(self, core: cs.CoreSchema, handler: Any) -> JsonSchemaValue:
+        return {X_PRESERVE: True}
+
+
+def opaque() -> SchemaMarker:
+    """Any JSON value, stored as sent and not validated by the server (also breaks type recursion)."""
+    return _Opaque()
 
 
 def embedded_resource() -> SchemaMarker:
@@ -256,7 +270,8 @@ class _Rewriter:
     def fail(self, path: str, why: str) -> NotStructuralError:
         return NotStructuralError(f"{path}: {why}")
 
-    def resolve(self, node: dict[str, Any], path: str, stack: tuple[str, ...]) -> tuple[dict, tuple[str, ...]]:
+    def resolve(self, node: dict[str, Any], path: str,
+                stack: tuple[str, ...]) -> tuple[dict[str, Any], tuple[str, ...]]:
         """Inline ``$ref``/single ``allOf`` and collapse ``anyOf`` until the node is plain."""
         while True:
             if "allOf" in node:
@@ -267,8 +282,8 @@ class _Rewriter:
             elif "$ref" in node:
                 name = node["$ref"].rsplit("/", 1)[-1]
                 if name in stack:
-                    raise self.fail(path, f"{name} refers to itself; recursive types cannot be inlined "
-                                          "(annotate the field with preserve_unknown_fields() and type it Any)")
+                    raise self.fail(path, f"{name} refers to itself and cannot be inlined; mark the field "
+                                          "Annotated[..., opaque()] to store it unvalidated")
                 stack = (*stack, name)
                 node = _merge(self.defs[name], {k: v for k, v in node.items() if k != "$ref"})
             elif "anyOf" in node or "oneOf" in node:
@@ -284,7 +299,8 @@ class _Rewriter:
                         set(o) <= {"type"} for o in non_null):
                     node = {**rest, X_INT_OR_STRING: True}
                 else:
-                    kinds = ", ".join(o.get("type") or o.get("$ref", "?").rsplit("/", 1)[-1] for o in non_null)
+                    kinds = ", ".join(o.get("type") or o.get("$ref", "?").rsplit("/", 1)[-1]
+                                      for o in non_null)
                     raise self.fail(path, f"union of {kinds} is not structural; use one model with optional "
                                           "fields (plus a CEL validation() for exclusivity) or IntOrString")
             else:

@@ -70,9 +70,11 @@ def _namespace_name(test_name: str) -> str:
 try:
     import pytest_asyncio
 except ImportError:  # pragma: no cover - async fixtures need pytest-asyncio; the rest still works
-    pytest_asyncio = None
+    HAVE_PYTEST_ASYNCIO = False
+else:
+    HAVE_PYTEST_ASYNCIO = True
 
-if pytest_asyncio is not None:
+if HAVE_PYTEST_ASYNCIO:
 
     @pytest_asyncio.fixture(scope="session", loop_scope="session")
     async def kube_client(kube_cluster: Any) -> AsyncIterator[Any]:

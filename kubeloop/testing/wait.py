@@ -32,7 +32,9 @@ def abbreviate(obj: Any, limit: int = 1500) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more chars)"
 
 
-async def _scope(client: Client, resource: str | Resource, namespace: str | None) -> tuple[Resource, str | None]:
+async def _scope(
+    client: Client, resource: str | Resource, namespace: str | None
+) -> tuple[Resource, str | None]:
     res = await client.resource(resource)
     if not res.namespaced:
         return res, None

@@ -20,12 +20,13 @@ CRD_NAME = f"widgets.{GROUP}"
 
 
 def _configmap(name: str, namespace: str, **meta: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace, **meta},
-            "data": {"k": "v"}}
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace, **meta}, "data": {"k": "v"}}
 
 
 def _condition(obj: dict[str, Any], kind: str) -> bool:
-    return any(c["type"] == kind and c["status"] == "True" for c in obj.get("status", {}).get("conditions", []))
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c["type"] == kind and c["status"] == "True" for c in conditions)
 
 
 def test_version_is_the_built_release(kube_cluster: Any) -> None:
@@ -90,7 +91,8 @@ async def test_watch_sees_added_modified_deleted(kube_client: Client, namespace:
     seen: list[tuple[str, str]] = []
 
     async def watch() -> None:
-        async for event in kube_client.watch("configmaps", namespace, resource_version=rv, timeout_seconds=60):
+        events = kube_client.watch("configmaps", namespace, resource_version=rv, timeout_seconds=60)
+        async for event in events:
             if event["type"] == "BOOKMARK" or event["object"]["metadata"]["name"] != "watched":
                 continue
             seen.append((event["type"], event["object"]["data"]["k"]))
@@ -136,7 +138,8 @@ async def test_namespace_deletion_is_finalized(kube_client: Client) -> None:
     await wait_for_deletion(kube_client, "namespaces", name, timeout=90)
 
 
-async def test_service_account_rbac(kube_cluster: Any, kube_client: Client, namespace: str, tmp_path: Any) -> None:
+async def test_service_account_rbac(kube_cluster: Any, kube_client: Client, namespace: str,
+                                    tmp_path: Any) -> None:
     await kube_client.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "reader"}},
                              namespace)
     await kube_client.create({

@@ -71,7 +71,8 @@ def test_tools_go_imports_commands_behind_a_build_tag() -> None:
 
 
 def test_simple_wrapper_go_mod() -> None:
-    text = build.simple_wrapper_go_mod("kubeloop.local/etcdbuild", "1.24", {"go.etcd.io/etcd/server/v3": "v3.6.5"})
+    requires = {"go.etcd.io/etcd/server/v3": "v3.6.5"}
+    text = build.simple_wrapper_go_mod("kubeloop.local/etcdbuild", "1.24", requires)
     assert text.splitlines()[:3] == ["module kubeloop.local/etcdbuild", "", "go 1.24"]
     assert "\tgo.etcd.io/etcd/server/v3 v3.6.5" in text
 
@@ -123,7 +124,9 @@ def test_cached_toolchain_needs_every_component(tmp_path: Path, monkeypatch: pyt
     assert tc.kubectl == layout.kubernetes_dir("1.35.4") / "kubectl"
 
 
-def test_versions_and_cache_dir_follow_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_versions_and_cache_dir_follow_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv(versions.ENV_KUBERNETES_VERSION, raising=False)
     assert versions.kubernetes_version() == versions.KUBERNETES_VERSION == "1.35.4"
     monkeypatch.setenv(versions.ENV_KUBERNETES_VERSION, "v1.34.2")

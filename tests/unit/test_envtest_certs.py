@@ -37,6 +37,7 @@ def test_leaf_certs_are_signed_by_the_ca(tmp_path: Path) -> None:
     for stem in ("apiserver", "admin", "controller-manager", "scheduler"):
         cert = _cert(pki.crt(stem))
         cert.verify_directly_issued_by(ca)
+    _cert(pki.crt("front-proxy-client")).verify_directly_issued_by(_cert(pki.crt("front-proxy-ca")))
 
 
 def test_admin_is_in_system_masters(tmp_path: Path) -> None:
@@ -51,7 +52,8 @@ def test_admin_is_in_system_masters(tmp_path: Path) -> None:
 def test_private_keys_are_0600_and_the_sa_key_is_rsa(tmp_path: Path) -> None:
     pki = ensure_pki(tmp_path / "pki")
     keys = sorted(pki.directory.glob("*.key"))
-    assert len(keys) == 6  # ca, apiserver, admin, controller-manager, scheduler, sa
+    # ca, apiserver, admin, controller-manager, scheduler, front-proxy-ca, front-proxy-client, sa
+    assert len(keys) == 8
     for key in keys:
         assert stat.S_IMODE(key.stat().st_mode) == 0o600, key
     sa = load_pem_private_key(pki.sa_key.read_bytes(), password=None)

@@ -1,0 +1,268 @@
+"""Informers, controllers, finalizers, owned children, leader election and metrics on the real API server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import aiohttp
+
+from kubeloop import Context, Manager, Operator, Result
+from kubeloop.cache import Cache, Event
+from kubeloop.client import Client, NotFound
+from kubeloop.testing import wait_for, wait_for_deletion
+
+from .conftest import echo, options, running
+
+
+async def test_informer_lists_watches_and_indexes(kube_client: Client, namespace: str) -> None:
+    await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"name": "before", "namespace": namespace}})
+    cache = Cache(kube_client, [namespace], freeze_gc=False)
+    informer = await cache.informer("configmaps")
+    events: list[tuple[str, str, bool]] = []
+    informer.subscribe(lambda e: events.append((e.type, e.object["metadata"]["name"], e.initial)))
+    cache.start()
+    try:
+        await cache.wait_synced(30)
+        assert ("added", "before", True) in events
+        await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": "after", "namespace": namespace}})
+        await kube_client.patch("configmaps", "after", {"data": {"k": "v"}}, namespace)
+        await kube_client.delete("configmaps", "after", namespace)
+        for _ in range(100):
+            if ("deleted", "after", False) in events:
+                break
+            await asyncio.sleep(0.05)
+        assert [e for e in events if e[1] == "after"] == [
+            ("added", "after", False), ("modified", "after", False), ("deleted", "after", False)]
+        assert informer.store.get(f"{namespace}/after") is None
+        assert len(informer.store.by_index("namespace", namespace)) == len(informer.store)
+    finally:
+        await cache.stop()
+
+
+async def test_relist_after_410_loses_nothing(kube_client: Client, namespace: str) -> None:
+    """A watch resuming from an expired resourceVersion gets 410; the informer relists and its store
+    matches the server exactly (objects created and deleted meanwhile included)."""
+    cache = Cache(kube_client, [namespace], freeze_gc=False)
+    informer = await cache.informer("configmaps")
+    deleted: list[str] = []
+    informer.subscribe(lambda e: deleted.append(e.object["metadata"]["name"]) if e.type == "deleted" else None)
+    await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"name": "doomed", "namespace": namespace}})
+    cache.start()
+    await cache.wait_synced(30)
+    watcher = informer.watchers[0]
+    await informer.stop()  # the operator "sleeps" while the world changes
+    await kube_client.delete("configmaps", "doomed", namespace)
+    await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"name": "born", "namespace": namespace}})
+    relists = watcher.relists
+    watcher.resource_version = "1"  # far older than anything the API server keeps: 410 Gone
+    informer.start()
+    try:
+        for _ in range(200):
+            if watcher.relists > relists and informer.store.get(f"{namespace}/born"):
+                break
+            await asyncio.sleep(0.05)
+        assert watcher.relists == relists + 1
+        server = {o["metadata"]["name"] for o in (await kube_client.list("configmaps", namespace))["items"]}
+        cached = {o["metadata"]["name"] for o in informer.store}
+        assert cached == server and "doomed" in deleted
+    finally:
+        await cache.stop()
+
+
+def echo_operator(calls: list[str]) -> Operator:
+    """The README's example: an Echo makes a ConfigMap with its message, and reports in status."""
+    op = Operator("echo")
+
+    @op.reconcile("echoes.test.kubeloop.dev", owns=["configmaps"], resync=None)
+    async def reconcile(obj: dict, ctx: Context) -> Result | None:
+        calls.append(obj["metadata"]["name"])
+        wanted = [] if obj["spec"].get("copies") == 0 else [{
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{ctx.name}-echo"},
+            "data": {"message": obj["spec"]["message"]}}]
+        await ctx.apply_children(wanted)
+        await ctx.patch_status({"observedGeneration": obj["metadata"]["generation"],
+                                "conditions": ctx.condition("Ready", True, "Echoed")})
+        return None
+
+    return op
+
+
+async def test_controller_owns_children_and_prunes(kube_client: Client, namespace: str, echo_crd: str) -> None:
+    calls: list[str] = []
+    manager = Manager(kube_client, options(namespace))
+    for c in echo_operator(calls).controllers():
+        manager.add(c)
+    async with running(manager):
+        await kube_client.create(echo("e1", namespace, "hello"))
+        cm = await wait_for(kube_client, "configmaps", "e1-echo", namespace, timeout=20)
+        assert cm["data"] == {"message": "hello"}
+        ref = cm["metadata"]["ownerReferences"][0]
+        assert ref["controller"] is True and ref["blockOwnerDeletion"] is True and ref["kind"] == "Echo"
+        status = (await wait_for(kube_client, echo_crd, "e1", namespace, timeout=20,
+                                 predicate=lambda o: o.get("status", {}).get("observedGeneration") == 1))["status"]
+        assert status["conditions"][0]["type"] == "Ready"
+        # Deleting the owned child wakes the owner (mapped by ownerReference UID): it comes back.
+        await kube_client.delete("configmaps", "e1-echo", namespace)
+        await wait_for(kube_client, "configmaps", "e1-echo", namespace, timeout=20)
+        # A hand edit of the child is reverted on the next reconcile.
+        await kube_client.patch("configmaps", "e1-echo", {"data": {"message": "tampered"}}, namespace)
+        await wait_for(kube_client, "configmaps", "e1-echo", namespace, timeout=20,
+                       predicate=lambda o: o.get("data", {}).get("message") == "hello")
+        # Declarative children: no longer wanted → pruned.
+        await kube_client.patch(echo_crd, "e1", {"spec": {"copies": 0}}, namespace)
+        await wait_for_deletion(kube_client, "configmaps", "e1-echo", namespace, timeout=20)
+    # Steady state writes nothing: the status patch is skipped when unchanged.
+    assert calls.count("e1") >= 3
+
+
+async def test_finalizer_added_first_and_removed_after_cleanup(kube_client: Client, namespace: str,
+                                                               echo_crd: str) -> None:
+    op = Operator("fin")
+    cleaned: list[str] = []
+    seen_finalizer_on_first_reconcile: list[bool] = []
+
+    @op.reconcile(echo_crd, resync=None)
+    async def reconcile(obj: dict, ctx: Context) -> None:
+        seen_finalizer_on_first_reconcile.append("kubeloop.dev/fin" in (obj["metadata"].get("finalizers") or []))
+
+    @op.finalize(echo_crd)
+    async def cleanup(obj: dict, ctx: Context) -> None:
+        cleaned.append(obj["metadata"]["name"])
+
+    manager = Manager(kube_client, options(namespace))
+    for c in op.controllers():
+        manager.add(c)
+    async with running(manager):
+        await kube_client.create(echo("f1", namespace))
+        await wait_for(kube_client, echo_crd, "f1", namespace, timeout=20,
+                       predicate=lambda o: "kubeloop.dev/fin" in (o["metadata"].get("finalizers") or []))
+        for _ in range(100):
+            if seen_finalizer_on_first_reconcile:
+                break
+            await asyncio.sleep(0.05)
+        assert seen_finalizer_on_first_reconcile[0] is True
+        await kube_client.delete(echo_crd, "f1", namespace)
+        await wait_for_deletion(kube_client, echo_crd, "f1", namespace, timeout=20)
+        assert cleaned == ["f1"]
+
+
+async def test_errors_retry_with_backoff_then_succeed(kube_client: Client, namespace: str,
+                                                      echo_crd: str) -> None:
+    op = Operator("flaky")
+    attempts: list[float] = []
+
+    @op.reconcile(echo_crd, resync=None)
+    async def reconcile(obj: dict, ctx: Context) -> Result | None:
+        attempts.append(asyncio.get_running_loop().time())
+        if len(attempts) < 4:
+            raise RuntimeError("transient")
+        await ctx.patch_status({"seen": "ok"})
+        return None
+
+    manager = Manager(kube_client, options(namespace))
+    for c in op.controllers():
+        manager.add(c)
+    async with running(manager):
+        await kube_client.create(echo("r1", namespace))
+        await wait_for(kube_client, echo_crd, "r1", namespace, timeout=20,
+                       predicate=lambda o: o.get("status", {}).get("seen") == "ok")
+    gaps = [b - a for a, b in zip(attempts, attempts[1:])]
+    assert gaps[1] > gaps[0] * 1.5, f"backoff should grow: {gaps}"
+
+
+async def test_metrics_and_probes_are_served(kube_client: Client, namespace: str, echo_crd: str) -> None:
+    manager = Manager(kube_client, options(namespace))
+    for c in echo_operator([]).controllers():
+        manager.add(c)
+    async with running(manager):
+        await kube_client.create(echo("m1", namespace))
+        await wait_for(kube_client, "configmaps", "m1-echo", namespace, timeout=20)
+        port, probes = manager.http.bound["metrics"], manager.http.bound["probes"]
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"http://127.0.0.1:{port}/metrics") as resp:
+                text = await resp.text()
+            async with http.get(f"http://127.0.0.1:{probes}/readyz") as resp:
+                assert resp.status == 200
+            async with http.get(f"http://127.0.0.1:{probes}/healthz") as resp:
+                assert resp.status == 200
+    for name in ('controller_runtime_reconcile_total{controller="echo-echoes",result="success"}',
+                 "workqueue_adds_total", "workqueue_depth", "workqueue_queue_duration_seconds_bucket",
+                 "rest_client_requests_total", "controller_runtime_reconcile_time_seconds_count",
+                 "controller_runtime_max_concurrent_reconciles", "workqueue_longest_running_processor_seconds"):
+        assert name in text, name
+
+
+async def test_leader_election_one_acts_standby_takes_over(kube_client: Client, namespace: str,
+                                                           echo_crd: str) -> None:
+    acted: dict[str, int] = {"a": 0, "b": 0}
+
+    def make(tag: str) -> Manager:
+        op = Operator("le")
+
+        @op.reconcile(echo_crd, resync=None)
+        async def reconcile(obj: dict, ctx: Context) -> None:
+            acted[tag] += 1
+
+        m = Manager(kube_client, options(namespace, leader_elect=True, leader_election_id="le-test",
+                                         leader_election_namespace=namespace, identity=tag,
+                                         lease_duration=4, renew_deadline=3, retry_period=0.5))
+        for c in op.controllers():
+            m.add(c)
+        return m
+
+    a, b = make("a"), make("b")
+    task_a = asyncio.create_task(a.run())
+    await asyncio.wait_for(a.started.wait(), 30)
+    task_b = asyncio.create_task(b.run())
+    await asyncio.sleep(2)
+    assert not b.started.is_set(), "the standby must not act while the leader holds the lease"
+    await kube_client.create(echo("le1", namespace))
+    for _ in range(100):
+        if acted["a"]:
+            break
+        await asyncio.sleep(0.05)
+    assert acted["a"] >= 1 and acted["b"] == 0
+    # A clean shutdown releases the lease: the standby takes over well before the lease would expire.
+    loop = asyncio.get_running_loop()
+    stopped_at = loop.time()
+    a.stop()
+    await asyncio.wait_for(task_a, 20)
+    await asyncio.wait_for(b.started.wait(), 10)
+    takeover = loop.time() - stopped_at
+    lease = await kube_client.get("leases.coordination.k8s.io", "le-test", namespace)
+    assert lease["spec"]["holderIdentity"] == "b"
+    assert takeover < 4, f"takeover took {takeover:.1f}s"
+    for _ in range(100):
+        if acted["b"]:
+            break
+        await asyncio.sleep(0.05)
+    assert acted["b"] >= 1  # the standby's warm cache is reconciled at once
+    b.stop()
+    await asyncio.wait_for(task_b, 20)
+    lease = await kube_client.get("leases.coordination.k8s.io", "le-test", namespace)
+    assert not lease["spec"].get("holderIdentity")
+
+
+async def test_leader_killed_standby_takes_over_after_lease(kube_client: Client, namespace: str,
+                                                            echo_crd: str) -> None:
+    """The leader vanishes without releasing (its renewals stop): the standby waits out the lease."""
+    from kubeloop.manager import LeaderElector
+
+    a = LeaderElector(kube_client, "le-kill", namespace, "a", lease_duration=3, renew_deadline=2,
+                      retry_period=0.3)
+    await a.acquire()
+    b = LeaderElector(kube_client, "le-kill", namespace, "b", lease_duration=3, renew_deadline=2,
+                      retry_period=0.3)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await asyncio.wait_for(b.acquire(), 15)  # a never renews: "killed"
+    waited = loop.time() - start
+    assert 3 <= waited < 6, waited
+    with contextlib.suppress(NotFound):
+        lease = await kube_client.get("leases.coordination.k8s.io", "le-kill", namespace)
+        assert lease["spec"]["holderIdentity"] == "b" and lease["spec"]["leaseTransitions"] == 1
