@@ -68,6 +68,7 @@ class Operator:
         self.settings: dict[str, Any] = {}  # option values, filled by ``kubeloop run``
         self.startup: list[Callable[..., Any]] = []
         self._specs: dict[Any, _Spec] = {}
+        self._extra_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None]] = []
 
     def _spec(self, resource: ResourceRef) -> _Spec:
         key = resource if not isinstance(resource, type) else resource
@@ -154,7 +155,37 @@ class Operator:
         self.startup.append(fn)
         return fn
 
+    def permission(self, resource: ResourceRef, verbs: Sequence[str], subresource: str | None = None) -> None:
+        """Declares a request the operator's own code makes beyond what the framework derives (which is:
+        list/watch of every watched kind, apply/delete of owned kinds, finalizer patches, status, events,
+        leases). The generated RBAC grants exactly the union."""
+        self._extra_permissions.append((resource, tuple(verbs), subresource))
+
     # --- introspection (for manifests, RBAC and tests) -------------------------------------------------
+
+    def permissions(self) -> list[Any]:
+        """The RBAC ``Permission``s this operator needs (cluster-wide; leases and events are added by
+        ``render_rbac``). Strings are resolved against the built-in kinds, so no cluster is needed."""
+        from kubeloop.resources.rbac import Permission
+
+        wanted: list[tuple[Any, tuple[str, ...], str | None]] = []
+        for spec in self._specs.values():
+            wanted.append((spec.resource, ("list", "watch"), None))
+            if spec.cleanup or spec.causes.needs_finalizer:
+                wanted.append((spec.resource, ("patch",), None))
+            if isinstance(spec.resource, type) and "status" in getattr(spec.resource, "model_fields", {}):
+                wanted.append((spec.resource, ("patch",), "status"))
+            for owned in spec.owns:
+                wanted.append((owned, ("list", "watch", "create", "patch", "delete"), None))
+            for watch in spec.watches:
+                wanted.append((watch.resource, ("list", "watch"), None))
+        wanted += self._extra_permissions
+        out = []
+        for ref, verbs, sub in wanted:
+            res = resolve_offline(ref)
+            out.append(Permission(res.group, res.plural, verbs, sub, res.namespaced))
+        return out
+
 
     def custom_resources(self) -> list[type]:
         """The typed custom resources this operator reconciles or watches (their CRDs ship with it)."""
@@ -200,3 +231,23 @@ def _short(resource: ResourceRef) -> str:
     if isinstance(resource, type):
         return resource.__name__.lower()
     return resource.kind.lower()
+
+
+def resolve_offline(ref: ResourceRef) -> Any:
+    """A Resource for ``ref`` without asking a server: Resource objects and models as they are, strings
+    looked up among the built-in kinds."""
+    from kubeloop.client.resource import Resource
+    from kubeloop.resources import builtin
+
+    if isinstance(ref, Resource):
+        return ref
+    if isinstance(ref, type):
+        return ref.resource()  # type: ignore[attr-defined]
+    low = ref.lower()
+    for res in builtin.ALL:
+        if low in (res.plural, res.kind.lower(), res.group_resource, f"{res.api_version}/{res.kind}".lower()):
+            if res is builtin.CORE_EVENT:
+                continue
+            return res
+    raise ValueError(f"cannot tell which resource {ref!r} is without a cluster: pass a Resource constant "
+                     "(kubeloop.resources.builtin) or a CustomResource model")

@@ -175,6 +175,8 @@ class Client:
         res = await self.resource(ref)
         ns = self._ns(res, namespace)
         self._record("patch", res, subresource, ns)
+        if type == "apply" and not subresource:
+            self._record("create", res, None, ns)  # apply creates a missing object: RBAC checks "create"
         manager = field_manager or (self.field_manager if type == "apply" else None)
         return await self.transport.request(
             "PATCH", res.path(ns, name, subresource), body=patch, content_type=_PATCH_CONTENT[type],

@@ -1,5 +1,5 @@
 """Test kit: a pytest plugin (fixtures ``kube_cluster``, ``kube_client``, ``namespace``) running tests
-against a real local control plane, and watch-driven ``wait_for`` / ``wait_for_deletion``.
+against a real local control plane, and watch-driven ``wait_for`` / ``wait_for_deletion`` / ``wait_for_crd``.
 
 The plugin module is loaded by pytest in every project that has kubeloop installed, so this
 package imports nothing heavy up front.
@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kubeloop.testing.wait import abbreviate, wait_for, wait_for_deletion
+    from kubeloop.testing.wait import abbreviate, wait_for, wait_for_crd, wait_for_deletion
 
-__all__ = ["abbreviate", "wait_for", "wait_for_deletion"]
+__all__ = ["abbreviate", "wait_for", "wait_for_crd", "wait_for_deletion"]
 
 
 def __getattr__(name: str) -> Any:

@@ -126,3 +126,36 @@ async def wait_for_deletion(
             f"timed out after {timeout:g}s waiting for {res.group_resource} {where} to be deleted\n"
             f"last seen: {abbreviate(seen[0])}"
         ) from None
+
+
+async def wait_for_crd(client: Client, name: str, *, timeout: float = 30.0) -> dict[str, Any]:
+    """Wait until CRD ``name`` is Established *and* its kinds appear in the client's discovery.
+
+    The two are updated by different controllers in the API server, so a custom resource created
+    right after "Established" can still get "the server doesn't have a resource type". Discovery
+    cannot be watched, hence the short polling in the second half.
+    """
+    from kubeloop.client import NotFound
+
+    def established(obj: dict[str, Any]) -> bool:
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+
+    deadline = asyncio.get_running_loop().time() + timeout
+    crd = await wait_for(client, "customresourcedefinitions.apiextensions.k8s.io", name, None, established,
+                         timeout=timeout, description="CRD Established")
+    spec = crd["spec"]
+    refs = [f"{spec['group']}/{v['name']}/{spec['names']['kind']}" for v in spec["versions"] if v.get("served")]
+    delay = 0.05
+    for ref in refs:
+        while True:
+            try:
+                await client.resource(ref)  # refreshes discovery once on a miss
+                break
+            except NotFound:
+                if asyncio.get_running_loop().time() + delay > deadline:
+                    raise AssertionError(f"CRD {name} is Established but {ref} never appeared in discovery "
+                                         f"within {timeout:g}s") from None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+    return crd

@@ -11,7 +11,7 @@ import pytest
 
 from kubeloop.client import AlreadyExists, Client, Forbidden
 from kubeloop.envtest import KUBERNETES_VERSION
-from kubeloop.testing import wait_for, wait_for_deletion
+from kubeloop.testing import wait_for, wait_for_crd, wait_for_deletion
 
 pytestmark = pytest.mark.cluster
 
@@ -66,8 +66,7 @@ async def test_crd_status_subresource_does_not_bump_generation(kube_client: Clie
         await kube_client.create(crd)
     except AlreadyExists:
         pass
-    await wait_for(kube_client, "customresourcedefinitions.apiextensions.k8s.io", CRD_NAME,
-                   predicate=lambda o: _condition(o, "Established"), description="CRD Established")
+    await wait_for_crd(kube_client, CRD_NAME)
 
     body = {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 1}}
     created = await kube_client.create(body, namespace)
