@@ -50,6 +50,14 @@ def _stderr(msg: str) -> None:
     print(f"kubeloop: {msg}", file=sys.stderr, flush=True)
 
 
+def _require_go() -> None:
+    if shutil.which("go") is None:
+        raise BuildError(
+            "`go` was not found on PATH. kubeloop builds the Kubernetes control plane from "
+            "source and needs a Go toolchain (https://go.dev/dl/)."
+        )
+
+
 @dataclass(frozen=True)
 class Toolchain:
     """The binaries one cluster needs, all built for a fixed set of versions."""
@@ -292,6 +300,7 @@ class Builder:
 
     def _module_info(self, module: str, cwd: Path) -> dict[str, str]:
         """``go mod download -json`` of one module (downloads it into the module cache)."""
+        _require_go()
         self.log(f"fetching {module} (Go module proxy)")
         proc = self._go(["go", "mod", "download", "-json", module], cwd, capture=True)
         try:
@@ -325,11 +334,7 @@ class Builder:
         stdout: IO[str] | None = None,
         extra_env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        if shutil.which("go") is None:
-            raise BuildError(
-                "`go` was not found on PATH. kubeloop builds the Kubernetes control plane from "
-                "source and needs a Go toolchain (https://go.dev/dl/)."
-            )
+        _require_go()
         env = dict(os.environ)
         # -mod=mod lets the wrapper go.sum be completed on the fly; CGO off gives static binaries.
         env["GOFLAGS"] = f"{env.get('GOFLAGS', '')} -mod=mod".strip()

@@ -7,6 +7,8 @@
 - ``namespace`` (function, async): a fresh namespace, deleted afterwards (without waiting for it).
 
 Tests using ``kube_cluster`` are marked ``cluster`` automatically (``-m "not cluster"`` skips them).
+The async fixtures live on the session event loop, so async tests using them must run there too
+(``asyncio_default_test_loop_scope = "session"``, as in kubeloop's own pyproject).
 """
 
 from __future__ import annotations

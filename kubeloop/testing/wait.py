@@ -145,7 +145,8 @@ async def wait_for_crd(client: Client, name: str, *, timeout: float = 30.0) -> d
     crd = await wait_for(client, "customresourcedefinitions.apiextensions.k8s.io", name, None, established,
                          timeout=timeout, description="CRD Established")
     spec = crd["spec"]
-    refs = [f"{spec['group']}/{v['name']}/{spec['names']['kind']}" for v in spec["versions"] if v.get("served")]
+    kind = spec["names"]["kind"]
+    refs = [f"{spec['group']}/{v['name']}/{kind}" for v in spec["versions"] if v.get("served")]
     delay = 0.05
     for ref in refs:
         while True:

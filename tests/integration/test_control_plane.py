@@ -176,3 +176,16 @@ async def test_service_account_rbac(kube_cluster: Any, kube_client: Client, name
             await sa_client.list("configmaps", "default")  # other namespaces stay closed
     finally:
         await sa_client.close()
+
+
+async def test_wait_for_reports_the_expectation_and_last_object(kube_client: Client, namespace: str) -> None:
+    await kube_client.create(_configmap("slow", namespace))
+    # Already true: returns at once from the initial LIST.
+    found = await wait_for(kube_client, "configmaps", "slow", namespace, lambda cm: cm["data"]["k"] == "v")
+    assert found["metadata"]["name"] == "slow"
+    with pytest.raises(AssertionError) as failure:
+        await wait_for(kube_client, "configmaps", "slow", namespace, lambda cm: cm["data"]["k"] == "never",
+                       timeout=1, description="k == never")
+    message = str(failure.value)
+    assert "k == never" in message and f"configmaps {namespace}/slow" in message
+    assert '"data":{"k":"v"}' in message and "managedFields" not in message

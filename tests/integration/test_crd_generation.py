@@ -159,7 +159,7 @@ class Kitchen(CustomResource, group=GROUP, version="v1", kind="Kitchen"):
 
 def _established(obj: dict[str, Any]) -> bool:
     return any(c["type"] == "Established" and c["status"] == "True"
-               for c in obj.get("status", {}).get("conditions", []))
+               for c in (obj.get("status") or {}).get("conditions") or [])
 
 
 async def install(client: Client, *models: type[CustomResource]) -> dict[str, Any]:

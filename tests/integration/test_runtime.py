@@ -266,3 +266,50 @@ async def test_leader_killed_standby_takes_over_after_lease(kube_client: Client,
     with contextlib.suppress(NotFound):
         lease = await kube_client.get("leases.coordination.k8s.io", "le-kill", namespace)
         assert lease["spec"]["holderIdentity"] == "b" and lease["spec"]["leaseTransitions"] == 1
+
+
+async def test_conflicts_are_retried_until_converged(kube_client: Client, namespace: str, echo_crd: str) -> None:
+    """The reconciler replaces the object with the cached resourceVersion while another writer keeps
+    changing it: 409s are retried from fresh cache state until the label matches the spec."""
+    op = Operator("conflict")
+
+    @op.reconcile(echo_crd, resync=None)
+    async def reconcile(obj: dict, ctx: Context) -> None:
+        if obj["metadata"].get("labels", {}).get("seen") != obj["spec"]["message"]:
+            obj["metadata"].setdefault("labels", {})["seen"] = obj["spec"]["message"]
+            await ctx.client.replace(obj)  # conditional on the (possibly stale) cached resourceVersion
+
+    manager = Manager(kube_client, options(namespace))
+    for c in op.controllers():
+        manager.add(c)
+    async with running(manager):
+        await kube_client.create(echo("c1", namespace, "m0"))
+        for i in range(1, 15):
+            await kube_client.patch(echo_crd, "c1", {"spec": {"message": f"m{i}"},
+                                                     "metadata": {"annotations": {"n": str(i)}}}, namespace)
+        await wait_for(kube_client, echo_crd, "c1", namespace, timeout=30,
+                       predicate=lambda o: o["metadata"].get("labels", {}).get("seen") == "m14")
+
+
+async def test_graceful_shutdown_finishes_in_flight_reconciles(kube_client: Client, namespace: str,
+                                                               echo_crd: str) -> None:
+    op = Operator("graceful")
+    entered = asyncio.Event()
+
+    @op.reconcile(echo_crd, resync=None)
+    async def reconcile(obj: dict, ctx: Context) -> None:
+        entered.set()
+        await asyncio.sleep(1.0)  # in flight when the stop comes
+        await ctx.patch_status({"seen": "finished"})
+
+    manager = Manager(kube_client, options(namespace, graceful_shutdown_timeout=10))
+    for c in op.controllers():
+        manager.add(c)
+    task = asyncio.create_task(manager.run())
+    await asyncio.wait_for(manager.started.wait(), 30)
+    await kube_client.create(echo("g1", namespace))
+    await asyncio.wait_for(entered.wait(), 20)
+    manager.stop()
+    await asyncio.wait_for(task, 20)
+    obj = await kube_client.get(echo_crd, "g1", namespace)
+    assert obj.get("status", {}).get("seen") == "finished"
