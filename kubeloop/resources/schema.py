@@ -336,7 +336,8 @@ class _Rewriter:
         if out.get("format") is not None and out["format"] not in _KUBE_FORMATS:
             del out["format"]
         if "default" in out:
-            if out["default"] is None and not out.get("nullable"):
+            # the server cannot store a null default (it reads as "no default"), so never emit one
+            if out["default"] is None:
                 del out["default"]
             else:
                 out["default"] = _drop_nulls(out["default"])

@@ -313,3 +313,30 @@ async def test_graceful_shutdown_finishes_in_flight_reconciles(kube_client: Clie
     await asyncio.wait_for(task, 20)
     obj = await kube_client.get(echo_crd, "g1", namespace)
     assert obj.get("status", {}).get("seen") == "finished"
+
+
+async def test_bookmarks_advance_the_resource_version(kube_client: Client, namespace: str) -> None:
+    """Nothing changes in our namespace, but the cluster moves on: bookmarks keep our resourceVersion
+    fresh so a reconnect does not fall behind into 410s."""
+    from kubeloop.watch.watcher import Relisted, Watcher, WatchOptions
+
+    watcher = Watcher(kube_client, await kube_client.resource("configmaps"),
+                      WatchOptions(namespace=namespace, min_watch_timeout=3))
+    stream = watcher.__aiter__()
+    first = await anext(stream)
+    assert isinstance(first, Relisted)
+    listed = int(first.resource_version)
+    await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"generateName": "elsewhere-", "namespace": "default"}})
+    pending = asyncio.ensure_future(anext(stream))  # no event will come for our namespace
+    try:
+        for _ in range(160):
+            if int(watcher.resource_version or 0) > listed:
+                break
+            await asyncio.sleep(0.05)
+        assert int(watcher.resource_version or 0) > listed
+        assert not pending.done()
+    finally:
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+            await pending
