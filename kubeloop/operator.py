@@ -66,9 +66,11 @@ class Operator:
         self.finalizer_domain = finalizer_domain
         self.options: list[Option] = []
         self.settings: dict[str, Any] = {}  # option values, filled by ``kubeloop run``
+        self.env_aliases: dict[str, tuple[str, ...]] = {}  # framework flag -> extra environment variables
         self.startup: list[Callable[..., Any]] = []
         self._specs: dict[Any, _Spec] = {}
         self._extra_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None]] = []
+        self._served: list[type] = []  # extra CRD versions, see serve()
 
     def _spec(self, resource: ResourceRef) -> _Spec:
         key = resource if not isinstance(resource, type) else resource
@@ -150,6 +152,11 @@ class Operator:
         self.options.append(Option(name, default, help, tuple(envvars), type, multiple))
         self.settings.setdefault(name.replace("-", "_"), default)
 
+    def env_alias(self, flag: str, *envvars: str) -> None:
+        """Lets a framework flag of ``kubeloop run`` (e.g. ``namespace``) also be read from ``envvars``,
+        after its own ``KUBELOOP_*`` variable; for operators that keep an established interface."""
+        self.env_aliases[flag] = (*self.env_aliases.get(flag, ()), *envvars)
+
     def on_startup(self, fn: F) -> F:
         """``async def fn(manager)`` runs before the controllers are set up."""
         self.startup.append(fn)
@@ -160,6 +167,11 @@ class Operator:
         list/watch of every watched kind, apply/delete of owned kinds, finalizer patches, status, events,
         leases). The generated RBAC grants exactly the union."""
         self._extra_permissions.append((resource, tuple(verbs), subresource))
+
+    def serve(self, *models: type) -> None:
+        """Ships more custom resource models in the operator's CRDs without reconciling them, e.g. an
+        older ``v1alpha1`` served next to the ``v1beta1`` the reconciler reads."""
+        self._served += [m for m in models if m not in self._served]
 
     # --- introspection (for manifests, RBAC and tests) -------------------------------------------------
 
@@ -192,6 +204,7 @@ class Operator:
         refs: list[Any] = []
         for spec in self._specs.values():
             refs += [spec.resource, *spec.owns, *(w.resource for w in spec.watches)]
+        refs += self._served
         out: list[type] = []
         for ref in refs:
             if isinstance(ref, type) and hasattr(ref, "crd_info") and ref not in out:

@@ -32,11 +32,12 @@ class Cache:
     async def informer(self, ref: ResourceRef, *, label_selector: str | None = None,
                        field_selector: str | None = None, metadata_only: bool = False,
                        transform: Transform | None = None, indexes: dict[str, IndexFunc] | None = None,
-                       namespaces: list[str] | None = None) -> Informer:
+                       namespaces: list[str] | None = None, all_namespaces: bool = False) -> Informer:
         """The shared informer for this resource and selectors, created on first use (and started
-        at once if the cache is already running)."""
+        at once if the cache is already running). ``all_namespaces`` watches the whole cluster even
+        when the cache is limited to some namespaces (for operators that act across namespaces)."""
         resource = await self.client.resource(ref)
-        scope = tuple(namespaces) if namespaces else self.namespaces
+        scope = None if all_namespaces else (tuple(namespaces) if namespaces else self.namespaces)
         key = InformerKey(resource, scope if resource.namespaced else None, label_selector, field_selector,
                           metadata_only)
         informer = self._informers.get(key)

@@ -96,7 +96,12 @@ def build_command(operator: Operator) -> click.Command:
         from kubeloop.cli.runner import run_operator
         sys.exit(asyncio.run(run_operator(operator, values)))
 
-    return click.Command(operator.name, params=common_options() + extra, callback=callback,
+    common = common_options()
+    for opt in common:
+        aliases = operator.env_aliases.get((opt.name or "").replace("_", "-"), ())
+        if aliases:
+            opt.envvar = [opt.envvar, *aliases]
+    return click.Command(operator.name, params=common + extra, callback=callback,
                          help=f"Run the {operator.name} operator.")
 
 

@@ -55,6 +55,7 @@ class Watch:
     label_selector: str | None = None
     field_selector: str | None = None
     metadata_only: bool = False
+    all_namespaces: bool = False  # watch every namespace even when the manager is limited to some
 
 
 @dataclass
@@ -108,7 +109,8 @@ class Controller:
         for watch in self.watches:
             informer = await cache.informer(watch.resource, label_selector=watch.label_selector,
                                             field_selector=watch.field_selector,
-                                            metadata_only=watch.metadata_only)
+                                            metadata_only=watch.metadata_only,
+                                            all_namespaces=watch.all_namespaces)
             informer.subscribe(self._mapped_handler(watch))
         metrics.max_concurrent_reconciles.labels(self.name).set(self.concurrency)
 

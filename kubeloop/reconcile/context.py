@@ -48,13 +48,18 @@ class Context:
 
     # --- status ------------------------------------------------------------------------------------
 
-    async def patch_status(self, status: dict[str, Any]) -> Obj:
+    async def patch_status(self, status: dict[str, Any], *, guarded: bool = False) -> Obj:
         """Merge-patches ``status`` on the object's status subresource; skipped when nothing changes,
-        so a steady-state reconcile writes nothing."""
+        so a steady-state reconcile writes nothing. ``guarded``: only if the object is still the version
+        this reconcile read (else 409 Conflict, retried on a fresher cache) — for status computed from
+        the old one, such as counters, which a stale cache must never apply twice."""
         current = self.raw.get("status") or {}
         if all(current.get(k) == v for k, v in status.items()):
             return self.raw
-        return await self.client.patch(self.resource, self.request.name, {"status": status},
+        body: dict[str, Any] = {"status": status}
+        if guarded:
+            body["metadata"] = {"resourceVersion": self.raw["metadata"]["resourceVersion"]}
+        return await self.client.patch(self.resource, self.request.name, body,
                                        self.request.namespace, subresource="status")
 
     def condition(self, type: str, status: bool | str, reason: str, message: str = "",

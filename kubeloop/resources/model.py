@@ -194,8 +194,8 @@ class CustomResource(BaseModel):
     __kubeloop_crd__: ClassVar[CRDInfo | None] = None
 
     # Explicit aliases so a user's alias_generator (to_camel, ...) cannot rename the envelope.
-    apiVersion: str = Field("", alias="apiVersion")
-    kind: str = Field("", alias="kind")
+    apiVersion: str = Field(default="", alias="apiVersion")
+    kind: str = Field(default="", alias="kind")
     metadata: ObjectMeta = Field(default_factory=ObjectMeta, alias="metadata")
 
     def __init_subclass__(

@@ -1,0 +1,133 @@
+"""The ChaosAgent custom resource (``chaosagents.blackadder.io``): one CRD serving ``v1alpha1`` (the
+article's first draft) and ``v1beta1`` (stored). Both versions share one schema, so the API server
+converts between them by just changing ``apiVersion``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from kubeloop.resources import Conditions, CustomResource, printer_column
+
+Weekday = Literal["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+WEEKDAYS: tuple[Weekday, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+# "22:00-06:00" wraps past midnight; equal ends mean the whole day.
+TimeRange = Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]$")]
+Mode = Literal["tantrum", "cancer", "ipsum", "restore"]
+
+
+class LabelSelectorRequirement(BaseModel):
+    """One matchExpressions entry, as in any Kubernetes label selector."""
+
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: list[str] | None = None
+
+
+class LabelSelector(BaseModel):
+    """A standard label selector; an empty one selects everything."""
+
+    matchLabels: dict[str, str] | None = None
+    matchExpressions: list[LabelSelectorRequirement] | None = None
+
+
+class ChaosAgentSpec(BaseModel):
+    """What havoc the agent makes, where, and how often."""
+
+    # --- the article's switches ---
+    tantrumMode: bool = Field(False, description="Kill pods at random.")
+    podTolerance: int = Field(0, ge=0, description="Kill only while at least this many candidate pods run.")
+    cancerMode: bool = Field(False, description="Double Deployments' replicas at random (capped at 128).")
+    ipsumMode: bool = Field(False, description="Overwrite ConfigMaps' data with lorem ipsum at random.")
+    eagerness: int = Field(10, ge=1, le=100, description="Chance, in percent, that a candidate is hit per round.")
+    pauseDuration: int = Field(30, ge=1, description="Seconds between rounds.")
+    excludedNamespaces: list[str] = Field([], description="Namespaces never touched (kube-system, "
+                                          "kube-public, kube-node-lease and the operator's own always are).")
+    # --- safety ---
+    dryRun: bool = Field(False, description="Choose victims, log and record events, but change nothing.")
+    suspend: bool = Field(False, description="Do no rounds until unset.")
+    # --- reproducibility ---
+    seed: int | None = Field(None, ge=0, description="Random seed; each round derives its choices from the "
+                             "seed and the round number. Unset: one is picked and recorded in status.")
+    # --- tantrumMode done right ---
+    minPodAgeSeconds: int = Field(60, ge=0, description="Pods younger than this are neither counted nor killed.")
+    gracePeriodSeconds: int | None = Field(None, ge=0, description="Grace period of killed pods "
+                                           "(default: the pod's own).")
+    onePerOwner: bool = Field(True, description="At most one victim per owner (ReplicaSet, ...) per round.")
+    killOrphans: bool = Field(False, description="Also kill pods that no controller owns (never recreated).")
+    respectPodDisruptionBudgets: bool = Field(False, description="Evict through the Eviction API, so that "
+                                              "PodDisruptionBudgets can refuse; refused victims are spared.")
+    # --- reversibility ---
+    restoreAfterSeconds: int | None = Field(None, ge=1, description="Undo scaled Deployments and rewritten "
+                                            "ConfigMaps this long after the first change.")
+    # --- selection ---
+    namespaceSelector: LabelSelector | None = Field(None, description="Only namespaces with these labels.")
+    podSelector: LabelSelector | None = Field(None, description="Only pods with these labels.")
+    deploymentSelector: LabelSelector | None = Field(None, description="Only Deployments with these labels.")
+    configMapSelector: LabelSelector | None = Field(None, description="Only ConfigMaps with these labels.")
+    # --- time windows (like chaoskube's) ---
+    excludedWeekdays: list[Weekday] = Field([], description="No rounds on these days (Mon..Sun).")
+    excludedTimesOfDay: list[TimeRange] = Field([], description='No rounds in these local times, e.g. '
+                                                '"22:00-06:00".')
+    timezone: str = Field("UTC", description="IANA zone the time windows are in, e.g. Europe/Berlin.")
+
+
+class Counters(BaseModel):
+    """Victims per mode since the agent was created (dry-run choices included)."""
+
+    tantrum: int = 0
+    cancer: int = 0
+    ipsum: int = 0
+    restored: int = 0
+
+
+class Action(BaseModel):
+    """One thing the agent did (or, in dry run, would have done)."""
+
+    time: str
+    round: int
+    mode: Mode
+    action: str
+    namespace: str
+    name: str
+    detail: str | None = None
+    dryRun: bool | None = None
+
+
+class ChaosAgentStatus(BaseModel):
+    observedGeneration: int | None = None
+    round: int | None = Field(None, description="Rounds done so far.")
+    seed: int | None = Field(None, description="The seed the rounds derive their choices from.")
+    lastRoundTime: datetime | None = None
+    nextRoundTime: datetime | None = None
+    counters: Counters | None = None
+    recentActions: list[Action] | None = Field(None, description="The latest actions, newest last.")
+    conditions: Conditions | None = None
+
+
+_COLUMNS = [
+    printer_column("Tantrum", ".spec.tantrumMode", type="boolean", description="Kills Pods randomly"),
+    printer_column("Tolerance", ".spec.podTolerance", type="integer",
+                   description="Total number of Pod to tolerate before randomly killing Pods"),
+    printer_column("Cancer", ".spec.cancerMode", type="boolean", description="Scales Deployments randomly"),
+    printer_column("Ipsum", ".spec.ipsumMode", type="boolean", description="Writes lorem ipsum into ConfigMaps"),
+    printer_column("Eagerness", ".spec.eagerness", type="integer", description="Percent chance per candidate"),
+    printer_column("Pause", ".spec.pauseDuration", type="integer", description="Seconds between rounds"),
+    printer_column("Excluded", ".spec.excludedNamespaces", description="Namespaces left alone"),
+]
+_NAMES = dict(group="blackadder.io", kind="ChaosAgent", scope="Cluster", short_names=["ca"],
+              printer_columns=_COLUMNS)
+
+
+class ChaosAgent(CustomResource, version="v1beta1", storage=True, **_NAMES):  # type: ignore[call-arg]
+    spec: ChaosAgentSpec
+    status: ChaosAgentStatus | None = None
+
+
+class ChaosAgentV1Alpha1(CustomResource, version="v1alpha1", storage=False, deprecated=True,  # type: ignore[call-arg]
+                         deprecation_warning="blackadder.io/v1alpha1 ChaosAgent is deprecated; use v1beta1",
+                         **_NAMES):
+    spec: ChaosAgentSpec
+    status: ChaosAgentStatus | None = None

@@ -1,0 +1,14 @@
+"""Reloader-shaped metrics in kubeloop's shared registry (served on the manager's /metrics)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+from kubeloop.metrics import REGISTRY
+
+reload_executed = Counter(
+    "reloader_reload_executed", "Rollouts triggered by a ConfigMap or Secret change, by success.",
+    ["success", "namespace", "kind"], registry=REGISTRY)
+reload_skipped = Counter(
+    "reloader_reload_skipped", "Rollouts that were due but not made, by reason (paused, rate_limited, "
+    "missing_source, dry_run).", ["reason", "namespace", "kind"], registry=REGISTRY)

@@ -1,0 +1,49 @@
+"""When to act: a per-workload debounce (a burst of changes becomes one rollout) and a global token
+bucket (a shared ConfigMap must not restart the whole cluster at once)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+MAX_WINDOWS = 10  # a workload whose objects never stop changing still rolls after this many windows
+
+
+def settle(memory: dict[str, Any], wanted: str, window: float, now: float) -> float:
+    """Seconds to wait before rolling to hash ``wanted``: 0 once it has been stable for ``window``
+    seconds (or the first change of the burst is MAX_WINDOWS windows old). ``memory`` is the
+    reconcile's per-object memory; a new hash restarts the window."""
+    if memory.get("pending") != wanted:
+        memory["pending"] = wanted
+        memory["changed_at"] = now
+        memory.setdefault("first_at", now)
+    due = min(memory["changed_at"] + window, memory["first_at"] + MAX_WINDOWS * window)
+    return max(0.0, due - now)
+
+
+def settled(memory: dict[str, Any]) -> None:
+    """Forgets the pending burst (after acting on it, or when the contents went back)."""
+    for key in ("pending", "changed_at", "first_at"):
+        memory.pop(key, None)
+
+
+class TokenBucket:
+    """``rate`` tokens per second up to ``burst``; ``rate`` 0 means unlimited."""
+
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate, self.burst, self.clock = rate, max(1, burst), clock
+        self._tokens = float(self.burst)
+        self._at = clock()
+
+    def take(self) -> float:
+        """Takes a token and returns 0, or returns the seconds until one is available."""
+        if self.rate <= 0:
+            return 0.0
+        now = self.clock()
+        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return 0.0
+        return (1 - self._tokens) / self.rate

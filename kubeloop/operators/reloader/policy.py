@@ -1,0 +1,113 @@
+"""What a workload asks for, read from its annotations: Reloader's (``reloader.stakater.com``), unchanged,
+and the same set under kubeloop's own prefix (``reloader.kubeloop.dev``). Plus the annotations the
+operator writes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+STAKATER = "reloader.stakater.com"
+KUBELOOP = "reloader.kubeloop.dev"
+PREFIXES = (STAKATER, KUBELOOP)
+
+CONFIG_MAP, SECRET = "ConfigMap", "Secret"
+SOURCE_KINDS = (CONFIG_MAP, SECRET)
+_WORD = {CONFIG_MAP: "configmap", SECRET: "secret"}
+
+# Written by the operator. The first two live on the workload's own metadata, so recording them never
+# changes the pod template and never rolls anything.
+HASH = f"{KUBELOOP}/hash"  # the combined content hash last acted on
+SOURCES = f"{KUBELOOP}/sources"  # "Kind/name=<hash prefix>,..." of that hash, to name what changed
+TEMPLATE_HASH = f"{KUBELOOP}/config-hash"  # pod-template annotation of the "annotations" strategy
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # what `kubectl rollout restart` sets
+STRATEGY = f"{KUBELOOP}/strategy"  # per-workload override of --reload-strategy
+
+Annotations = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Which ConfigMaps and Secrets a workload wants to be rolled for."""
+
+    ignored: bool = False
+    auto: frozenset[str] = frozenset()  # kinds whose pod-template references are all tracked
+    search: bool = False  # track referenced objects that carry the ``match`` annotation
+    named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind → names or regexes
+    excluded: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind → names or regexes
+    strategy: str | None = None
+
+    @property
+    def tracks_anything(self) -> bool:
+        return not self.ignored and bool(self.auto or self.search or any(self.named.values()))
+
+    def is_excluded(self, kind: str, name: str) -> bool:
+        return matches_any(name, self.excluded.get(kind, ()))
+
+
+def policy_of(annotations: Annotations | None, *, auto_all: bool = False) -> Policy:
+    """Reads a workload's annotations. ``auto_all`` (opt-out mode) makes every workload ``auto``
+    unless it says ``auto: "false"``."""
+    a = annotations or {}
+    auto_flag = _flag(a, "{p}/auto")
+    every_kind = auto_flag is True or (auto_all and auto_flag is not False)
+    auto = frozenset(k for k in SOURCE_KINDS if every_kind or _flag(a, _kinded(k, "auto")) is True)
+    return Policy(
+        ignored=_flag(a, "{p}/ignore") is True,
+        auto=auto,
+        search=_flag(a, "{p}/search") is True,
+        named={k: _names(a, _kinded(k, "reload")) for k in SOURCE_KINDS},
+        excluded={k: _names(a, f"{_WORD[k]}s.exclude.{{p}}/reload") for k in SOURCE_KINDS},
+        strategy=a.get(STRATEGY) or None,
+    )
+
+
+def source_ignored(annotations: Annotations | None) -> bool:
+    """A ConfigMap or Secret annotated ``ignore: "true"`` never triggers a rollout."""
+    return _flag(annotations or {}, "{p}/ignore") is True
+
+
+def source_matches(annotations: Annotations | None) -> bool:
+    """The ``match: "true"`` annotation that ``search`` workloads look for."""
+    return _flag(annotations or {}, "{p}/match") is True
+
+
+def is_pattern(name: str) -> bool:
+    """Reloader accepts regular expressions in its name lists; a plain object name has none of
+    these characters."""
+    return re.fullmatch(r"[a-z0-9.\-]+", name) is None
+
+
+def matches_any(name: str, names_or_patterns: tuple[str, ...]) -> bool:
+    for candidate in names_or_patterns:
+        if candidate == name:
+            return True
+        if is_pattern(candidate):
+            try:
+                if re.fullmatch(candidate, name):
+                    return True
+            except re.error:
+                continue  # an invalid expression matches nothing
+    return False
+
+
+def _kinded(kind: str, what: str) -> str:
+    return f"{_WORD[kind]}.{{p}}/{what}"
+
+
+def _flag(a: Annotations, template: str) -> bool | None:
+    """True/False if any prefix sets the annotation to true/false (true wins), None if unset."""
+    values = [str(a[key]).strip().lower() for p in PREFIXES if (key := template.format(p=p)) in a]
+    if "true" in values:
+        return True
+    return False if "false" in values else None
+
+
+def _names(a: Annotations, template: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for p in PREFIXES:
+        for name in (a.get(template.format(p=p)) or "").split(","):
+            if name.strip() and name.strip() not in out:
+                out.append(name.strip())
+    return tuple(out)

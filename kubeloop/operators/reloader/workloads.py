@@ -1,0 +1,105 @@
+"""The workload kinds that can be rolled, where their pod template lives, and the rollout strategies
+(what to change in the template so the workload's own controller replaces its pods)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubeloop.client import Resource
+from kubeloop.operators.reloader.policy import RESTARTED_AT, TEMPLATE_HASH
+from kubeloop.operators.reloader.references import Ref
+from kubeloop.resources.builtin import CRON_JOB, DAEMON_SET, DEPLOYMENT, STATEFUL_SET
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class WorkloadKind:
+    type: str  # as in --ignored-workload-types
+    resource: Resource
+    template_path: tuple[str, ...]
+
+    def template(self, obj: Obj) -> Obj:
+        node: Any = obj
+        for part in self.template_path:
+            node = (node or {}).get(part)
+        return node or {}
+
+    def nest(self, template_patch: Obj) -> Obj:
+        """A template patch placed where this kind keeps its template."""
+        out: Obj = template_patch
+        for part in reversed(self.template_path):
+            out = {part: out}
+        return out
+
+    @staticmethod
+    def paused(obj: Obj) -> bool:
+        """A paused Deployment must not be rolled (only Deployments can be paused)."""
+        return bool((obj.get("spec") or {}).get("paused"))
+
+
+SPEC_TEMPLATE = ("spec", "template")
+DEPLOYMENTS = WorkloadKind("deployments", DEPLOYMENT, SPEC_TEMPLATE)
+STATEFULSETS = WorkloadKind("statefulsets", STATEFUL_SET, SPEC_TEMPLATE)
+DAEMONSETS = WorkloadKind("daemonsets", DAEMON_SET, SPEC_TEMPLATE)
+# A CronJob has no pods to replace: its job template is updated so the next Jobs use the new data.
+CRONJOBS = WorkloadKind("cronjobs", CRON_JOB, ("spec", "jobTemplate", "spec", "template"))
+KINDS = (DEPLOYMENTS, STATEFULSETS, DAEMONSETS, CRONJOBS)
+
+
+# --- strategies ----------------------------------------------------------------------------------------
+
+def template_change(strategy: str, combined: str, changed: Mapping[Ref, str], template: Obj,
+                    now: dt.datetime | None = None) -> Obj:
+    """The strategic-merge patch of the pod template that starts a rollout.
+
+    - ``annotations``: the combined hash as a template annotation (pods show the config they run).
+    - ``env-vars``: Reloader's ``STAKATER_<NAME>_<CONFIGMAP|SECRET>`` env var per changed object, in the
+      containers that read it (the first container if none does), valued with the object's hash.
+    - ``restarted-at``: what ``kubectl rollout restart`` does.
+    """
+    if strategy == "annotations":
+        return {"metadata": {"annotations": {TEMPLATE_HASH: combined}}}
+    if strategy == "restarted-at":
+        stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return {"metadata": {"annotations": {RESTARTED_AT: stamp}}}
+    if strategy == "env-vars":
+        return {"spec": _env_patch(changed, template.get("spec") or {})}
+    raise ValueError(f"unknown reload strategy {strategy!r}")
+
+
+def env_var_name(ref: Ref) -> str:
+    """Reloader's name: ``STAKATER_`` + the object's name upper-cased, non-alphanumerics as ``_``."""
+    return f"STAKATER_{re.sub(r'[^A-Za-z0-9]', '_', ref.name).upper()}_{ref.kind.upper()}"
+
+
+def _env_patch(changed: Mapping[Ref, str], pod_spec: Obj) -> Obj:
+    lists: dict[str, dict[str, list[Obj]]] = {}
+    first = ((pod_spec.get("containers") or [{}])[0]).get("name", "")
+    init_names = {c.get("name") for c in pod_spec.get("initContainers") or ()}
+    for ref, value in changed.items():
+        for container in sorted(ref.containers) or [first]:
+            field = "initContainers" if container in init_names else "containers"
+            env = lists.setdefault(field, {}).setdefault(container, [])
+            env.append({"name": env_var_name(ref), "value": value})
+    return {field: [{"name": name, "env": env} for name, env in by_name.items()]
+            for field, by_name in lists.items()}
+
+
+def already_applied(template: Obj, change: Obj) -> bool:
+    """True if the template already holds the change: the rollout for this hash is under way (or done),
+    so it is recorded, not started again. Lists of named items (containers, env) match by name."""
+    if isinstance(change, dict):
+        return isinstance(template, dict) and all(
+            k in template and already_applied(template[k], v) for k, v in change.items())
+    if isinstance(change, list):
+        if not isinstance(template, list):
+            return False
+        by_name = {item.get("name"): item for item in template if isinstance(item, dict)}
+        return all(isinstance(item, dict) and item.get("name") in by_name
+                   and already_applied(by_name[item["name"]], item) for item in change)
+    return bool(template == change)
