@@ -57,7 +57,15 @@ class WorkQueue:
         self._seq = itertools.count()
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._shutting_down = False
-        self._labels = (name, name)
+        # Bound metric children once: label lookups on every add/get would sit on the hot path.
+        labels = (name, name)
+        self._m_adds = metrics.workqueue_adds.labels(*labels)
+        self._m_depth = metrics.workqueue_depth.labels(*labels)
+        self._m_queue = metrics.workqueue_queue_duration.labels(*labels)
+        self._m_work = metrics.workqueue_work_duration.labels(*labels)
+        self._m_retries = metrics.workqueue_retries.labels(*labels)
+        self._m_unfinished = metrics.workqueue_unfinished_work.labels(*labels)
+        self._m_longest = metrics.workqueue_longest_running.labels(*labels)
 
     def __len__(self) -> int:
         return len(self._priority)
@@ -69,7 +77,7 @@ class WorkQueue:
     def add(self, key: Hashable, priority: int = HIGH) -> None:
         if self._shutting_down:
             return
-        metrics.workqueue_adds.labels(*self._labels).inc()
+        self._m_adds.inc()
         if key in self._processing:
             prev = self._dirty_while_processing.get(key, LOW)
             self._dirty_while_processing[key] = min(prev, priority)
@@ -80,7 +88,7 @@ class WorkQueue:
         self._priority[key] = priority
         self._added_at.setdefault(key, time.monotonic())
         heapq.heappush(self._heap, (priority, next(self._seq), key))
-        metrics.workqueue_depth.labels(*self._labels).set(len(self._priority))
+        self._m_depth.set(len(self._priority))
         self._notify()
 
     def add_after(self, key: Hashable, delay: float, priority: int = HIGH) -> None:
@@ -100,7 +108,7 @@ class WorkQueue:
     def add_rate_limited(self, key: Hashable) -> float:
         """Re-adds a failed key after its backoff; returns the delay."""
         delay = self.backoff.when(key)
-        metrics.workqueue_retries.labels(*self._labels).inc()
+        self._m_retries.inc()
         self.add_after(key, delay)
         return delay
 
@@ -130,8 +138,8 @@ class WorkQueue:
                 self._processing[key] = now
                 added = self._added_at.pop(key, None)
                 if added is not None:
-                    metrics.workqueue_queue_duration.labels(*self._labels).observe(now - added)
-                metrics.workqueue_depth.labels(*self._labels).set(len(self._priority))
+                    self._m_queue.observe(now - added)
+                self._m_depth.set(len(self._priority))
                 return key
             if self._shutting_down:
                 raise ShutDown
@@ -147,7 +155,7 @@ class WorkQueue:
     def done(self, key: Hashable) -> None:
         started = self._processing.pop(key, None)
         if started is not None:
-            metrics.workqueue_work_duration.labels(*self._labels).observe(time.monotonic() - started)
+            self._m_work.observe(time.monotonic() - started)
         again = self._dirty_while_processing.pop(key, None)
         if again is not None:
             self.add(key, again)
@@ -156,8 +164,8 @@ class WorkQueue:
         """Refreshes the "stuck work" gauges (called periodically by the controller)."""
         now = time.monotonic()
         running = [now - t for t in self._processing.values()]
-        metrics.workqueue_unfinished_work.labels(*self._labels).set(sum(running))
-        metrics.workqueue_longest_running.labels(*self._labels).set(max(running, default=0.0))
+        self._m_unfinished.set(sum(running))
+        self._m_longest.set(max(running, default=0.0))
 
     def shutdown(self) -> None:
         """Stops handing out work; waiting ``get`` calls raise ``ShutDown`` once the queue is empty."""

@@ -68,7 +68,8 @@ async def list_targets(client: Client, res: Resource, scope: Scope, settings: Se
     for obj in items:  # list items carry no apiVersion/kind, but events and patches want them
         obj.setdefault("apiVersion", res.api_version)
         obj.setdefault("kind", res.kind)
-    return sorted((o for o in items if not untouchable(o, settings)), key=object_key)
+    return sorted((o for o in items if o["metadata"].get("namespace") not in scope.excluded
+                   and not untouchable(o, settings)), key=object_key)
 
 
 def object_key(obj: Obj) -> tuple[str, str]:

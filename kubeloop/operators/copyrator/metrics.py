@@ -1,0 +1,18 @@
+"""copyrator's Prometheus counters, served with the framework's on ``/metrics``. Labelled by the kind
+copied only: rule names would make the series count grow with every rule ever created."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+from kubeloop.metrics import REGISTRY
+
+created = Counter("copyrator_copies_created", "Copies created.", ["kind"], registry=REGISTRY)
+updated = Counter("copyrator_copies_updated", "Copies brought back in line with their source (or "
+                  "taken over under conflictPolicy Adopt/Overwrite).", ["kind"], registry=REGISTRY)
+deleted = Counter("copyrator_copies_deleted", "Copies deleted (or released under orphanOnDelete).",
+                  ["kind"], registry=REGISTRY)
+conflicts = Counter("copyrator_conflicts", "New conflicts: a copy's place taken by an object that is not "
+                    "the rule's copy.", ["kind"], registry=REGISTRY)
+errors = Counter("copyrator_errors", "Failed API requests while copying (retried with backoff).", ["kind"],
+                 registry=REGISTRY)

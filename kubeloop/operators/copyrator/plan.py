@@ -1,0 +1,330 @@
+"""What a rule wants, as pure functions over plain dicts: which sources, which namespaces, which
+copies, and what to do about whatever is already in a copy's place. No I/O here.
+
+The article's loop, made level-based:
+
+    for source in objects matching rule.selector in rule.namespace:
+        for namespace in active namespaces:
+            copy source into namespace
+
+becomes ``desired = plan(rule, sources, namespaces)`` diffed against the copies that exist.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+from kubeloop.operators.copyrator.models import CopyratorRule, LabelSelector
+
+Obj = dict[str, Any]
+
+DOMAIN = "copyrator.flant.com"
+# Ownership marks on every copy. The rule annotation ("namespace/name", exact) decides ownership;
+# the labels are for people and label selectors (``kubectl get cm -A -l copyrator.flant.com/rule=x``).
+RULE_ANNOTATION = f"{DOMAIN}/rule"
+SOURCE_ANNOTATION = f"{DOMAIN}/source"
+SOURCE_UID_ANNOTATION = f"{DOMAIN}/source-uid"
+HASH_ANNOTATION = f"{DOMAIN}/content-hash"
+RULE_LABEL = f"{DOMAIN}/rule"
+RULE_NAMESPACE_LABEL = f"{DOMAIN}/rule-namespace"
+SOURCE_NAMESPACE_LABEL = f"{DOMAIN}/source-namespace"
+MARK_LABELS = (RULE_LABEL, RULE_NAMESPACE_LABEL, SOURCE_NAMESPACE_LABEL)
+MARK_ANNOTATIONS = (RULE_ANNOTATION, SOURCE_ANNOTATION, SOURCE_UID_ANNOTATION, HASH_ANNOTATION)
+# On a source Secret: "true" (any namespace) or a comma-separated list of namespace names/globs.
+CONSENT_ANNOTATION = f"{DOMAIN}/allow-copy"
+
+# Keys never copied whatever the allow-list says: they are other tools' ownership or tracking marks
+# (a copy carrying them would be claimed, pruned or overwritten by kubectl, Helm, Argo CD or Flux).
+DENIED_KEYS = (
+    f"{DOMAIN}/*", "kubectl.kubernetes.io/*", "app.kubernetes.io/managed-by", "meta.helm.sh/*",
+    "helm.sh/*", "argocd.argoproj.io/*", "*.toolkit.fluxcd.io/*", "kubernetes.io/service-account.*",
+)
+# Secrets that must never leave their namespace: credentials minted for it, or other tools' state.
+PROTECTED_SECRET_TYPES = frozenset({
+    "kubernetes.io/service-account-token", "bootstrap.kubernetes.io/token", "helm.sh/release.v1"})
+# The CA bundle every namespace gets from kube-controller-manager.
+PROTECTED_CONFIGMAPS = frozenset({"kube-root-ca.crt"})
+
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
+
+
+# ------------------------------------------------------------------------------------------ matching
+
+
+def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return meta(obj).get("labels") or {}
+
+
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return meta(obj).get("annotations") or {}
+
+
+def key_of(obj: Mapping[str, Any]) -> str:
+    return f"{meta(obj).get('namespace')}/{meta(obj).get('name')}"
+
+
+def matches_any(name: str, patterns: Iterable[str]) -> bool:
+    """Exact names and shell-style globs (``team-*``, ``kube-?``), case-sensitive like Kubernetes names."""
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def matches_labels(labels: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
+    """The article's selector: every wanted label present with its value."""
+    return all(labels.get(k) == v for k, v in wanted.items())
+
+
+def matches_selector(labels: Mapping[str, str], selector: LabelSelector | None) -> bool:
+    """A Kubernetes LabelSelector (matchLabels and matchExpressions); None matches everything."""
+    if selector is None:
+        return True
+    if not matches_labels(labels, selector.matchLabels or {}):
+        return False
+    for req in selector.matchExpressions or ():
+        values = req.values or []
+        present = req.key in labels
+        ok = {"In": present and labels.get(req.key) in values,
+              "NotIn": not present or labels.get(req.key) not in values,
+              "Exists": present, "DoesNotExist": not present}[req.operator]
+        if not ok:
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------------------- ownership
+
+
+def owner_of(obj: Mapping[str, Any]) -> str | None:
+    """The rule (``namespace/name``) a copy belongs to, or None for anything that is not a copy."""
+    return annotations_of(obj).get(RULE_ANNOTATION)
+
+
+def controlled_by_other(obj: Mapping[str, Any]) -> bool:
+    """Another controller owns this object: never take it over."""
+    return any(ref.get("controller") for ref in meta(obj).get("ownerReferences") or ())
+
+
+def label_value(text: str) -> str:
+    """``text`` if it is a valid label value, else a stable hash of it (names can be 253 chars)."""
+    if len(text) <= 63 and _LABEL_VALUE.fullmatch(text):
+        return text
+    return "h" + hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+# ------------------------------------------------------------------------------------------- sources
+
+
+def protected_reason(obj: Mapping[str, Any]) -> str | None:
+    """Why this object may never be a source, whatever a rule says (None: it may be)."""
+    if owner_of(obj) is not None:
+        return "IsACopy"  # copies are never copied again: no chains, no loops
+    if obj.get("kind") == "Secret" and obj.get("type") in PROTECTED_SECRET_TYPES:
+        return "ProtectedSecretType"
+    if obj.get("kind") == "ConfigMap" and meta(obj).get("name") in PROTECTED_CONFIGMAPS:
+        return "ProtectedConfigMap"
+    return None
+
+
+def is_source(rule: CopyratorRule, obj: Mapping[str, Any]) -> bool:
+    """The object is in a source namespace and carries the rule's labels (protected ones included:
+    they are reported as skipped, not silently ignored)."""
+    return (obj.get("kind") == rule.copy_kind and meta(obj).get("namespace") in rule.source_namespaces
+            and owner_of(obj) is None and matches_labels(labels_of(obj), rule.selector))
+
+
+def consents_to(source: Mapping[str, Any], namespace: str) -> bool:
+    """Secrets go only where their owner allowed: ``allow-copy: "true"`` (anywhere) or a list of
+    namespace names/globs. ConfigMaps need no consent (the article copies them freely)."""
+    if source.get("kind") != "Secret":
+        return True
+    value = (annotations_of(source).get(CONSENT_ANNOTATION) or "").strip()
+    if value.lower() in ("true", "*"):
+        return True
+    if value.lower() in ("", "false"):
+        return False
+    return matches_any(namespace, [p.strip() for p in re.split(r"[,\s]+", value) if p.strip()])
+
+
+def has_consent(source: Mapping[str, Any]) -> bool:
+    value = (annotations_of(source).get(CONSENT_ANNOTATION) or "").strip().lower()
+    return source.get("kind") != "Secret" or value not in ("", "false")
+
+
+# ----------------------------------------------------------------------------------------- namespaces
+
+
+def is_active(namespace: Mapping[str, Any]) -> bool:
+    return (namespace.get("status") or {}).get("phase", "Active") == "Active" and not meta(
+        namespace).get("deletionTimestamp")
+
+
+def target_namespaces(rule: CopyratorRule, namespaces: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Active namespaces in the rule's scope, sorted (terminating ones are skipped: writes would fail)."""
+    out = [meta(ns)["name"] for ns in namespaces
+           if is_active(ns) and not matches_any(meta(ns)["name"], rule.excludedNamespaces)
+           and matches_selector(labels_of(ns), rule.namespaceSelector)]
+    return sorted(out)
+
+
+def target_name(rule: CopyratorRule, source_name: str) -> str:
+    return rule.targetName.replace("{name}", source_name) if rule.targetName else source_name
+
+
+# ------------------------------------------------------------------------------------------- copies
+
+
+def _allowed(items: Mapping[str, str], patterns: Iterable[str]) -> dict[str, str]:
+    allow = list(patterns)
+    return {k: v for k, v in items.items() if matches_any(k, allow) and not matches_any(k, DENIED_KEYS)}
+
+
+def content_hash(obj: Mapping[str, Any]) -> str:
+    """A digest of everything a copy is made of (data, type, allowed labels/annotations and marks,
+    except the hash itself). Computed the same way on the desired and on the actual copy, so a hand
+    edit of any of it shows as a mismatch."""
+    annotations = {k: v for k, v in annotations_of(obj).items() if k != HASH_ANNOTATION}
+    content = {"kind": obj.get("kind"), "type": obj.get("type"), "immutable": bool(obj.get("immutable")),
+               "data": obj.get("data") or {}, "binaryData": obj.get("binaryData") or {},
+               "labels": dict(labels_of(obj)), "annotations": annotations}
+    return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def build_copy(rule: CopyratorRule, source: Mapping[str, Any], namespace: str, name: str) -> Obj:
+    """The complete copy of ``source`` for ``namespace``: content, allowed metadata, ownership marks."""
+    src = meta(source)
+    labels = _allowed(labels_of(source), rule.copyLabels)
+    labels.update({RULE_LABEL: label_value(rule.metadata.name or ""),
+                   RULE_NAMESPACE_LABEL: rule.metadata.namespace or "",
+                   SOURCE_NAMESPACE_LABEL: src["namespace"]})
+    annotations = _allowed(annotations_of(source), rule.copyAnnotations)
+    annotations.update({RULE_ANNOTATION: rule.key, SOURCE_ANNOTATION: key_of(source),
+                        SOURCE_UID_ANNOTATION: src.get("uid", "")})
+    body: Obj = {"apiVersion": "v1", "kind": source["kind"],
+                 "metadata": {"name": name, "namespace": namespace, "labels": labels,
+                              "annotations": annotations}}
+    for part in ("data", "binaryData"):
+        if source.get(part):
+            body[part] = dict(source[part])
+    if source["kind"] == "Secret":
+        body["type"] = source.get("type") or "Opaque"
+    if source.get("immutable"):
+        body["immutable"] = True
+    annotations[HASH_ANNOTATION] = content_hash(body)
+    return body
+
+
+def same_content(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Equal data, binaryData and type (what ``Adopt`` requires; metadata does not count)."""
+    return all((a.get(k) or None) == (b.get(k) or None) for k in ("data", "binaryData", "type"))
+
+
+def is_stale(actual: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    want = annotations_of(desired)[HASH_ANNOTATION]
+    return annotations_of(actual).get(HASH_ANNOTATION) != want or content_hash(actual) != want
+
+
+def needs_recreate(actual: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Immutable objects and a Secret's type cannot be updated: delete and create instead."""
+    return bool(actual.get("immutable")) or (actual.get("type") or None) != (desired.get("type") or None)
+
+
+# -------------------------------------------------------------------------------------------- plan
+
+
+@dataclass
+class Plan:
+    """The desired copies of one rule, keyed by (namespace, name), and why some sources yield none."""
+
+    sources: list[Obj] = field(default_factory=list)
+    copies: dict[tuple[str, str], Obj] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (source key, reason)
+    shadowed: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, name, source key)
+
+
+def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
+         namespaces: Iterable[Mapping[str, Any]]) -> Plan:
+    """Every copy the rule wants now. Sources are taken in the order of the rule's namespace list,
+    then by name, so when two sources would produce the same copy the first one wins (the other is
+    reported as shadowed) — the result never depends on event order."""
+    order = {ns: i for i, ns in enumerate(rule.source_namespaces)}
+    sources = sorted((s for s in candidates if is_source(rule, s)),
+                     key=lambda s: (order[meta(s)["namespace"]], meta(s)["name"]))
+    targets = target_namespaces(rule, namespaces)
+    out = Plan(sources=[dict(s) for s in sources])
+    for source in sources:
+        src_key, src_ns = key_of(source), meta(source)["namespace"]
+        name = target_name(rule, meta(source)["name"])
+        reason = protected_reason(source) or (None if has_consent(source) else "NoConsent")
+        if reason is None and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
+            reason = "InvalidTargetName"
+        if reason:
+            out.skipped.append((src_key, reason))
+            continue
+        for ns in targets:
+            if ns == src_ns or not consents_to(source, ns):
+                continue  # never back into the source's own namespace; Secrets only where allowed
+            if (ns, name) in out.copies:
+                out.shadowed.append((ns, name, src_key))
+                continue
+            out.copies[(ns, name)] = build_copy(rule, source, ns, name)
+    return out
+
+
+# ------------------------------------------------------------------------------------- what to do
+
+Action = Literal["create", "update", "recreate", "none", "adopt", "overwrite", "conflict"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Action
+    reason: str = ""  # for conflicts: a CamelCase reason
+    message: str = ""
+
+
+def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> Decision:
+    """What to do at one copy's place, given what is there now."""
+    if existing is None:
+        return Decision("create")
+    owner = owner_of(existing)
+    if owner == rule.key:
+        if not is_stale(existing, desired):
+            return Decision("none")
+        return Decision("recreate" if needs_recreate(existing, desired) else "update")
+    kind = desired["kind"]
+    if owner is not None:
+        return Decision("conflict", "OwnedByAnotherRule", f"{kind} is a copy made by rule {owner}")
+    if controlled_by_other(existing) or protected_reason(existing) == "ProtectedSecretType":
+        return Decision("conflict", "Protected", f"{kind} is controlled by another object or protected")
+    if rule.conflictPolicy == "Overwrite":
+        return Decision("overwrite")
+    if rule.conflictPolicy == "Adopt":
+        if same_content(existing, desired):
+            return Decision("adopt")
+        return Decision("conflict", "ContentDiffers",
+                        f"{kind} exists with different content; conflictPolicy Adopt only takes over "
+                        "identical objects")
+    return Decision("conflict", "AlreadyExists", f"{kind} exists and is not a copy (conflictPolicy Skip)")
+
+
+def released(obj: Mapping[str, Any]) -> Obj:
+    """A merge patch removing copyrator's marks (``orphanOnDelete``): the object stays, unmanaged."""
+    patch: Obj = {"resourceVersion": meta(obj).get("resourceVersion")}  # fails if changed meanwhile
+    labels = {k: None for k in MARK_LABELS if k in labels_of(obj)}
+    annotations = {k: None for k in MARK_ANNOTATIONS if k in annotations_of(obj)}
+    if labels:
+        patch["labels"] = labels
+    if annotations:
+        patch["annotations"] = annotations
+    return {"metadata": patch}

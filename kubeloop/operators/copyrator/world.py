@@ -1,0 +1,141 @@
+"""The cluster as copyrator sees it: cached rules, namespaces, ConfigMaps and Secrets (every
+namespace, even when the operator only takes rules from some), and the event mappers that turn a
+change to any of them into the rules that must look again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubeloop.cache import Cache, Event, Informer
+from kubeloop.client import Client
+from kubeloop.client.resource import Resource
+from kubeloop.operators.copyrator.models import CopyratorRule
+from kubeloop.operators.copyrator.plan import is_source, meta, owner_of
+from kubeloop.resources.builtin import CONFIG_MAP, NAMESPACE, SECRET
+
+Obj = dict[str, Any]
+RESOURCES: dict[str, Resource] = {"ConfigMap": CONFIG_MAP, "Secret": SECRET}
+OWNER_INDEX = "copyrator.flant.com/rule"
+
+
+def by_owner(obj: Obj) -> tuple[str, ...]:
+    """Index copies by the rule that made them."""
+    owner = owner_of(obj)
+    return (owner,) if owner else ()
+
+
+def slim(obj: Obj) -> Obj:
+    """managedFields are never read here and are often the larger part of a small object."""
+    obj.get("metadata", {}).pop("managedFields", None)
+    return obj
+
+
+class World:
+    """Bound to a manager at startup (before its controllers are set up), so that every informer here
+    is the very one the controllers share."""
+
+    def __init__(self) -> None:
+        self.client: Client | None = None
+        self.cache: Cache | None = None
+        self._rules: Informer | None = None
+        self._namespaces: Informer | None = None
+        self._objects: dict[str, Informer] = {}
+        self._parsed: dict[tuple[str, str], CopyratorRule] = {}
+        # (kind, namespace, name) → rules whose copy is blocked there: when that object changes or
+        # goes away, those rules look again.
+        self.blocked: dict[tuple[str, str, str], set[str]] = {}
+
+    async def bind(self, client: Client, cache: Cache, rule_field_selector: str | None) -> None:
+        self.client, self.cache = client, cache
+        self._rules = await cache.informer(CopyratorRule, field_selector=rule_field_selector)
+        self._namespaces = await cache.informer(NAMESPACE)
+        for kind, res in RESOURCES.items():
+            self._objects[kind] = await cache.informer(res, all_namespaces=True, transform=slim,
+                                                       indexes={OWNER_INDEX: by_owner})
+        self._parsed.clear()
+        self.blocked.clear()
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def objects(self, kind: str) -> Informer:
+        return self._objects[kind]
+
+    def namespaces(self) -> list[Obj]:
+        assert self._namespaces is not None, "copyrator: World not bound (run the startup hooks)"
+        return list(self._namespaces.store)
+
+    def candidates(self, rule: CopyratorRule) -> list[Obj]:
+        """Everything in the rule's source namespaces; ``plan`` picks the sources among them."""
+        store = self.objects(rule.copy_kind).store
+        return [o for ns in rule.source_namespaces for o in store.by_index("namespace", ns)]
+
+    def copies_of(self, rule_key: str) -> list[Obj]:
+        """Every copy the rule made, of either kind (the rule's type may have changed)."""
+        return [o for inf in self._objects.values() for o in inf.store.by_index(OWNER_INDEX, rule_key)]
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
+        return self.objects(kind).store.get_by(name, namespace)
+
+    def rules(self) -> list[CopyratorRule]:
+        """The cached rules, parsed once per resourceVersion."""
+        if self._rules is None:
+            return []
+        out = []
+        for raw in self._rules.store:
+            m = meta(raw)
+            ident = (m.get("uid", ""), m.get("resourceVersion", ""))
+            rule = self._parsed.get(ident)
+            if rule is None:
+                try:
+                    rule = CopyratorRule.from_dict(raw)
+                except ValueError:
+                    continue  # the reconcile reports it; mapping skips it
+                if len(self._parsed) > 4096:
+                    self._parsed.clear()
+                self._parsed[ident] = rule
+            out.append(rule)
+        return out
+
+    def watches_rule(self, rule_key: str, rule_name_filter: str | None) -> bool:
+        """Whether a rule by this key would be in our cache: copies of rules we do not watch (other
+        namespaces under ``--namespace``, other names under ``--rule-name``) are not ours to touch."""
+        namespace, _, name = rule_key.partition("/")
+        scope = self.cache.namespaces if self.cache else None
+        return (scope is None or namespace in scope) and (not rule_name_filter or name == rule_name_filter)
+
+    # --- event mappers (Watch(..., mapper=...)) ---------------------------------------------------
+
+    def all_rules(self, obj: Obj) -> list[str]:
+        """A namespace appeared, changed labels or started terminating: every rule may care."""
+        return [r.key for r in self.rules()]
+
+    def mapper(self, kind: str) -> Callable[[Obj], list[str]]:
+        """A ConfigMap/Secret event → the rule that made it (a copy), the rules it is a source of, and
+        the rules whose copy it blocks."""
+        def rules_for(obj: Obj) -> list[str]:
+            owner = owner_of(obj)
+            keys = {owner} if owner else set()
+            keys |= {r.key for r in self.rules() if r.copy_kind == kind and is_source(r, obj)}
+            m = meta(obj)
+            keys |= self.blocked.get((kind, m.get("namespace", ""), m.get("name", "")), set())
+            return sorted(keys)
+        return rules_for
+
+    def set_blocked(self, rule_key: str, places: set[tuple[str, str, str]]) -> None:
+        for key in [k for k, rules in self.blocked.items() if rule_key in rules and k not in places]:
+            self.blocked[key].discard(rule_key)
+            if not self.blocked[key]:
+                del self.blocked[key]
+        for place in places:
+            self.blocked.setdefault(place, set()).add(rule_key)
+
+
+def namespace_changed(event: Event) -> bool:
+    """Only what decides scope: labels, phase, deletion."""
+    if event.type != "modified" or event.old is None:
+        return True
+    old, new = event.old, event.object
+    return (meta(old).get("labels") != meta(new).get("labels")
+            or (old.get("status") or {}).get("phase") != (new.get("status") or {}).get("phase")
+            or meta(old).get("deletionTimestamp") != meta(new).get("deletionTimestamp"))
