@@ -1,0 +1,321 @@
+"""The reconcile, as the article would write it: for one workload, hash every ConfigMap and Secret it
+uses, compare with the hash it was last rolled (or first seen) with, and roll it when they differ.
+
+Level-based: nothing depends on having seen the change happen. A change made while the operator was
+down is found on the first reconcile after it starts; a workload seen for the first time has its hash
+recorded and is not rolled."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubeloop.cache import Event, Informer
+from kubeloop.client import ApiError, Conflict
+from kubeloop.manager import Manager
+from kubeloop.operator import Operator
+from kubeloop.operators.reloader import selectors
+from kubeloop.operators.reloader.fingerprint import (
+    ABSENT,
+    PREFIX,
+    Fingerprint,
+    decode_sources,
+    object_hash,
+    value_digests,
+    without_data,
+)
+from kubeloop.operators.reloader.metrics import reload_executed, reload_skipped
+from kubeloop.operators.reloader.pacing import TokenBucket, settle, settled
+from kubeloop.operators.reloader.policy import (
+    CONFIG_MAP,
+    HASH,
+    PREFIXES,
+    SECRET,
+    SOURCES,
+    Policy,
+    is_pattern,
+    matches_any,
+    policy_of,
+    source_ignored,
+    source_matches,
+)
+from kubeloop.operators.reloader.references import Ref, merge, pod_template_refs
+from kubeloop.operators.reloader.settings import STRATEGIES, Settings
+from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind, already_applied, template_change
+from kubeloop.reconcile import Context, Result
+from kubeloop.resources import builtin
+
+log = logging.getLogger("kubeloop.reloader")
+Obj = dict[str, Any]
+INDEX = "reloader-sources"  # workload informer index: "Kind/namespace/name" (or ".../*") → workload keys
+SOURCE_RESOURCES = {CONFIG_MAP: builtin.CONFIG_MAP, SECRET: builtin.SECRET}
+
+
+@dataclass
+class Runtime:
+    """What one run of the operator shares between its controllers (built when the manager starts)."""
+
+    settings: Settings
+    limiter: TokenBucket
+    sources: dict[str, Informer]  # "ConfigMap"/"Secret" → informer (data replaced by digests)
+    workloads: dict[str, Informer]  # workload type → informer with the INDEX
+    namespaces: Informer | None  # only with --namespace-selector
+    namespace_selector: tuple[selectors.Requirement, ...] = ()
+    resource_selector: tuple[selectors.Requirement, ...] = ()
+
+    def in_scope(self, namespace: str | None) -> bool:
+        if namespace in self.settings.ignored_namespaces:
+            return False
+        if self.namespaces is None:
+            return True
+        ns = self.namespaces.store.get_by(namespace or "")
+        return ns is not None and selectors.matches(self.namespace_selector, _meta(ns).get("labels"))
+
+    def source(self, kind: str, namespace: str | None, name: str) -> Obj | None:
+        informer = self.sources.get(kind)
+        return informer.store.get_by(name, namespace) if informer else None
+
+    def sources_named(self, kind: str, namespace: str | None, pattern: str) -> list[str]:
+        informer = self.sources.get(kind)
+        objs = informer.store.by_index("namespace", namespace or "") if informer else []
+        return sorted(_meta(o)["name"] for o in objs if matches_any(_meta(o)["name"], (pattern,)))
+
+
+class Reloader:
+    """The operator's logic; one instance per Operator, its Runtime renewed on every start."""
+
+    def __init__(self, operator: Operator) -> None:
+        self.operator = operator
+        self.runtime: Runtime | None = None
+
+    # --- wiring ----------------------------------------------------------------------------------------
+
+    async def start(self, manager: Manager) -> None:
+        """on_startup hook: creates the shared informers first, so that the controllers join them with
+        the data-stripping transform and the reference index in place."""
+        settings = Settings.from_values(self.operator.settings)
+        cache = manager.cache
+        sources = {kind: await cache.informer(res, transform=without_data)
+                   for kind, res in SOURCE_RESOURCES.items() if settings.tracks(kind)}
+        workloads = {k.type: await cache.informer(k.resource, indexes={INDEX: source_index(k)})
+                     for k in KINDS if settings.reloads(k.type)}
+        namespaces = (await cache.informer(builtin.NAMESPACE, metadata_only=True)
+                      if settings.namespace_selector else None)
+        self.runtime = Runtime(settings, TokenBucket(settings.max_reloads_per_second, settings.reload_burst),
+                               sources, workloads, namespaces, selectors.parse(settings.namespace_selector),
+                               selectors.parse(settings.resource_label_selector))
+        log.info("reloader: strategy %s, %s mode, debounce %.1fs%s", settings.reload_strategy,
+                 "opt-out" if settings.auto_reload_all else "opt-in", settings.debounce_seconds,
+                 " (dry run)" if settings.dry_run else "")
+
+    def mapper(self, kind: WorkloadKind, source_kind: str) -> Callable[[Obj], list[str]]:
+        """Maps a changed ConfigMap/Secret to the workloads of ``kind`` that name it (by the index)."""
+        def workloads_using(obj: Obj) -> list[str]:
+            informer = self.runtime.workloads.get(kind.type) if self.runtime else None
+            if informer is None:
+                return []
+            meta = _meta(obj)
+            prefix = f"{source_kind}/{meta.get('namespace')}/"
+            return [*informer.store.index_keys(INDEX, prefix + str(meta.get("name"))),
+                    *informer.store.index_keys(INDEX, prefix + "*")]
+        return workloads_using
+
+    def reconciler(self, kind: WorkloadKind) -> Callable[[Obj, Context], Any]:
+        async def reconcile(obj: Obj, ctx: Context) -> Result | None:
+            return await self.reconcile(kind, obj, ctx)
+        reconcile.__name__ = f"reconcile_{kind.type}"
+        return reconcile
+
+    # --- the reconcile ---------------------------------------------------------------------------------
+
+    async def reconcile(self, kind: WorkloadKind, workload: Obj, ctx: Context) -> Result | None:
+        rt = self._runtime()
+        policy = policy_of(_meta(workload).get("annotations"), auto_all=rt.settings.auto_reload_all)
+        if not policy.tracks_anything or not rt.in_scope(ctx.namespace):
+            return None
+        hashes, missing = self.tracked(rt, kind, workload, policy)
+        if missing and not rt.settings.reload_on_delete:
+            await self._missing(ctx, kind, missing)
+            return None
+        ctx.memory.pop("missing", None)
+        fingerprint = Fingerprint({ref.id: h for ref, h in hashes.items()})
+        recorded_hash, recorded_sources = self._recorded(rt, workload, ctx)
+        if recorded_hash == fingerprint.hash:
+            settled(ctx.memory)  # nothing to do (or the contents went back within the window)
+            return None
+        changed = fingerprint.changed_since(recorded_sources) if recorded_hash else []
+        if not changed:
+            # First sight, or only the set of objects changed: remember the hash, roll nothing.
+            if fingerprint.sources or recorded_hash:
+                await self._record(rt, ctx, kind, fingerprint)
+            return None
+        if kind.paused(workload):
+            await self._skip(ctx, kind, "paused", fingerprint, "the Deployment is paused; it rolls when resumed")
+            return None
+        if wait := settle(ctx.memory, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic()):
+            return Result(requeue_after=wait)  # more changes may follow: one rollout for the burst
+        if wait := rt.limiter.take():
+            await self._skip(ctx, kind, "rate_limited", fingerprint)
+            return Result(requeue_after=wait)
+        triggers = {ref: h for ref, h in hashes.items() if ref.id in changed}
+        await self._roll(rt, ctx, kind, workload, policy, fingerprint, triggers, recorded_sources or {})
+        settled(ctx.memory)
+        return None
+
+    def tracked(self, rt: Runtime, kind: WorkloadKind, workload: Obj,
+                policy: Policy) -> tuple[dict[Ref, str], list[Ref]]:
+        """The objects this workload is rolled for, with their hashes; and the required ones missing."""
+        ns = _meta(workload).get("namespace")
+        from_template = [r for r in pod_template_refs(kind.template(workload)) if r.kind in policy.auto or policy.search]
+        named = [Ref(k, name) for k, names in policy.named.items() for pattern in names
+                 for name in (rt.sources_named(k, ns, pattern) if is_pattern(pattern) else (pattern,))]
+        # ``search`` picks the referenced objects that say ``match``; auto or named ones need not.
+        needs_match = {r.id for r in from_template if r.kind not in policy.auto} - {r.id for r in named}
+        hashes: dict[Ref, str] = {}
+        missing: list[Ref] = []
+        for ref in merge([*from_template, *named]):
+            if not rt.settings.tracks(ref.kind) or policy.is_excluded(ref.kind, ref.name):
+                continue
+            source = rt.source(ref.kind, ns, ref.name)
+            if source is None:
+                if ref.id not in needs_match:  # a missing object cannot say ``match``
+                    hashes[ref] = ABSENT
+                    missing += [] if ref.optional else [ref]
+                continue
+            meta = _meta(source)
+            if source_ignored(meta.get("annotations")) or not selectors.matches(rt.resource_selector,
+                                                                                meta.get("labels")):
+                continue
+            if ref.id in needs_match and not source_matches(meta.get("annotations")):
+                continue
+            keys = ref.keys if rt.settings.hash_used_keys_only else None
+            hashes[ref] = object_hash(ref.kind, ref.name, source, keys)
+        return hashes, missing
+
+    # --- acting ----------------------------------------------------------------------------------------
+
+    async def _roll(self, rt: Runtime, ctx: Context, kind: WorkloadKind, workload: Obj, policy: Policy,
+                    fingerprint: Fingerprint, triggers: Mapping[Ref, str], recorded: Mapping[str, str]) -> None:
+        strategy = policy.strategy if policy.strategy in STRATEGIES else rt.settings.reload_strategy
+        template = kind.template(workload)
+        change = template_change(strategy, fingerprint.hash, triggers, template)
+        if already_applied(template, change):
+            await self._record(rt, ctx, kind, fingerprint)  # this hash's rollout is already under way
+            return
+        # One patch rolls and records: the hash can never be recorded without its rollout, or the other
+        # way round. resourceVersion makes it fail (409, retried) if our view of the workload is stale.
+        patch = {"metadata": {"resourceVersion": _meta(workload)["resourceVersion"],
+                              "annotations": record_annotations(fingerprint)}, **kind.nest(change)}
+        what = describe(triggers, recorded)
+        labels = (ctx.namespace or "", kind.resource.kind)
+        if rt.settings.dry_run:
+            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type="strategic", dry_run=True)
+            ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint))
+            await self._skip(ctx, kind, "dry_run", fingerprint, f"would roll: {what}")
+            return
+        try:
+            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type="strategic")
+        except Conflict:
+            raise  # a stale view: the framework retries with the current object
+        except ApiError as exc:
+            reload_executed.labels("false", *labels).inc()
+            await ctx.event("Warning", "ReloadFailed", f"{what}; rollout failed: {exc.status} {exc.reason}")
+            raise
+        reload_executed.labels("true", *labels).inc()
+        log.info("rolled %s %s/%s: %s (strategy %s, hash %s)", kind.resource.kind, ctx.namespace, ctx.name,
+                 what, strategy, fingerprint.hash[:12])
+        await ctx.event("Normal", "Reloaded", f"{what}; rolling out (strategy {strategy}, "
+                                              f"hash {fingerprint.hash[:12]})")
+
+    async def _record(self, rt: Runtime, ctx: Context, kind: WorkloadKind, fingerprint: Fingerprint) -> None:
+        """Remembers the hash on the workload's metadata: never touches the pod template."""
+        if rt.settings.dry_run:
+            ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint))
+            return
+        await ctx.client.patch(kind.resource, ctx.name, {"metadata": {"annotations": record_annotations(
+            fingerprint)}}, ctx.namespace)
+        log.info("recorded hash %s of %d object(s) for %s %s/%s (nothing rolled)", fingerprint.hash[:12],
+                 len(fingerprint.sources), kind.resource.kind, ctx.namespace, ctx.name)
+
+    async def _missing(self, ctx: Context, kind: WorkloadKind, missing: list[Ref]) -> None:
+        ids = tuple(sorted(r.id for r in missing))
+        if ctx.memory.get("missing") == ids:
+            return  # said once; resyncs do not repeat it
+        ctx.memory["missing"] = ids
+        reload_skipped.labels("missing_source", ctx.namespace or "", kind.resource.kind).inc()
+        await ctx.event("Warning", "ReloadSourceMissing", f"{', '.join(ids)} not found; no rollout until "
+                                                          "it exists (see --reload-on-delete)")
+
+    async def _skip(self, ctx: Context, kind: WorkloadKind, reason: str, fingerprint: Fingerprint,
+                    note: str | None = None) -> None:
+        """Counts (and, with a note, reports) a due rollout not made — once per reason and hash."""
+        if ctx.memory.get("skipped") == (reason, fingerprint.hash):
+            return
+        ctx.memory["skipped"] = (reason, fingerprint.hash)
+        reload_skipped.labels(reason, ctx.namespace or "", kind.resource.kind).inc()
+        if note:
+            log.info("%s %s/%s: %s", kind.resource.kind, ctx.namespace, ctx.name, note)
+            await ctx.event("Normal", "ReloadSkipped", f"{note} (hash {fingerprint.hash[:12]})")
+
+    def _recorded(self, rt: Runtime, workload: Obj, ctx: Context) -> tuple[str | None, dict[str, str] | None]:
+        if rt.settings.dry_run and "dry_run" in ctx.memory:
+            recorded: tuple[str, dict[str, str]] = ctx.memory["dry_run"]
+            return recorded
+        annotations = _meta(workload).get("annotations") or {}
+        return annotations.get(HASH), decode_sources(annotations.get(SOURCES))
+
+    def _runtime(self) -> Runtime:
+        if self.runtime is None:
+            raise RuntimeError("reloader: the on_startup hook did not run (add operator.startup hooks "
+                               "before operator.controllers())")
+        return self.runtime
+
+
+# --- pure helpers ------------------------------------------------------------------------------------------
+
+def source_index(kind: WorkloadKind) -> Callable[[Obj], tuple[str, ...]]:
+    """Index of a workload informer: every object its template references or its annotations name
+    (regular expressions as ``Kind/namespace/*``)."""
+    def index(obj: Obj) -> tuple[str, ...]:
+        meta = _meta(obj)
+        ns = meta.get("namespace")
+        keys = {f"{r.kind}/{ns}/{r.name}" for r in pod_template_refs(kind.template(obj))}
+        for source_kind, names in policy_of(meta.get("annotations")).named.items():
+            keys |= {f"{source_kind}/{ns}/{'*' if is_pattern(n) else n}" for n in names}
+        return tuple(sorted(keys))
+    return index
+
+
+def source_changed(event: Event) -> bool:
+    """Watch predicate: a ConfigMap/Secret update matters if its data or reloader annotations changed."""
+    if event.type != "modified" or event.old is None:
+        return True
+    return (value_digests(event.old) != value_digests(event.object)
+            or _reloader_annotations(event.old) != _reloader_annotations(event.object))
+
+
+def record_annotations(fingerprint: Fingerprint) -> dict[str, str]:
+    return {HASH: fingerprint.hash, SOURCES: fingerprint.encode()}
+
+
+def describe(triggers: Mapping[Ref, str], recorded: Mapping[str, str]) -> str:
+    """``ConfigMap nginx-conf changed (3f2a1b0c → 9d8e7f6a)``: names and hash prefixes only."""
+    parts = [f"{ref.kind} {ref.name} {'deleted' if h == ABSENT else 'changed'} "
+             f"({recorded.get(ref.id, '?')[:8]} → {h[:8]})" for ref, h in sorted(triggers.items(),
+                                                                                key=lambda kv: kv[0].id)]
+    return ", ".join(parts)
+
+
+def _prefixes(fingerprint: Fingerprint) -> dict[str, str]:
+    return {k: v[:PREFIX] for k, v in fingerprint.sources.items()}
+
+
+def _reloader_annotations(obj: Obj) -> dict[str, str]:
+    return {k: v for k, v in (_meta(obj).get("annotations") or {}).items() if k.partition("/")[0] in PREFIXES}
+
+
+def _meta(obj: Obj) -> dict[str, Any]:
+    return obj.get("metadata") or {}
