@@ -87,7 +87,9 @@ def common_options() -> list[click.Option]:
 
 
 def build_command(operator: Operator) -> click.Command:
+    # A bool setting is an on/off flag (``--dry-run``), not an option wanting a value (``--dry-run true``).
     extra = [_opt(o.name, default=o.default, help=o.help, type=o.type, multiple=o.multiple,
+                  is_flag=(o.type is bool) or None,
                   envvar=[f"KUBELOOP_{o.name.upper().replace('-', '_')}", *o.envvars]) for o in operator.options]
 
     def callback(**values: Any) -> None:

@@ -153,7 +153,7 @@ class Reloader:
                 await self._record(rt, ctx, kind, fingerprint)
             return None
         if kind.paused(workload):
-            await self._skip(ctx, kind, "paused", fingerprint, "the Deployment is paused; it rolls when resumed")
+            await self._skip(ctx, kind, "paused", fingerprint, "paused; it rolls when resumed")
             return None
         if wait := settle(ctx.memory, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic()):
             return Result(requeue_after=wait)  # more changes may follow: one rollout for the burst
@@ -169,7 +169,8 @@ class Reloader:
                 policy: Policy) -> tuple[dict[Ref, str], list[Ref]]:
         """The objects this workload is rolled for, with their hashes; and the required ones missing."""
         ns = _meta(workload).get("namespace")
-        from_template = [r for r in pod_template_refs(kind.template(workload)) if r.kind in policy.auto or policy.search]
+        from_template = [r for r in pod_template_refs(kind.template(workload))
+                         if r.kind in policy.auto or policy.search]
         named = [Ref(k, name) for k, names in policy.named.items() for pattern in names
                  for name in (rt.sources_named(k, ns, pattern) if is_pattern(pattern) else (pattern,))]
         # ``search`` picks the referenced objects that say ``match``; auto or named ones need not.
@@ -198,7 +199,8 @@ class Reloader:
     # --- acting ----------------------------------------------------------------------------------------
 
     async def _roll(self, rt: Runtime, ctx: Context, kind: WorkloadKind, workload: Obj, policy: Policy,
-                    fingerprint: Fingerprint, triggers: Mapping[Ref, str], recorded: Mapping[str, str]) -> None:
+                    fingerprint: Fingerprint, triggers: Mapping[Ref, str],
+                    recorded: Mapping[str, str]) -> None:
         strategy = policy.strategy if policy.strategy in STRATEGIES else rt.settings.reload_strategy
         template = kind.template(workload)
         change = template_change(strategy, fingerprint.hash, triggers, template)
@@ -212,7 +214,8 @@ class Reloader:
         what = describe(triggers, recorded)
         labels = (ctx.namespace or "", kind.resource.kind)
         if rt.settings.dry_run:
-            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type="strategic", dry_run=True)
+            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type="strategic",
+                                   dry_run=True)
             ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint))
             await self._skip(ctx, kind, "dry_run", fingerprint, f"would roll: {what}")
             return

@@ -65,17 +65,18 @@ class Settings:
 
 def declare(op: Operator) -> None:
     """Registers every setting on the operator."""
-    op.option("auto-reload-all", False, "Opt-out mode: roll every workload for the ConfigMaps and Secrets it "
-              "references unless annotated reloader.stakater.com/auto: \"false\" (default: opt-in).", type=bool)
-    op.option("reload-strategy", "annotations", "How a rollout is triggered: a pod-template annotation holding "
-              "the hash, Reloader's STAKATER_* env vars, or kubectl.kubernetes.io/restartedAt.",
+    op.option("auto-reload-all", False, "Opt-out mode: roll every workload for the ConfigMaps and Secrets "
+              "it references unless annotated reloader.stakater.com/auto: \"false\" (default: opt-in).",
+              type=bool)
+    op.option("reload-strategy", "annotations", "How a rollout is triggered: a pod-template annotation "
+              "holding the hash, Reloader's STAKATER_* env vars, or kubectl.kubernetes.io/restartedAt.",
               type=click.Choice(STRATEGIES))
     op.option("reload-on-delete", False, "Roll when a referenced object is deleted (default: a Warning event "
               "and no rollout until it is back).", type=bool)
     op.option("hash-used-keys-only", False, "Hash only the keys a pod template reads (env keys, volume "
               "items) instead of whole objects.", type=bool)
-    op.option("debounce-seconds", 2.0, "Changes to one workload's objects within this window cause one rollout.",
-              type=float)
+    op.option("debounce-seconds", 2.0, "Changes to one workload's objects within this window cause one "
+              "rollout.", type=float)
     op.option("max-reloads-per-second", 2.0, "Global rollout rate limit, so that a shared ConfigMap cannot "
               "restart everything at once (0 = unlimited).", type=float)
     op.option("reload-burst", 10, "Rollouts allowed at once before the rate limit applies.", type=int)
@@ -89,8 +90,8 @@ def declare(op: Operator) -> None:
               "configuration.", type=bool)
     op.option("ignore-configmaps", False, "Never roll for ConfigMaps (and do not watch them).", type=bool)
     op.option("ignore-secrets", False, "Never roll for Secrets (and do not watch them).", type=bool)
-    op.option("dry-run", False, "Compute and report rollouts (server-side dry run) without changing workloads.",
-              type=bool)
+    op.option("dry-run", False, "Compute and report rollouts (server-side dry run) without changing "
+              "workloads.", type=bool)
 
 
 def _list(value: str | None) -> list[str]:

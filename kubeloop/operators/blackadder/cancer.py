@@ -1,0 +1,137 @@
+"""cancerMode: randomly double Deployments' replicas, capped at 128 — reversibly.
+
+The first change records the original replica count on the Deployment; restoring puts it back
+exactly, unless someone has scaled the Deployment since (then their value stays and only the marks
+go). Deployments an HPA scales and Deployments scaled to zero are left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubeloop.client import Client, Conflict, NotFound
+from kubeloop.operators.blackadder import marks
+from kubeloop.operators.blackadder.chaos import Action, Round, retry_on_conflict
+from kubeloop.operators.blackadder.schedule import chance
+from kubeloop.resources.builtin import DEPLOYMENT
+
+Obj = dict[str, Any]
+MAX_REPLICAS = 128
+
+
+def doubled(replicas: int) -> int:
+    return min(replicas * 2, MAX_REPLICAS)
+
+
+def replicas_of(dep: Obj) -> int:
+    value = dep.get("spec", {}).get("replicas")
+    return 1 if value is None else int(value)  # the API's default
+
+
+def hpa_targets(hpas: list[Obj]) -> set[tuple[str, str]]:
+    """(namespace, name) of every Deployment an HorizontalPodAutoscaler scales: it would fight us."""
+    out = set()
+    for hpa in hpas:
+        ref = hpa.get("spec", {}).get("scaleTargetRef") or {}
+        if ref.get("kind") == "Deployment":
+            out.add((hpa["metadata"]["namespace"], ref.get("name", "")))
+    return out
+
+
+def scalable(dep: Obj, label: str, autoscaled: set[tuple[str, str]]) -> bool:
+    meta = dep["metadata"]
+    replicas = replicas_of(dep)
+    return (0 < replicas < MAX_REPLICAS and (meta["namespace"], meta["name"]) not in autoscaled
+            and not marks.held_by_other(dep, label))
+
+
+async def randomly_scale_deployments(rnd: Round, deployments: list[Obj], hpas: list[Obj],
+                                     eagerness: int) -> list[Action]:
+    autoscaled = hpa_targets(hpas)
+    candidates = [d for d in deployments if scalable(d, rnd.label, autoscaled)]
+    rng = rnd.dice("cancer")
+    chosen = [d for d in candidates if chance(rng, eagerness)]
+
+    async def grow(dep: Obj) -> Action | None:
+        return await scale_up(rnd, dep, autoscaled)
+    return await rnd.each(chosen, grow)
+
+
+async def scale_up(rnd: Round, dep: Obj, autoscaled: set[tuple[str, str]]) -> Action | None:
+    """Doubles the replicas with a resourceVersion-guarded patch; on a conflict re-read and decide again."""
+    if rnd.dry_run:
+        return Action("cancer", "scaled", dep, f"{replicas_of(dep)} -> {doubled(replicas_of(dep))}",
+                      dry_run=True)
+    current = dep
+    meta = dep["metadata"]
+
+    async def attempt() -> Action | None:
+        nonlocal current
+        if current is None or not scalable(current, rnd.label, autoscaled):
+            return None
+        before = replicas_of(current)
+        after = doubled(before)
+        patch = {"metadata": marks.mark(current, rnd.label, rnd.timestamp, {
+            marks.ORIGINAL_REPLICAS: str(before), marks.CHAOS_REPLICAS: str(after)}),
+            "spec": {"replicas": after}}
+        try:
+            updated = await rnd.client.patch(DEPLOYMENT, meta["name"], patch, meta["namespace"])
+        except Conflict:  # re-read, then retry_on_conflict tries again
+            current = await _fresh(rnd.client, meta["namespace"], meta["name"])
+            raise
+        return Action("cancer", "scaled", updated | {"apiVersion": "apps/v1", "kind": "Deployment"},
+                      f"{before} -> {after}")
+    try:
+        return await retry_on_conflict(attempt)
+    except NotFound:
+        return None
+
+
+async def _fresh(client: Client, namespace: str, name: str) -> Obj | None:
+    try:
+        return await client.get(DEPLOYMENT, name, namespace)
+    except NotFound:
+        return None
+
+
+async def restore_deployments(client: Client, label: str, wanted: Callable[[Obj], bool]) -> list[Action]:
+    """Every Deployment this agent holds and ``wanted`` picks gets its original replicas back."""
+    held = (await client.list(DEPLOYMENT, label_selector=f"{marks.AGENT}={label}"))["items"]
+    out = []
+    for dep in sorted(held, key=lambda d: (d["metadata"]["namespace"], d["metadata"]["name"])):
+        if wanted(dep):
+            action = await restore_deployment(client, dep)
+            if action:
+                out.append(action)
+    return out
+
+
+async def restore_deployment(client: Client, dep: Obj) -> Action | None:
+    meta = dep["metadata"]
+    current: Obj | None = dep
+
+    async def attempt() -> Action | None:
+        nonlocal current
+        if current is None:
+            return None
+        original = marks.annotation(current, marks.ORIGINAL_REPLICAS)
+        ours = marks.annotation(current, marks.CHAOS_REPLICAS)
+        untouched_since = ours is not None and str(replicas_of(current)) == ours
+        patch: Obj = {"metadata": marks.unmark(current)}
+        if original is not None and untouched_since:
+            patch["spec"] = {"replicas": int(original)}
+        try:
+            updated = await client.patch(DEPLOYMENT, meta["name"], patch, meta["namespace"])
+        except Conflict:  # re-read, then retry_on_conflict tries again
+            current = await _fresh(client, meta["namespace"], meta["name"])
+            raise
+        obj = updated | {"apiVersion": "apps/v1", "kind": "Deployment"}
+        if "spec" in patch:
+            return Action("restore", "restored", obj, f"replicas {ours} -> {original}")
+        return Action("restore", "released", obj, f"replicas were changed by someone else to "
+                                                  f"{replicas_of(current)}; left as they are")
+    try:
+        return await retry_on_conflict(attempt)
+    except NotFound:
+        return None

@@ -1,0 +1,166 @@
+"""ipsumMode: randomly overwrite ConfigMaps' data with lorem ipsum — reversibly.
+
+The first rewrite records the original data: in an annotation on the ConfigMap when small, else in a
+backup ConfigMap in the operator's namespace (which no agent ever touches). Restoring puts the data
+back exactly, unless someone edited the ConfigMap since (then only the marks go). Immutable,
+controller-owned and kube-root-ca.crt ConfigMaps are never rewritten; Secrets are never even listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from kubeloop.client import Client, Conflict, NotFound
+from kubeloop.operators.blackadder import lorem, marks
+from kubeloop.operators.blackadder.chaos import Action, Round, retry_on_conflict
+from kubeloop.operators.blackadder.safety import Settings, rewritable_configmap
+from kubeloop.operators.blackadder.schedule import chance
+from kubeloop.resources.builtin import CONFIG_MAP
+
+Obj = dict[str, Any]
+BACKUP_OF = "blackadder.io/backup-of"
+
+
+def lorem_data(rnd: Round, cm: Obj) -> dict[str, str]:
+    """Every key gets a paragraph; the dice are the object's own, so the text does not depend on
+    which other ConfigMaps were hit."""
+    meta = cm["metadata"]
+    rng = rnd.dice("ipsum", meta["namespace"], meta["name"])
+    return {key: lorem.paragraph(rng) for key in sorted(cm.get("data") or {})}
+
+
+async def randomly_write_configmaps(rnd: Round, configmaps: list[Obj], eagerness: int) -> list[Action]:
+    candidates = [cm for cm in configmaps if rewritable_configmap(cm) and not marks.held_by_other(cm, rnd.label)]
+    rng = rnd.dice("ipsum")
+    chosen = [cm for cm in candidates if chance(rng, eagerness)]
+
+    async def scribble(cm: Obj) -> Action | None:
+        return await rewrite(rnd, cm)
+    return await rnd.each(chosen, scribble)
+
+
+async def rewrite(rnd: Round, cm: Obj) -> Action | None:
+    meta = cm["metadata"]
+    garbage = lorem_data(rnd, cm)
+    detail = f"{len(garbage)} key(s): {', '.join(garbage)}"
+    if rnd.dry_run:
+        return Action("ipsum", "rewrote", cm, detail, dry_run=True)
+    annotations: dict[str, str | None] = {marks.CHAOS_DIGEST: marks.digest(garbage)}
+    backup = None
+    if marks.holder(cm) is None:  # the first change: remember the original
+        original = orjson.dumps(cm["data"], option=orjson.OPT_SORT_KEYS).decode()
+        if len(original) <= rnd.settings.annotation_limit:
+            annotations[marks.ORIGINAL_DATA] = original
+        else:
+            backup = await save_backup(rnd.client, rnd.settings, rnd.label, cm)
+            annotations[marks.BACKUP] = backup
+    patch = {"metadata": marks.mark(cm, rnd.label, rnd.timestamp, annotations), "data": garbage}
+    try:
+        updated = await rnd.client.patch(CONFIG_MAP, meta["name"], patch, meta["namespace"])
+    except (Conflict, NotFound):  # changed or gone meanwhile: skip it this round
+        if backup:
+            await delete_backup(rnd.client, backup)
+        return None
+    return Action("ipsum", "rewrote", updated | {"apiVersion": "v1", "kind": "ConfigMap"}, detail)
+
+
+def backup_name(cm: Obj) -> str:
+    return f"blackadder-backup-{cm['metadata']['uid']}"
+
+
+async def save_backup(client: Client, settings: Settings, label: str, cm: Obj) -> str:
+    meta = cm["metadata"]
+    name = backup_name(cm)
+    await client.apply({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": settings.operator_namespace,
+                     "labels": {marks.BACKUP_FOR: label},
+                     "annotations": {BACKUP_OF: f"{meta['namespace']}/{meta['name']}"}},
+        "data": cm["data"]}, field_manager=settings.operator)
+    return f"{settings.operator_namespace}/{name}"
+
+
+async def delete_backup(client: Client, ref: str) -> None:
+    namespace, _, name = ref.partition("/")
+    try:
+        await client.delete(CONFIG_MAP, name, namespace)
+    except NotFound:
+        pass
+
+
+async def delete_backups(client: Client, settings: Settings, label: str) -> None:
+    """Leftover backups of an agent (a crash between backup and rewrite); called when it goes away."""
+    listed = await client.list(CONFIG_MAP, settings.operator_namespace,
+                               label_selector=f"{marks.BACKUP_FOR}={label}")
+    for cm in listed["items"]:
+        await delete_backup(client, f"{settings.operator_namespace}/{cm['metadata']['name']}")
+
+
+async def original_data(client: Client, cm: Obj) -> dict[str, str] | None:
+    inline = marks.annotation(cm, marks.ORIGINAL_DATA)
+    if inline is not None:
+        return dict(orjson.loads(inline))
+    ref = marks.annotation(cm, marks.BACKUP)
+    if ref:
+        namespace, _, name = ref.partition("/")
+        try:
+            return dict((await client.get(CONFIG_MAP, name, namespace)).get("data") or {})
+        except NotFound:
+            return None
+    return None
+
+
+async def restore_configmaps(client: Client, label: str, wanted: Callable[[Obj], bool]) -> list[Action]:
+    """Every ConfigMap this agent holds and ``wanted`` picks gets its original data back."""
+    held = (await client.list(CONFIG_MAP, label_selector=f"{marks.AGENT}={label}"))["items"]
+    out = []
+    for cm in sorted(held, key=lambda c: (c["metadata"]["namespace"], c["metadata"]["name"])):
+        if wanted(cm):
+            action = await restore_configmap(client, cm)
+            if action:
+                out.append(action)
+    return out
+
+
+async def restore_configmap(client: Client, cm: Obj) -> Action | None:
+    meta = cm["metadata"]
+    original = await original_data(client, cm)
+    backup = marks.annotation(cm, marks.BACKUP)
+    current: Obj | None = cm
+
+    async def attempt() -> Action | None:
+        nonlocal current
+        if current is None:
+            return None
+        untouched_since = marks.annotation(current, marks.CHAOS_DIGEST) == marks.digest(current.get("data"))
+        patch: Obj = {"metadata": marks.unmark(current)}
+        if original is not None and untouched_since:
+            extra = {k: None for k in current.get("data") or {} if k not in original}  # null deletes
+            patch["data"] = {**extra, **original}
+        try:
+            updated = await client.patch(CONFIG_MAP, meta["name"], patch, meta["namespace"])
+        except Conflict:  # re-read, then retry_on_conflict tries again
+            current = await _fresh(client, meta["namespace"], meta["name"])
+            raise
+        obj = updated | {"apiVersion": "v1", "kind": "ConfigMap"}
+        if "data" in patch:
+            return Action("restore", "restored", obj, f"original data of {len(original or {})} key(s)")
+        why = "was edited by someone else; left as it is" if original is not None else "original data lost"
+        return Action("restore", "released", obj, why)
+    try:
+        action = await retry_on_conflict(attempt)
+    except NotFound:
+        action = None
+    if backup:
+        await delete_backup(client, backup)
+    return action
+
+
+async def _fresh(client: Client, namespace: str, name: str) -> Obj | None:
+    try:
+        return await client.get(CONFIG_MAP, name, namespace)
+    except NotFound:
+        return None

@@ -1,0 +1,223 @@
+"""The immortal operator: for each ImmortalContainer, one pod ``<name>-immortalpod`` that runs
+``spec.image`` and is recreated whenever it terminates or is deleted.
+
+The reconcile follows the article's loop — fetch the ImmortalContainer, build the pod definition, look
+for the pod, create it if missing, update the status — with what the built-in controllers add to it:
+fixed-name semantics like a StatefulSet's (wait for a terminating pod, never touch someone else's pod),
+adoption of orphans, expectations, exponential backoff and conditions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from typing import Any
+
+from kubeloop import Context, Operator, Result, Watch
+from kubeloop.client.errors import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound
+from kubeloop.helpers.ownership import adoption_patch
+from kubeloop.operators.immortal import pods, status
+from kubeloop.operators.immortal.backoff import Backoff, BackoffPolicy
+from kubeloop.operators.immortal.expectations import Expectations
+from kubeloop.operators.immortal.models import ImmortalContainer
+from kubeloop.resources.builtin import NAMESPACE, POD
+
+log = logging.getLogger("kubeloop.immortal")
+Obj = dict[str, Any]
+
+operator = Operator("immortal")
+operator.option("backoff-initial", 1.0, type=float,
+                help="Seconds before the second quick recreation of a pod; doubles each time.")
+operator.option("backoff-max", 900.0, type=float, help="Longest wait between recreations, in seconds.")
+operator.option("backoff-reset-after", 120.0, type=float,
+                help="Seconds a pod must stay Ready before its recreations start over without delay.")
+# Setting blockOwnerDeletion on the pods needs "update" on the owner's finalizers wherever the
+# OwnerReferencesPermissionEnforcement admission plugin is on (OpenShift and hardened clusters).
+operator.permission(ImmortalContainer, ["update"], subresource="finalizers")
+
+expectations = Expectations()
+
+
+def pod_events(pod: Obj) -> list[str]:
+    """Maps any pod to the ImmortalContainer its fixed name belongs to — so an object whose pod name is
+    taken by someone else's pod wakes up when that pod goes — and tells the expectations what the cache
+    has seen."""
+    meta = pod["metadata"]
+    owner = pods.owner_name(meta["name"])
+    if owner is None:
+        return []
+    key = f"{meta.get('namespace')}/{owner}"
+    expectations.observe(key, meta.get("uid", ""))
+    return [key]
+
+
+@operator.on_startup
+async def fresh_start(manager: Any) -> None:
+    expectations.clear()  # a new run trusts only its own cache
+
+
+@operator.reconcile(ImmortalContainer, owns=[POD], watches=[
+    Watch(POD, mapper=pod_events),
+    Watch(NAMESPACE, mapper=lambda namespace: (), metadata_only=True),  # read from the cache, no triggers
+])
+async def reconcile(ic: ImmortalContainer, ctx: Context) -> Result | None:
+    owner = ctx.raw
+    if ctx.memory.get("written_over") == owner["metadata"]["resourceVersion"]:
+        return None  # our last status write is not in the cache yet; its event brings us back
+    ctx.memory.pop("written_over", None)
+    if ic.metadata.deletionTimestamp:
+        return None  # the garbage collector removes the pod
+    # The pod definition, then the pod of that name as the cache sees it.
+    desired = pods.desired_pod(ic, owner)
+    pod = await ctx.cache.get(POD, desired["metadata"]["name"], ctx.namespace)
+
+    if pod is not None and not pods.controlled_by(pod, owner):
+        if pods.is_orphan_of(pod, owner) and not pods.is_terminating(pod):
+            return await adopt(ctx, pod)
+        if pods.is_from_previous_incarnation(pod, owner) or pods.is_orphan_of(pod, owner):
+            return await write_status(ic, ctx, None, status.no_pod(
+                "WaitingForTermination", f"pod {pods.pod_name(ctx.name)} of a previous owner is going away"))
+        return await name_conflict(ic, ctx, pod)
+
+    if pod is not None:
+        expectations.observe(ctx.request.key, pods.uid(pod))
+        if pods.is_terminating(pod):  # fixed name: the new pod must wait for the old one to be gone
+            return await write_status(ic, ctx, pod, status.going(
+                pod, "PodTerminating", "WaitingForTermination", "waiting for the old pod to be gone"))
+        if pods.is_terminal(pod):
+            return await delete_pod(ic, ctx, pod, pods.end_reason(pod))
+        if not pods.is_current(pod, desired):
+            return await delete_pod(ic, ctx, pod, "TemplateChanged")
+        return await keep(ic, ctx, pod)
+
+    # No pod: create it — unless the cache has not caught up, the namespace is going away, or we back off.
+    if (behind := expectations.waiting(ctx.request.key)) > 0:
+        return Result(requeue_after=behind)
+    if await namespace_terminating(ctx):
+        return await write_status(ic, ctx, None, status.no_pod(
+            "NamespaceTerminating", f"namespace {ctx.namespace} is being deleted"))
+    policy, backoff = BackoffPolicy.from_settings(operator.settings), backoff_of(ctx)
+    if (wait := backoff.wait(policy, time.monotonic())) > 0:
+        await write_status(ic, ctx, None, status.no_pod("BackOff", (
+            f"the pod was recreated {backoff.streak} times in a row; waiting "
+            f"{policy.delay(backoff.streak):g}s after the last start")))
+        return Result(requeue_after=wait)
+    return await create_pod(ic, ctx, desired)
+
+
+# --- steps ---------------------------------------------------------------------------------------------
+
+
+async def create_pod(ic: ImmortalContainer, ctx: Context, desired: Obj) -> Result | None:
+    name = desired["metadata"]["name"]
+    try:
+        pod = await ctx.client.create(desired, ctx.namespace, resource=POD)
+    except AlreadyExists:
+        return None  # our cache is behind; that pod's event brings us back
+    except (BadRequest, Forbidden, Invalid, NotFound) as exc:  # quota, admission, a bad template, …
+        failures = ctx.memory["create_failures"] = ctx.memory.get("create_failures", 0) + 1
+        await ctx.event("Warning", "FailedCreate", f"Error creating: {exc.message}")
+        await write_status(ic, ctx, None, status.no_pod(
+            "FailedCreate", f"cannot create pod {name}", failure=("FailedCreate", exc.message)))
+        policy = BackoffPolicy.from_settings(operator.settings)
+        return Result(requeue_after=max(policy.initial, policy.delay(failures)))
+    expectations.expect(ctx.request.key, pods.uid(pod))
+    ctx.memory["create_failures"] = 0
+    reason = start_reason(ctx)
+    backoff_of(ctx).started(time.monotonic(), counts=reason not in ("Created", "TemplateChanged", "Adopted"))
+    await ctx.event("Normal", "SuccessfulCreate", f"Created pod: {name}")
+    return await write_status(ic, ctx, pod, status.running(pod))
+
+
+async def delete_pod(ic: ImmortalContainer, ctx: Context, pod: Obj, why: str) -> Result | None:
+    """Deletes our pod — this very one (UID precondition) — so that it can be started again."""
+    name = pod["metadata"]["name"]
+    try:
+        await ctx.client.delete(POD, name, ctx.namespace, uid=pods.uid(pod))
+    except NotFound:
+        pass
+    except Conflict:
+        return None  # another pod holds the name by now; its event brings us back
+    else:
+        await ctx.event("Normal", "SuccessfulDelete", f"Deleted pod: {name} ({why})")
+    ctx.memory["gone_reason"] = why
+    progress = "ReplacingPod" if why == "TemplateChanged" else "RecreatingPod"
+    return await write_status(ic, ctx, pod, status.going(pod, "PodGone", progress, f"deleted pod {name}: {why}"))
+
+
+async def keep(ic: ImmortalContainer, ctx: Context, pod: Obj) -> Result | None:
+    """Our pod runs the current template: report it, and forgive past failures once it is healthy."""
+    await write_status(ic, ctx, pod, status.running(pod))
+    backoff, since = backoff_of(ctx), pods.ready_since(pod)
+    if backoff.streak == 0 or since is None:
+        return None
+    ready_for = (dt.datetime.now(dt.UTC) - since).total_seconds()
+    stable_after = BackoffPolicy.from_settings(operator.settings).stable_after
+    if ready_for >= stable_after:
+        backoff.healthy()
+        return None
+    return Result(requeue_after=stable_after - ready_for)  # look again once it has been Ready long enough
+
+
+async def adopt(ctx: Context, pod: Obj) -> Result | None:
+    """An orphan with our name label (e.g. left by an ``--cascade=orphan`` delete): make it ours."""
+    try:
+        await ctx.client.patch(POD, pod["metadata"]["name"], adoption_patch(pod, ctx.raw), ctx.namespace,
+                               type="json")
+    except (Conflict, Invalid, NotFound):
+        return None  # it changed meanwhile (the patch is guarded); its event brings us back
+    ctx.memory["gone_reason"] = "Adopted"
+    log.info("adopted pod %s", pod["metadata"]["name"])
+    return None  # the pod's update event brings us back to count it
+
+
+async def name_conflict(ic: ImmortalContainer, ctx: Context, pod: Obj) -> Result | None:
+    """Someone else's pod has our name: never delete or overwrite it; say so, and wait for it to go."""
+    message = (f"pod {pod['metadata']['name']} exists and is not controlled by this ImmortalContainer; "
+               "it is left alone")
+    if not _has_failure(ctx.raw, "NameConflict"):
+        await ctx.event("Warning", "NameConflict", message)
+    return await write_status(ic, ctx, None, status.no_pod("NameConflict", message,
+                                                            failure=("NameConflict", message)))
+
+
+# --- reading and writing -------------------------------------------------------------------------------
+
+
+async def namespace_terminating(ctx: Context) -> bool:
+    """Pods cannot be created in a namespace being deleted; do not try (read from the cache)."""
+    namespace = await ctx.cache.get(NAMESPACE, ctx.namespace or "", metadata_only=True)
+    return bool(namespace and namespace["metadata"].get("deletionTimestamp"))
+
+
+def backoff_of(ctx: Context) -> Backoff:
+    backoff: Backoff = ctx.memory.setdefault("backoff", Backoff())
+    return backoff
+
+
+def start_reason(ctx: Context) -> str:
+    """Why the pod about to be counted was started: the reason its predecessor went away."""
+    current = ctx.raw.get("status") or {}
+    return ctx.memory.get("gone_reason") or ("PodDeleted" if current.get("startTimes") else "Created")
+
+
+async def write_status(ic: ImmortalContainer, ctx: Context, pod: Obj | None,
+                       report: status.Report) -> None:
+    current = ctx.raw.get("status") or {}
+    wanted = status.compute(current, ic.metadata.generation, pod, report, start_reason(ctx))
+    diff = status.changes(current, wanted)
+    if not diff:
+        return
+    read = ctx.raw["metadata"]["resourceVersion"]
+    # Guarded: computed from the version we read (startTimes + 1), so it must apply to that version only.
+    written = await ctx.patch_status(diff, guarded=True)
+    if written["metadata"]["resourceVersion"] != read:
+        ctx.memory["written_over"] = read
+    if "podUID" in diff:
+        ctx.memory.pop("gone_reason", None)
+
+
+def _has_failure(obj: Obj, reason: str) -> bool:
+    return any(c.get("type") == "ReplicaFailure" and c.get("reason") == reason and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or [])

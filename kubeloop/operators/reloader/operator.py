@@ -1,0 +1,49 @@
+"""The reloader operator: one controller per workload kind, woken by its workloads and by the
+ConfigMaps and Secrets they use (mapped through a reference index on the workload informer)."""
+
+from __future__ import annotations
+
+from kubeloop.controller import Controller, Watch, predicates
+from kubeloop.operator import Operator
+from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET
+from kubeloop.operators.reloader.reconciler import SOURCE_RESOURCES, Reloader, source_changed
+from kubeloop.operators.reloader.settings import Settings, declare
+from kubeloop.operators.reloader.workloads import KINDS
+from kubeloop.resources import builtin
+
+
+class ReloaderOperator(Operator):
+    """An Operator whose controllers follow its settings: ignored workload types get no controller and
+    an ignored source kind (``--ignore-secrets``) is not even watched."""
+
+    def controllers(self, concurrency: int = 4) -> list[Controller]:
+        settings = Settings.from_values(self.settings)
+        kept = []
+        for controller in super().controllers(concurrency):
+            if not settings.reloads(controller.name.removeprefix(f"{self.name}-")):
+                continue
+            controller.watches = [w for w in controller.watches
+                                  if settings.tracks(getattr(w.resource, "kind", ""))]
+            kept.append(controller)
+        return kept
+
+
+def build_operator(name: str = "reloader") -> ReloaderOperator:
+    """A fresh operator (tests build their own, with their own settings)."""
+    op = ReloaderOperator(name)
+    declare(op)
+    reloader = Reloader(op)
+    op.on_startup(reloader.start)
+    # Status updates of a rolling workload are not worth a reconcile; spec and annotation changes are.
+    workload_changed = predicates.any_of(predicates.generation_changed, predicates.annotations_changed)
+    for kind in KINDS:
+        watches = [Watch(SOURCE_RESOURCES[source], mapper=reloader.mapper(kind, source),
+                         predicates=(source_changed,)) for source in (CONFIG_MAP, SECRET)]
+        op.reconcile(kind.resource, watches=watches, predicates=[workload_changed],
+                     name=f"{name}-{kind.type}")(reloader.reconciler(kind))
+        op.permission(kind.resource, ["patch"])  # the rollout (and the recorded hash)
+    op.permission(builtin.NAMESPACE, ["list", "watch"])  # only used with --namespace-selector
+    return op
+
+
+operator = build_operator()
