@@ -340,3 +340,71 @@ async def test_bookmarks_advance_the_resource_version(kube_client: Client, names
         pending.cancel()
         with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
             await pending
+
+
+async def test_metadata_only_and_transform_shrink_the_cache(kube_client: Client, namespace: str) -> None:
+    await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"name": "big", "namespace": namespace, "labels": {"a": "b"}},
+                              "data": {"blob": "x" * 100_000}})
+    cache = Cache(kube_client, [namespace], freeze_gc=False)
+    meta_only = await cache.informer("configmaps", metadata_only=True)
+
+    def prune(obj: dict) -> dict:
+        obj["metadata"].pop("managedFields", None)
+        obj.pop("data", None)
+        return obj
+
+    pruned = await cache.informer("configmaps", label_selector="a=b", transform=prune)
+    cache.start()
+    try:
+        await cache.wait_synced(30)
+        m = meta_only.store.get(f"{namespace}/big")
+        assert m is not None and "data" not in m and m["kind"] == "PartialObjectMetadata"
+        assert m["metadata"]["labels"] == {"a": "b"}
+        p = pruned.store.get(f"{namespace}/big")
+        assert p is not None and "data" not in p and "managedFields" not in p["metadata"]
+        assert len(pruned.store) == 1  # the label selector ran on the server
+        await kube_client.patch("configmaps", "big", {"data": {"blob": "y"}}, namespace)
+        for _ in range(100):
+            if pruned.store.get(f"{namespace}/big")["metadata"]["resourceVersion"] != p["metadata"]["resourceVersion"]:
+                break
+            await asyncio.sleep(0.05)
+        assert "data" not in pruned.store.get(f"{namespace}/big")  # watch events are transformed too
+    finally:
+        await cache.stop()
+
+
+async def test_mapped_watch_and_predicates(kube_client: Client, namespace: str, echo_crd: str) -> None:
+    """A ConfigMap labelled ``echo=<name>`` wakes that Echo (mapping function); a status-only change of
+    the Echo does not (generation_changed predicate)."""
+    from kubeloop import Watch, predicates
+
+    op = Operator("mapped")
+    calls: list[str] = []
+
+    @op.reconcile(echo_crd, resync=None, predicates=[predicates.generation_changed],
+                  watches=[Watch("configmaps", mapper=lambda cm: [
+                      f"{cm['metadata']['namespace']}/{cm['metadata'].get('labels', {}).get('echo')}"]
+                      if cm["metadata"].get("labels", {}).get("echo") else [])])
+    async def reconcile(obj: dict, ctx: Context) -> None:
+        calls.append(obj["metadata"]["name"])
+
+    manager = Manager(kube_client, options(namespace))
+    for c in op.controllers():
+        manager.add(c)
+    async with running(manager):
+        await kube_client.create(echo("w1", namespace))
+        for _ in range(100):
+            if calls:
+                break
+            await asyncio.sleep(0.05)
+        await kube_client.patch_status(echo_crd, "w1", {"seen": "status only"}, namespace)
+        await asyncio.sleep(1.0)  # proving a negative: nothing may happen
+        assert calls == ["w1"]
+        await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": "trigger", "namespace": namespace, "labels": {"echo": "w1"}}})
+        for _ in range(100):
+            if len(calls) > 1:
+                break
+            await asyncio.sleep(0.05)
+        assert calls == ["w1", "w1"]

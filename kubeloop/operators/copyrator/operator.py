@@ -1,0 +1,175 @@
+"""copyrator: copies labelled ConfigMaps and consenting Secrets from source namespaces into every
+namespace in scope, level-based.
+
+One controller, primary CopyratorRule. Anything that can change a rule's desired copies wakes it:
+the rule itself, any namespace (created, relabelled, terminating), a source (changed, relabelled,
+deleted), one of its copies (edited or deleted by hand), an object blocking one of its copies, and a
+periodic resync. Each reconcile computes the full desired set and diffs it with the copies that exist.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from kubeloop import Context, Operator, Request, Watch
+from kubeloop.cache import Event
+from kubeloop.controller import Controller
+from kubeloop.manager import Manager
+from kubeloop.operators.copyrator import metrics
+from kubeloop.operators.copyrator.models import CopyratorRule
+from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
+from kubeloop.operators.copyrator.sync import Outcome, Sync, collect_leftovers
+from kubeloop.operators.copyrator.world import World, namespace_changed
+from kubeloop.resources.builtin import CONFIG_MAP, NAMESPACE, SECRET
+
+FINALIZER = f"{DOMAIN}/copies"
+MAX_LISTED = 20  # entries per status list: status must stay small whatever the cluster size
+MAX_NAMESPACES_LISTED = 50
+MAX_EVENTS = 10  # conflict events per reconcile
+
+
+class Copyrator(Operator):
+    """An Operator whose rule informer honours ``--rule-name`` (the article's single-rule mode)."""
+
+    def rule_field_selector(self) -> str | None:
+        name = self.settings.get("rule_name")
+        return f"metadata.name={name}" if name else None
+
+    def controllers(self, concurrency: int = 4) -> list[Controller]:
+        built = super().controllers(concurrency)
+        for controller in built:
+            if controller.resource is CopyratorRule:
+                controller.field_selector = self.rule_field_selector()
+        return built
+
+
+class CopyFailed(Exception):
+    """Some copies could not be written; the rule is retried with backoff. The message is safe to log."""
+
+
+operator = Copyrator("copyrator", finalizer_domain=DOMAIN)
+operator.option("rule-name", None, envvars=["RULE_NAME"],
+                help="Only act on the CopyratorRule of this name (the article's single-rule mode); "
+                     "default: every rule.")
+# The article's Deployment passes the pod's namespace as NAMESPACE: rules are then read from it only.
+operator.env_alias("namespace", "NAMESPACE")
+# Copies are written with plain verbs (create, get, update, patch, delete) rather than owned/applied.
+for resource in (CONFIG_MAP, SECRET):
+    operator.permission(resource, ["get", "create", "update", "patch", "delete"])
+
+world = World()
+
+
+def rule_changed(event: Event) -> bool:
+    """Rule fields (generation) or deletion; not our own status writes."""
+    if event.type != "modified" or event.old is None:
+        return True
+    old, new = event.old.get("metadata", {}), event.object.get("metadata", {})
+    return (old.get("generation") != new.get("generation")
+            or old.get("deletionTimestamp") != new.get("deletionTimestamp"))
+
+
+@operator.on_startup
+async def bind(manager: Manager) -> None:
+    await world.bind(manager.client, manager.cache, operator.rule_field_selector())
+
+
+@operator.reconcile(CopyratorRule, resync=300.0, predicates=[rule_changed], watches=[
+    Watch(NAMESPACE, mapper=world.all_rules, predicates=(namespace_changed,)),
+    Watch(CONFIG_MAP, mapper=world.mapper("ConfigMap"), all_namespaces=True),
+    Watch(SECRET, mapper=world.mapper("Secret"), all_namespaces=True),
+])
+async def reconcile(rule: CopyratorRule, ctx: Context) -> None:
+    """The article's loop as a diff: desired copies of every source in every namespace, against the
+    copies that exist."""
+    desired = plan(rule, world.candidates(rule), world.namespaces())
+    outcome = await Sync(ctx.client, rule, world.get).run(desired, world.copies_of(rule.key))
+    world.set_blocked(rule.key, {place for place, *_ in outcome.conflicts})
+    await report(rule, desired, outcome, ctx)
+    if outcome.errors:
+        raise CopyFailed(f"{len(outcome.errors)} copies failed: " + "; ".join(outcome.errors[:3]))
+
+
+@operator.finalize(CopyratorRule, finalizer=FINALIZER)
+async def cleanup(rule: CopyratorRule, ctx: Context) -> None:
+    """The rule is being deleted: its copies go (or are released with ``orphanOnDelete``)."""
+    outcome = await Sync(ctx.client, rule, world.get).run(Plan(), world.copies_of(rule.key))
+    world.set_blocked(rule.key, set())
+    if outcome.errors:
+        raise CopyFailed(f"{len(outcome.errors)} copies could not be removed: " + "; ".join(outcome.errors[:3]))
+
+
+@operator.on_deleted(CopyratorRule)
+async def collect(request: Request, ctx: Context | None = None) -> None:
+    """A rule vanished without its cleanup (finalizer removed by hand): its copies are garbage."""
+    world.set_blocked(request.key, set())
+    if world.client is None or not world.watches_rule(request.key, operator.settings.get("rule_name")):
+        return
+    await collect_leftovers(world.client, world.copies_of(request.key))
+
+
+# --- status and events ---------------------------------------------------------------------------
+
+
+async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Context) -> None:
+    conflicts = _conflicts(desired, outcome)
+    await _announce(rule, conflicts, outcome, ctx)
+    ready, degraded = _conditions(conflicts, outcome, ctx)
+    by_namespace: dict[str, list[str]] = defaultdict(list)
+    for _, ns, name in sorted(outcome.in_place, key=lambda p: (p[1], p[2])):
+        by_namespace[ns].append(name)
+    await ctx.patch_status({
+        "observedGeneration": rule.metadata.generation,
+        "sourceCount": len(desired.sources),
+        "sources": [f"{s['metadata']['namespace']}/{s['metadata']['name']}" for s in desired.sources][:MAX_LISTED],
+        "copyCount": len(outcome.in_place),
+        "copies": [{"namespace": ns, "names": names[:MAX_LISTED]}
+                   for ns, names in list(by_namespace.items())[:MAX_NAMESPACES_LISTED]],
+        "conflictCount": len(conflicts),
+        "conflicts": conflicts[:MAX_LISTED],
+        "skippedSources": [{"source": s, "reason": r} for s, r in desired.skipped[:MAX_LISTED]],
+        "conditions": ctx.condition("Degraded", *degraded, conditions_list=ctx.condition("Ready", *ready)),
+    })
+
+
+def _conflicts(desired: Plan, outcome: Outcome) -> list[dict[str, Any]]:
+    out = [{"namespace": ns, "name": name, "source": source, "reason": reason, "message": message}
+           for (_, ns, name), source, reason, message in outcome.conflicts]
+    for ns, name, source in desired.shadowed:
+        winner = desired.copies[(ns, name)]["metadata"]["annotations"][f"{DOMAIN}/source"]
+        out.append({"namespace": ns, "name": name, "source": source, "reason": "ShadowedBySource",
+                    "message": f"{winner} makes this copy (earlier in the rule's namespace list)"})
+    return sorted(out, key=lambda c: (c["namespace"], c["name"], c["source"]))
+
+
+async def _announce(rule: CopyratorRule, conflicts: list[dict[str, Any]], outcome: Outcome,
+                    ctx: Context) -> None:
+    """Events for what changed: new conflicts (once each, not on every resync) and a write summary."""
+    before = {(c.get("namespace"), c.get("name"), c.get("reason"))
+              for c in ((ctx.raw.get("status") or {}).get("conflicts") or [])}
+    new = [c for c in conflicts if (c["namespace"], c["name"], c["reason"]) not in before]
+    metrics.conflicts.labels(rule.copy_kind.lower()).inc(len(new))
+    for c in new[:MAX_EVENTS]:
+        await ctx.event("Warning", "Conflict", f"{rule.copy_kind} {c['namespace']}/{c['name']} "
+                                               f"(from {c['source']}): {c['reason']}: {c['message']}")
+    if outcome.errors:
+        await ctx.event("Warning", "CopyFailed", f"{len(outcome.errors)} failed, retrying: "
+                                                 + "; ".join(outcome.errors[:3]))
+    if outcome.changed:
+        await ctx.event("Normal", "Synced", f"{rule.copy_kind} copies: {outcome.created} created, "
+                                            f"{outcome.updated} updated, {outcome.deleted} removed")
+
+
+def _conditions(conflicts: list[dict[str, Any]], outcome: Outcome,
+                ctx: Context) -> tuple[tuple[bool, str, str], tuple[bool, str, str]]:
+    """Ready: the rule converged as far as its policy allows (False while writes fail and retry).
+    Degraded: some wanted copy is not in place (conflicts or failures)."""
+    summary = f"{len(outcome.in_place)} copies in place"
+    if outcome.errors:
+        failed = f"{len(outcome.errors)} copies failed (retrying): " + "; ".join(outcome.errors[:2])
+        return (False, "CopyFailed", failed), (True, "CopyFailed", failed)
+    if conflicts:
+        blocked = f"{summary}; {len(conflicts)} blocked by conflicts"
+        return (True, "Synced", blocked), (True, "Conflicts", blocked)
+    return (True, "Synced", summary), (False, "AsExpected", summary)
