@@ -1,0 +1,166 @@
+"""The ChaosAgent reconciler. The article's ``while True: … time.sleep(pause)`` becomes level-based:
+each reconcile undoes what is no longer wanted, plays a round if one is due, records the round in
+status, and asks to be woken when the next one is due (``Result(requeue_after=…)``).
+
+    pods, deployments, configmaps = list_objects(outside excluded namespaces)
+    if tantrumMode: randomly_kill_pods(pods, podTolerance, eagerness)
+    if cancerMode:  randomly_scale_deployments(deployments, eagerness)
+    if ipsumMode:   randomly_write_configmaps(configmaps, eagerness)
+    requeue after pauseDuration
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfoNotFoundError
+
+from kubeloop.client import Client
+from kubeloop.operators.blackadder import cancer, ipsum, marks, report, schedule, tantrum
+from kubeloop.operators.blackadder.chaos import Action, Round
+from kubeloop.operators.blackadder.models import ChaosAgent, ChaosAgentSpec, ChaosAgentStatus
+from kubeloop.operators.blackadder.safety import Settings
+from kubeloop.operators.blackadder.targets import list_targets, scope_of, selector_string
+from kubeloop.reconcile import Context, Result
+from kubeloop.resources.builtin import CONFIG_MAP, DEPLOYMENT, HORIZONTAL_POD_AUTOSCALER, POD
+
+Obj = dict[str, Any]
+
+
+@dataclass
+class Clock:
+    """Where the agent's rounds stand. Status is the record; ``ctx.memory`` covers the moment between
+    our status write and the cache seeing it, so a quick second reconcile never replays a round."""
+
+    round: int = 0
+    last: datetime | None = None
+    seed: int | None = None
+
+    @classmethod
+    def load(cls, status: ChaosAgentStatus | None, memory: dict[str, Any]) -> Clock:
+        recorded = cls(status.round or 0, status.lastRoundTime, status.seed) if status else cls()
+        remembered: Clock | None = memory.get("clock")
+        return remembered if remembered and remembered.round > recorded.round else recorded
+
+
+async def reconcile_agent(agent: ChaosAgent, ctx: Context, settings: Settings) -> Result:
+    spec, now = agent.spec, schedule.utcnow()
+    label = marks.agent_label(ctx.name)
+    undone = await undo_unwanted(ctx.client, spec, label, now)
+    if undone:
+        await report.announce(ctx.events, ctx.raw, undone, "restored")
+    clock = Clock.load(agent.status, ctx.memory)
+    idle = why_idle(spec, now)
+    if idle is not None:
+        await write_status(ctx, agent, clock, None, undone, settings, ("False", *idle))
+        return Result(requeue_after=spec.pauseDuration)
+    due = schedule.next_round_at(clock.last, spec.pauseDuration, now)
+    if due > now:
+        await write_status(ctx, agent, clock, due, undone, settings, active(spec))
+        return Result(requeue_after=max((due - now).total_seconds(), 0.05))
+
+    seed = spec.seed if spec.seed is not None else (clock.seed if clock.seed is not None else secrets.randbelow(2**31))
+    rnd = Round(ctx.client, settings, ctx.name, label, clock.round + 1, seed, now, spec.dryRun,
+                asyncio.Semaphore(settings.max_concurrent_actions))
+    actions = await play_round(rnd, spec)
+    report.ROUNDS.labels(ctx.name).inc()
+    await report.announce(ctx.events, ctx.raw, actions, f"round {rnd.number}")
+    clock = ctx.memory["clock"] = Clock(rnd.number, now, seed)
+    due = schedule.next_round_at(now, spec.pauseDuration, now)
+    await write_status(ctx, agent, clock, due, undone + actions, settings, active(spec))
+    return Result(requeue_after=spec.pauseDuration)
+
+
+async def play_round(rnd: Round, spec: ChaosAgentSpec) -> list[Action]:
+    """The article's loop body: list what is outside the excluded namespaces, then let each mode loose."""
+    client, settings = rnd.client, rnd.settings
+    scope = await scope_of(client, spec, settings)
+    nothing: list[Obj] = []
+
+    async def listing(on: bool, res: Any, selector: Any = None, *fields: str) -> list[Obj]:
+        if not on:
+            return nothing
+        return await list_targets(client, res, scope, settings, label_selector=selector_string(selector),
+                                  field_selector=fields)
+    pods, deployments, hpas, configmaps = await asyncio.gather(
+        listing(spec.tantrumMode, POD, spec.podSelector, "status.phase=Running"),
+        listing(spec.cancerMode, DEPLOYMENT, spec.deploymentSelector),
+        listing(spec.cancerMode, HORIZONTAL_POD_AUTOSCALER),
+        listing(spec.ipsumMode, CONFIG_MAP, spec.configMapSelector))
+    actions: list[Action] = []
+    if spec.tantrumMode:
+        actions += await tantrum.randomly_kill_pods(rnd, pods, spec)
+    if spec.cancerMode:
+        actions += await cancer.randomly_scale_deployments(rnd, deployments, hpas, spec.eagerness)
+    if spec.ipsumMode:
+        actions += await ipsum.randomly_write_configmaps(rnd, configmaps, spec.eagerness)
+    return actions
+
+
+async def undo_unwanted(client: Client, spec: ChaosAgentSpec, label: str, now: datetime) -> list[Action]:
+    """Restores what a switched-off mode changed, and whatever has outlived restoreAfterSeconds."""
+    ttl = spec.restoreAfterSeconds
+
+    def expired(obj: Obj) -> bool:
+        since = marks.changed_at(obj)
+        return ttl is not None and (since is None or (now - since).total_seconds() >= ttl)
+
+    out: list[Action] = []
+    if not spec.cancerMode or ttl is not None:
+        out += await cancer.restore_deployments(client, label, lambda d: not spec.cancerMode or expired(d))
+    if not spec.ipsumMode or ttl is not None:
+        out += await ipsum.restore_configmaps(client, label, lambda c: not spec.ipsumMode or expired(c))
+    return out
+
+
+async def restore_everything(agent: ChaosAgent, ctx: Context, settings: Settings) -> None:
+    """The finalizer: an agent that goes away leaves the cluster as it found it."""
+    label = marks.agent_label(ctx.name)
+    undone = await cancer.restore_deployments(ctx.client, label, lambda _: True)
+    undone += await ipsum.restore_configmaps(ctx.client, label, lambda _: True)
+    await ipsum.delete_backups(ctx.client, settings, label)
+    await report.announce(ctx.events, ctx.raw, undone, "agent deleted, restored")
+
+
+def why_idle(spec: ChaosAgentSpec, now: datetime) -> tuple[str, str] | None:
+    """(reason, message) when no round may run now: suspended, an excluded time, or a timezone we
+    cannot read (never guess when chaos is allowed)."""
+    if spec.suspend:
+        return "Suspended", "spec.suspend is true"
+    try:
+        window = schedule.excluded_window(now, spec.excludedWeekdays, spec.excludedTimesOfDay, spec.timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        return "InvalidTimezone", f"cannot use timezone {spec.timezone!r}: {exc}"
+    return ("ExcludedTime", window) if window else None
+
+
+def active(spec: ChaosAgentSpec) -> tuple[str, str, str]:
+    modes = [m for m, on in (("tantrum", spec.tantrumMode), ("cancer", spec.cancerMode),
+                             ("ipsum", spec.ipsumMode)) if on]
+    reason = "DryRun" if spec.dryRun else "Running"
+    return "True", reason, f"modes: {', '.join(modes) or 'none'}" + (" (dry run)" if spec.dryRun else "")
+
+
+async def write_status(ctx: Context, agent: ChaosAgent, clock: Clock, due: datetime | None,
+                       actions: list[Action], settings: Settings, condition: tuple[str, str, str]) -> None:
+    status = agent.status or ChaosAgentStatus()
+    counters = status.counters.model_dump() if status.counters else None
+    previous = [a.model_dump(exclude_none=True) for a in status.recentActions or ()]
+    when = schedule.rfc3339(schedule.utcnow())
+    body: dict[str, Any] = {
+        "observedGeneration": agent.metadata.generation,
+        "round": clock.round,
+        "counters": report.counters(counters, actions),
+        "conditions": ctx.condition("Active", condition[0], condition[1], condition[2]),
+    }
+    if clock.seed is not None:
+        body["seed"] = clock.seed
+    if clock.last is not None:
+        body["lastRoundTime"] = schedule.rfc3339(clock.last)
+    body["nextRoundTime"] = schedule.rfc3339(due) if due else None
+    if actions:
+        body["recentActions"] = report.recent(previous, actions, clock.round, when, settings.recent_actions)
+    await ctx.patch_status(body)

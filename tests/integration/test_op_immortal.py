@@ -1,0 +1,242 @@
+"""The immortal operator on a real control plane (kwok nodes run the pods), under its generated RBAC."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubeloop.client import Client, Invalid
+from kubeloop.manager import ManagerOptions
+from kubeloop.operators.immortal import ImmortalContainer, operator
+from kubeloop.operators.immortal import pods as podlib
+from kubeloop.testing import wait_for, wait_for_deletion
+from kubeloop.testing.operator import install_crds, run_operator
+
+IC = ImmortalContainer.resource()
+EXAMPLES = Path(__file__).resolve().parents[2] / "kubeloop" / "operators" / "immortal" / "examples"
+Obj = dict[str, Any]
+
+
+def immortal(name: str, namespace: str, image: str = "nginx:latest", **spec: Any) -> Obj:
+    return {"apiVersion": "immortalcontainer.flugel.it/v1alpha1", "kind": "ImmortalContainer",
+            "metadata": {"name": name, "namespace": namespace}, "spec": {"image": image, **spec}}
+
+
+def status(obj: Obj) -> Obj:
+    return obj.get("status") or {}
+
+
+def condition(obj: Obj, type: str) -> Obj:
+    return next((c for c in status(obj).get("conditions") or [] if c["type"] == type), {})
+
+
+def running_pod(uid_not: str | None = None) -> Callable[[Obj], bool]:
+    def check(pod: Obj) -> bool:
+        return (pod["metadata"]["uid"] != uid_not and not pod["metadata"].get("deletionTimestamp")
+                and pod.get("status", {}).get("phase") == "Running" and podlib.is_ready(pod))
+    return check
+
+
+def starts(n: int, available: bool = True) -> Callable[[Obj], bool]:
+    def check(obj: Obj) -> bool:
+        return (status(obj).get("startTimes") == n
+                and (not available or condition(obj, "Available").get("status") == "True"))
+    return check
+
+
+async def events(client: Client, namespace: str, name: str, reason: str) -> list[Obj]:
+    items = (await client.list("events.events.k8s.io", namespace))["items"]
+    return [e for e in items if e["reason"] == reason and e["regarding"]["name"] == name]
+
+
+async def audited(running: Any) -> None:
+    report = running.audit()
+    assert report.ok, report.message
+    # Granted but never needed here: finalizers/update only matters under OwnerReferencesPermissionEnforcement.
+    unused = {(p.resource, p.subresource, v) for p in report.unused for v in p.verbs}
+    assert unused <= {("immortalcontainers", "finalizers", "update")}, report.message
+
+
+async def test_article_example_delete_and_failure_recreate(kube_cluster, kube_client: Client,
+                                                           namespace: str) -> None:
+    example = yaml.safe_load((EXAMPLES / "example.yaml").read_text())
+    example["metadata"]["namespace"] = namespace
+    name, pod_name = "example-immortal-container", "example-immortal-container-immortalpod"
+    async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
+        await kube_client.apply(example, field_manager="kubectl")
+        first = await wait_for(kube_client, "pods", pod_name, namespace, running_pod(), timeout=20)
+        ref = first["metadata"]["ownerReferences"][0]
+        assert (ref["kind"], ref["name"], ref["controller"], ref["blockOwnerDeletion"]) == (
+            "ImmortalContainer", name, True, True)
+        assert [c["image"] for c in first["spec"]["containers"]] == ["nginx:latest"]
+        assert first["spec"]["restartPolicy"] == "Always"
+        ic = await wait_for(kube_client, IC, name, namespace, starts(1), timeout=20)
+        assert status(ic)["currentPod"] == pod_name and status(ic)["podUID"] == first["metadata"]["uid"]
+        assert status(ic)["observedGeneration"] == 1 and status(ic)["phase"] == "Running"
+
+        # kubectl delete pod …: recreated, startTimes 2 (the article's ending).
+        await kube_client.delete("pods", pod_name, namespace)
+        second = await wait_for(kube_client, "pods", pod_name, namespace,
+                                running_pod(uid_not=first["metadata"]["uid"]), timeout=20)
+        ic = await wait_for(kube_client, IC, name, namespace, starts(2), timeout=20)
+        assert status(ic)["podUID"] == second["metadata"]["uid"]
+
+        # The pod ends (evicted, node shut down…): deleted (this very one) and started again.
+        await kube_client.patch("pods", pod_name, {"status": {"phase": "Failed"}}, namespace,
+                                subresource="status")
+        third = await wait_for(kube_client, "pods", pod_name, namespace,
+                               running_pod(uid_not=second["metadata"]["uid"]), timeout=20)
+        ic = await wait_for(kube_client, IC, name, namespace, starts(3), timeout=20)
+        assert [h["reason"] for h in status(ic)["history"]] == ["Created", "PodDeleted", "PodFailed"]
+        assert [h["uid"] for h in status(ic)["history"]] == [p["metadata"]["uid"] for p in (first, second, third)]
+        assert condition(ic, "Progressing")["reason"] == "PodAvailable"
+        assert len(await events(kube_client, namespace, name, "SuccessfulCreate")) == 3
+        assert len(await events(kube_client, namespace, name, "SuccessfulDelete")) == 1
+
+        # Deleting the ImmortalContainer garbage-collects its pod (kube-controller-manager's GC).
+        await kube_client.delete(IC, name, namespace)
+        await wait_for_deletion(kube_client, "pods", pod_name, namespace, timeout=60)
+    await audited(running)
+
+
+async def test_template_and_image_change_replace_the_pod(kube_cluster, kube_client: Client,
+                                                         namespace: str) -> None:
+    template = {"labels": {"app": "web"}, "env": [{"name": "GREETING", "value": "hi"}],
+                "command": ["nginx"], "args": ["-g", "daemon off;"],
+                "resources": {"requests": {"cpu": "50m"}}, "nodeSelector": {"type": "kwok"}}
+    async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
+        await kube_client.create(immortal("web", namespace, "nginx:1.26", template=template))
+        old = await wait_for(kube_client, "pods", "web-immortalpod", namespace, running_pod(), timeout=20)
+        container = old["spec"]["containers"][0]
+        assert (container["image"], container["command"], container["args"], container["env"]) == (
+            "nginx:1.26", ["nginx"], ["-g", "daemon off;"], [{"name": "GREETING", "value": "hi"}])
+        assert container["resources"] == {"requests": {"cpu": "50m"}}
+        assert old["spec"]["nodeSelector"] == {"type": "kwok"} and old["metadata"]["labels"]["app"] == "web"
+        await wait_for(kube_client, IC, "web", namespace, starts(1), timeout=20)
+
+        await kube_client.patch(IC, "web", {"spec": {"image": "nginx:1.27"}}, namespace)
+        new = await wait_for(kube_client, "pods", "web-immortalpod", namespace,
+                             running_pod(uid_not=old["metadata"]["uid"]), timeout=20)
+        assert new["spec"]["containers"][0]["image"] == "nginx:1.27"
+        assert new["metadata"]["labels"][podlib.HASH_LABEL] != old["metadata"]["labels"][podlib.HASH_LABEL]
+        ic = await wait_for(kube_client, IC, "web", namespace, starts(2), timeout=20)
+        assert status(ic)["history"][-1]["reason"] == "TemplateChanged"
+        assert status(ic)["observedGeneration"] == 2
+    await audited(running)
+
+
+async def test_waits_for_a_terminating_pod_before_recreating(kube_cluster, kube_client: Client,
+                                                             namespace: str) -> None:
+    hold = "test.kubeloop.dev/hold"
+    async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
+        await kube_client.create(immortal("slow", namespace))
+        pod = await wait_for(kube_client, "pods", "slow-immortalpod", namespace, running_pod(), timeout=20)
+        await wait_for(kube_client, IC, "slow", namespace, starts(1), timeout=20)
+        await kube_client.patch("pods", "slow-immortalpod", {"metadata": {"finalizers": [hold]}}, namespace)
+        await kube_client.delete("pods", "slow-immortalpod", namespace)
+        # Fixed name: while the old pod terminates, the operator says so and waits.
+        ic = await wait_for(kube_client, IC, "slow", namespace, timeout=20,
+                            predicate=lambda o: condition(o, "Progressing").get("reason") == "WaitingForTermination")
+        assert status(ic)["phase"] == "Terminating" and status(ic)["startTimes"] == 1
+        await kube_client.patch("pods", "slow-immortalpod", {"metadata": {"finalizers": None}}, namespace)
+        await wait_for(kube_client, "pods", "slow-immortalpod", namespace,
+                       running_pod(uid_not=pod["metadata"]["uid"]), timeout=20)
+        await wait_for(kube_client, IC, "slow", namespace, starts(2), timeout=20)
+    await audited(running)
+
+
+async def test_name_conflict_is_left_alone_and_orphans_are_adopted(kube_cluster, kube_client: Client,
+                                                                   namespace: str) -> None:
+    def bare_pod(name: str, labels: dict[str, str] | None = None) -> Obj:
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:latest"}]}}
+
+    foreign = await kube_client.create(bare_pod("taken-immortalpod"))
+    orphan = await kube_client.create(bare_pod("orphan-immortalpod", {podlib.NAME_LABEL: "orphan"}))
+    async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
+        await kube_client.create(immortal("taken", namespace))
+        await kube_client.create(immortal("orphan", namespace))
+        ic = await wait_for(kube_client, IC, "taken", namespace, timeout=20,
+                            predicate=lambda o: condition(o, "ReplicaFailure").get("reason") == "NameConflict")
+        assert condition(ic, "ReplicaFailure")["status"] == "True" and not status(ic).get("startTimes")
+        [event] = await events(kube_client, namespace, "taken", "NameConflict")
+        assert event["type"] == "Warning"
+        untouched = await kube_client.get("pods", "taken-immortalpod", namespace)
+        assert untouched["metadata"]["uid"] == foreign["metadata"]["uid"]
+        assert not untouched["metadata"].get("ownerReferences")
+
+        # The orphan carrying our label is adopted, not replaced.
+        ic = await wait_for(kube_client, IC, "orphan", namespace, starts(1, available=False), timeout=20)
+        assert status(ic)["podUID"] == orphan["metadata"]["uid"]
+        assert status(ic)["history"][0]["reason"] == "Adopted"
+        adopted = await kube_client.get("pods", "orphan-immortalpod", namespace)
+        assert adopted["metadata"]["ownerReferences"][0]["uid"] == ic["metadata"]["uid"]
+
+        # Once the foreign pod is gone, the name is free: our pod is created, the failure cleared.
+        await kube_client.delete("pods", "taken-immortalpod", namespace, grace_period_seconds=0)
+        await wait_for(kube_client, "pods", "taken-immortalpod", namespace,
+                       lambda p: p["metadata"]["uid"] != foreign["metadata"]["uid"], timeout=20)
+        ic = await wait_for(kube_client, IC, "taken", namespace, starts(1), timeout=20)
+        assert not condition(ic, "ReplicaFailure")
+    await audited(running)
+
+
+async def test_restart_in_the_middle_of_a_create_burst(kube_cluster, kube_client: Client,
+                                                       namespace: str) -> None:
+    """Stopped hard (in-flight reconciles cancelled) while creating pods, then restarted: exactly one pod
+    per ImmortalContainer and startTimes 1 each — including a pod created just before a "crash" that
+    never reached the status."""
+    await install_crds(kube_client, operator)
+    names = [f"burst-{i}" for i in range(12)]
+    for name in names:
+        await kube_client.create(immortal(name, namespace))
+    # A crash between "create pod" and "write status": the pod exists, the status does not know it.
+    crashed = await kube_client.get(IC, "burst-0", namespace)
+    await kube_client.create(podlib.desired_pod(ImmortalContainer.from_dict(crashed), crashed))
+    hard = ManagerOptions(namespaces=[namespace], metrics_bind_address="0", health_probe_bind_address="0",
+                          graceful_shutdown_timeout=0, freeze_gc=False)
+    async with run_operator(kube_cluster, kube_client, operator, namespace, options=hard, concurrency=3) as first:
+        await until(lambda: pod_count(kube_client, namespace), lambda n: n >= 5, timeout=20)
+    async with run_operator(kube_cluster, kube_client, operator, namespace, options=hard) as second:
+        for name in names:
+            ic = await wait_for(kube_client, IC, name, namespace, starts(1), timeout=30)
+            assert [h["reason"] for h in status(ic)["history"]] == ["Created"], ic
+        pods = (await kube_client.list("pods", namespace))["items"]
+        assert sorted(p["metadata"]["name"] for p in pods) == sorted(f"{n}-immortalpod" for n in names)
+        assert (await kube_client.get(IC, "burst-0", namespace))["status"]["podUID"] == (
+            await kube_client.get("pods", "burst-0-immortalpod", namespace))["metadata"]["uid"]
+    for running in (first, second):
+        await audited(running)
+
+
+async def test_an_empty_image_is_refused_by_the_api_server(kube_client: Client) -> None:
+    await install_crds(kube_client, operator)
+    with pytest.raises(Invalid) as refused:
+        await kube_client.create(immortal("empty", "default", image=""), dry_run=True)
+    assert refused.value.status == 422
+    assert [c["field"] for c in refused.value.causes] == ["spec.image"], refused.value.causes
+
+
+async def pod_count(client: Client, namespace: str) -> int:
+    return len((await client.list("pods", namespace))["items"])
+
+
+async def until(probe: Callable[[], Any], done: Callable[[Any], bool], timeout: float) -> Any:
+    """Polls ``probe`` (briefly) until ``done``; for conditions spanning many objects."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await probe()
+        if done(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s; last value {value!r}")
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(0.02)

@@ -1,0 +1,315 @@
+"""The reloader's pure logic: reference discovery, hashing, annotation parsing, selectors, pacing,
+strategies and settings."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from click.testing import CliRunner
+
+from kubeloop.cache import Event
+from kubeloop.operators.reloader import build_operator
+from kubeloop.operators.reloader.fingerprint import (
+    ABSENT,
+    DIGESTS,
+    Fingerprint,
+    decode_sources,
+    object_hash,
+    without_data,
+)
+from kubeloop.operators.reloader.pacing import TokenBucket, settle, settled
+from kubeloop.operators.reloader.policy import policy_of, source_ignored, source_matches
+from kubeloop.operators.reloader.reconciler import describe, source_changed, source_index
+from kubeloop.operators.reloader.references import Ref, pod_template_refs
+from kubeloop.operators.reloader.selectors import matches, parse
+from kubeloop.operators.reloader.settings import Settings
+from kubeloop.operators.reloader.workloads import (
+    CRONJOBS,
+    DEPLOYMENTS,
+    already_applied,
+    env_var_name,
+    template_change,
+)
+
+TEMPLATE = {"spec": {
+    "initContainers": [{"name": "init", "env": [
+        {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "init-secret", "key": "token"}}}]}],
+    "containers": [{
+        "name": "nginx",
+        "env": [{"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "mode"}}},
+                {"name": "PLAIN", "value": "x"},
+                {"name": "OPT", "valueFrom": {"configMapKeyRef": {"name": "maybe", "key": "k", "optional": True}}}],
+        "envFrom": [{"configMapRef": {"name": "env-all"}}, {"secretRef": {"name": "creds", "optional": True}}],
+        "volumeMounts": [{"name": "conf", "mountPath": "/etc/nginx"}, {"name": "bundle", "mountPath": "/b"}],
+    }, {"name": "sidecar", "volumeMounts": [{"name": "bundle", "mountPath": "/b"}]}],
+    "volumes": [
+        {"name": "conf", "configMap": {"name": "nginx-conf", "items": [{"key": "nginx.conf", "path": "n"}]}},
+        {"name": "tls", "secret": {"secretName": "tls"}},
+        {"name": "bundle", "projected": {"sources": [
+            {"configMap": {"name": "settings"}}, {"secret": {"name": "proj-secret", "items": [{"key": "a", "path": "a"}]}},
+            {"serviceAccountToken": {"path": "token"}}]}},
+        {"name": "scratch", "emptyDir": {}}],
+}}
+
+
+def refs() -> dict[str, Ref]:
+    return {r.id: r for r in pod_template_refs(TEMPLATE)}
+
+
+def test_references_cover_env_envfrom_volumes_projected_and_init_containers() -> None:
+    found = refs()
+    assert set(found) == {"Secret/init-secret", "ConfigMap/settings", "ConfigMap/maybe", "ConfigMap/env-all",
+                          "Secret/creds", "ConfigMap/nginx-conf", "Secret/tls", "Secret/proj-secret"}
+    assert found["Secret/init-secret"].keys == {"token"} and found["Secret/init-secret"].containers == {"init"}
+    # env key "mode" + the whole object through the projected volume: all keys
+    assert found["ConfigMap/settings"].keys is None
+    assert found["ConfigMap/settings"].containers == {"nginx", "sidecar"}
+    assert found["ConfigMap/nginx-conf"].keys == {"nginx.conf"}
+    assert found["Secret/proj-secret"].keys == {"a"}
+    assert found["ConfigMap/maybe"].optional and found["Secret/creds"].optional
+    assert not found["ConfigMap/settings"].optional and not found["Secret/tls"].optional
+    assert found["Secret/tls"].containers == frozenset()  # mounted by nobody
+
+
+def test_a_required_use_beats_an_optional_one() -> None:
+    template = {"spec": {"containers": [{"name": "c", "envFrom": [{"configMapRef": {"name": "x", "optional": True}}],
+                                         "env": [{"name": "A", "valueFrom": {"configMapKeyRef": {"name": "x", "key": "a"}}}]}]}}
+    (ref,) = pod_template_refs(template)
+    assert ref.keys is None and not ref.optional
+
+
+def cm(data: dict[str, str] | None = None, binary: dict[str, str] | None = None, **meta: object) -> dict:
+    obj: dict = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n", **meta}}
+    if data is not None:
+        obj["data"] = data
+    if binary is not None:
+        obj["binaryData"] = binary
+    return obj
+
+
+def test_hash_covers_data_and_binary_data_only() -> None:
+    base = object_hash("ConfigMap", "c", cm({"a": "1"}))
+    assert base == object_hash("ConfigMap", "c", cm({"a": "1"}, labels={"x": "y"}, resourceVersion="9"))
+    assert base != object_hash("ConfigMap", "c", cm({"a": "2"}))
+    assert base != object_hash("ConfigMap", "c", cm({"a": "1"}, {"b": "AA=="}))
+    assert base != object_hash("ConfigMap", "c", cm({"a": "1", "b": "2"}))
+    # data vs binaryData under the same key are different contents
+    assert object_hash("ConfigMap", "c", cm({"k": "AA=="})) != object_hash("ConfigMap", "c", cm(binary={"k": "AA=="}))
+    assert object_hash("ConfigMap", "c", None) == ABSENT != object_hash("ConfigMap", "c", cm({}))
+    assert object_hash("ConfigMap", "c", cm({})) == object_hash("ConfigMap", "c", cm())
+
+
+def test_hash_of_only_the_used_keys() -> None:
+    one = object_hash("ConfigMap", "c", cm({"used": "1", "other": "1"}), ["used"])
+    assert one == object_hash("ConfigMap", "c", cm({"used": "1", "other": "2"}), ["used"])
+    assert one != object_hash("ConfigMap", "c", cm({"used": "2", "other": "1"}), ["used"])
+    assert one != object_hash("ConfigMap", "c", cm({"other": "1"}), ["used"])  # the key went away
+
+
+def test_transform_keeps_no_secret_value_and_hashes_the_same() -> None:
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "name": "s", "namespace": "n", "managedFields": [{"manager": "x"}]},
+        "data": {"password": base64.b64encode(b"hunter2").decode()}}
+    stripped = without_data(secret)
+    assert "data" not in stripped and "managedFields" not in stripped["metadata"]
+    assert "hunter2" not in repr(stripped) and secret["data"]["password"] not in repr(stripped)
+    assert set(stripped[DIGESTS]["data"]) == {"password"}
+    assert object_hash("Secret", "s", stripped) == object_hash("Secret", "s", secret)
+    assert without_data(stripped)[DIGESTS] == stripped[DIGESTS]  # idempotent
+
+
+def test_fingerprint_changes_and_membership() -> None:
+    then = Fingerprint({"ConfigMap/a": "1" * 64, "Secret/b": "2" * 64})
+    recorded = decode_sources(then.encode())
+    assert recorded == {"ConfigMap/a": "1" * 16, "Secret/b": "2" * 16}
+    assert Fingerprint(dict(then.sources)).hash == then.hash
+    assert Fingerprint({"ConfigMap/a": "3" * 64, "Secret/b": "2" * 64}).changed_since(recorded) == ["ConfigMap/a"]
+    # an object joining or leaving the set is not a content change
+    joined = Fingerprint({"ConfigMap/a": "1" * 64, "Secret/b": "2" * 64, "ConfigMap/c": "4" * 64})
+    assert joined.hash != then.hash and joined.changed_since(recorded) == []
+    assert Fingerprint({"ConfigMap/a": "1" * 64}).changed_since(recorded) == []
+    assert Fingerprint({"ConfigMap/a": ABSENT}).changed_since(recorded) == ["ConfigMap/a"]
+    assert then.changed_since(None) == ["ConfigMap/a", "Secret/b"]
+    assert decode_sources(None) is None and decode_sources("") == {}
+
+
+def test_policy_reads_reloader_annotations_unchanged() -> None:
+    assert not policy_of({}).tracks_anything
+    assert policy_of({"reloader.stakater.com/auto": "true"}).auto == {"ConfigMap", "Secret"}
+    assert policy_of({"configmap.reloader.stakater.com/auto": "true"}).auto == {"ConfigMap"}
+    assert policy_of({"secret.reloader.stakater.com/auto": "True"}).auto == {"Secret"}
+    p = policy_of({"configmap.reloader.stakater.com/reload": "a, b,,", "secret.reloader.stakater.com/reload": "s"})
+    assert p.named == {"ConfigMap": ("a", "b"), "Secret": ("s",)} and p.tracks_anything and not p.auto
+    p = policy_of({"reloader.stakater.com/auto": "true", "configmaps.exclude.reloader.stakater.com/reload": "x,y-.*",
+                   "secrets.exclude.reloader.stakater.com/reload": "z"})
+    assert p.is_excluded("ConfigMap", "x") and p.is_excluded("ConfigMap", "y-1") and not p.is_excluded("ConfigMap", "z")
+    assert p.is_excluded("Secret", "z") and not p.is_excluded("Secret", "x")
+    assert policy_of({"reloader.stakater.com/search": "true"}).search
+    assert policy_of({"reloader.stakater.com/auto": "true", "reloader.stakater.com/ignore": "true"}).tracks_anything is False
+    assert source_ignored({"reloader.stakater.com/ignore": "true"}) and not source_ignored({})
+    assert source_matches({"reloader.stakater.com/match": "true"}) and not source_matches({"x": "true"})
+
+
+def test_policy_kubeloop_prefix_and_opt_out_mode() -> None:
+    p = policy_of({"reloader.kubeloop.dev/auto": "true", "configmap.reloader.kubeloop.dev/reload": "k",
+                   "reloader.kubeloop.dev/strategy": "env-vars"})
+    assert p.auto == {"ConfigMap", "Secret"} and p.named["ConfigMap"] == ("k",) and p.strategy == "env-vars"
+    assert source_ignored({"reloader.kubeloop.dev/ignore": "true"})
+    assert policy_of({}, auto_all=True).auto == {"ConfigMap", "Secret"}
+    assert policy_of({"reloader.stakater.com/auto": "false"}, auto_all=True).auto == frozenset()
+    assert policy_of({"reloader.stakater.com/auto": "false", "configmap.reloader.stakater.com/auto": "true"},
+                     auto_all=True).auto == {"ConfigMap"}
+
+
+def test_index_names_referenced_and_annotated_objects() -> None:
+    deployment = {"metadata": {"name": "d", "namespace": "n", "annotations": {
+        "configmap.reloader.stakater.com/reload": "extra,app-.*"}}, "spec": {"template": TEMPLATE}}
+    keys = source_index(DEPLOYMENTS)(deployment)
+    assert "ConfigMap/n/nginx-conf" in keys and "Secret/n/init-secret" in keys and "Secret/n/proj-secret" in keys
+    assert "ConfigMap/n/extra" in keys and "ConfigMap/n/*" in keys
+    cron = {"metadata": {"name": "c", "namespace": "n"}, "spec": {"jobTemplate": {"spec": {"template": TEMPLATE}}}}
+    assert "ConfigMap/n/nginx-conf" in source_index(CRONJOBS)(cron)
+
+
+def test_source_predicate_ignores_metadata_only_changes() -> None:
+    old = cm({"a": "1"})
+    assert not source_changed(Event("modified", cm({"a": "1"}, labels={"x": "y"}), old))
+    assert source_changed(Event("modified", cm({"a": "2"}), old))
+    assert source_changed(Event("modified", cm({"a": "1"}, annotations={"reloader.stakater.com/match": "true"}), old))
+    assert source_changed(Event("added", old)) and source_changed(Event("deleted", old, old))
+    # transformed and raw objects compare by the same digests
+    assert not source_changed(Event("modified", without_data(cm({"a": "1"})), old))
+
+
+@pytest.mark.parametrize(("selector", "labels", "expected"), [
+    ("", {}, True), ("a=b", {"a": "b"}, True), ("a==b", {"a": "c"}, False), ("a!=b", {}, True),
+    ("a in (x, y),b", {"a": "y", "b": ""}, True), ("a notin (x)", {"a": "x"}, False), ("!a", {"a": "1"}, False),
+    ("env=prod,tier in (web)", {"env": "prod", "tier": "db"}, False),
+])
+def test_label_selectors(selector: str, labels: dict[str, str], expected: bool) -> None:
+    assert matches(parse(selector), labels) is expected
+
+
+def test_bad_selector_is_rejected() -> None:
+    with pytest.raises(ValueError):
+        parse("a in (x")
+    with pytest.raises(ValueError):
+        Settings.from_values({"namespace_selector": "!a=b"})
+
+
+def test_debounce_settles_a_burst_into_one() -> None:
+    memory: dict = {}
+    assert settle(memory, "h1", 2.0, 100.0) == 2.0
+    assert settle(memory, "h1", 2.0, 101.0) == 1.0
+    assert settle(memory, "h2", 2.0, 101.5) == 2.0  # another change restarts the window
+    assert settle(memory, "h2", 2.0, 103.5) == 0.0
+    settled(memory)
+    assert settle(memory, "h3", 2.0, 200.0) == 2.0
+
+
+def test_debounce_is_capped_for_objects_that_never_stop_changing() -> None:
+    memory: dict = {}
+    for i in range(25):
+        wait = settle(memory, f"h{i}", 1.0, 100.0 + i)
+    assert wait == 0.0  # 10 windows after the first change
+
+
+def test_token_bucket() -> None:
+    now = [0.0]
+    bucket = TokenBucket(2.0, 3, clock=lambda: now[0])
+    assert [bucket.take() for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert bucket.take() == pytest.approx(0.5)
+    now[0] = 0.5
+    assert bucket.take() == 0.0
+    assert TokenBucket(0, 1).take() == 0.0
+
+
+def test_strategies() -> None:
+    settings_ref = Ref("ConfigMap", "nginx.conf-v2", containers=frozenset({"nginx"}))
+    init_ref = Ref("Secret", "init-secret", containers=frozenset({"init"}))
+    assert env_var_name(settings_ref) == "STAKATER_NGINX_CONF_V2_CONFIGMAP"
+    assert template_change("annotations", "h", {}, TEMPLATE) == {
+        "metadata": {"annotations": {"reloader.kubeloop.dev/config-hash": "h"}}}
+    stamp = template_change("restarted-at", "h", {}, TEMPLATE)["metadata"]["annotations"]
+    assert stamp["kubectl.kubernetes.io/restartedAt"].endswith("Z")
+    env = template_change("env-vars", "h", {settings_ref: "abc", init_ref: "def",
+                                            Ref("Secret", "named"): "ghi"}, TEMPLATE)
+    assert env == {"spec": {
+        "containers": [{"name": "nginx", "env": [{"name": "STAKATER_NGINX_CONF_V2_CONFIGMAP", "value": "abc"},
+                                                 {"name": "STAKATER_NAMED_SECRET", "value": "ghi"}]}],
+        "initContainers": [{"name": "init", "env": [{"name": "STAKATER_INIT_SECRET_SECRET", "value": "def"}]}]}}
+    with pytest.raises(ValueError):
+        template_change("bogus", "h", {}, TEMPLATE)
+
+
+def test_already_applied() -> None:
+    change = template_change("annotations", "h", {}, TEMPLATE)
+    assert not already_applied(TEMPLATE, change)
+    assert already_applied({**TEMPLATE, "metadata": {"annotations": {"reloader.kubeloop.dev/config-hash": "h"}}},
+                           change)
+    env = {"spec": {"containers": [{"name": "nginx", "env": [{"name": "STAKATER_X_CONFIGMAP", "value": "1"}]}]}}
+    template = {"spec": {"containers": [{"name": "nginx", "image": "i", "env": [
+        {"name": "A", "value": "a"}, {"name": "STAKATER_X_CONFIGMAP", "value": "1"}]}]}}
+    assert already_applied(template, env)
+    assert not already_applied(template, {"spec": {"containers": [{"name": "nginx", "env": [
+        {"name": "STAKATER_X_CONFIGMAP", "value": "2"}]}]}})
+
+
+def test_nesting_the_patch_per_kind() -> None:
+    assert DEPLOYMENTS.nest({"x": 1}) == {"spec": {"template": {"x": 1}}}
+    assert CRONJOBS.nest({"x": 1}) == {"spec": {"jobTemplate": {"spec": {"template": {"x": 1}}}}}
+
+
+def test_describe_names_objects_and_hash_prefixes_only() -> None:
+    text = describe({Ref("Secret", "db"): "abcdef0123456789" * 4, Ref("ConfigMap", "gone"): ABSENT},
+                    {"Secret/db": "1234567890abcdef", "ConfigMap/gone": "fedcba9876543210"})
+    assert text == "ConfigMap gone deleted (fedcba98 → absent), Secret db changed (12345678 → abcdef01)"
+
+
+def test_settings_validate_and_filter_controllers() -> None:
+    with pytest.raises(ValueError):
+        Settings.from_values({"reload_strategy": "yolo"})
+    with pytest.raises(ValueError):
+        Settings.from_values({"ignored_workload_types": "deployments,jobs"})
+    op = build_operator()
+    assert [c.name for c in op.controllers()] == ["reloader-deployments", "reloader-statefulsets",
+                                                  "reloader-daemonsets"]
+    op.settings.update(reload_cronjobs=True, ignored_workload_types="daemonsets", ignore_secrets=True)
+    controllers = op.controllers()
+    assert [c.name for c in controllers] == ["reloader-deployments", "reloader-statefulsets", "reloader-cronjobs"]
+    assert all([w.resource.kind for w in c.watches] == ["ConfigMap"] for c in controllers)
+
+
+def test_generated_rbac_is_least_privilege() -> None:
+    rules = {(p.group, p.resource, p.subresource): set() for p in build_operator().permissions()}
+    for p in build_operator().permissions():
+        rules[(p.group, p.resource, p.subresource)] |= set(p.verbs)
+    assert rules == {("apps", "deployments", None): {"list", "watch", "patch"},
+                     ("apps", "statefulsets", None): {"list", "watch", "patch"},
+                     ("apps", "daemonsets", None): {"list", "watch", "patch"},
+                     ("batch", "cronjobs", None): {"list", "watch", "patch"},
+                     ("", "configmaps", None): {"list", "watch"}, ("", "secrets", None): {"list", "watch"},
+                     ("", "namespaces", None): {"list", "watch"}}
+
+
+def test_every_setting_is_a_flag_and_an_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubeloop.cli.runner as runner
+    from kubeloop.cli.run import build_command
+
+    seen: dict = {}
+
+    async def fake_run(op, values):  # noqa: ANN001, ANN202 - stands in for the real runner
+        seen.update(op.settings)
+        return 0
+
+    monkeypatch.setattr(runner, "run_operator", fake_run)
+    op = build_operator()
+    result = CliRunner().invoke(build_command(op), ["--dry-run", "--reload-strategy", "env-vars",
+                                                    "--debounce-seconds", "0.5"],
+                                env={"KUBELOOP_RELOAD_CRONJOBS": "true", "KUBELOOP_NAMESPACES_TO_IGNORE": "a,b"})
+    assert result.exit_code == 0, result.output
+    settings = Settings.from_values(seen)
+    assert settings.dry_run and settings.reload_cronjobs and settings.reload_strategy == "env-vars"
+    assert settings.debounce_seconds == 0.5 and settings.ignored_namespaces == {"a", "b"}
+    assert {o.name.replace("-", "_") for o in op.options} == set(Settings.__dataclass_fields__)
