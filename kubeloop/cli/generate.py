@@ -11,7 +11,7 @@ from kubeloop.cli.run import BUNDLED, load_operator
 from kubeloop.operator import Operator
 from kubeloop.resources import crds_for, operator_manifests, render_yaml, write_manifests
 
-KINDS = ("crd", "rbac", "manager", "all")
+KINDS = ("crd", "rbac", "manager", "all", "chart", "dockerfile")
 _RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 
 
@@ -20,8 +20,10 @@ def default_image(operator: Operator) -> str:
 
 
 def run_args(target: str, operator: Operator) -> list[str]:
-    """How the packaged image starts the operator: bundled operators by short name, others by module."""
-    return ["run", target if target in BUNDLED else operator.name, "--leader-elect"]
+    """How the packaged image starts the operator: bundled operators by short name, modules by their
+    import path (an operator's name need not be importable); a file's operator by its name."""
+    is_file = target.partition(":")[0].endswith(".py") or Path(target.partition(":")[0]).is_file()
+    return ["run", operator.name if is_file and target not in BUNDLED else target, "--leader-elect"]
 
 
 def manifests(target: str, operator: Operator, namespace: str, image: str | None = None,
@@ -56,8 +58,12 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 def command(kind: str, target: str, output: Path | None, namespace: str | None, image: str | None,
             replicas: int) -> None:
     """Generate CRDs, least-privilege RBAC and the manager Deployment for TARGET (a bundled operator,
-    a module or a file), in a stable order that `kubectl apply --server-side` accepts."""
+    a module or a file), in a stable order that `kubectl apply --server-side` accepts; or a Helm
+    chart of the same (`chart`, needs -o) or a Dockerfile and .dockerignore (`dockerfile`)."""
     operator = load_operator(target)
+    if kind in ("chart", "dockerfile"):
+        _package(kind, target, operator, output, image, replicas)
+        return
     if kind == "crd" and not operator.custom_resources():
         raise click.ClickException(f"{operator.name} declares no custom resources")
     objs = select(manifests(target, operator, namespace or f"{operator.name}-system", image, replicas), kind)
@@ -67,4 +73,26 @@ def command(kind: str, target: str, output: Path | None, namespace: str | None, 
         click.echo(render_yaml(objs), nl=False)
         return
     for path in write_manifests(output, objs):
+        click.echo(str(path))
+
+
+def _package(kind: str, target: str, operator: Operator, output: Path | None, image: str | None,
+             replicas: int) -> None:
+    from kubeloop.packaging.chart import write_chart
+    from kubeloop.packaging.dockerfile import dockerfile, write_dockerfile
+
+    if kind == "dockerfile":
+        try:
+            if output is None:
+                click.echo(dockerfile(target), nl=False)
+                return
+            paths = write_dockerfile(output, target)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
+    else:
+        if output is None:
+            raise click.ClickException("a chart is a directory: pass -o DIR")
+        # The namespace is a placeholder: the chart uses .Release.Namespace.
+        paths = write_chart(output, operator.name, manifests(target, operator, "default", image, replicas))
+    for path in paths:
         click.echo(str(path))

@@ -6,12 +6,16 @@ import importlib
 
 import click
 
-# Sub-command modules, each exposing a click command or group named ``command``.
+# Sub-command modules, each exposing a click command or group named ``command`` (or ``module:attr``).
 _COMMANDS = {
     "cluster": "kubeloop.cli.cluster",
     "run": "kubeloop.cli.run",
     "demo": "kubeloop.cli.demo",
     "generate": "kubeloop.cli.generate",
+    "deploy": "kubeloop.cli.deploy",
+    "undeploy": "kubeloop.cli.deploy:undeploy",
+    "init": "kubeloop.cli.init",
+    "create": "kubeloop.cli.init:create",
 }
 
 
@@ -22,11 +26,11 @@ class _LazyGroup(click.Group):
         return sorted(_COMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        module = _COMMANDS.get(name)
-        if module is None:
+        module, _, attr = _COMMANDS.get(name, "").partition(":")
+        if not module:
             return None
         try:
-            return importlib.import_module(module).command
+            return getattr(importlib.import_module(module), attr or "command")
         except ModuleNotFoundError as exc:
             if exc.name == module:
                 return None

@@ -274,7 +274,8 @@ class Controller:
                     return None
                 result = await self.cleanup(self._typed(raw), ctx)
                 if result is None or not (result.requeue or result.requeue_after):
-                    await finalizers.remove_finalizer(self._client_(), self.primary, raw, self.finalizer)
+                    with contextlib.suppress(NotFound):  # a lagging cache re-ran cleanup: already gone
+                        await finalizers.remove_finalizer(self._client_(), self.primary, raw, self.finalizer)
                 return result
             if not finalizers.has_finalizer(raw, self.finalizer):
                 # The finalizer goes on before any side effect, so cleanup can never be skipped.

@@ -56,12 +56,19 @@ async def events(client: Client, namespace: str, name: str, reason: str) -> list
     return [e for e in items if e["reason"] == reason and e["regarding"]["name"] == name]
 
 
+def occurrences(found: list[Obj]) -> int:
+    """Repeats of one event are aggregated into a series (client-go style)."""
+    return sum((e.get("series") or {}).get("count", 1) for e in found)
+
+
 async def audited(running: Any) -> None:
     report = running.audit()
     assert report.ok, report.message
-    # Granted but never needed here: finalizers/update only matters under OwnerReferencesPermissionEnforcement.
+    # Not every scenario adopts (patch), deletes or repeats an event; finalizers/update only matters
+    # where the OwnerReferencesPermissionEnforcement admission plugin is on.
     unused = {(p.resource, p.subresource, v) for p in report.unused for v in p.verbs}
-    assert unused <= {("immortalcontainers", "finalizers", "update")}, report.message
+    assert unused <= {("immortalcontainers", "finalizers", "update"), ("pods", None, "patch"),
+                      ("pods", None, "delete"), ("events", None, "patch")}, report.message
 
 
 async def test_article_example_delete_and_failure_recreate(kube_cluster, kube_client: Client,
@@ -95,10 +102,11 @@ async def test_article_example_delete_and_failure_recreate(kube_cluster, kube_cl
                                running_pod(uid_not=second["metadata"]["uid"]), timeout=20)
         ic = await wait_for(kube_client, IC, name, namespace, starts(3), timeout=20)
         assert [h["reason"] for h in status(ic)["history"]] == ["Created", "PodDeleted", "PodFailed"]
-        assert [h["uid"] for h in status(ic)["history"]] == [p["metadata"]["uid"] for p in (first, second, third)]
+        uids = [p["metadata"]["uid"] for p in (first, second, third)]
+        assert [h["uid"] for h in status(ic)["history"]] == uids
         assert condition(ic, "Progressing")["reason"] == "PodAvailable"
-        assert len(await events(kube_client, namespace, name, "SuccessfulCreate")) == 3
-        assert len(await events(kube_client, namespace, name, "SuccessfulDelete")) == 1
+        assert occurrences(await events(kube_client, namespace, name, "SuccessfulCreate")) == 3
+        assert occurrences(await events(kube_client, namespace, name, "SuccessfulDelete")) == 1
 
         # Deleting the ImmortalContainer garbage-collects its pod (kube-controller-manager's GC).
         await kube_client.delete(IC, name, namespace)
@@ -132,6 +140,34 @@ async def test_template_and_image_change_replace_the_pod(kube_cluster, kube_clie
     await audited(running)
 
 
+async def test_recreations_back_off(kube_cluster, kube_client: Client, namespace: str) -> None:
+    """A pod that keeps ending is recreated at once the first time, then only after growing waits."""
+    saved = dict(operator.settings)
+    operator.settings.update(backoff_initial=1.0, backoff_max=2.0)
+    try:
+        async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
+            await kube_client.create(immortal("flaky", namespace))
+            uid = (await wait_for(kube_client, "pods", "flaky-immortalpod", namespace, running_pod(),
+                                  timeout=20))["metadata"]["uid"]
+            loop = asyncio.get_running_loop()
+            gaps = []
+            for _ in range(3):
+                await kube_client.patch("pods", "flaky-immortalpod", {"status": {"phase": "Failed"}},
+                                        namespace, subresource="status")
+                failed_at = loop.time()
+                uid = (await wait_for(kube_client, "pods", "flaky-immortalpod", namespace,
+                                      running_pod(uid_not=uid), timeout=20))["metadata"]["uid"]
+                gaps.append(loop.time() - failed_at)
+            ic = await wait_for(kube_client, IC, "flaky", namespace, starts(4), timeout=20)
+            assert [h["reason"] for h in status(ic)["history"]] == ["Created"] + ["PodFailed"] * 3
+            # 0 s, then 1 s and 2 s after the previous start (which was a moment before the failure).
+            assert gaps[0] < 0.9 and 0.5 < gaps[1] < 1.9 and 1.5 < gaps[2] < 3, gaps
+        await audited(running)
+    finally:
+        operator.settings.clear()
+        operator.settings.update(saved)
+
+
 async def test_waits_for_a_terminating_pod_before_recreating(kube_cluster, kube_client: Client,
                                                              namespace: str) -> None:
     hold = "test.kubeloop.dev/hold"
@@ -142,8 +178,8 @@ async def test_waits_for_a_terminating_pod_before_recreating(kube_cluster, kube_
         await kube_client.patch("pods", "slow-immortalpod", {"metadata": {"finalizers": [hold]}}, namespace)
         await kube_client.delete("pods", "slow-immortalpod", namespace)
         # Fixed name: while the old pod terminates, the operator says so and waits.
-        ic = await wait_for(kube_client, IC, "slow", namespace, timeout=20,
-                            predicate=lambda o: condition(o, "Progressing").get("reason") == "WaitingForTermination")
+        ic = await wait_for(kube_client, IC, "slow", namespace, timeout=20, predicate=lambda o: condition(
+            o, "Progressing").get("reason") == "WaitingForTermination")
         assert status(ic)["phase"] == "Terminating" and status(ic)["startTimes"] == 1
         await kube_client.patch("pods", "slow-immortalpod", {"metadata": {"finalizers": None}}, namespace)
         await wait_for(kube_client, "pods", "slow-immortalpod", namespace,
@@ -164,8 +200,8 @@ async def test_name_conflict_is_left_alone_and_orphans_are_adopted(kube_cluster,
     async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
         await kube_client.create(immortal("taken", namespace))
         await kube_client.create(immortal("orphan", namespace))
-        ic = await wait_for(kube_client, IC, "taken", namespace, timeout=20,
-                            predicate=lambda o: condition(o, "ReplicaFailure").get("reason") == "NameConflict")
+        ic = await wait_for(kube_client, IC, "taken", namespace, timeout=20, predicate=lambda o: condition(
+            o, "ReplicaFailure").get("reason") == "NameConflict")
         assert condition(ic, "ReplicaFailure")["status"] == "True" and not status(ic).get("startTimes")
         [event] = await events(kube_client, namespace, "taken", "NameConflict")
         assert event["type"] == "Warning"
@@ -203,7 +239,8 @@ async def test_restart_in_the_middle_of_a_create_burst(kube_cluster, kube_client
     await kube_client.create(podlib.desired_pod(ImmortalContainer.from_dict(crashed), crashed))
     hard = ManagerOptions(namespaces=[namespace], metrics_bind_address="0", health_probe_bind_address="0",
                           graceful_shutdown_timeout=0, freeze_gc=False)
-    async with run_operator(kube_cluster, kube_client, operator, namespace, options=hard, concurrency=3) as first:
+    async with run_operator(kube_cluster, kube_client, operator, namespace, options=hard,
+                            concurrency=3) as first:
         await until(lambda: pod_count(kube_client, namespace), lambda n: n >= 5, timeout=20)
     async with run_operator(kube_cluster, kube_client, operator, namespace, options=hard) as second:
         for name in names:

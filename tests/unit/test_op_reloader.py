@@ -39,15 +39,18 @@ TEMPLATE = {"spec": {
         "name": "nginx",
         "env": [{"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "mode"}}},
                 {"name": "PLAIN", "value": "x"},
-                {"name": "OPT", "valueFrom": {"configMapKeyRef": {"name": "maybe", "key": "k", "optional": True}}}],
-        "envFrom": [{"configMapRef": {"name": "env-all"}}, {"secretRef": {"name": "creds", "optional": True}}],
+                {"name": "OPT", "valueFrom": {"configMapKeyRef": {
+                    "name": "maybe", "key": "k", "optional": True}}}],
+        "envFrom": [{"configMapRef": {"name": "env-all"}},
+                    {"secretRef": {"name": "creds", "optional": True}}],
         "volumeMounts": [{"name": "conf", "mountPath": "/etc/nginx"}, {"name": "bundle", "mountPath": "/b"}],
     }, {"name": "sidecar", "volumeMounts": [{"name": "bundle", "mountPath": "/b"}]}],
     "volumes": [
         {"name": "conf", "configMap": {"name": "nginx-conf", "items": [{"key": "nginx.conf", "path": "n"}]}},
         {"name": "tls", "secret": {"secretName": "tls"}},
         {"name": "bundle", "projected": {"sources": [
-            {"configMap": {"name": "settings"}}, {"secret": {"name": "proj-secret", "items": [{"key": "a", "path": "a"}]}},
+            {"configMap": {"name": "settings"}},
+            {"secret": {"name": "proj-secret", "items": [{"key": "a", "path": "a"}]}},
             {"serviceAccountToken": {"path": "token"}}]}},
         {"name": "scratch", "emptyDir": {}}],
 }}
@@ -61,7 +64,8 @@ def test_references_cover_env_envfrom_volumes_projected_and_init_containers() ->
     found = refs()
     assert set(found) == {"Secret/init-secret", "ConfigMap/settings", "ConfigMap/maybe", "ConfigMap/env-all",
                           "Secret/creds", "ConfigMap/nginx-conf", "Secret/tls", "Secret/proj-secret"}
-    assert found["Secret/init-secret"].keys == {"token"} and found["Secret/init-secret"].containers == {"init"}
+    assert found["Secret/init-secret"].keys == {"token"}
+    assert found["Secret/init-secret"].containers == {"init"}
     # env key "mode" + the whole object through the projected volume: all keys
     assert found["ConfigMap/settings"].keys is None
     assert found["ConfigMap/settings"].containers == {"nginx", "sidecar"}
@@ -73,8 +77,9 @@ def test_references_cover_env_envfrom_volumes_projected_and_init_containers() ->
 
 
 def test_a_required_use_beats_an_optional_one() -> None:
-    template = {"spec": {"containers": [{"name": "c", "envFrom": [{"configMapRef": {"name": "x", "optional": True}}],
-                                         "env": [{"name": "A", "valueFrom": {"configMapKeyRef": {"name": "x", "key": "a"}}}]}]}}
+    template = {"spec": {"containers": [{
+        "name": "c", "envFrom": [{"configMapRef": {"name": "x", "optional": True}}],
+        "env": [{"name": "A", "valueFrom": {"configMapKeyRef": {"name": "x", "key": "a"}}}]}]}}
     (ref,) = pod_template_refs(template)
     assert ref.keys is None and not ref.optional
 
@@ -95,7 +100,8 @@ def test_hash_covers_data_and_binary_data_only() -> None:
     assert base != object_hash("ConfigMap", "c", cm({"a": "1"}, {"b": "AA=="}))
     assert base != object_hash("ConfigMap", "c", cm({"a": "1", "b": "2"}))
     # data vs binaryData under the same key are different contents
-    assert object_hash("ConfigMap", "c", cm({"k": "AA=="})) != object_hash("ConfigMap", "c", cm(binary={"k": "AA=="}))
+    as_data, as_binary = cm({"k": "AA=="}), cm(binary={"k": "AA=="})
+    assert object_hash("ConfigMap", "c", as_data) != object_hash("ConfigMap", "c", as_binary)
     assert object_hash("ConfigMap", "c", None) == ABSENT != object_hash("ConfigMap", "c", cm({}))
     assert object_hash("ConfigMap", "c", cm({})) == object_hash("ConfigMap", "c", cm())
 
@@ -124,7 +130,8 @@ def test_fingerprint_changes_and_membership() -> None:
     recorded = decode_sources(then.encode())
     assert recorded == {"ConfigMap/a": "1" * 16, "Secret/b": "2" * 16}
     assert Fingerprint(dict(then.sources)).hash == then.hash
-    assert Fingerprint({"ConfigMap/a": "3" * 64, "Secret/b": "2" * 64}).changed_since(recorded) == ["ConfigMap/a"]
+    changed = Fingerprint({"ConfigMap/a": "3" * 64, "Secret/b": "2" * 64})
+    assert changed.changed_since(recorded) == ["ConfigMap/a"]
     # an object joining or leaving the set is not a content change
     joined = Fingerprint({"ConfigMap/a": "1" * 64, "Secret/b": "2" * 64, "ConfigMap/c": "4" * 64})
     assert joined.hash != then.hash and joined.changed_since(recorded) == []
@@ -139,14 +146,18 @@ def test_policy_reads_reloader_annotations_unchanged() -> None:
     assert policy_of({"reloader.stakater.com/auto": "true"}).auto == {"ConfigMap", "Secret"}
     assert policy_of({"configmap.reloader.stakater.com/auto": "true"}).auto == {"ConfigMap"}
     assert policy_of({"secret.reloader.stakater.com/auto": "True"}).auto == {"Secret"}
-    p = policy_of({"configmap.reloader.stakater.com/reload": "a, b,,", "secret.reloader.stakater.com/reload": "s"})
+    p = policy_of({"configmap.reloader.stakater.com/reload": "a, b,,",
+                   "secret.reloader.stakater.com/reload": "s"})
     assert p.named == {"ConfigMap": ("a", "b"), "Secret": ("s",)} and p.tracks_anything and not p.auto
-    p = policy_of({"reloader.stakater.com/auto": "true", "configmaps.exclude.reloader.stakater.com/reload": "x,y-.*",
+    p = policy_of({"reloader.stakater.com/auto": "true",
+                   "configmaps.exclude.reloader.stakater.com/reload": "x,y-.*",
                    "secrets.exclude.reloader.stakater.com/reload": "z"})
-    assert p.is_excluded("ConfigMap", "x") and p.is_excluded("ConfigMap", "y-1") and not p.is_excluded("ConfigMap", "z")
+    assert p.is_excluded("ConfigMap", "x") and p.is_excluded("ConfigMap", "y-1")
+    assert not p.is_excluded("ConfigMap", "z")
     assert p.is_excluded("Secret", "z") and not p.is_excluded("Secret", "x")
     assert policy_of({"reloader.stakater.com/search": "true"}).search
-    assert policy_of({"reloader.stakater.com/auto": "true", "reloader.stakater.com/ignore": "true"}).tracks_anything is False
+    ignored = policy_of({"reloader.stakater.com/auto": "true", "reloader.stakater.com/ignore": "true"})
+    assert ignored.tracks_anything is False
     assert source_ignored({"reloader.stakater.com/ignore": "true"}) and not source_ignored({})
     assert source_matches({"reloader.stakater.com/match": "true"}) and not source_matches({"x": "true"})
 
@@ -166,9 +177,10 @@ def test_index_names_referenced_and_annotated_objects() -> None:
     deployment = {"metadata": {"name": "d", "namespace": "n", "annotations": {
         "configmap.reloader.stakater.com/reload": "extra,app-.*"}}, "spec": {"template": TEMPLATE}}
     keys = source_index(DEPLOYMENTS)(deployment)
-    assert "ConfigMap/n/nginx-conf" in keys and "Secret/n/init-secret" in keys and "Secret/n/proj-secret" in keys
+    assert {"ConfigMap/n/nginx-conf", "Secret/n/init-secret", "Secret/n/proj-secret"} <= set(keys)
     assert "ConfigMap/n/extra" in keys and "ConfigMap/n/*" in keys
-    cron = {"metadata": {"name": "c", "namespace": "n"}, "spec": {"jobTemplate": {"spec": {"template": TEMPLATE}}}}
+    cron = {"metadata": {"name": "c", "namespace": "n"},
+            "spec": {"jobTemplate": {"spec": {"template": TEMPLATE}}}}
     assert "ConfigMap/n/nginx-conf" in source_index(CRONJOBS)(cron)
 
 
@@ -176,7 +188,8 @@ def test_source_predicate_ignores_metadata_only_changes() -> None:
     old = cm({"a": "1"})
     assert not source_changed(Event("modified", cm({"a": "1"}, labels={"x": "y"}), old))
     assert source_changed(Event("modified", cm({"a": "2"}), old))
-    assert source_changed(Event("modified", cm({"a": "1"}, annotations={"reloader.stakater.com/match": "true"}), old))
+    matched = cm({"a": "1"}, annotations={"reloader.stakater.com/match": "true"})
+    assert source_changed(Event("modified", matched, old))
     assert source_changed(Event("added", old)) and source_changed(Event("deleted", old, old))
     # transformed and raw objects compare by the same digests
     assert not source_changed(Event("modified", without_data(cm({"a": "1"})), old))
@@ -184,7 +197,8 @@ def test_source_predicate_ignores_metadata_only_changes() -> None:
 
 @pytest.mark.parametrize(("selector", "labels", "expected"), [
     ("", {}, True), ("a=b", {"a": "b"}, True), ("a==b", {"a": "c"}, False), ("a!=b", {}, True),
-    ("a in (x, y),b", {"a": "y", "b": ""}, True), ("a notin (x)", {"a": "x"}, False), ("!a", {"a": "1"}, False),
+    ("a in (x, y),b", {"a": "y", "b": ""}, True), ("a notin (x)", {"a": "x"}, False),
+    ("!a", {"a": "1"}, False),
     ("env=prod,tier in (web)", {"env": "prod", "tier": "db"}, False),
 ])
 def test_label_selectors(selector: str, labels: dict[str, str], expected: bool) -> None:
@@ -238,7 +252,8 @@ def test_strategies() -> None:
     assert env == {"spec": {
         "containers": [{"name": "nginx", "env": [{"name": "STAKATER_NGINX_CONF_V2_CONFIGMAP", "value": "abc"},
                                                  {"name": "STAKATER_NAMED_SECRET", "value": "ghi"}]}],
-        "initContainers": [{"name": "init", "env": [{"name": "STAKATER_INIT_SECRET_SECRET", "value": "def"}]}]}}
+        "initContainers": [{"name": "init", "env": [
+            {"name": "STAKATER_INIT_SECRET_SECRET", "value": "def"}]}]}}
     with pytest.raises(ValueError):
         template_change("bogus", "h", {}, TEMPLATE)
 
@@ -246,9 +261,10 @@ def test_strategies() -> None:
 def test_already_applied() -> None:
     change = template_change("annotations", "h", {}, TEMPLATE)
     assert not already_applied(TEMPLATE, change)
-    assert already_applied({**TEMPLATE, "metadata": {"annotations": {"reloader.kubeloop.dev/config-hash": "h"}}},
-                           change)
-    env = {"spec": {"containers": [{"name": "nginx", "env": [{"name": "STAKATER_X_CONFIGMAP", "value": "1"}]}]}}
+    assert already_applied({**TEMPLATE, "metadata": {"annotations": {
+        "reloader.kubeloop.dev/config-hash": "h"}}}, change)
+    env = {"spec": {"containers": [{"name": "nginx", "env": [
+        {"name": "STAKATER_X_CONFIGMAP", "value": "1"}]}]}}
     template = {"spec": {"containers": [{"name": "nginx", "image": "i", "env": [
         {"name": "A", "value": "a"}, {"name": "STAKATER_X_CONFIGMAP", "value": "1"}]}]}}
     assert already_applied(template, env)
@@ -277,7 +293,8 @@ def test_settings_validate_and_filter_controllers() -> None:
                                                   "reloader-daemonsets"]
     op.settings.update(reload_cronjobs=True, ignored_workload_types="daemonsets", ignore_secrets=True)
     controllers = op.controllers()
-    assert [c.name for c in controllers] == ["reloader-deployments", "reloader-statefulsets", "reloader-cronjobs"]
+    assert [c.name for c in controllers] == ["reloader-deployments", "reloader-statefulsets",
+                                             "reloader-cronjobs"]
     assert all([w.resource.kind for w in c.watches] == ["ConfigMap"] for c in controllers)
 
 
@@ -307,7 +324,8 @@ def test_every_setting_is_a_flag_and_an_env_var(monkeypatch: pytest.MonkeyPatch)
     op = build_operator()
     result = CliRunner().invoke(build_command(op), ["--dry-run", "--reload-strategy", "env-vars",
                                                     "--debounce-seconds", "0.5"],
-                                env={"KUBELOOP_RELOAD_CRONJOBS": "true", "KUBELOOP_NAMESPACES_TO_IGNORE": "a,b"})
+                                env={"KUBELOOP_RELOAD_CRONJOBS": "true",
+                                     "KUBELOOP_NAMESPACES_TO_IGNORE": "a,b"})
     assert result.exit_code == 0, result.output
     settings = Settings.from_values(seen)
     assert settings.dry_run and settings.reload_cronjobs and settings.reload_strategy == "env-vars"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfoNotFoundError
 
@@ -49,29 +49,40 @@ class Clock:
 async def reconcile_agent(agent: ChaosAgent, ctx: Context, settings: Settings) -> Result:
     spec, now = agent.spec, schedule.utcnow()
     label = marks.agent_label(ctx.name)
-    undone = await undo_unwanted(ctx.client, spec, label, now)
+    pause = timedelta(seconds=spec.pauseDuration)
+    undone, expiry = await undo_unwanted(ctx.client, spec, label, now)
     if undone:
         await report.announce(ctx.events, ctx.raw, undone, "restored")
     clock = Clock.load(agent.status, ctx.memory)
     idle = why_idle(spec, now)
     if idle is not None:
         await write_status(ctx, agent, clock, None, undone, settings, ("False", *idle))
-        return Result(requeue_after=spec.pauseDuration)
+        return wake_up(now, now + pause, expiry)
     due = schedule.next_round_at(clock.last, spec.pauseDuration, now)
     if due > now:
         await write_status(ctx, agent, clock, due, undone, settings, active(spec))
-        return Result(requeue_after=max((due - now).total_seconds(), 0.05))
+        return wake_up(now, due, expiry)
 
-    seed = spec.seed if spec.seed is not None else (clock.seed if clock.seed is not None else secrets.randbelow(2**31))
+    seed = spec.seed if spec.seed is not None else clock.seed
+    if seed is None:  # recorded in status, so the rounds stay replayable
+        seed = secrets.randbelow(2**31)
     rnd = Round(ctx.client, settings, ctx.name, label, clock.round + 1, seed, now, spec.dryRun,
                 asyncio.Semaphore(settings.max_concurrent_actions))
     actions = await play_round(rnd, spec)
     report.ROUNDS.labels(ctx.name).inc()
     await report.announce(ctx.events, ctx.raw, actions, f"round {rnd.number}")
     clock = ctx.memory["clock"] = Clock(rnd.number, now, seed)
-    due = schedule.next_round_at(now, spec.pauseDuration, now)
+    due = now + pause
     await write_status(ctx, agent, clock, due, undone + actions, settings, active(spec))
-    return Result(requeue_after=spec.pauseDuration)
+    changed = any(a.changed and not a.dry_run and a.mode in ("cancer", "ipsum") for a in actions)
+    ttl = now + timedelta(seconds=spec.restoreAfterSeconds) if spec.restoreAfterSeconds and changed else None
+    return wake_up(now, due, expiry, ttl)
+
+
+def wake_up(now: datetime, *moments: datetime | None) -> Result:
+    """Requeue for the soonest of: the next round, the next restoreAfterSeconds expiry."""
+    soonest = min(m for m in moments if m is not None)
+    return Result(requeue_after=max((soonest - now).total_seconds(), 0.05))
 
 
 async def play_round(rnd: Round, spec: ChaosAgentSpec) -> list[Action]:
@@ -100,20 +111,28 @@ async def play_round(rnd: Round, spec: ChaosAgentSpec) -> list[Action]:
     return actions
 
 
-async def undo_unwanted(client: Client, spec: ChaosAgentSpec, label: str, now: datetime) -> list[Action]:
-    """Restores what a switched-off mode changed, and whatever has outlived restoreAfterSeconds."""
+async def undo_unwanted(client: Client, spec: ChaosAgentSpec, label: str,
+                        now: datetime) -> tuple[list[Action], datetime | None]:
+    """Restores what a switched-off mode changed, and whatever has outlived restoreAfterSeconds;
+    also tells when the next held object expires."""
     ttl = spec.restoreAfterSeconds
+    pending: list[datetime] = []
 
     def expired(obj: Obj) -> bool:
+        if ttl is None:
+            return False
         since = marks.changed_at(obj)
-        return ttl is not None and (since is None or (now - since).total_seconds() >= ttl)
+        if since is None or (now - since).total_seconds() >= ttl:
+            return True
+        pending.append(since + timedelta(seconds=ttl))
+        return False
 
     out: list[Action] = []
     if not spec.cancerMode or ttl is not None:
         out += await cancer.restore_deployments(client, label, lambda d: not spec.cancerMode or expired(d))
     if not spec.ipsumMode or ttl is not None:
         out += await ipsum.restore_configmaps(client, label, lambda c: not spec.ipsumMode or expired(c))
-    return out
+    return out, min(pending, default=None)
 
 
 async def restore_everything(agent: ChaosAgent, ctx: Context, settings: Settings) -> None:
@@ -146,7 +165,7 @@ def active(spec: ChaosAgentSpec) -> tuple[str, str, str]:
 
 async def write_status(ctx: Context, agent: ChaosAgent, clock: Clock, due: datetime | None,
                        actions: list[Action], settings: Settings, condition: tuple[str, str, str]) -> None:
-    status = agent.status or ChaosAgentStatus()
+    status = agent.status or ChaosAgentStatus.model_validate({})
     counters = status.counters.model_dump() if status.counters else None
     previous = [a.model_dump(exclude_none=True) for a in status.recentActions or ()]
     when = schedule.rfc3339(schedule.utcnow())

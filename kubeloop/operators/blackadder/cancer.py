@@ -63,7 +63,7 @@ async def scale_up(rnd: Round, dep: Obj, autoscaled: set[tuple[str, str]]) -> Ac
     if rnd.dry_run:
         return Action("cancer", "scaled", dep, f"{replicas_of(dep)} -> {doubled(replicas_of(dep))}",
                       dry_run=True)
-    current = dep
+    current: Obj | None = dep
     meta = dep["metadata"]
 
     async def attempt() -> Action | None:

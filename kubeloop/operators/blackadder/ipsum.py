@@ -33,7 +33,8 @@ def lorem_data(rnd: Round, cm: Obj) -> dict[str, str]:
 
 
 async def randomly_write_configmaps(rnd: Round, configmaps: list[Obj], eagerness: int) -> list[Action]:
-    candidates = [cm for cm in configmaps if rewritable_configmap(cm) and not marks.held_by_other(cm, rnd.label)]
+    candidates = [cm for cm in configmaps
+                  if rewritable_configmap(cm) and not marks.held_by_other(cm, rnd.label)]
     rng = rnd.dice("ipsum")
     chosen = [cm for cm in candidates if chance(rng, eagerness)]
 

@@ -41,7 +41,8 @@ class ChaosAgentSpec(BaseModel):
     podTolerance: int = Field(0, ge=0, description="Kill only while at least this many candidate pods run.")
     cancerMode: bool = Field(False, description="Double Deployments' replicas at random (capped at 128).")
     ipsumMode: bool = Field(False, description="Overwrite ConfigMaps' data with lorem ipsum at random.")
-    eagerness: int = Field(10, ge=1, le=100, description="Chance, in percent, that a candidate is hit per round.")
+    eagerness: int = Field(10, ge=1, le=100, description="Chance, in percent, that a candidate is hit "
+                           "per round.")
     pauseDuration: int = Field(30, ge=1, description="Seconds between rounds.")
     excludedNamespaces: list[str] = Field([], description="Namespaces never touched (kube-system, "
                                           "kube-public, kube-node-lease and the operator's own always are).")
@@ -52,7 +53,8 @@ class ChaosAgentSpec(BaseModel):
     seed: int | None = Field(None, ge=0, description="Random seed; each round derives its choices from the "
                              "seed and the round number. Unset: one is picked and recorded in status.")
     # --- tantrumMode done right ---
-    minPodAgeSeconds: int = Field(60, ge=0, description="Pods younger than this are neither counted nor killed.")
+    minPodAgeSeconds: int = Field(60, ge=0, description="Pods younger than this are neither counted "
+                                  "nor killed.")
     gracePeriodSeconds: int | None = Field(None, ge=0, description="Grace period of killed pods "
                                            "(default: the pod's own).")
     onePerOwner: bool = Field(True, description="At most one victim per owner (ReplicaSet, ...) per round.")
@@ -112,8 +114,8 @@ _COLUMNS = [
     printer_column("Tolerance", ".spec.podTolerance", type="integer",
                    description="Total number of Pod to tolerate before randomly killing Pods"),
     printer_column("Cancer", ".spec.cancerMode", type="boolean", description="Scales Deployments randomly"),
-    printer_column("Ipsum", ".spec.ipsumMode", type="boolean", description="Writes lorem ipsum into ConfigMaps"),
-    printer_column("Eagerness", ".spec.eagerness", type="integer", description="Percent chance per candidate"),
+    printer_column("Ipsum", ".spec.ipsumMode", type="boolean", description="Writes lorem ipsum"),
+    printer_column("Eagerness", ".spec.eagerness", type="integer", description="Percent chance per object"),
     printer_column("Pause", ".spec.pauseDuration", type="integer", description="Seconds between rounds"),
     printer_column("Excluded", ".spec.excludedNamespaces", description="Namespaces left alone"),
 ]

@@ -46,7 +46,8 @@ def owner_of(pod: Obj) -> str:
     return ref["uid"] if ref else pod["metadata"]["uid"]
 
 
-def choose_victims(rng: random.Random, pods: list[Obj], eagerness: int, one_per_owner: bool = True) -> list[Obj]:
+def choose_victims(rng: random.Random, pods: list[Obj], eagerness: int,
+                   one_per_owner: bool = True) -> list[Obj]:
     """Walk a seeded permutation of the (sorted) candidates; each is hit with probability eagerness%,
     skipping owners already hit. Every candidate draws its roll, so a skip does not shift the rest."""
     order = rng.sample(pods, len(pods))

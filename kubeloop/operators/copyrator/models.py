@@ -7,22 +7,18 @@ example says ``namespace: default`` where its code expects a list: both spelling
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kubeloop.resources import Conditions, CustomResource, opaque, printer_column, validation
+from kubeloop.resources import Conditions, CustomResource, opaque, printer_column
 
 RuleType = Literal["configmap", "secret"]
 ConflictPolicy = Literal["Skip", "Adopt", "Overwrite"]
 
-# A name or a list of names: not expressible as a structural type, so the field is stored as given
-# and CEL checks its shape.
-SourceNamespaces = Annotated[
-    str | list[str], opaque(),
-    validation("type(self) == string || (type(self) == list && size(self) > 0 && "
-               "self.all(n, type(n) == string))",
-               "namespace must be a namespace name or a non-empty list of names")]
+# A name or a list of names: no structural type can say that, and CEL cannot see untyped fields, so
+# the value is stored as given and checked by the operator (``problems``), which reports it in status.
+SourceNamespaces = Annotated[Any, opaque()]
 
 
 class LabelSelectorRequirement(BaseModel):
@@ -98,7 +94,7 @@ class CopyratorRule(
         min_length=1, description="Labels a source must carry (all of them).")
     namespace: SourceNamespaces = Field(description="The namespace(s) holding the sources.")
     excludedNamespaces: list[str] = Field(
-        default_factory=list, description="Target namespaces never written: names or glob patterns.")
+        default=[], description="Target namespaces never written: names or glob patterns.")
     namespaceSelector: LabelSelector | None = Field(
         None, description="Only namespaces with these labels receive copies (default: all).")
     targetName: str | None = Field(
@@ -109,9 +105,9 @@ class CopyratorRule(
     orphanOnDelete: bool = Field(
         False, description="Copies no longer wanted are released (kept, unmanaged) instead of deleted.")
     copyLabels: list[str] = Field(
-        default_factory=lambda: ["*"], description="Source label keys copied (glob patterns).")
+        default=["*"], description="Source label keys copied (glob patterns).")
     copyAnnotations: list[str] = Field(
-        default_factory=list, description="Source annotation keys copied (glob patterns).")
+        default=[], description="Source annotation keys copied (glob patterns).")
     status: CopyratorRuleStatus | None = None
 
     @property
@@ -122,8 +118,17 @@ class CopyratorRule(
     @property
     def source_namespaces(self) -> list[str]:
         """The source namespaces in the order given (earlier ones win name clashes)."""
-        names = [self.namespace] if isinstance(self.namespace, str) else list(self.namespace)
-        return list(dict.fromkeys(n for n in names if n))
+        value = self.namespace
+        names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        return list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
+
+    def problems(self) -> list[str]:
+        """What the API server could not validate; a rule with problems copies nothing new."""
+        value = self.namespace
+        names = [value] if isinstance(value, str) else value if isinstance(value, list) else None
+        if not names or not all(isinstance(n, str) and n for n in names):
+            return [f"namespace must be a namespace name or a non-empty list of names, not {value!r}"[:200]]
+        return []
 
     @property
     def copy_kind(self) -> str:

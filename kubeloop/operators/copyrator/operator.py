@@ -83,6 +83,8 @@ async def bind(manager: Manager) -> None:
 async def reconcile(rule: CopyratorRule, ctx: Context) -> None:
     """The article's loop as a diff: desired copies of every source in every namespace, against the
     copies that exist."""
+    if rule.problems():
+        return await reject(rule, rule.problems(), ctx)
     desired = plan(rule, world.candidates(rule), world.namespaces())
     outcome = await Sync(ctx.client, rule, world.get).run(desired, world.copies_of(rule.key))
     world.set_blocked(rule.key, {place for place, *_ in outcome.conflicts})
@@ -97,7 +99,8 @@ async def cleanup(rule: CopyratorRule, ctx: Context) -> None:
     outcome = await Sync(ctx.client, rule, world.get).run(Plan(), world.copies_of(rule.key))
     world.set_blocked(rule.key, set())
     if outcome.errors:
-        raise CopyFailed(f"{len(outcome.errors)} copies could not be removed: " + "; ".join(outcome.errors[:3]))
+        raise CopyFailed(f"{len(outcome.errors)} copies could not be removed: "
+                         + "; ".join(outcome.errors[:3]))
 
 
 @operator.on_deleted(CopyratorRule)
@@ -112,6 +115,20 @@ async def collect(request: Request, ctx: Context | None = None) -> None:
 # --- status and events ---------------------------------------------------------------------------
 
 
+async def reject(rule: CopyratorRule, problems: list[str], ctx: Context) -> None:
+    """A rule the schema could not fully check: say so, and leave its existing copies as they are
+    (a typo must not delete copies across the cluster)."""
+    message = "; ".join(problems)
+    previous = (ctx.raw.get("status") or {}).get("observedGeneration")
+    if previous != rule.metadata.generation:
+        await ctx.event("Warning", "InvalidRule", message)
+    await ctx.patch_status({
+        "observedGeneration": rule.metadata.generation,
+        "conditions": ctx.condition("Degraded", True, "InvalidRule", message,
+                                    conditions_list=ctx.condition("Ready", False, "InvalidRule", message)),
+    })
+
+
 async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Context) -> None:
     conflicts = _conflicts(desired, outcome)
     await _announce(rule, conflicts, outcome, ctx)
@@ -122,7 +139,8 @@ async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Cont
     await ctx.patch_status({
         "observedGeneration": rule.metadata.generation,
         "sourceCount": len(desired.sources),
-        "sources": [f"{s['metadata']['namespace']}/{s['metadata']['name']}" for s in desired.sources][:MAX_LISTED],
+        "sources": [f"{s['metadata']['namespace']}/{s['metadata']['name']}"
+                    for s in desired.sources[:MAX_LISTED]],
         "copyCount": len(outcome.in_place),
         "copies": [{"namespace": ns, "names": names[:MAX_LISTED]}
                    for ns, names in list(by_namespace.items())[:MAX_NAMESPACES_LISTED]],

@@ -305,7 +305,7 @@ def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Map
     kind = desired["kind"]
     if owner is not None:
         return Decision("conflict", "OwnedByAnotherRule", f"{kind} is a copy made by rule {owner}")
-    if controlled_by_other(existing) or protected_reason(existing) == "ProtectedSecretType":
+    if controlled_by_other(existing) or protected_reason(existing):  # e.g. kube-root-ca.crt, SA tokens
         return Decision("conflict", "Protected", f"{kind} is controlled by another object or protected")
     if rule.conflictPolicy == "Overwrite":
         return Decision("overwrite")

@@ -98,11 +98,10 @@ async def reconcile(ic: ImmortalContainer, ctx: Context) -> Result | None:
         return await write_status(ic, ctx, None, status.no_pod(
             "NamespaceTerminating", f"namespace {ctx.namespace} is being deleted"))
     policy, backoff = BackoffPolicy.from_settings(operator.settings), backoff_of(ctx)
-    if (wait := backoff.wait(policy, time.monotonic())) > 0:
-        await write_status(ic, ctx, None, status.no_pod("BackOff", (
+    if not user_asked(ctx) and (wait := backoff.wait(policy, time.monotonic())) > 0:
+        return await write_status(ic, ctx, None, status.no_pod("BackOff", (
             f"the pod was recreated {backoff.streak} times in a row; waiting "
-            f"{policy.delay(backoff.streak):g}s after the last start")))
-        return Result(requeue_after=wait)
+            f"{policy.delay(backoff.streak):g}s after the last start")), then=Result(requeue_after=wait))
     return await create_pod(ic, ctx, desired)
 
 
@@ -118,14 +117,13 @@ async def create_pod(ic: ImmortalContainer, ctx: Context, desired: Obj) -> Resul
     except (BadRequest, Forbidden, Invalid, NotFound) as exc:  # quota, admission, a bad template, …
         failures = ctx.memory["create_failures"] = ctx.memory.get("create_failures", 0) + 1
         await ctx.event("Warning", "FailedCreate", f"Error creating: {exc.message}")
-        await write_status(ic, ctx, None, status.no_pod(
-            "FailedCreate", f"cannot create pod {name}", failure=("FailedCreate", exc.message)))
         policy = BackoffPolicy.from_settings(operator.settings)
-        return Result(requeue_after=max(policy.initial, policy.delay(failures)))
+        return await write_status(ic, ctx, None, status.no_pod(
+            "FailedCreate", f"cannot create pod {name}", failure=("FailedCreate", exc.message)),
+            then=Result(requeue_after=max(policy.initial, policy.delay(failures))))
     expectations.expect(ctx.request.key, pods.uid(pod))
     ctx.memory["create_failures"] = 0
-    reason = start_reason(ctx)
-    backoff_of(ctx).started(time.monotonic(), counts=reason not in ("Created", "TemplateChanged", "Adopted"))
+    backoff_of(ctx).started(time.monotonic(), counts=not user_asked(ctx))
     await ctx.event("Normal", "SuccessfulCreate", f"Created pod: {name}")
     return await write_status(ic, ctx, pod, status.running(pod))
 
@@ -143,21 +141,13 @@ async def delete_pod(ic: ImmortalContainer, ctx: Context, pod: Obj, why: str) ->
         await ctx.event("Normal", "SuccessfulDelete", f"Deleted pod: {name} ({why})")
     ctx.memory["gone_reason"] = why
     progress = "ReplacingPod" if why == "TemplateChanged" else "RecreatingPod"
-    return await write_status(ic, ctx, pod, status.going(pod, "PodGone", progress, f"deleted pod {name}: {why}"))
+    return await write_status(ic, ctx, pod, status.going(pod, "PodGone", progress,
+                                                         f"deleted pod {name}: {why}"))
 
 
 async def keep(ic: ImmortalContainer, ctx: Context, pod: Obj) -> Result | None:
     """Our pod runs the current template: report it, and forgive past failures once it is healthy."""
-    await write_status(ic, ctx, pod, status.running(pod))
-    backoff, since = backoff_of(ctx), pods.ready_since(pod)
-    if backoff.streak == 0 or since is None:
-        return None
-    ready_for = (dt.datetime.now(dt.UTC) - since).total_seconds()
-    stable_after = BackoffPolicy.from_settings(operator.settings).stable_after
-    if ready_for >= stable_after:
-        backoff.healthy()
-        return None
-    return Result(requeue_after=stable_after - ready_for)  # look again once it has been Ready long enough
+    return await write_status(ic, ctx, pod, status.running(pod), then=forgive_when_healthy(ctx, pod))
 
 
 async def adopt(ctx: Context, pod: Obj) -> Result | None:
@@ -191,9 +181,28 @@ async def namespace_terminating(ctx: Context) -> bool:
     return bool(namespace and namespace["metadata"].get("deletionTimestamp"))
 
 
+def forgive_when_healthy(ctx: Context, pod: Obj) -> Result | None:
+    """Resets the backoff once the pod has been Ready long enough, or looks again when it will have been."""
+    backoff, since = backoff_of(ctx), pods.ready_since(pod)
+    if backoff.streak == 0 or since is None:
+        return None
+    ready_for = (dt.datetime.now(dt.UTC) - since).total_seconds()
+    stable_after = BackoffPolicy.from_settings(operator.settings).stable_after
+    if ready_for >= stable_after:
+        backoff.healthy()
+        return None
+    return Result(requeue_after=stable_after - ready_for)
+
+
 def backoff_of(ctx: Context) -> Backoff:
     backoff: Backoff = ctx.memory.setdefault("backoff", Backoff())
     return backoff
+
+
+def user_asked(ctx: Context) -> bool:
+    """Is the next start what the user asked for (the first pod, a new template) rather than a recovery?
+    Those are never delayed and do not count towards the backoff."""
+    return start_reason(ctx) in ("Created", "TemplateChanged")
 
 
 def start_reason(ctx: Context) -> str:
@@ -202,13 +211,15 @@ def start_reason(ctx: Context) -> str:
     return ctx.memory.get("gone_reason") or ("PodDeleted" if current.get("startTimes") else "Created")
 
 
-async def write_status(ic: ImmortalContainer, ctx: Context, pod: Obj | None,
-                       report: status.Report) -> None:
+async def write_status(ic: ImmortalContainer, ctx: Context, pod: Obj | None, report: status.Report,
+                       then: Result | None = None) -> Result | None:
+    """Writes the status this step leads to (if anything changed) and returns ``then``, what the
+    reconcile returns."""
     current = ctx.raw.get("status") or {}
     wanted = status.compute(current, ic.metadata.generation, pod, report, start_reason(ctx))
     diff = status.changes(current, wanted)
     if not diff:
-        return
+        return then
     read = ctx.raw["metadata"]["resourceVersion"]
     # Guarded: computed from the version we read (startTimes + 1), so it must apply to that version only.
     written = await ctx.patch_status(diff, guarded=True)
@@ -216,6 +227,7 @@ async def write_status(ic: ImmortalContainer, ctx: Context, pod: Obj | None,
         ctx.memory["written_over"] = read
     if "podUID" in diff:
         ctx.memory.pop("gone_reason", None)
+    return then
 
 
 def _has_failure(obj: Obj, reason: str) -> bool:

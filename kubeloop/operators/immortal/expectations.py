@@ -18,7 +18,11 @@ class Expectations:
         self._pending: dict[str, tuple[str, float]] = {}  # object key → (pod UID, deadline)
 
     def expect(self, key: str, pod_uid: str) -> None:
-        self._pending[key] = (pod_uid, self.clock() + self.ttl)
+        now = self.clock()
+        # Entries of objects deleted before their pod was seen would stay forever: drop expired ones.
+        for stale in [k for k, (_, deadline) in self._pending.items() if deadline <= now]:
+            del self._pending[stale]
+        self._pending[key] = (pod_uid, now + self.ttl)
 
     def observe(self, key: str, pod_uid: str) -> None:
         """The cache delivered an event about pod ``pod_uid`` (added, changed or deleted)."""

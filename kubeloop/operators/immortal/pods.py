@@ -142,9 +142,9 @@ def is_orphan_of(pod: Obj, owner: Obj) -> bool:
 def is_from_previous_incarnation(pod: Obj, owner: Obj) -> bool:
     """Controlled by an ImmortalContainer of the same name that was deleted (another UID): the garbage
     collector is about to remove it, so it is waited for, not reported as a conflict."""
-    ref = controller_of(pod)
-    return bool(ref and ref.get("kind") == owner["kind"] and ref.get("name") == owner["metadata"]["name"]
-                and ref.get("apiVersion", "").startswith(GROUP + "/") and ref.get("uid") != owner["metadata"]["uid"])
+    ref = controller_of(pod) or {}
+    return (ref.get("kind") == owner["kind"] and ref.get("apiVersion", "").startswith(GROUP + "/")
+            and ref.get("name") == owner["metadata"]["name"] and ref.get("uid") != owner["metadata"]["uid"])
 
 
 def _parse_time(stamp: str) -> dt.datetime:

@@ -20,6 +20,7 @@ _WORD = {CONFIG_MAP: "configmap", SECRET: "secret"}
 # changes the pod template and never rolls anything.
 HASH = f"{KUBELOOP}/hash"  # the combined content hash last acted on
 SOURCES = f"{KUBELOOP}/sources"  # "Kind/name=<hash prefix>,..." of that hash, to name what changed
+HASHED_KEYS = f"{KUBELOOP}/hashed-keys"  # "all" or "used": hashes of another mode are not comparable
 TEMPLATE_HASH = f"{KUBELOOP}/config-hash"  # pod-template annotation of the "annotations" strategy
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # what `kubectl rollout restart` sets
 STRATEGY = f"{KUBELOOP}/strategy"  # per-workload override of --reload-strategy

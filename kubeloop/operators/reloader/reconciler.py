@@ -32,6 +32,7 @@ from kubeloop.operators.reloader.pacing import TokenBucket, settle, settled
 from kubeloop.operators.reloader.policy import (
     CONFIG_MAP,
     HASH,
+    HASHED_KEYS,
     PREFIXES,
     SECRET,
     SOURCES,
@@ -142,13 +143,15 @@ class Reloader:
             return None
         ctx.memory.pop("missing", None)
         fingerprint = Fingerprint({ref.id: h for ref, h in hashes.items()})
-        recorded_hash, recorded_sources = self._recorded(rt, workload, ctx)
+        recorded_hash, recorded_sources, recorded_mode = self._recorded(rt, workload, ctx)
         if recorded_hash == fingerprint.hash:
             settled(ctx.memory)  # nothing to do (or the contents went back within the window)
             return None
-        changed = fingerprint.changed_since(recorded_sources) if recorded_hash else []
+        comparable = recorded_hash and recorded_mode == hashed_keys(rt.settings)
+        changed = fingerprint.changed_since(recorded_sources) if comparable else []
         if not changed:
-            # First sight, or only the set of objects changed: remember the hash, roll nothing.
+            # First sight, only the set of objects changed, or hashes made by another --hash-used-keys-only
+            # setting (not a data change): remember the hash, roll nothing.
             if fingerprint.sources or recorded_hash:
                 await self._record(rt, ctx, kind, fingerprint)
             return None
@@ -210,13 +213,14 @@ class Reloader:
         # One patch rolls and records: the hash can never be recorded without its rollout, or the other
         # way round. resourceVersion makes it fail (409, retried) if our view of the workload is stale.
         patch = {"metadata": {"resourceVersion": _meta(workload)["resourceVersion"],
-                              "annotations": record_annotations(fingerprint)}, **kind.nest(change)}
+                              "annotations": record_annotations(fingerprint, rt.settings)},
+                 **kind.nest(change)}
         what = describe(triggers, recorded)
         labels = (ctx.namespace or "", kind.resource.kind)
         if rt.settings.dry_run:
             await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type="strategic",
                                    dry_run=True)
-            ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint))
+            ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint), hashed_keys(rt.settings))
             await self._skip(ctx, kind, "dry_run", fingerprint, f"would roll: {what}")
             return
         try:
@@ -236,10 +240,10 @@ class Reloader:
     async def _record(self, rt: Runtime, ctx: Context, kind: WorkloadKind, fingerprint: Fingerprint) -> None:
         """Remembers the hash on the workload's metadata: never touches the pod template."""
         if rt.settings.dry_run:
-            ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint))
+            ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint), hashed_keys(rt.settings))
             return
         await ctx.client.patch(kind.resource, ctx.name, {"metadata": {"annotations": record_annotations(
-            fingerprint)}}, ctx.namespace)
+            fingerprint, rt.settings)}}, ctx.namespace)
         log.info("recorded hash %s of %d object(s) for %s %s/%s (nothing rolled)", fingerprint.hash[:12],
                  len(fingerprint.sources), kind.resource.kind, ctx.namespace, ctx.name)
 
@@ -263,12 +267,15 @@ class Reloader:
             log.info("%s %s/%s: %s", kind.resource.kind, ctx.namespace, ctx.name, note)
             await ctx.event("Normal", "ReloadSkipped", f"{note} (hash {fingerprint.hash[:12]})")
 
-    def _recorded(self, rt: Runtime, workload: Obj, ctx: Context) -> tuple[str | None, dict[str, str] | None]:
+    def _recorded(self, rt: Runtime, workload: Obj,
+                  ctx: Context) -> tuple[str | None, dict[str, str] | None, str]:
+        """The hash last acted on, its per-object prefixes and hashing mode (in a dry run: from memory)."""
         if rt.settings.dry_run and "dry_run" in ctx.memory:
-            recorded: tuple[str, dict[str, str]] = ctx.memory["dry_run"]
+            recorded: tuple[str, dict[str, str], str] = ctx.memory["dry_run"]
             return recorded
         annotations = _meta(workload).get("annotations") or {}
-        return annotations.get(HASH), decode_sources(annotations.get(SOURCES))
+        return (annotations.get(HASH), decode_sources(annotations.get(SOURCES)),
+                annotations.get(HASHED_KEYS, "all"))
 
     def _runtime(self) -> Runtime:
         if self.runtime is None:
@@ -300,8 +307,12 @@ def source_changed(event: Event) -> bool:
             or _reloader_annotations(event.old) != _reloader_annotations(event.object))
 
 
-def record_annotations(fingerprint: Fingerprint) -> dict[str, str]:
-    return {HASH: fingerprint.hash, SOURCES: fingerprint.encode()}
+def record_annotations(fingerprint: Fingerprint, settings: Settings) -> dict[str, str]:
+    return {HASH: fingerprint.hash, SOURCES: fingerprint.encode(), HASHED_KEYS: hashed_keys(settings)}
+
+
+def hashed_keys(settings: Settings) -> str:
+    return "used" if settings.hash_used_keys_only else "all"
 
 
 def describe(triggers: Mapping[Ref, str], recorded: Mapping[str, str]) -> str:

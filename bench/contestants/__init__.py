@@ -1,0 +1,64 @@
+"""The operators under test and how each is started as its own OS process.
+
+Every contestant makes ``status.observed == spec.value`` for every widget of one namespace. Each is
+written the way its framework's documentation suggests, with default settings unless a variant's
+name says otherwise; the harness only chooses the namespace, the kubeconfig and free ports.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Contestant:
+    name: str
+    description: str
+    command: Callable[[str, str], list[str]]  # (kubeconfig, namespace) → argv
+    needs: str | None = None  # an importable module it needs (e.g. "kopf")
+
+
+def _kubeloop(*extra: str) -> Callable[[str, str], list[str]]:
+    def argv(kubeconfig: str, namespace: str) -> list[str]:
+        return [sys.executable, "-m", "kubeloop.cli.main", "run", str(HERE / "kubeloop_widget.py"),
+                "--kubeconfig", kubeconfig, "--namespace", namespace,
+                "--metrics-bind-address", f"127.0.0.1:{free_port()}",
+                "--health-probe-bind-address", f"127.0.0.1:{free_port()}", *extra]
+    return argv
+
+
+def _kopf(kubeconfig: str, namespace: str) -> list[str]:
+    # Kopf reads the kubeconfig from $KUBECONFIG (set by the harness); --standalone: no peering.
+    return [sys.executable, "-m", "kopf", "run", "--standalone", "--namespace", namespace,
+            str(HERE / "kopf_widget.py")]
+
+
+def _ceiling(concurrency: int) -> Callable[[str, str], list[str]]:
+    def argv(kubeconfig: str, namespace: str) -> list[str]:
+        return [sys.executable, str(HERE / "ceiling.py"), "--kubeconfig", kubeconfig, "--namespace", namespace,
+                "--concurrency", str(concurrency)]
+    return argv
+
+
+CONTESTANTS: dict[str, Contestant] = {c.name: c for c in [
+    Contestant("kubeloop", "kubeloop defaults: `kubeloop run`, 4 workers, client QPS 200 / burst 400",
+               _kubeloop()),
+    Contestant("kubeloop-unthrottled", "kubeloop with `--qps 0 --max-concurrent-reconciles 16` "
+               "(no client-side rate limit, the ceiling's concurrency)",
+               _kubeloop("--qps", "0", "--max-concurrent-reconciles", "16")),
+    Contestant("kopf", "Kopf defaults: `kopf run --standalone`, @on.create + @on.update", _kopf, needs="kopf"),
+    Contestant("ceiling", "framework-free asyncio + aiohttp: list, watch, merge-patch /status, 16 in flight",
+               _ceiling(16)),
+]}

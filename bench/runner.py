@@ -1,0 +1,200 @@
+"""Runs the whole benchmark: cluster, CRD, interleaved contestants, repeats; saves raw results."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from kubeloop.client import Client
+
+from bench import scenarios
+from bench.contestants import CONTESTANTS, Contestant
+from bench.scenarios import RunResult, Session, Settings
+from bench.workload import Workload
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Options:
+    n: list[int] = field(default_factory=lambda: [1000, 5000])
+    repeats: int = 3
+    scenarios: list[str] = field(default_factory=lambda: ["backlog", "stream", "update", "idle"])
+    contestants: list[str] = field(default_factory=lambda: ["kubeloop", "kopf", "ceiling"])
+    idle_seconds: float = 60.0
+    startup_n: int = 50_000
+    kubeconfig: str | None = None  # an existing cluster; None = start LocalCluster(cluster_name)
+    cluster_name: str = "bench"
+    keep_cluster: bool = False
+    loader_concurrency: int = 32
+    min_rate: float = 10.0
+    profile: bool = False
+    log_dir: Path | None = None
+    results: Path | None = None  # raw results (JSON), rewritten after every run
+    invocation: str = ""
+    log: Any = None  # callable(str) for progress lines
+
+
+def _say(options: Options, msg: str) -> None:
+    (options.log or (lambda m: print(m, file=sys.stderr, flush=True)))(msg)
+
+
+def machine() -> dict[str, Any]:
+    mem_kib = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            mem_kib = int(line.split()[1])
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    return {"nproc": os.cpu_count(), "memory_gib": round(mem_kib / 1024 / 1024, 1), "cpu": cpu,
+            "kernel": platform.release(), "loadavg_start": _loadavg()}
+
+
+def _loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _git() -> str:
+    try:
+        rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return rev + ("+local changes" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+async def versions(client: Client) -> dict[str, Any]:
+    import kubeloop
+
+    server = await client.transport.request("GET", "/version")
+    return {"kubernetes": server.get("gitVersion"), "python": platform.python_version(),
+            "kubeloop": f"{kubeloop.__version__} ({_git()})", "kopf": _version("kopf"),
+            "aiohttp": _version("aiohttp"), "orjson": _version("orjson")}
+
+
+def check_contestants(names: list[str]) -> list[Contestant]:
+    out = []
+    for name in names:
+        if name not in CONTESTANTS:
+            raise SystemExit(f"unknown contestant {name!r}; known: {', '.join(CONTESTANTS)}")
+        c = CONTESTANTS[name]
+        if c.needs:
+            try:
+                __import__(c.needs)
+            except ImportError:
+                raise SystemExit(f"contestant {name} needs {c.needs}: pip install -e '.[bench]'") from None
+        out.append(c)
+    return out
+
+
+async def run(options: Options) -> dict[str, Any]:
+    """Runs everything asked for and returns ``{"meta": ..., "results": [...]}`` (also saved as JSON)."""
+    contestants = check_contestants(options.contestants)
+    unknown = set(options.scenarios) - set(scenarios.ALL)
+    if unknown:
+        raise SystemExit(f"unknown scenarios {sorted(unknown)}; known: {', '.join(scenarios.ALL)}")
+    log_dir = options.log_dir or Path(tempfile.mkdtemp(prefix="kubeloop-bench-"))
+    log_dir.mkdir(parents=True, exist_ok=True)
+    cluster = None
+    kubeconfig = options.kubeconfig
+    if kubeconfig is None:
+        from kubeloop.envtest import LocalCluster
+
+        cluster = LocalCluster(options.cluster_name, nodes=1, log=lambda m: _say(options, m))
+        await asyncio.to_thread(cluster.up)
+        kubeconfig = str(cluster.kubeconfig)
+    data: dict[str, Any] = {"meta": {}, "results": []}
+    client = await Client.from_kubeconfig(kubeconfig, qps=0)
+    try:
+        workload = Workload(client, options.loader_concurrency)
+        await workload.install_crd()
+        started = dt.datetime.now(dt.timezone.utc)
+        data["meta"] = {
+            "date": started.strftime("%Y-%m-%d %H:%M UTC"), "invocation": options.invocation,
+            "machine": machine(), "versions": await versions(client),
+            "cluster": "LocalCluster " + options.cluster_name if cluster else f"existing ({kubeconfig})",
+            "options": {"n": options.n, "repeats": options.repeats, "scenarios": options.scenarios,
+                        "contestants": options.contestants, "idle_seconds": options.idle_seconds,
+                        "startup_n": options.startup_n, "loader_concurrency": options.loader_concurrency},
+            "contestants": {c.name: c.description for c in contestants},
+            "log_dir": str(log_dir),
+        }
+        settings = Settings(idle_seconds=options.idle_seconds, min_rate=options.min_rate, log_dir=log_dir,
+                            profile=options.profile)
+        session = Session(client, workload, kubeconfig, settings)
+        live = {s for s in options.scenarios if s in scenarios.LIVE}
+
+        def record(results: list[RunResult]) -> None:
+            for r in results:
+                data["results"].append(r.as_dict())
+                _say(options, "  " + line(r))
+            if options.results:
+                save(data, options.results)
+
+        began = time.monotonic()
+        for n in options.n:
+            for repeat in range(1, options.repeats + 1):
+                for c in contestants:  # interleaved: A B C A B C ...
+                    _say(options, f"[{time.monotonic() - began:6.0f}s] {c.name} n={n} repeat {repeat}")
+                    if "backlog" in options.scenarios:
+                        record(await session.backlog(c, n, repeat))
+                    if live:
+                        record(await session.live(c, n, repeat, live))
+        if "startup" in options.scenarios:
+            for repeat in range(1, options.repeats + 1):
+                for c in contestants:
+                    _say(options, f"[{time.monotonic() - began:6.0f}s] {c.name} startup n={options.startup_n} "
+                                  f"repeat {repeat}")
+                    record(await session.startup(c, options.startup_n, repeat))
+        data["meta"]["machine"]["loadavg_end"] = _loadavg()
+        data["meta"]["duration_s"] = round(time.monotonic() - began)
+        if options.results:
+            save(data, options.results)
+    finally:
+        await client.close()
+        if cluster is not None and not options.keep_cluster:
+            await asyncio.to_thread(cluster.down, True)
+    return data
+
+
+def save(data: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.replace(path)
+
+
+def line(r: RunResult) -> str:
+    if r.error:
+        return f"{r.contestant:<10} {r.scenario:<8} n={r.n:<6} ERROR {r.error.splitlines()[0]}"
+    rate = f"{r.objects_per_s:7.1f} obj/s" if r.objects_per_s else " " * 13
+    p99 = f" p99 {r.p99_ms:7.0f} ms" if r.p99_ms is not None and r.scenario in ("stream", "update") else ""
+    extra = ""
+    if r.scenario == "idle":
+        extra = f" cpu {r.extra.get('cpu_percent_of_core', 0):.2f}% of a core"
+    if r.scenario == "startup" and r.seconds is not None:
+        extra = f" ready in {r.seconds:.1f}s"
+    wpo = f" writes/obj {r.writes_per_object:.2f}" if r.writes_per_object is not None else f" writes {r.writes}"
+    return (f"{r.contestant:<10} {r.scenario:<8} n={r.n:<6} {rate}{p99} rss {r.peak_rss_mib or 0:6.0f} MiB "
+            f"cpu {r.cpu_s or 0:6.1f}s{wpo}{extra}" + ("" if r.converged else
+                                                       f" NOT CONVERGED ({r.converged_count}/{r.n})"))

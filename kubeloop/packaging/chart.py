@@ -1,0 +1,129 @@
+"""``kubeloop generate chart``: a Helm chart built from the same objects as ``kubeloop generate all``.
+
+CRDs go to ``crds/`` verbatim; the RBAC rules are the generated least-privilege ones; the Deployment's
+defaults (probes, resources, security contexts) become ``values.yaml``. Namespaces come from
+``.Release.Namespace`` (``helm install --create-namespace``), so the Namespace object is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubeloop.resources.manifests import render_yaml
+
+CHART_API_VERSION = "v2"
+# The exact rule render_rbac adds for leader election; the chart grants it only when enabled.
+LEASE_RULE = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
+_TEMPLATE_FILES = ("templates/_helpers.tpl", "templates/deployment.yaml", "templates/serviceaccount.yaml",
+                   "templates/service.yaml", "templates/servicemonitor.yaml", "templates/NOTES.txt")
+
+
+def split_image(image: str) -> tuple[str, str, str]:
+    """``repo[:tag][@digest]`` → (repository, tag, digest); a registry port is not a tag."""
+    rest, _, digest = image.partition("@")
+    head, sep, tag = rest.rpartition(":")
+    if not sep or "/" in tag:
+        return rest, "", digest
+    return head, tag, digest
+
+
+def _block(obj: Any, indent: int) -> str:
+    text = yaml.safe_dump(obj, sort_keys=True, default_flow_style=False).rstrip("\n")
+    return "\n".join(" " * indent + line for line in text.splitlines())
+
+
+def _fill(text: str, values: Mapping[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace(f"@{key}@", value)
+    return text
+
+
+def _template(rel: str) -> str:
+    return resources.files("kubeloop.packaging").joinpath("templates/chart", rel).read_text()
+
+
+def _of(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [o for o in objs if o["kind"] == kind]
+
+
+def chart_yaml(name: str, version: str, app_version: str) -> str:
+    meta = {"apiVersion": CHART_API_VERSION, "name": name, "version": version, "appVersion": app_version,
+            "type": "application", "description": f"The {name} Kubernetes operator (built with kubeloop).",
+            "keywords": ["kubernetes", "operator", "kubeloop"], "kubeVersion": ">=1.25.0-0"}
+    return yaml.safe_dump(meta, sort_keys=False)
+
+
+def rbac_yaml(name: str, objs: list[dict[str, Any]]) -> str:
+    """ClusterRole/Role (+bindings) with the generated rules, named after the release and bound to the
+    chart's ServiceAccount; the lease rule follows ``leaderElection.enabled``."""
+    cluster_rules = [r for o in _of(objs, "ClusterRole") for r in o["rules"]]
+    local_rules = [r for o in _of(objs, "Role") for r in o["rules"] if r != LEASE_RULE]
+    full, labels = f'{{{{ include "{name}.fullname" . }}}}', f'{{{{- include "{name}.labels" . | nindent 4 }}}}'
+    meta = f"metadata:\n  name: {full}\n  labels:\n    {labels}\n"
+    ns_meta = meta + "  namespace: {{ .Release.Namespace }}\n"
+    subjects = (f'subjects:\n  - kind: ServiceAccount\n    name: {{{{ include "{name}.serviceAccountName" . }}}}\n'
+                "    namespace: {{ .Release.Namespace }}\n")
+
+    def binding(kind: str, metadata: str) -> str:
+        return (f"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: {kind}Binding\n{metadata}"
+                f"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: {kind}\n  name: {full}\n{subjects}")
+
+    lease = "{{- if .Values.leaderElection.enabled }}\n" + _block([LEASE_RULE], 0) + "\n{{- end }}\n"
+    role = ("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n" + ns_meta + "rules:\n"
+            + (_block(local_rules, 0) + "\n" if local_rules else "") + lease + binding("Role", ns_meta))
+    if not local_rules:  # a Role holding only the lease rule exists only with leader election
+        role = "{{- if .Values.leaderElection.enabled }}\n" + role + "{{- end }}\n"
+    cluster = ""
+    if cluster_rules:
+        cluster = ("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n" + meta + "rules:\n"
+                   + _block(cluster_rules, 0) + "\n" + binding("ClusterRole", meta))
+    return "{{- if .Values.rbac.create }}\n" + cluster + role + "{{- end }}\n"
+
+
+def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
+                chart_version: str = "0.1.0") -> list[Path]:
+    """Write the chart for operator ``name`` from its ``kubeloop generate all`` objects; returns the files.
+    An existing chart directory is replaced (its files are all generated)."""
+    out = Path(out_dir)
+    if (out / "Chart.yaml").exists():
+        for sub in ("templates", "crds"):
+            shutil.rmtree(out / sub, ignore_errors=True)
+    (out / "templates").mkdir(parents=True, exist_ok=True)
+    deployment = _of(objs, "Deployment")[0]
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    repository, tag, digest = split_image(container["image"])
+    run_args = [a for a in container["args"] if a != "--leader-elect"]
+    files: dict[str, str] = {
+        "Chart.yaml": chart_yaml(name, chart_version, tag or "latest"),
+        "values.yaml": _fill(_template("values.yaml"), {
+            "CHART": name, "IMAGE_REPOSITORY": repository, "PULL_POLICY": container["imagePullPolicy"],
+            "REPLICAS": str(deployment["spec"]["replicas"]),
+            "LIVENESS": _block(container["livenessProbe"], 2), "READINESS": _block(container["readinessProbe"], 2),
+            "RESOURCES": _block(container["resources"], 2), "POD_SECURITY": _block(pod["securityContext"], 2),
+            "SECURITY": _block(container["securityContext"], 2),
+            "IMAGE_DIGEST": digest, "GRACE": str(pod.get("terminationGracePeriodSeconds", 10))}),
+        "templates/rbac.yaml": rbac_yaml(name, objs),
+        ".helmignore": ".git/\n*.swp\n*.bak\n*.tmp\n*~\n.DS_Store\n",
+    }
+    for rel in _TEMPLATE_FILES:
+        files[rel] = _fill(_template(rel), {
+            # JSON strings are YAML strings: each argument stays one quoted list item.
+            "CHART": name, "RUN_ARGS": "\n".join(f"            - {json.dumps(a)}" for a in run_args),
+            "ENV": _block(container.get("env", []), 12)})
+    for crd in _of(objs, "CustomResourceDefinition"):
+        files[f"crds/{crd['metadata']['name']}.yaml"] = render_yaml([crd])
+    written = []
+    for rel, text in sorted(files.items()):
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    return written

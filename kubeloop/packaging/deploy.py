@@ -1,0 +1,144 @@
+"""``kubeloop deploy|undeploy``: an operator's manifests onto a cluster with server-side apply, and
+back off again without touching what users made.
+
+Undeploy deletes only objects this tool applied (their managedFields name ``kubeloop-deploy``) and by
+UID precondition, so a same-named object someone else created is never removed. Custom resources are
+user data: CRDs (and with them every custom resource) go only with ``delete_crds``, the namespace
+(with whatever else lives in it) only with ``delete_namespace``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubeloop.client import Client, NotFound
+from kubeloop.resources.manifests import KIND_ORDER
+from kubeloop.testing.wait import wait_for, wait_for_crd, wait_for_deletion
+
+FIELD_MANAGER = "kubeloop-deploy"
+Log = Callable[[str], None]
+
+
+def _rank(obj: dict[str, Any]) -> int:
+    return KIND_ORDER.index(obj["kind"]) if obj["kind"] in KIND_ORDER else len(KIND_ORDER)
+
+
+def describe(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
+    return f"{obj['kind']} {where}{meta['name']}"
+
+
+def ref_of(obj: dict[str, Any]) -> str:
+    """The client's reference for an object's resource: ``apiVersion/Kind``."""
+    return f"{obj['apiVersion']}/{obj['kind']}"
+
+
+def crd_ref(crd: dict[str, Any]) -> str:
+    return crd["metadata"]["name"]  # plural.group, which the client resolves once the CRD is served
+
+
+def deployed_by_us(obj: dict[str, Any]) -> bool:
+    return any(m.get("manager") == FIELD_MANAGER for m in obj["metadata"].get("managedFields") or [])
+
+
+async def deploy(client: Client, objs: list[dict[str, Any]], *, log: Log, timeout: float = 60.0,
+                 wait: bool = False) -> None:
+    """Apply in dependency order; CRDs must be Established (and discovered) before anything that
+    could use them. ``wait``: until the Deployment is Available."""
+    ordered = sorted(objs, key=_rank)
+    crds = [o for o in ordered if o["kind"] == "CustomResourceDefinition"]
+    for obj in ordered:
+        if obj["kind"] not in ("Namespace", "CustomResourceDefinition") and crds:
+            for crd in crds:
+                await wait_for_crd(client, crd["metadata"]["name"], timeout=timeout)
+                log(f"{describe(crd)} established")
+            crds = []
+        await client.apply(obj, field_manager=FIELD_MANAGER, force=True)
+        log(f"applied {describe(obj)}")
+    if wait:
+        for dep in (o for o in ordered if o["kind"] == "Deployment"):
+            meta = dep["metadata"]
+            await wait_for(client, "deployments", meta["name"], meta["namespace"], _available, timeout=timeout,
+                           description=f"{describe(dep)} to be Available")
+            log(f"{describe(dep)} available")
+
+
+def _available(obj: dict[str, Any]) -> bool:
+    return any(c.get("type") == "Available" and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or [])
+
+
+@dataclass
+class UndeployReport:
+    deleted: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # with the reason
+    remaining: list[str] = field(default_factory=list)  # custom resources still in the cluster
+
+
+async def custom_resources(client: Client, crds: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Every object of the given CRDs in all namespaces, as (CRD name, object); CRDs not served are skipped."""
+    found = []
+    for crd in crds:
+        try:
+            items = (await client.list(crd_ref(crd), None))["items"]
+        except NotFound:
+            continue
+        found += [(crd_ref(crd), {"kind": crd["spec"]["names"]["kind"], **o}) for o in items]
+    return found
+
+
+async def _delete_ours(client: Client, obj: dict[str, Any], report: UndeployReport, log: Log,
+                       timeout: float) -> None:
+    meta = obj["metadata"]
+    try:
+        live = await client.get(ref_of(obj), meta["name"], meta.get("namespace"))
+    except NotFound:
+        return
+    if not deployed_by_us(live):
+        report.kept.append(f"{describe(obj)} (not applied by kubeloop deploy)")
+        return
+    try:
+        await client.delete(ref_of(obj), meta["name"], meta.get("namespace"), uid=live["metadata"]["uid"],
+                            propagation_policy="Background")
+    except NotFound:
+        return
+    if obj["kind"] in ("CustomResourceDefinition", "Namespace"):  # these finish asynchronously
+        await wait_for_deletion(client, ref_of(obj), meta["name"], timeout=timeout)
+    report.deleted.append(describe(obj))
+    log(f"deleted {describe(obj)}")
+
+
+async def undeploy(client: Client, objs: list[dict[str, Any]], *, log: Log, delete_crds: bool = False,
+                   delete_namespace: bool = False, timeout: float = 60.0) -> UndeployReport:
+    report = UndeployReport()
+    crds = [o for o in objs if o["kind"] == "CustomResourceDefinition"]
+    remaining = await custom_resources(client, crds)
+    if delete_crds and remaining:
+        # Delete the custom resources while the operator still runs, so its finalizers can finish.
+        log(f"deleting {len(remaining)} custom resource(s) before the operator stops")
+        for ref, obj in remaining:
+            meta = obj["metadata"]
+            with contextlib.suppress(NotFound):
+                await client.delete(ref, meta["name"], meta.get("namespace"), uid=meta["uid"])
+        await _settle(client, crds, timeout)
+    for obj in sorted(objs, key=_rank, reverse=True):
+        if obj["kind"] == "CustomResourceDefinition" and not delete_crds:
+            report.kept.append(f"{describe(obj)} (pass --delete-crds to remove it and all its objects)")
+        elif obj["kind"] == "Namespace" and not delete_namespace:
+            report.kept.append(f"{describe(obj)} (pass --delete-namespace to remove it and all it holds)")
+        else:
+            await _delete_ours(client, obj, report, log, timeout)
+    report.remaining = sorted(describe(obj) for _, obj in await custom_resources(client, crds))
+    return report
+
+
+async def _settle(client: Client, crds: list[dict[str, Any]], timeout: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while await custom_resources(client, crds) and loop.time() < deadline:
+        await asyncio.sleep(0.5)

@@ -1,0 +1,41 @@
+"""The benchmark harness (``python -m bench``) end to end at tiny N on the test session's cluster:
+it converges and reports numbers. No timing assertions: the figures are whatever this machine gives."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from bench import report, runner
+
+
+async def test_bench_harness_smoke(kube_cluster, tmp_path: Path) -> None:
+    options = runner.Options(
+        n=[20], repeats=1, scenarios=["backlog", "stream"], contestants=["kubeloop", "ceiling"],
+        kubeconfig=str(kube_cluster.kubeconfig), results=tmp_path / "results.json", log_dir=tmp_path / "logs",
+        invocation="pytest tests/integration/test_bench_smoke.py", log=lambda msg: None)
+    data = await runner.run(options)
+
+    results = {(r["contestant"], r["scenario"]): r for r in data["results"]}
+    assert set(results) == {(c, s) for c in ("kubeloop", "ceiling") for s in ("backlog", "stream")}
+    for (contestant, scenario), r in results.items():
+        where = f"{contestant}/{scenario}: {r.get('error')} (logs in {tmp_path / 'logs'})"
+        assert r["error"] is None, where
+        assert r["converged"] and r["converged_count"] == 20, where
+        assert r["objects_per_s"] > 0 and r["seconds"] > 0, where
+        assert r["peak_rss_mib"] > 10 and r["cpu_s"] >= 0, where
+        # Every widget needs exactly one status write; the harness's own requests are not counted.
+        assert r["requests"].get("PATCH widgets/status", 0) >= 20, (where, r["requests"])
+        assert r["writes_per_object"] >= 1, where
+        if scenario == "stream":
+            assert 0 <= r["p50_ms"] <= r["p95_ms"] <= r["p99_ms"], where
+    assert data["meta"]["versions"]["kubernetes"].startswith("v1.")
+    assert (tmp_path / "results.json").exists()
+
+    chart = tmp_path / "benchmarks.png" if importlib.util.find_spec("matplotlib") else None
+    report.write(data, tmp_path / "BENCHMARKS.md", chart)
+    text = (tmp_path / "BENCHMARKS.md").read_text()
+    assert "### backlog" in text and "### stream" in text and "| 20 | kubeloop |" in text
+    assert "## Targets (issue 10)" in text
+    if chart:
+        assert chart.stat().st_size > 1000

@@ -1,0 +1,275 @@
+"""The reloader's decisions without a cluster: which objects a workload tracks, and what one reconcile
+does (record, wait, roll, skip) given the cached world."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from kubeloop.cache import Store
+from kubeloop.client import Forbidden
+from kubeloop.operators.reloader import build_operator
+from kubeloop.operators.reloader.fingerprint import ABSENT, object_hash, without_data
+from kubeloop.operators.reloader.pacing import TokenBucket
+from kubeloop.operators.reloader.policy import HASH, HASHED_KEYS, SOURCES, TEMPLATE_HASH, policy_of
+from kubeloop.operators.reloader.reconciler import Reloader, Runtime
+from kubeloop.operators.reloader.selectors import parse
+from kubeloop.operators.reloader.settings import Settings
+from kubeloop.operators.reloader.workloads import DEPLOYMENTS
+from kubeloop.reconcile import Result
+
+Obj = dict[str, Any]
+NS = "n"
+
+
+def cm(name: str, data: dict[str, str], kind: str = "ConfigMap", **meta: Any) -> Obj:
+    return {"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "namespace": NS, **meta},
+            "data": data}
+
+
+def runtime(objs: list[Obj], namespaces: list[Obj] | None = None, **settings: Any) -> Runtime:
+    stores = {"ConfigMap": Store(), "Secret": Store()}
+    for obj in objs:
+        stores[obj["kind"]].upsert(without_data(obj))
+    ns_store = None
+    if namespaces is not None:
+        ns_store = SimpleNamespace(store=Store())
+        for ns in namespaces:
+            ns_store.store.upsert(ns)
+    s = Settings.from_values(settings)
+    return Runtime(s, TokenBucket(s.max_reloads_per_second, s.reload_burst),
+                   {k: SimpleNamespace(store=v) for k, v in stores.items() if s.tracks(k)},  # type: ignore[misc]
+                   {}, ns_store, parse(s.namespace_selector), parse(s.resource_label_selector))  # type: ignore[arg-type]
+
+
+def deployment(annotations: dict[str, str], volumes: list[str] = (), env: list[tuple[str, str, str]] = (),
+               **spec: Any) -> Obj:
+    """A Deployment mounting ConfigMap volumes and reading (kind, name, key) env references."""
+    env_vars = [{"name": f"E{i}", "valueFrom": {f"{kind}KeyRef": {"name": n, "key": k}}}
+                for i, (kind, n, k) in enumerate(env)]
+    container = {"name": "app", "env": env_vars,
+                 "volumeMounts": [{"name": v, "mountPath": f"/{v}"} for v in volumes]}
+    pod = {"containers": [container], "volumes": [{"name": v, "configMap": {"name": v}} for v in volumes]}
+    meta = {"name": "d", "namespace": NS, "resourceVersion": "7", "annotations": dict(annotations)}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+            "spec": {"template": {"metadata": {}, "spec": pod}, **spec}}
+
+
+def tracked(rt: Runtime, workload: Obj) -> dict[str, str]:
+    policy = policy_of(workload["metadata"]["annotations"], auto_all=rt.settings.auto_reload_all)
+    hashes, missing = Reloader(build_operator()).tracked(rt, DEPLOYMENTS, workload, policy)
+    return {**{r.id: h for r, h in hashes.items()}, **{r.id: "MISSING" for r in missing}}
+
+
+AUTO = {"reloader.stakater.com/auto": "true"}
+
+
+def test_auto_tracks_every_reference_with_its_hash() -> None:
+    objs = [cm("a", {"k": "1"}), cm("s", {"k": "MQ=="}, "Secret")]
+    found = tracked(runtime(objs), deployment(AUTO, ["a"], [("secret", "s", "k")]))
+    assert found == {"ConfigMap/a": object_hash("ConfigMap", "a", objs[0]),
+                     "Secret/s": object_hash("Secret", "s", objs[1])}
+    only_cms = tracked(runtime(objs), deployment({"configmap.reloader.stakater.com/auto": "true"}, ["a"],
+                                                 [("secret", "s", "k")]))
+    assert set(only_cms) == {"ConfigMap/a"}
+    without_secrets = runtime(objs, ignore_secrets=True)
+    assert set(tracked(without_secrets, deployment(AUTO, ["a"], [("secret", "s", "k")]))) == {"ConfigMap/a"}
+
+
+def test_used_keys_only() -> None:
+    objs = [cm("a", {"k": "1", "other": "x"})]
+    whole = tracked(runtime(objs), deployment(AUTO, env=[("configMap", "a", "k")]))
+    used = tracked(runtime(objs, hash_used_keys_only=True), deployment(AUTO, env=[("configMap", "a", "k")]))
+    assert used["ConfigMap/a"] == object_hash("ConfigMap", "a", objs[0], ["k"]) != whole["ConfigMap/a"]
+
+
+def test_named_objects_literal_and_regex() -> None:
+    objs = [cm("extra", {}), cm("app-1", {}), cm("app-2", {}), cm("other", {}), cm("s", {}, "Secret")]
+    found = tracked(runtime(objs), deployment({"configmap.reloader.stakater.com/reload": "extra,app-.*",
+                                               "secret.reloader.stakater.com/reload": "s"}, ["other"]))
+    assert set(found) == {"ConfigMap/extra", "ConfigMap/app-1", "ConfigMap/app-2", "Secret/s"}
+
+
+def test_search_tracks_only_matching_objects() -> None:
+    match = {"reloader.stakater.com/match": "true"}
+    objs = [cm("m", {}, annotations=match), cm("u", {}), cm("named", {})]
+    search = {"reloader.stakater.com/search": "true"}
+    assert set(tracked(runtime(objs), deployment(search, ["m", "u", "gone"]))) == {"ConfigMap/m"}
+    named = {**search, "configmap.reloader.stakater.com/reload": "u"}
+    assert set(tracked(runtime(objs), deployment(named, ["m", "u"]))) == {"ConfigMap/m", "ConfigMap/u"}
+
+
+def test_excluded_ignored_and_label_filtered_objects_do_not_count() -> None:
+    objs = [cm("x", {}), cm("i", {}, annotations={"reloader.stakater.com/ignore": "true"}),
+            cm("k", {}, annotations={"reloader.kubeloop.dev/ignore": "true"}),
+            cm("ok", {}, labels={"r": "y"})]
+    annotations = {**AUTO, "configmaps.exclude.reloader.stakater.com/reload": "x"}
+    assert set(tracked(runtime(objs), deployment(annotations, ["x", "i", "k", "ok"]))) == {"ConfigMap/ok"}
+    assert tracked(runtime(objs, resource_label_selector="r=n"), deployment(AUTO, ["ok"])) == {}
+
+
+def test_missing_required_and_optional_objects() -> None:
+    workload = deployment(AUTO, ["gone"])
+    workload["spec"]["template"]["spec"]["containers"][0]["envFrom"] = [
+        {"configMapRef": {"name": "maybe", "optional": True}}]
+    assert tracked(runtime([]), workload) == {"ConfigMap/gone": "MISSING", "ConfigMap/maybe": ABSENT}
+
+
+def test_namespace_filters() -> None:
+    namespaces = [{"metadata": {"name": NS, "labels": {"env": "prod"}}}, {"metadata": {"name": "dev"}}]
+    assert not runtime([], namespaces_to_ignore="x, n").in_scope(NS)
+    rt = runtime([], namespaces, namespace_selector="env=prod")
+    assert rt.in_scope(NS) and not rt.in_scope("dev") and not rt.in_scope("unknown")
+
+
+# --- one reconcile ----------------------------------------------------------------------------------------
+
+class Ctx:
+    """What a reconcile uses of its Context: a recording client, memory, events."""
+
+    def __init__(self) -> None:
+        self.namespace, self.name = NS, "d"
+        self.memory: dict[str, Any] = {}
+        self.patches: list[tuple[Obj, dict[str, Any]]] = []
+        self.events: list[tuple[str, str, str]] = []
+        self.fail: Exception | None = None
+        self.client = SimpleNamespace(patch=self._patch)
+
+    async def _patch(self, resource: Any, name: str, patch: Obj, namespace: str, **kw: Any) -> Obj:
+        if self.fail:
+            raise self.fail
+        self.patches.append((patch, kw))
+        return {}
+
+    async def event(self, type: str, reason: str, note: str) -> None:
+        self.events.append((type, reason, note))
+
+
+async def reconcile(rt: Runtime, workload: Obj, ctx: Ctx) -> Result | None:
+    reloader = Reloader(build_operator())
+    reloader.runtime = rt
+    return await reloader.reconcile(DEPLOYMENTS, workload, ctx)  # type: ignore[arg-type]
+
+
+def apply(workload: Obj, patch: Obj) -> Obj:
+    """Merges a patch's annotations into the workload (enough for these tests)."""
+    out = {**workload, "metadata": {**workload["metadata"], "annotations": {
+        **workload["metadata"]["annotations"], **patch["metadata"].get("annotations", {})}}}
+    return out
+
+
+async def first_sight(objs: list[Obj], workload: Obj, **settings: Any) -> tuple[Runtime, Obj]:
+    rt, ctx = runtime(objs, **settings), Ctx()
+    assert await reconcile(rt, workload, ctx) is None
+    ((patch, kw),) = ctx.patches
+    assert set(patch["metadata"]["annotations"]) == {HASH, SOURCES, HASHED_KEYS} and "spec" not in patch
+    return rt, apply(workload, patch)
+
+
+async def test_first_sight_records_then_nothing_to_do() -> None:
+    rt, recorded = await first_sight([cm("a", {"k": "1"})], deployment(AUTO, ["a"]))
+    ctx = Ctx()
+    assert await reconcile(rt, recorded, ctx) is None and ctx.patches == []
+
+
+async def test_untracked_workload_is_not_touched() -> None:
+    ctx = Ctx()
+    assert await reconcile(runtime([cm("a", {})]), deployment({}, ["a"]), ctx) is None and ctx.patches == []
+    ctx = Ctx()
+    assert await reconcile(runtime([], auto_reload_all=True), deployment({}, []), ctx) is None
+    assert ctx.patches == [], "nothing referenced, nothing recorded"
+
+
+async def test_change_waits_for_the_window_then_rolls_once_with_one_patch() -> None:
+    rt, workload = await first_sight([cm("a", {"k": "1"})], deployment(AUTO, ["a"]), debounce_seconds=5)
+    rt.sources["ConfigMap"].store.upsert(without_data(cm("a", {"k": "2"})))
+    ctx = Ctx()
+    result = await reconcile(rt, workload, ctx)
+    assert result is not None and 4 < (result.requeue_after or 0) <= 5 and ctx.patches == []
+    ctx.memory["changed_at"] -= 5  # the window has passed
+    assert await reconcile(rt, workload, ctx) is None
+    ((patch, kw),) = ctx.patches
+    assert kw == {"type": "strategic"} and patch["metadata"]["resourceVersion"] == "7"
+    new_hash = patch["metadata"]["annotations"][HASH]
+    assert patch["spec"]["template"]["metadata"]["annotations"] == {TEMPLATE_HASH: new_hash}
+    ((kind, reason, note),) = ctx.events
+    assert (kind, reason) == ("Normal", "Reloaded") and note.startswith("ConfigMap a changed (")
+    assert new_hash[:12] in note
+
+
+async def test_rollout_already_under_way_is_only_recorded() -> None:
+    rt, workload = await first_sight([cm("a", {"k": "1"})], deployment(AUTO, ["a"]), debounce_seconds=0)
+    rt.sources["ConfigMap"].store.upsert(without_data(cm("a", {"k": "2"})))
+    ctx = Ctx()
+    await reconcile(rt, workload, ctx)
+    rolled_hash = ctx.patches[0][0]["metadata"]["annotations"][HASH]
+    # The pod template carries the hash already but the record was lost: record, do not restart.
+    workload["spec"]["template"]["metadata"]["annotations"] = {TEMPLATE_HASH: rolled_hash}
+    ctx = Ctx()
+    await reconcile(rt, workload, ctx)
+    ((patch, _),) = ctx.patches
+    assert "spec" not in patch and ctx.events == []
+
+
+async def test_membership_change_and_mode_change_record_without_rolling() -> None:
+    rt, workload = await first_sight([cm("a", {"k": "1"}), cm("b", {})], deployment(AUTO, ["a"]),
+                                     debounce_seconds=0)
+    widened = deployment(AUTO, ["a", "b"])
+    widened["metadata"]["annotations"] = workload["metadata"]["annotations"]
+    ctx = Ctx()
+    await reconcile(rt, widened, ctx)
+    assert len(ctx.patches) == 1 and "spec" not in ctx.patches[0][0]
+    # Switching --hash-used-keys-only changes every hash of a partly used object; that is no data change.
+    objs = [cm("a", {"k": "1", "other": "x"})]
+    workload = deployment(AUTO, env=[("configMap", "a", "k")])
+    rt, workload = await first_sight(objs, workload, debounce_seconds=0)
+    ctx = Ctx()
+    await reconcile(runtime(objs, hash_used_keys_only=True, debounce_seconds=0), workload, ctx)
+    assert len(ctx.patches) == 1 and "spec" not in ctx.patches[0][0]
+    assert ctx.patches[0][0]["metadata"]["annotations"][HASHED_KEYS] == "used"
+
+
+async def test_paused_missing_rate_limited_and_dry_run() -> None:
+    rt, workload = await first_sight([cm("a", {"k": "1"})], deployment(AUTO, ["a"]), debounce_seconds=0,
+                                     max_reloads_per_second=0.001, reload_burst=1)
+    rt.sources["ConfigMap"].store.upsert(without_data(cm("a", {"k": "2"})))
+    paused = {**workload, "spec": {**workload["spec"], "paused": True}}
+    ctx = Ctx()
+    assert await reconcile(rt, paused, ctx) is None and ctx.patches == []
+    assert [e[1] for e in ctx.events] == ["ReloadSkipped"]
+    ctx = Ctx()
+    await reconcile(rt, workload, ctx)  # takes the only token
+    ctx = Ctx()
+    result = await reconcile(rt, workload, ctx)
+    assert result is not None and (result.requeue_after or 0) > 100 and ctx.patches == []
+    # missing: a Warning once, no rollout, nothing recorded
+    rt.sources["ConfigMap"].store.remove(f"{NS}/a")
+    ctx = Ctx()
+    for _ in range(2):
+        assert await reconcile(rt, workload, ctx) is None
+    assert ctx.patches == [] and ctx.events == [("Warning", "ReloadSourceMissing", ctx.events[0][2])]
+
+
+async def test_dry_run_patches_with_server_dry_run_and_remembers() -> None:
+    rt = runtime([cm("a", {"k": "1"})], debounce_seconds=0, dry_run=True)
+    workload, ctx = deployment(AUTO, ["a"]), Ctx()
+    await reconcile(rt, workload, ctx)
+    assert ctx.patches == [], "a dry run records in memory only"
+    rt.sources["ConfigMap"].store.upsert(without_data(cm("a", {"k": "2"})))
+    await reconcile(rt, workload, ctx)
+    ((_, kw),) = ctx.patches
+    assert kw["dry_run"] is True and ctx.events[0][1] == "ReloadSkipped" and "would roll" in ctx.events[0][2]
+    await reconcile(rt, workload, ctx)
+    assert len(ctx.patches) == 1, "acted on once per hash"
+
+
+async def test_failed_rollout_is_reported_and_raised() -> None:
+    rt, workload = await first_sight([cm("a", {"k": "1"})], deployment(AUTO, ["a"]), debounce_seconds=0)
+    rt.sources["ConfigMap"].store.upsert(without_data(cm("a", {"k": "2"})))
+    ctx = Ctx()
+    ctx.fail = Forbidden(403, "Forbidden", "no")
+    with pytest.raises(Forbidden):
+        await reconcile(rt, workload, ctx)
+    assert ctx.events[0][:2] == ("Warning", "ReloadFailed")
