@@ -141,7 +141,7 @@ class Transport:
             if status == 401 and attempt == 1:
                 await self.config.auth.invalidate()  # rotated token or expired exec credential
                 continue
-            if status in _RETRY_STATUSES and attempt < MAX_RETRIES and (
+            if status in _RETRY_STATUSES and attempt < MAX_RETRIES and not _policy_refusal(error) and (
                     status == 429 or retry_after is not None or method == "GET"):
                 delay = retry_after if retry_after is not None else _backoff(attempt)
                 log.debug("%s %s: %s; retrying in %.2fs", method, path, status, delay)
@@ -203,6 +203,12 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None
+
+
+def _policy_refusal(error: ApiError) -> bool:
+    """A 429 that is an answer, not throttling: an eviction a PodDisruptionBudget forbids. Retrying it
+    here would only block the caller for a minute; the caller decides whether to try again later."""
+    return any(cause.get("reason") == "DisruptionBudget" for cause in error.causes)
 
 
 def _backoff(attempt: int, base: float = 0.2, cap: float = 10.0) -> float:

@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfoNotFoundError
 
 import pytest
 
-from kubeloop.client import Conflict
+from kubeloop.client import Conflict, transport
+from kubeloop.client.errors import error_from_status
 from kubeloop.operators.blackadder import (
     build_operator,
     cancer,
@@ -21,7 +22,7 @@ from kubeloop.operators.blackadder import (
     schedule,
     tantrum,
 )
-from kubeloop.operators.blackadder.agent import Clock, why_idle
+from kubeloop.operators.blackadder.agent import Clock, seed_of, undo_unwanted, wake_up, why_idle
 from kubeloop.operators.blackadder.chaos import Action, Round
 from kubeloop.operators.blackadder.models import ChaosAgentSpec, ChaosAgentStatus, LabelSelector
 from kubeloop.operators.blackadder.safety import Settings, is_own, opted_out, rewritable_configmap
@@ -342,3 +343,50 @@ def test_one_crd_with_both_versions_and_the_article_columns() -> None:
     granted = {(p.resource, p.subresource): set(p.verbs) for p in op.permissions()}
     assert "secrets" not in {r for r, _ in granted}
     assert granted[("pods", "eviction")] == {"create"}
+
+
+# --- restoring on time, waking up on time ----------------------------------------------------------------
+
+
+class HeldClient(FakeClient):
+    """Lists one held Deployment and no ConfigMaps."""
+
+    async def list(self, ref: Any, namespace: str | None = None, **kw: Any) -> dict[str, Any]:
+        return {"items": [self.current] if ref is cancer.DEPLOYMENT else []}
+
+
+def test_restore_after_seconds_restores_expired_and_reports_the_next_expiry() -> None:
+    held = deployment("d", 4, labels={marks.AGENT: "a"}, annotations={
+        marks.ORIGINAL_REPLICAS: "2", marks.CHAOS_REPLICAS: "4", marks.CHANGED_AT: schedule.rfc3339(NOW)})
+    on = spec(cancerMode=True, restoreAfterSeconds=60)
+    client = HeldClient(held)
+    undone, expiry = asyncio.run(undo_unwanted(client, on, "a", NOW + timedelta(seconds=10)))
+    assert undone == [] and expiry == NOW + timedelta(seconds=60) and client.patches == []
+    undone, expiry = asyncio.run(undo_unwanted(client, on, "a", NOW + timedelta(seconds=61)))
+    assert [a.action for a in undone] == ["restored"] and expiry is None
+    assert client.patches[-1]["spec"] == {"replicas": 2}
+    # Switching the mode off restores at once, whatever the clock says.
+    client = HeldClient(held)
+    undone, _ = asyncio.run(undo_unwanted(client, spec(cancerMode=False), "a", NOW))
+    assert [a.action for a in undone] == ["restored"]
+
+
+def test_wake_up_for_the_soonest_moment() -> None:
+    assert wake_up(NOW, NOW + timedelta(seconds=30), None).requeue_after == 30
+    assert wake_up(NOW, NOW + timedelta(seconds=30), NOW + timedelta(seconds=5)).requeue_after == 5
+    assert wake_up(NOW, NOW - timedelta(seconds=5)).requeue_after == 0.05
+
+
+def test_seed_from_spec_else_status_else_new() -> None:
+    assert seed_of(spec(seed=5), Clock(seed=9)) == 5
+    assert seed_of(spec(), Clock(seed=9)) == 9
+    assert isinstance(seed_of(spec(), Clock()), int)
+
+
+def test_an_eviction_refused_by_a_budget_is_not_retried() -> None:
+    body = {"kind": "Status", "code": 429, "reason": "TooManyRequests",
+            "message": "Cannot evict pod as it would violate the pod's disruption budget.",
+            "details": {"causes": [{"reason": "DisruptionBudget", "message": "needs 2 healthy pods"}]}}
+    assert transport._policy_refusal(error_from_status(429, body))
+    throttled = {"kind": "Status", "code": 429, "reason": "TooManyRequests", "message": "Too many requests"}
+    assert not transport._policy_refusal(error_from_status(429, throttled))

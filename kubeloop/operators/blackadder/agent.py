@@ -62,21 +62,24 @@ async def reconcile_agent(agent: ChaosAgent, ctx: Context, settings: Settings) -
     if due > now:
         await write_status(ctx, agent, clock, due, undone, settings, active(spec))
         return wake_up(now, due, expiry)
-
-    seed = spec.seed if spec.seed is not None else clock.seed
-    if seed is None:  # recorded in status, so the rounds stay replayable
-        seed = secrets.randbelow(2**31)
-    rnd = Round(ctx.client, settings, ctx.name, label, clock.round + 1, seed, now, spec.dryRun,
-                asyncio.Semaphore(settings.max_concurrent_actions))
+    rnd = Round(ctx.client, settings, ctx.name, label, clock.round + 1, seed_of(spec, clock), now,
+                spec.dryRun, asyncio.Semaphore(settings.max_concurrent_actions))
     actions = await play_round(rnd, spec)
     report.ROUNDS.labels(ctx.name).inc()
     await report.announce(ctx.events, ctx.raw, actions, f"round {rnd.number}")
-    clock = ctx.memory["clock"] = Clock(rnd.number, now, seed)
-    due = now + pause
-    await write_status(ctx, agent, clock, due, undone + actions, settings, active(spec))
+    clock = ctx.memory["clock"] = Clock(rnd.number, now, rnd.seed)
+    await write_status(ctx, agent, clock, now + pause, undone + actions, settings, active(spec))
     changed = any(a.changed and not a.dry_run and a.mode in ("cancer", "ipsum") for a in actions)
-    ttl = now + timedelta(seconds=spec.restoreAfterSeconds) if spec.restoreAfterSeconds and changed else None
-    return wake_up(now, due, expiry, ttl)
+    ttl = spec.restoreAfterSeconds
+    return wake_up(now, now + pause, expiry, now + timedelta(seconds=ttl) if ttl and changed else None)
+
+
+def seed_of(spec: ChaosAgentSpec, clock: Clock) -> int:
+    """The spec's seed, else the one recorded in status, else a new one (recorded by this round), so
+    every round stays replayable."""
+    if spec.seed is not None:
+        return spec.seed
+    return clock.seed if clock.seed is not None else secrets.randbelow(2**31)
 
 
 def wake_up(now: datetime, *moments: datetime | None) -> Result:

@@ -66,6 +66,10 @@ async def _victims(client: kubeloop.Client, say: Callable[[str], None]) -> None:
     say(f"namespace {NAMESPACE}: Deployment baldrick (3 pods Running on kwok nodes), ConfigMap cunning-plan")
 
 
+def _reached(round_no: int) -> Callable[[dict[str, Any]], bool]:
+    return lambda agent: (agent.get("status") or {}).get("round", 0) >= round_no
+
+
 def _meta(name: str) -> dict[str, str]:
     return {"name": name, "namespace": NAMESPACE}
 
@@ -86,7 +90,7 @@ async def _havoc_and_reversal(client: kubeloop.Client, say: Callable[[str], None
     seen: set[tuple[Any, ...]] = set()
     for round_no in (1, 2):
         agent = await wait_for(client, AGENTS, "princeedmund", timeout=30, description=f"round {round_no}",
-                               predicate=lambda a, n=round_no: (a.get("status") or {}).get("round", 0) >= n)
+                               predicate=_reached(round_no))
         for action in (agent.get("status") or {}).get("recentActions") or ():
             key = (action["round"], action["mode"], action["name"], action.get("detail"))
             if key not in seen:
