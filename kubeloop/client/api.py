@@ -138,7 +138,7 @@ class Client:
         params = {"watch": True, "resourceVersion": resource_version, "labelSelector": label_selector,
                   "fieldSelector": field_selector, "timeoutSeconds": timeout_seconds,
                   "allowWatchBookmarks": allow_bookmarks}
-        accept = _METADATA_ACCEPT if metadata_only else "application/json"
+        accept = _METADATA_WATCH_ACCEPT if metadata_only else "application/json"
         async for event in self.transport.stream(res.path(namespace), params, read_timeout=read_timeout,
                                                  accept=accept):
             yield event
@@ -235,6 +235,8 @@ class Client:
 
 _METADATA_ACCEPT = ("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,"
                     "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json")
+# A watch streams single objects: asked for the List form first, the API server sends an empty stream.
+_METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json"
 
 
 def _write_params(dry_run: bool, field_validation: str | None, field_manager: str | None,

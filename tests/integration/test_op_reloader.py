@@ -368,3 +368,17 @@ async def test_cronjob_job_template_for_future_runs(kube_cluster, kube_client: C
             return stamped == recorded(c) != recorded(first)
         await wait_for(kube_client, "cronjobs.batch", "report", ns, next_jobs_get_it, timeout=30)
     assert running.audit().ok, running.audit().message
+
+
+async def test_namespace_selector_follows_namespace_labels(kube_cluster, kube_client: Client,
+                                                          namespace: str) -> None:
+    ns = namespace
+    await kube_client.create(config_map("conf", ns, {"k": "1"}))
+    await kube_client.create(deployment("app", ns, pod_spec(volumes=[cm_volume("conf")]), AUTO))
+    op = reloader(namespace_selector="reloader-test=yes")
+    async with run_operator(kube_cluster, kube_client, op, ns) as running:
+        await asyncio.sleep(1)
+        assert recorded(await kube_client.get("deployments.apps", "app", ns)) is None, "not selected"
+        await kube_client.patch("namespaces", ns, {"metadata": {"labels": {"reloader-test": "yes"}}})
+        await wait_recorded(kube_client, "deployments.apps", "app", ns)  # woken by the namespace watch
+    assert running.audit().ok, running.audit().message

@@ -237,6 +237,8 @@ def test_token_bucket() -> None:
     now[0] = 0.5
     assert bucket.take() == 0.0
     assert TokenBucket(0, 1).take() == 0.0
+    bucket.give_back()  # a conflict: the token bought nothing
+    assert bucket.take() == 0.0
 
 
 def test_strategies() -> None:
@@ -296,6 +298,10 @@ def test_settings_validate_and_filter_controllers() -> None:
     assert [c.name for c in controllers] == ["reloader-deployments", "reloader-statefulsets",
                                              "reloader-cronjobs"]
     assert all([w.resource.kind for w in c.watches] == ["ConfigMap"] for c in controllers)
+    op.settings.update(namespace_selector="env=prod")
+    watches = op.controllers()[0].watches
+    assert [(w.resource.kind, w.metadata_only) for w in watches] == [("ConfigMap", False),
+                                                                     ("Namespace", True)]
 
 
 def test_generated_rbac_is_least_privilege() -> None:

@@ -3,36 +3,53 @@ ConfigMaps and Secrets they use (mapped through a reference index on the workloa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from kubeloop.cache.store import Obj
 from kubeloop.controller import Controller, Watch, predicates
 from kubeloop.operator import Operator
 from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET
 from kubeloop.operators.reloader.reconciler import SOURCE_RESOURCES, Reloader, source_changed
 from kubeloop.operators.reloader.settings import Settings, declare
-from kubeloop.operators.reloader.workloads import KINDS
+from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind
 from kubeloop.resources import builtin
 
 
 class ReloaderOperator(Operator):
-    """An Operator whose controllers follow its settings: ignored workload types get no controller and
-    an ignored source kind (``--ignore-secrets``) is not even watched."""
+    """An Operator whose controllers follow its settings: ignored workload types get no controller, an
+    ignored source kind (``--ignore-secrets``) is not even watched, and namespaces are watched only for
+    ``--namespace-selector``."""
+
+    reloader: Reloader
 
     def controllers(self, concurrency: int = 4) -> list[Controller]:
         settings = Settings.from_values(self.settings)
+        kinds = {f"{self.name}-{k.type}": k for k in KINDS}
         kept = []
         for controller in super().controllers(concurrency):
-            if not settings.reloads(controller.name.removeprefix(f"{self.name}-")):
+            kind = kinds[controller.name]
+            if not settings.reloads(kind.type):
                 continue
             controller.watches = [w for w in controller.watches
                                   if settings.tracks(getattr(w.resource, "kind", ""))]
+            if settings.namespace_selector:
+                controller.watches.append(Watch(builtin.NAMESPACE, mapper=self._namespace_mapper(kind),
+                                                predicates=(predicates.labels_changed,), metadata_only=True))
             kept.append(controller)
         return kept
+
+    def _namespace_mapper(self, kind: WorkloadKind) -> Callable[[Obj], list[str]]:
+        def workloads_in(namespace: Obj) -> list[str]:
+            runtime = self.reloader.runtime
+            return runtime.workloads_in(kind, namespace) if runtime else []
+        return workloads_in
 
 
 def build_operator(name: str = "reloader") -> ReloaderOperator:
     """A fresh operator (tests build their own, with their own settings)."""
     op = ReloaderOperator(name)
     declare(op)
-    reloader = Reloader(op)
+    reloader = op.reloader = Reloader(op)
     op.on_startup(reloader.start)
     # Status updates of a rolling workload are not worth a reconcile; spec and annotation changes are.
     workload_changed = predicates.any_of(predicates.generation_changed, predicates.annotations_changed)

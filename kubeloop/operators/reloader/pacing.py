@@ -47,3 +47,8 @@ class TokenBucket:
             self._tokens -= 1
             return 0.0
         return (1 - self._tokens) / self.rate
+
+    def give_back(self) -> None:
+        """Returns a token that bought nothing (the rollout hit a conflict and will be retried)."""
+        if self.rate > 0:
+            self._tokens = min(self.burst, self._tokens + 1)

@@ -79,6 +79,11 @@ class Runtime:
         informer = self.sources.get(kind)
         return informer.store.get_by(name, namespace) if informer else None
 
+    def workloads_in(self, kind: WorkloadKind, namespace: Obj) -> list[str]:
+        """Watch mapper: a namespace's labels changed, so --namespace-selector may see it differently."""
+        informer = self.workloads.get(kind.type)
+        return informer.store.index_keys("namespace", _meta(namespace).get("name", "")) if informer else []
+
     def sources_named(self, kind: str, namespace: str | None, pattern: str) -> list[str]:
         informer = self.sources.get(kind)
         objs = informer.store.by_index("namespace", namespace or "") if informer else []
@@ -139,6 +144,7 @@ class Reloader:
             return None
         hashes, missing = self.tracked(rt, kind, workload, policy)
         if missing and not rt.settings.reload_on_delete:
+            settled(ctx.memory)  # a burst resumes from scratch once the object is back
             await self._missing(ctx, kind, missing)
             return None
         ctx.memory.pop("missing", None)
@@ -156,6 +162,7 @@ class Reloader:
                 await self._record(rt, ctx, kind, fingerprint)
             return None
         if kind.paused(workload):
+            settled(ctx.memory)
             await self._skip(ctx, kind, "paused", fingerprint, "paused; it rolls when resumed")
             return None
         if wait := settle(ctx.memory, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic()):
@@ -226,6 +233,7 @@ class Reloader:
         try:
             await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type="strategic")
         except Conflict:
+            rt.limiter.give_back()
             raise  # a stale view: the framework retries with the current object
         except ApiError as exc:
             reload_executed.labels("false", *labels).inc()
