@@ -54,7 +54,8 @@ def command(target: str, kubeconfig: str | None, context: str | None, namespace:
 
     operator = load_operator(target)
     objs = manifests(target, operator, namespace or f"{operator.name}-system", image, replicas)
-    _run(kubeconfig, context, lambda c: deploy(c, objs, log=click.echo, timeout=timeout, wait=wait))
+    _run(kubeconfig, context, lambda c: deploy(c, objs, part_of=operator.name, log=click.echo,
+                                               timeout=timeout, wait=wait))
 
 
 @click.command("undeploy")
@@ -75,6 +76,6 @@ def undeploy(target: str, kubeconfig: str | None, context: str | None, namespace
     for line in report.kept:
         click.echo(f"kept {line}")
     if report.remaining:
-        click.echo(f"{len(report.remaining)} custom resource(s) remain (objects they own stay with them):", err=True)
+        click.echo(f"{len(report.remaining)} custom resource(s) remain, with what they own:", err=True)
         for line in report.remaining:
             click.echo(f"  {line}", err=True)

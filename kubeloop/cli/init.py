@@ -38,8 +38,8 @@ def create() -> None:
 @click.option("--kind", required=True, help="The new custom resource kind (CamelCase).")
 @click.option("--group", default=None, help="Its API group (default: the project's).")
 @click.option("--version", "api_version", default="v1", show_default=True, help="Its API version.")
-@click.option("-p", "--project-dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=".",
-              show_default=True)
+@click.option("-p", "--project-dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=".", show_default=True)
 def api(kind: str, group: str | None, api_version: str, project_dir: Path) -> None:
     """Add KIND: a model in models.py, a reconciler module registered on the operator, and a test."""
     from kubeloop.scaffold import ScaffoldError, create_api

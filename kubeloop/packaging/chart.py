@@ -20,7 +20,8 @@ from kubeloop.resources.manifests import render_yaml
 
 CHART_API_VERSION = "v2"
 # The exact rule render_rbac adds for leader election; the chart grants it only when enabled.
-LEASE_RULE = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
+LEASE_RULE = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+              "verbs": ["get", "create", "update"]}
 _TEMPLATE_FILES = ("templates/_helpers.tpl", "templates/deployment.yaml", "templates/serviceaccount.yaml",
                    "templates/service.yaml", "templates/servicemonitor.yaml", "templates/NOTES.txt")
 
@@ -65,15 +66,17 @@ def rbac_yaml(name: str, objs: list[dict[str, Any]]) -> str:
     chart's ServiceAccount; the lease rule follows ``leaderElection.enabled``."""
     cluster_rules = [r for o in _of(objs, "ClusterRole") for r in o["rules"]]
     local_rules = [r for o in _of(objs, "Role") for r in o["rules"] if r != LEASE_RULE]
-    full, labels = f'{{{{ include "{name}.fullname" . }}}}', f'{{{{- include "{name}.labels" . | nindent 4 }}}}'
-    meta = f"metadata:\n  name: {full}\n  labels:\n    {labels}\n"
+    full = f'{{{{ include "{name}.fullname" . }}}}'
+    meta = f'metadata:\n  name: {full}\n  labels:\n    {{{{- include "{name}.labels" . | nindent 4 }}}}\n'
     ns_meta = meta + "  namespace: {{ .Release.Namespace }}\n"
-    subjects = (f'subjects:\n  - kind: ServiceAccount\n    name: {{{{ include "{name}.serviceAccountName" . }}}}\n'
+    subjects = ("subjects:\n  - kind: ServiceAccount\n"
+                f'    name: {{{{ include "{name}.serviceAccountName" . }}}}\n'
                 "    namespace: {{ .Release.Namespace }}\n")
 
     def binding(kind: str, metadata: str) -> str:
         return (f"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: {kind}Binding\n{metadata}"
-                f"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: {kind}\n  name: {full}\n{subjects}")
+                f"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: {kind}\n  name: {full}\n"
+                + subjects)
 
     lease = "{{- if .Values.leaderElection.enabled }}\n" + _block([LEASE_RULE], 0) + "\n{{- end }}\n"
     role = ("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n" + ns_meta + "rules:\n"
@@ -106,7 +109,8 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
         "values.yaml": _fill(_template("values.yaml"), {
             "CHART": name, "IMAGE_REPOSITORY": repository, "PULL_POLICY": container["imagePullPolicy"],
             "REPLICAS": str(deployment["spec"]["replicas"]),
-            "LIVENESS": _block(container["livenessProbe"], 2), "READINESS": _block(container["readinessProbe"], 2),
+            "LIVENESS": _block(container["livenessProbe"], 2),
+            "READINESS": _block(container["readinessProbe"], 2),
             "RESOURCES": _block(container["resources"], 2), "POD_SECURITY": _block(pod["securityContext"], 2),
             "SECURITY": _block(container["securityContext"], 2),
             "IMAGE_DIGEST": digest, "GRACE": str(pod.get("terminationGracePeriodSeconds", 10))}),

@@ -20,6 +20,7 @@ from kubeloop.resources.manifests import KIND_ORDER
 from kubeloop.testing.wait import wait_for, wait_for_crd, wait_for_deletion
 
 FIELD_MANAGER = "kubeloop-deploy"
+PART_OF = "app.kubernetes.io/part-of"
 Log = Callable[[str], None]
 
 
@@ -46,11 +47,19 @@ def deployed_by_us(obj: dict[str, Any]) -> bool:
     return any(m.get("manager") == FIELD_MANAGER for m in obj["metadata"].get("managedFields") or [])
 
 
-async def deploy(client: Client, objs: list[dict[str, Any]], *, log: Log, timeout: float = 60.0,
-                 wait: bool = False) -> None:
+def labelled(obj: dict[str, Any], part_of: str) -> dict[str, Any]:
+    """``obj`` with the ``app.kubernetes.io/part-of`` label. Besides grouping the objects, it gives
+    this field manager a field on every object: an apply that sets no fields (a bare Namespace) leaves
+    no managedFields entry, and undeploy could not tell the object was ours."""
+    meta = {**obj["metadata"], "labels": {**(obj["metadata"].get("labels") or {}), PART_OF: part_of}}
+    return {**obj, "metadata": meta}
+
+
+async def deploy(client: Client, objs: list[dict[str, Any]], *, part_of: str, log: Log,
+                 timeout: float = 60.0, wait: bool = False) -> None:
     """Apply in dependency order; CRDs must be Established (and discovered) before anything that
     could use them. ``wait``: until the Deployment is Available."""
-    ordered = sorted(objs, key=_rank)
+    ordered = [labelled(o, part_of) for o in sorted(objs, key=_rank)]
     crds = [o for o in ordered if o["kind"] == "CustomResourceDefinition"]
     for obj in ordered:
         if obj["kind"] not in ("Namespace", "CustomResourceDefinition") and crds:
@@ -63,8 +72,8 @@ async def deploy(client: Client, objs: list[dict[str, Any]], *, log: Log, timeou
     if wait:
         for dep in (o for o in ordered if o["kind"] == "Deployment"):
             meta = dep["metadata"]
-            await wait_for(client, "deployments", meta["name"], meta["namespace"], _available, timeout=timeout,
-                           description=f"{describe(dep)} to be Available")
+            await wait_for(client, "deployments", meta["name"], meta["namespace"], _available,
+                           timeout=timeout, description=f"{describe(dep)} to be Available")
             log(f"{describe(dep)} available")
 
 
@@ -81,7 +90,7 @@ class UndeployReport:
 
 
 async def custom_resources(client: Client, crds: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
-    """Every object of the given CRDs in all namespaces, as (CRD name, object); CRDs not served are skipped."""
+    """Every object of the CRDs in all namespaces, as (CRD name, object); CRDs not served are skipped."""
     found = []
     for crd in crds:
         try:
@@ -125,7 +134,9 @@ async def undeploy(client: Client, objs: list[dict[str, Any]], *, log: Log, dele
             meta = obj["metadata"]
             with contextlib.suppress(NotFound):
                 await client.delete(ref, meta["name"], meta.get("namespace"), uid=meta["uid"])
-        await _settle(client, crds, timeout)
+        if stuck := await _settle(client, crds, timeout):
+            log(f"{stuck} custom resource(s) still terminating after {timeout:.0f}s: finalizers pending "
+                "(is the operator running?); their CRDs go once they do")
     for obj in sorted(objs, key=_rank, reverse=True):
         if obj["kind"] == "CustomResourceDefinition" and not delete_crds:
             report.kept.append(f"{describe(obj)} (pass --delete-crds to remove it and all its objects)")
@@ -137,8 +148,10 @@ async def undeploy(client: Client, objs: list[dict[str, Any]], *, log: Log, dele
     return report
 
 
-async def _settle(client: Client, crds: list[dict[str, Any]], timeout: float) -> None:
+async def _settle(client: Client, crds: list[dict[str, Any]], timeout: float) -> int:
+    """Waits for the custom resources to be gone; returns how many are left at the deadline."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while await custom_resources(client, crds) and loop.time() < deadline:
+    while (left := len(await custom_resources(client, crds))) and loop.time() < deadline:
         await asyncio.sleep(0.5)
+    return left

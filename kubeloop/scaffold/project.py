@@ -17,7 +17,6 @@ _NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")  # an RFC 1123 label: also a
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _GROUP = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$")
 _VERSION = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
-_MARKER = "# kubeloop create api:"
 
 
 class ScaffoldError(ValueError):
@@ -108,6 +107,21 @@ def project_settings(root: Path) -> dict[str, str]:
     return settings
 
 
+def register(init: str, package: str, line: str) -> str:
+    """``init`` with the import ``line`` among the registration imports, which sit sorted right above
+    ``from PKG.reconcile import operator`` (where isort puts plain imports of the package too)."""
+    lines = init.splitlines()
+    anchor = f"from {package}.reconcile import operator"
+    if anchor not in lines:
+        return init.rstrip("\n") + "\n\n" + line + "\n"
+    end = lines.index(anchor)
+    start = end
+    while start > 0 and lines[start - 1].startswith(f"import {package}."):
+        start -= 1
+    lines[start:end] = sorted({*lines[start:end], line})
+    return "\n".join(lines) + "\n"
+
+
 def create_api(project_dir: str | Path, kind: str, *, group: str | None = None,
                version: str = "v1") -> list[Path]:
     """Add ``kind``: its model (appended to models.py), a reconciler module registered in the package's
@@ -124,15 +138,8 @@ def create_api(project_dir: str | Path, kind: str, *, group: str | None = None,
     if test.exists():
         raise ScaffoldError(f"{test} already exists")
     (pkg / "models.py").write_text(models.rstrip("\n") + "\n" + render("api/model.py.tmpl", names))
-    init = (pkg / "__init__.py").read_text()
-    line = f"from {names.package} import {module}  # noqa: F401 (registers its reconciler)\n"
-    if _MARKER in init:
-        head, _, rest = init.partition(_MARKER)
-        comment, _, tail = rest.partition("\n")
-        init = head + _MARKER + comment + "\n" + line + tail
-    else:
-        init = init.rstrip("\n") + "\n\n" + line
-    (pkg / "__init__.py").write_text(init)
+    (pkg / "__init__.py").write_text(register(
+        (pkg / "__init__.py").read_text(), names.package, f"import {names.package}.{module}  # noqa: F401"))
     written = [pkg / "models.py", pkg / "__init__.py"]
     return written + _write(root, {f"{names.package}/{module}.py": render("api/reconcile.py.tmpl", names),
                                    f"tests/test_{names.snake}.py": render("api/test.py.tmpl", names)})

@@ -28,7 +28,7 @@ def importable(tmp_path: Path) -> Iterator[Path]:
     finally:
         sys.path.remove(str(tmp_path))
         for name in set(sys.modules) - before:
-            if getattr(sys.modules[name], "__file__", None) and str(tmp_path) in str(sys.modules[name].__file__):
+            if str(tmp_path) in str(getattr(sys.modules[name], "__file__", None)):
                 del sys.modules[name]
         importlib.invalidate_caches()
 
