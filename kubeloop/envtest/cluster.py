@@ -322,6 +322,20 @@ class LocalCluster(_KubectlMixin):
     def is_running(self) -> bool:
         return self.status().running
 
+    def restart_apiserver(self, timeout: float = 60.0) -> None:
+        """Stops kube-apiserver and starts it again on the same port (fault injection): its watch cache
+        starts afresh, so clients resuming from an older resourceVersion get 410 Gone and must relist."""
+        with self._locked():
+            state = self._state()
+            rec = state.get("processes", {}).get("kube-apiserver")
+            if rec and _start_time(rec["pid"]) == rec["start"]:
+                self._terminate("kube-apiserver", rec["pid"], rec["start"])
+            self._procs.pop("kube-apiserver", None)
+            ports = state["ports"]
+            self._spawn("kube-apiserver", self._cached_toolchain(), self._apiserver_args(self.pki, ports))
+            self._wait(time.monotonic() + timeout, "kube-apiserver",
+                       lambda: self._api("GET", "/readyz")[0] == 200)
+
     # starting -------------------------------------------------------------------------------
 
     def _start_all(self, tc: Toolchain, deadline: float) -> None:
