@@ -116,7 +116,7 @@ class Informer:
                 old = self.store.remove(key)
                 if old is not None:
                     self._emit(Event("deleted", old, old))
-        for key, obj in fresh.items():
+        for obj in fresh.values():
             old = self.store.upsert(obj)
             if old is None:
                 self._emit(Event("added", obj, None, initial))

@@ -12,6 +12,7 @@ import pytest
 
 from kubeloop.client import Conflict, transport
 from kubeloop.client.errors import error_from_status
+from kubeloop.helpers.selectors import to_query as selector_string
 from kubeloop.operators.blackadder import (
     build_operator,
     cancer,
@@ -24,10 +25,11 @@ from kubeloop.operators.blackadder import (
 )
 from kubeloop.operators.blackadder.agent import Clock, seed_of, undo_unwanted, wake_up, why_idle
 from kubeloop.operators.blackadder.chaos import Action, Round
-from kubeloop.operators.blackadder.models import ChaosAgentSpec, ChaosAgentStatus, LabelSelector
+from kubeloop.operators.blackadder.models import ChaosAgentSpec, ChaosAgentStatus
 from kubeloop.operators.blackadder.safety import Settings, is_own, opted_out, rewritable_configmap
-from kubeloop.operators.blackadder.targets import Scope, object_key, selector_string
+from kubeloop.operators.blackadder.targets import Scope, object_key
 from kubeloop.resources import crds_for
+from kubeloop.resources.types import LabelSelector
 
 NOW = datetime(2024, 1, 6, 12, 0, tzinfo=UTC)  # a Saturday
 

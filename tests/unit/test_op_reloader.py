@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubeloop.cache import Event
+from kubeloop.helpers.selectors import matches, parse
 from kubeloop.operators.reloader import build_operator
 from kubeloop.operators.reloader.fingerprint import (
     ABSENT,
@@ -22,7 +23,6 @@ from kubeloop.operators.reloader.pacing import TokenBucket, settle, settled
 from kubeloop.operators.reloader.policy import policy_of, source_ignored, source_matches
 from kubeloop.operators.reloader.reconciler import describe, source_changed, source_index
 from kubeloop.operators.reloader.references import Ref, pod_template_refs
-from kubeloop.operators.reloader.selectors import matches, parse
 from kubeloop.operators.reloader.settings import Settings
 from kubeloop.operators.reloader.workloads import (
     CRONJOBS,

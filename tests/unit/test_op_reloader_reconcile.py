@@ -10,12 +10,12 @@ import pytest
 
 from kubeloop.cache import Store
 from kubeloop.client import Forbidden
+from kubeloop.helpers.selectors import parse
 from kubeloop.operators.reloader import build_operator
 from kubeloop.operators.reloader.fingerprint import ABSENT, object_hash, without_data
 from kubeloop.operators.reloader.pacing import TokenBucket
 from kubeloop.operators.reloader.policy import HASH, HASHED_KEYS, SOURCES, TEMPLATE_HASH, policy_of
 from kubeloop.operators.reloader.reconciler import Reloader, Runtime
-from kubeloop.operators.reloader.selectors import parse
 from kubeloop.operators.reloader.settings import Settings
 from kubeloop.operators.reloader.workloads import DEPLOYMENTS
 from kubeloop.reconcile import Result

@@ -19,11 +19,12 @@ from typing import Any
 from zoneinfo import ZoneInfoNotFoundError
 
 from kubeloop.client import Client
+from kubeloop.helpers.selectors import to_query
 from kubeloop.operators.blackadder import cancer, ipsum, marks, report, schedule, tantrum
 from kubeloop.operators.blackadder.chaos import Action, Round
 from kubeloop.operators.blackadder.models import ChaosAgent, ChaosAgentSpec, ChaosAgentStatus
 from kubeloop.operators.blackadder.safety import Settings
-from kubeloop.operators.blackadder.targets import list_targets, scope_of, selector_string
+from kubeloop.operators.blackadder.targets import list_targets, scope_of
 from kubeloop.reconcile import Context, Result
 from kubeloop.resources.builtin import CONFIG_MAP, DEPLOYMENT, HORIZONTAL_POD_AUTOSCALER, POD
 
@@ -97,7 +98,7 @@ async def play_round(rnd: Round, spec: ChaosAgentSpec) -> list[Action]:
     async def listing(on: bool, res: Any, selector: Any = None, *fields: str) -> list[Obj]:
         if not on:
             return nothing
-        return await list_targets(client, res, scope, settings, label_selector=selector_string(selector),
+        return await list_targets(client, res, scope, settings, label_selector=to_query(selector),
                                   field_selector=fields)
     pods, deployments, hpas, configmaps = await asyncio.gather(
         listing(spec.tantrumMode, POD, spec.podSelector, "status.phase=Running"),

@@ -10,27 +10,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from kubeloop.resources import Conditions, CustomResource, printer_column
+from kubeloop.resources.types import LabelSelector
 
 Weekday = Literal["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 WEEKDAYS: tuple[Weekday, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 # "22:00-06:00" wraps past midnight; equal ends mean the whole day.
 TimeRange = Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]$")]
 Mode = Literal["tantrum", "cancer", "ipsum", "restore"]
-
-
-class LabelSelectorRequirement(BaseModel):
-    """One matchExpressions entry, as in any Kubernetes label selector."""
-
-    key: str
-    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
-    values: list[str] | None = None
-
-
-class LabelSelector(BaseModel):
-    """A standard label selector; an empty one selects everything."""
-
-    matchLabels: dict[str, str] | None = None
-    matchExpressions: list[LabelSelectorRequirement] | None = None
 
 
 class ChaosAgentSpec(BaseModel):

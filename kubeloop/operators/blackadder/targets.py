@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeloop.client import Client, Resource
-from kubeloop.operators.blackadder.models import ChaosAgentSpec, LabelSelector
+from kubeloop.helpers.selectors import to_query
+from kubeloop.operators.blackadder.models import ChaosAgentSpec
 from kubeloop.operators.blackadder.safety import Settings, opted_out, untouchable
 from kubeloop.resources.builtin import NAMESPACE
 
@@ -30,22 +31,10 @@ class Scope:
         return ",".join(terms) or None
 
 
-def selector_string(selector: LabelSelector | None) -> str | None:
-    """A LabelSelector in the query syntax the API server filters with."""
-    if selector is None:
-        return None
-    terms = [f"{k}={v}" for k, v in sorted((selector.matchLabels or {}).items())]
-    for req in selector.matchExpressions or ():
-        values = ",".join(req.values or ())
-        terms.append({"In": f"{req.key} in ({values})", "NotIn": f"{req.key} notin ({values})",
-                      "Exists": req.key, "DoesNotExist": f"!{req.key}"}[req.operator])
-    return ",".join(terms) or None
-
-
 async def scope_of(client: Client, spec: ChaosAgentSpec, settings: Settings) -> Scope:
     """Excluded: the system namespaces, the operator's own, the spec's and any opted-out namespace.
     One LIST of namespaces (with the agent's namespaceSelector, if any) finds the opted-out ones."""
-    listed = (await client.list(NAMESPACE, label_selector=selector_string(spec.namespaceSelector)))["items"]
+    listed = (await client.list(NAMESPACE, label_selector=to_query(spec.namespaceSelector)))["items"]
     excluded = {*settings.excluded_namespaces, *spec.excludedNamespaces,
                 *(ns["metadata"]["name"] for ns in listed if opted_out(ns))}
     if spec.namespaceSelector is None:

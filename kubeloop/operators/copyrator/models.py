@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from kubeloop.resources import Conditions, CustomResource, opaque, printer_column
+from kubeloop.resources.types import LabelSelector
 
 RuleType = Literal["configmap", "secret"]
 ConflictPolicy = Literal["Skip", "Adopt", "Overwrite"]
@@ -19,21 +20,6 @@ ConflictPolicy = Literal["Skip", "Adopt", "Overwrite"]
 # A name or a list of names: no structural type can say that, and CEL cannot see untyped fields, so
 # the value is stored as given and checked by the operator (``problems``), which reports it in status.
 SourceNamespaces = Annotated[Any, opaque()]
-
-
-class LabelSelectorRequirement(BaseModel):
-    """One ``matchExpressions`` entry of a Kubernetes label selector."""
-
-    key: str
-    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
-    values: list[str] | None = None
-
-
-class LabelSelector(BaseModel):
-    """A Kubernetes label selector; all terms must match (an empty selector matches everything)."""
-
-    matchLabels: dict[str, str] | None = None
-    matchExpressions: list[LabelSelectorRequirement] | None = None
 
 
 class CopySet(BaseModel):

@@ -21,7 +21,9 @@ from typing import Any, Literal
 
 import orjson
 
-from kubeloop.operators.copyrator.models import CopyratorRule, LabelSelector
+from kubeloop.helpers import selectors
+from kubeloop.operators.copyrator.models import CopyratorRule
+from kubeloop.resources.types import LabelSelector
 
 Obj = dict[str, Any]
 
@@ -87,19 +89,7 @@ def matches_labels(labels: Mapping[str, str], wanted: Mapping[str, str]) -> bool
 
 def matches_selector(labels: Mapping[str, str], selector: LabelSelector | None) -> bool:
     """A Kubernetes LabelSelector (matchLabels and matchExpressions); None matches everything."""
-    if selector is None:
-        return True
-    if not matches_labels(labels, selector.matchLabels or {}):
-        return False
-    for req in selector.matchExpressions or ():
-        values = req.values or []
-        present = req.key in labels
-        ok = {"In": present and labels.get(req.key) in values,
-              "NotIn": not present or labels.get(req.key) not in values,
-              "Exists": present, "DoesNotExist": not present}[req.operator]
-        if not ok:
-            return False
-    return True
+    return selectors.matches(selectors.requirements(selector), labels)
 
 
 # ----------------------------------------------------------------------------------------- ownership

@@ -15,9 +15,9 @@ from typing import Any
 
 from kubeloop.cache import Event, Informer
 from kubeloop.client import ApiError, Conflict
+from kubeloop.helpers import selectors
 from kubeloop.manager import Manager
 from kubeloop.operator import Operator
-from kubeloop.operators.reloader import selectors
 from kubeloop.operators.reloader.fingerprint import (
     ABSENT,
     PREFIX,

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
+from kubeloop.helpers import selectors
 from kubeloop.operator import Operator
-from kubeloop.operators.reloader import selectors
 from kubeloop.operators.reloader.policy import CONFIG_MAP
 
 STRATEGIES = ("annotations", "env-vars", "restarted-at")

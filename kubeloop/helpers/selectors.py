@@ -1,11 +1,14 @@
-"""Kubernetes label selectors (``a=b,c!=d,e in (x,y),f notin (z),g,!h``) matched against labels, for
-the namespace and resource filters that are evaluated on cached objects."""
+"""Label selectors, in both spellings Kubernetes uses: the query string (``a=b,c!=d,e in (x,y),g,!h``)
+and the structured ``LabelSelector`` of API objects. Either becomes requirements that match labels of
+cached objects; a ``LabelSelector`` also renders as a query string for server-side filtering."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from kubeloop.resources.types import LabelSelector
 
 _SET = re.compile(r"^\s*(!?)\s*([^\s!=(),]+)\s*(?:(in|notin)\s*\(([^)]*)\)|(==|=|!=)\s*([^\s,()]*))?\s*$")
 
@@ -62,3 +65,28 @@ def _split(selector: str) -> list[str]:
             current += ch
     parts.append(current)
     return [p for p in parts if p.strip()]
+
+
+_QUERY = {"In": "{key} in ({values})", "NotIn": "{key} notin ({values})", "Exists": "{key}",
+          "DoesNotExist": "!{key}"}
+_OPS = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
+
+
+def to_query(selector: LabelSelector | None) -> str | None:
+    """A LabelSelector in the query syntax the API server filters with (None: no filter)."""
+    if selector is None:
+        return None
+    terms = [f"{k}={v}" for k, v in sorted((selector.matchLabels or {}).items())]
+    terms += [_QUERY[r.operator].format(key=r.key, values=",".join(r.values or ()))
+              for r in selector.matchExpressions or ()]
+    return ",".join(terms) or None
+
+
+def requirements(selector: LabelSelector | None) -> tuple[Requirement, ...]:
+    """A LabelSelector as requirements, to match cached objects client-side."""
+    if selector is None:
+        return ()
+    out = [Requirement(k, "in", frozenset((v,))) for k, v in sorted((selector.matchLabels or {}).items())]
+    out += [Requirement(r.key, _OPS[r.operator], frozenset(r.values or ()))
+            for r in selector.matchExpressions or ()]
+    return tuple(out)
