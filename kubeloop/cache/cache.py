@@ -11,9 +11,18 @@ from kubeloop.cache.informer import Informer, InformerKey
 from kubeloop.cache.store import IndexFunc, Obj
 from kubeloop.client import Client
 from kubeloop.client.api import ResourceRef
-from kubeloop.watch.watcher import Transform
+from kubeloop.watch.watcher import Transform, describe_error
 
 log = logging.getLogger("kubeloop.cache")
+
+
+class CacheSyncTimeout(TimeoutError):
+    """Some informers never completed their first list (RBAC, a missing CRD, an unreachable server)."""
+
+
+def _last_error(informer: Informer) -> str:
+    errors = [describe_error(w.last_error) for w in informer.watchers if w.last_error is not None]
+    return "; ".join(errors) or "no error seen yet"
 
 
 class Cache:
@@ -62,7 +71,12 @@ class Cache:
             informer.start()
 
     async def wait_synced(self, timeout: float | None = None) -> None:
-        await asyncio.wait_for(asyncio.gather(*(i.synced.wait() for i in self.informers)), timeout)
+        """Waits for every informer's first list; on timeout says which did not sync and why."""
+        try:
+            await asyncio.wait_for(asyncio.gather(*(i.synced.wait() for i in self.informers)), timeout)
+        except TimeoutError:
+            stuck = [f"{i.resource} ({_last_error(i)})" for i in self.informers if not i.synced.is_set()]
+            raise CacheSyncTimeout(f"caches not synced after {timeout}s: {'; '.join(stuck)}") from None
         if self.freeze_gc:
             # The initial lists are long-lived dicts: move them out of the GC's generations so full
             # collections do not rescan them again and again.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kubeloop.cache.cache import CacheSyncTimeout
 from kubeloop.client import Client
 from kubeloop.manager import LeadershipLost, Manager, ManagerOptions
 from kubeloop.operator import Operator
@@ -44,6 +45,9 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
         return 0
     except LeadershipLost as exc:
         log.error("%s; exiting so that a fresh process competes again", exc)
+        return 1
+    except CacheSyncTimeout as exc:
+        log.error("%s", exc)
         return 1
     finally:
         await client.close()

@@ -63,6 +63,22 @@ class Transport:
         self.user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
         self._ssl: tuple[int, ssl.SSLContext | bool] | None = None
+        # Bound metric children by label values: labels() on every request is a measurable cost.
+        self._m_requests: dict[tuple[str, str], Any] = {}
+        self._m_duration: dict[str, Any] = {}
+
+    def _count(self, status: str, method: str) -> None:
+        child = self._m_requests.get((status, method))
+        if child is None:
+            child = self._m_requests[(status, method)] = metrics.rest_client_requests.labels(
+                status, method, self.host)
+        child.inc()
+
+    def _observe(self, verb: str, seconds: float) -> None:
+        child = self._m_duration.get(verb)
+        if child is None:
+            child = self._m_duration[verb] = metrics.rest_client_request_duration.labels(verb, self.host)
+        child.observe(seconds)
 
     async def _session_for(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -122,9 +138,8 @@ class Transport:
                     raw = await resp.read()
                     status = resp.status
                     retry_after = _retry_after(resp.headers.get("Retry-After"))
-            except (aiohttp.ClientConnectorError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError,
-                    asyncio.TimeoutError) as exc:
-                metrics.rest_client_requests.labels("<error>", method, self.host).inc()
+            except (TimeoutError, aiohttp.ClientConnectorError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
+                self._count("<error>", method)
                 sent = not isinstance(exc, aiohttp.ClientConnectorError)
                 if attempt >= MAX_RETRIES or (sent and method not in ("GET", "HEAD")):
                     raise
@@ -133,8 +148,8 @@ class Transport:
                 await asyncio.sleep(delay)
                 continue
             finally:
-                metrics.rest_client_request_duration.labels(verb, self.host).observe(time.monotonic() - started)
-            metrics.rest_client_requests.labels(str(status), method, self.host).inc()
+                self._observe(verb, time.monotonic() - started)
+            self._count(str(status), method)
             if status < 400:
                 return orjson.loads(raw) if raw else None
             error = error_from_status(status, _decode(raw), retry_after)
@@ -161,7 +176,7 @@ class Transport:
         async with session.get(self.config.server + path, params=_clean(params), headers=headers,
                                ssl=ssl_ctx, timeout=timeout,
                                server_hostname=self.config.tls_server_name) as resp:
-            metrics.rest_client_requests.labels(str(resp.status), "GET", self.host).inc()
+            self._count(str(resp.status), "GET")
             if resp.status >= 400:
                 if resp.status == 401:
                     await self.config.auth.invalidate()

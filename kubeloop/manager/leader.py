@@ -66,7 +66,7 @@ class LeaderElector:
             await asyncio.sleep(self.retry_period)
             try:
                 ok = await asyncio.wait_for(self._try(), timeout=self.renew_deadline)
-            except (asyncio.TimeoutError, ApiError, OSError) as exc:
+            except (TimeoutError, ApiError, OSError) as exc:
                 log.warning("lease renewal failed: %s", exc)
                 ok = False
             if ok:

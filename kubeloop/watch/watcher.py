@@ -92,11 +92,11 @@ class Watcher:
                 continue
             except asyncio.CancelledError:
                 raise
-            except (ApiError, aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+            except (TimeoutError, ApiError, aiohttp.ClientError, OSError, ValueError) as exc:
                 self.last_error = exc
                 delay = self.backoff.next()
                 level = logging.ERROR if isinstance(exc, Forbidden | NotFound) else logging.WARNING
-                log.log(level, "%s: watch failed (%s); retrying in %.1fs", self.resource, _describe(exc),
+                log.log(level, "%s: watch failed (%s); retrying in %.1fs", self.resource, describe_error(exc),
                         delay)
                 await asyncio.sleep(delay)
 
@@ -145,7 +145,7 @@ class Watcher:
             yield Changed(etype, opts.transform(obj) if opts.transform else obj)
 
 
-def _describe(exc: Exception) -> str:
+def describe_error(exc: Exception) -> str:
     if isinstance(exc, Forbidden):
         return f"forbidden: {exc.message} — grant list/watch on this resource to the operator's role"
     return f"{type(exc).__name__}: {exc}"

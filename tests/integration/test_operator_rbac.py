@@ -90,3 +90,22 @@ class RbacAuditProbe:
     @staticmethod
     def check(running):  # noqa: ANN001, ANN205 - tiny test shim
         return running.audit()
+
+
+async def test_missing_list_permission_is_a_clear_startup_error(kube_cluster, kube_client: Client,
+                                                                 namespace: str) -> None:
+    import pytest
+
+    from kubeloop.cache.cache import CacheSyncTimeout
+    from kubeloop.manager import ManagerOptions
+
+    op = greeter_operator()
+    original = op.permissions
+    op.permissions = lambda: [p for p in original() if p.resource != "configmaps"]  # type: ignore[method-assign]
+    opts = ManagerOptions(namespaces=[namespace], metrics_bind_address="0", health_probe_bind_address="0",
+                          sync_timeout=3, freeze_gc=False)
+    with pytest.raises(CacheSyncTimeout) as err:
+        async with run_operator(kube_cluster, kube_client, op, namespace, options=opts):
+            pass
+    message = str(err.value)
+    assert "configmaps" in message and "forbidden" in message and "list/watch" in message, message
