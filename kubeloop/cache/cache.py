@@ -30,11 +30,13 @@ class Cache:
     watched in just those namespaces (one watch each), cluster-scoped ones everywhere."""
 
     def __init__(self, client: Client, namespaces: list[str] | None = None, *,
-                 freeze_gc: bool = True, page_size: int = 500) -> None:
+                 freeze_gc: bool = True, page_size: int = 500, inactivity_timeout: float = 330.0) -> None:
         self.client = client
         self.namespaces = tuple(namespaces) if namespaces else None
         self.freeze_gc = freeze_gc
         self.page_size = page_size
+        # A watch silent this long (not even a bookmark) is taken for a dead, half-open connection.
+        self.inactivity_timeout = inactivity_timeout
         self._informers: dict[InformerKey, Informer] = {}
         self._started = False
 
@@ -52,7 +54,7 @@ class Cache:
         informer = self._informers.get(key)
         if informer is None:
             informer = Informer(self.client, key, transform=transform, indexes=indexes,
-                                page_size=self.page_size)
+                                page_size=self.page_size, inactivity_timeout=self.inactivity_timeout)
             self._informers[key] = informer
             if self._started:
                 informer.start()

@@ -83,6 +83,9 @@ def common_options() -> list[click.Option]:
         _opt("burst", default=400, type=int, help="Client-side burst."),
         _opt("graceful-shutdown-timeout", default=30.0, type=float,
              help="Seconds in-flight reconciles get to finish on SIGTERM."),
+        _opt("watch-inactivity-timeout", default=330.0, type=float,
+             help="Seconds a watch may stay silent (no event, no bookmark) before it is taken for a dead "
+                  "connection and reopened."),
     ]
 
 

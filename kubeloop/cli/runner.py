@@ -31,6 +31,7 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
         metrics_bind_address=settings["metrics_bind_address"],
         health_probe_bind_address=settings["health_probe_bind_address"],
         graceful_shutdown_timeout=settings["graceful_shutdown_timeout"],
+        watch_inactivity_timeout=settings["watch_inactivity_timeout"],
     )
     manager = Manager(client, options, name=operator.name)
     log.info("starting %s against %s", operator.name, client.config.source)

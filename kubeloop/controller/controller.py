@@ -19,7 +19,7 @@ from typing import Any
 from kubeloop import metrics
 from kubeloop.cache import Cache, Event, Informer
 from kubeloop.cache.store import Obj
-from kubeloop.client import Client, Conflict, NotFound, Resource
+from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource
 from kubeloop.client.api import ResourceRef
 from kubeloop.controller.predicates import Predicate
 from kubeloop.helpers import finalizers
@@ -254,6 +254,9 @@ class Controller:
             delay = self.error_policy(exc, request, failures)
             if isinstance(exc, Conflict):
                 log.info("conflict, will retry: %s", exc.message)
+            elif isinstance(exc, Forbidden):  # a missing permission, not a bug: no traceback, say what to do
+                log.error("reconcile failed: %s; grant it to the operator's role (kubeloop generate rbac), "
+                          "retrying with backoff", exc.message)
             else:
                 log.error("reconcile failed: %s", exc, exc_info=not isinstance(exc, NotFound))
             if delay is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeloop.client import Client, Resource
+from kubeloop.client import Client, Conflict, Invalid, Resource
 
 Obj = dict[str, Any]
 
@@ -32,7 +32,7 @@ async def add_finalizer(client: Client, resource: Resource, obj: Obj, name: str)
     else:
         ops = [{"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]},
                {"op": "add", "path": "/metadata/finalizers", "value": [name]}]
-    return await client.patch(resource, meta["name"], ops, meta.get("namespace"), type="json")
+    return await _guarded_patch(client, resource, meta, ops)
 
 
 async def remove_finalizer(client: Client, resource: Resource, obj: Obj, name: str) -> Obj | None:
@@ -43,4 +43,14 @@ async def remove_finalizer(client: Client, resource: Resource, obj: Obj, name: s
     index = current.index(name)
     ops = [{"op": "test", "path": f"/metadata/finalizers/{index}", "value": name},
            {"op": "remove", "path": f"/metadata/finalizers/{index}"}]
-    return await client.patch(resource, meta["name"], ops, meta.get("namespace"), type="json")
+    return await _guarded_patch(client, resource, meta, ops)
+
+
+async def _guarded_patch(client: Client, resource: Resource, meta: Obj, ops: list[dict[str, Any]]) -> Obj:
+    """A failed ``test`` op comes back as a bare 422 Invalid: the object changed since our (cached) read.
+    That is a conflict — retried from a fresher cache — not a bad request."""
+    try:
+        return await client.patch(resource, meta["name"], ops, meta.get("namespace"), type="json")
+    except Invalid as exc:
+        raise Conflict(409, "Conflict", f"finalizers of {meta['name']} changed since they were read "
+                                        "(stale cache); retrying", exc.body) from exc

@@ -40,6 +40,8 @@ class ManagerOptions:
     graceful_shutdown_timeout: float = 30.0
     sync_timeout: float = 120.0
     freeze_gc: bool = True
+    # Seconds without a byte on a watch (bookmarks included) before it counts as dead and reconnects.
+    watch_inactivity_timeout: float = 330.0
 
 
 class Manager:
@@ -47,7 +49,8 @@ class Manager:
         self.client = client
         self.options = options or ManagerOptions()
         self.name = name
-        self.cache = Cache(client, self.options.namespaces, freeze_gc=self.options.freeze_gc)
+        self.cache = Cache(client, self.options.namespaces, freeze_gc=self.options.freeze_gc,
+                           inactivity_timeout=self.options.watch_inactivity_timeout)
         self.events = EventRecorder(client, name)
         self.controllers: list[Controller] = []
         self.elector: LeaderElector | None = None

@@ -22,6 +22,22 @@ def settle(memory: dict[str, Any], wanted: str, window: float, now: float) -> fl
     return max(0.0, due - now)
 
 
+def loop_suspected(memory: dict[str, Any], changed_at: float, rollouts: int, window: float) -> bool:
+    """A rollout loop: the workload's objects changed within ``window`` seconds after each of its last
+    ``rollouts`` rollouts (a workload whose pods rewrite the configuration they read). ``rollouts`` 0
+    turns the check off."""
+    rolled: list[float] = memory.get("rolled_at") or []
+    if rollouts <= 0 or len(rolled) < rollouts:
+        return False
+    recent = [*rolled[-rollouts:], changed_at]
+    return all(0 <= b - a <= window for a, b in zip(recent, recent[1:], strict=False))
+
+
+def rolled(memory: dict[str, Any], now: float, keep: int) -> None:
+    """Remembers a rollout (the last ``keep`` of them) for ``loop_suspected``."""
+    memory["rolled_at"] = [*(memory.get("rolled_at") or []), now][-max(1, keep):]
+
+
 def settled(memory: dict[str, Any]) -> None:
     """Forgets the pending burst (after acting on it, or when the contents went back)."""
     for key in ("pending", "changed_at", "first_at"):

@@ -28,7 +28,7 @@ from kubeloop.operators.reloader.fingerprint import (
     without_data,
 )
 from kubeloop.operators.reloader.metrics import reload_executed, reload_skipped
-from kubeloop.operators.reloader.pacing import TokenBucket, settle, settled
+from kubeloop.operators.reloader.pacing import TokenBucket, loop_suspected, rolled, settle, settled
 from kubeloop.operators.reloader.policy import (
     CONFIG_MAP,
     HASH,
@@ -167,11 +167,17 @@ class Reloader:
             return None
         if wait := settle(ctx.memory, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic()):
             return Result(requeue_after=wait)  # more changes may follow: one rollout for the burst
+        if loop_suspected(ctx.memory, ctx.memory.get("first_at", time.monotonic()), rt.settings.loop_rollouts,
+                          rt.settings.loop_window_seconds):
+            await self._loop(rt, ctx, kind, fingerprint, changed)
+            settled(ctx.memory)
+            return None
         if wait := rt.limiter.take():
             await self._skip(ctx, kind, "rate_limited", fingerprint)
             return Result(requeue_after=wait)
         triggers = {ref: h for ref, h in hashes.items() if ref.id in changed}
         await self._roll(rt, ctx, kind, workload, policy, fingerprint, triggers, recorded_sources or {})
+        rolled(ctx.memory, time.monotonic(), rt.settings.loop_rollouts)
         settled(ctx.memory)
         return None
 
@@ -254,6 +260,21 @@ class Reloader:
             fingerprint, rt.settings)}}, ctx.namespace)
         log.info("recorded hash %s of %d object(s) for %s %s/%s (nothing rolled)", fingerprint.hash[:12],
                  len(fingerprint.sources), kind.resource.kind, ctx.namespace, ctx.name)
+
+    async def _loop(self, rt: Runtime, ctx: Context, kind: WorkloadKind, fingerprint: Fingerprint,
+                    changed: list[str]) -> None:
+        """Breaks a rollout loop: records the change without rolling, and says so once."""
+        settings = rt.settings
+        await self._record(rt, ctx, kind, fingerprint)
+        ctx.memory.pop("rolled_at", None)  # the next change after this one rolls as usual
+        reload_skipped.labels("loop", ctx.namespace or "", kind.resource.kind).inc()
+        what = ", ".join(sorted(changed))
+        message = (f"{what} changed within {settings.loop_window_seconds:g}s after each of the last "
+                   f"{settings.loop_rollouts} rollouts: a rollout that changes its own configuration? This "
+                   f"change is recorded but NOT rolled out (roll by hand if it must be: kubectl rollout restart); "
+                   f"the next change rolls as usual (see --loop-rollouts)")
+        log.warning("%s %s/%s: %s", kind.resource.kind, ctx.namespace, ctx.name, message)
+        await ctx.event("Warning", "ReloadLoop", message)
 
     async def _missing(self, ctx: Context, kind: WorkloadKind, missing: list[Ref]) -> None:
         ids = tuple(sorted(r.id for r in missing))

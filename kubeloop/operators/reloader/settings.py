@@ -34,6 +34,8 @@ class Settings:
     ignore_configmaps: bool = False
     ignore_secrets: bool = False
     dry_run: bool = False
+    loop_rollouts: int = 5
+    loop_window_seconds: float = 60.0
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Settings:
@@ -92,6 +94,10 @@ def declare(op: Operator) -> None:
     op.option("ignore-secrets", False, "Never roll for Secrets (and do not watch them).", type=bool)
     op.option("dry-run", False, "Compute and report rollouts (server-side dry run) without changing "
               "workloads.", type=bool)
+    op.option("loop-rollouts", 5, "A workload whose ConfigMaps/Secrets change again within --loop-window-seconds "
+              "after each of this many rollouts is in a loop: the next change is recorded, not rolled, with a "
+              "ReloadLoop Warning (0 = never).", type=int)
+    op.option("loop-window-seconds", 60.0, "See --loop-rollouts.", type=float)
 
 
 def _list(value: str | None) -> list[str]:

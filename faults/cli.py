@@ -1,0 +1,88 @@
+"""``python -m faults``: runs the fault scenarios and regenerates docs/RELIABILITY.md.
+
+python -m faults                          # every scenario, N=200 widgets, 10 SIGKILL points (own cluster)
+python -m faults --full                   # the issue's full run: 100 SIGKILL points, longer storms
+python -m faults --scenarios sigkill,conflicts --n 50 --kills 5 --seed 7
+python -m faults --kubeconfig PATH        # an existing 127.0.0.1 cluster; scenarios that restart or
+                                          # compact the control plane are skipped
+python -m faults --report-only            # re-render the report from the saved results
+python -m faults --list                   # the scenarios
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import shlex
+import sys
+from pathlib import Path
+
+from faults import report, runner
+from faults.harness import REPO
+from faults.rig import Size
+
+DEFAULT_RESULTS = REPO / "faults" / "results" / "latest.json"
+DEFAULT_DOC = REPO / "docs" / "RELIABILITY.md"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m faults", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scenarios", help="comma-separated scenario names (default: all; see --list)")
+    p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    p.add_argument("--full", action="store_true", help="100 SIGKILL points, 60 s storms, N=300")
+    p.add_argument("--n", type=int, help="widgets per scenario (default 200)")
+    p.add_argument("--kills", type=int, help="SIGKILL points per kill scenario (default 10; --full 100)")
+    p.add_argument("--bundled-n", type=int, help="objects per bundled-operator scenario (default 30)")
+    p.add_argument("--storm-seconds", type=float, help="length of the update storms (default 12)")
+    p.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
+    p.add_argument("--timeout", type=float, default=180.0, help="convergence deadline after a fault (s)")
+    p.add_argument("--kubeconfig", help="use this cluster (127.0.0.1 only) instead of LocalCluster('faults')")
+    p.add_argument("--cluster-name", default="faults")
+    p.add_argument("--keep-cluster", action="store_true", help="leave the faults cluster running afterwards")
+    p.add_argument("--log-dir", type=Path, help="operator logs (default: a new temporary directory)")
+    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    p.add_argument("--output", type=Path, default=DEFAULT_DOC)
+    p.add_argument("--no-report", action="store_true")
+    p.add_argument("--report-only", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true")
+    return p
+
+
+def size_from(args: argparse.Namespace) -> Size:
+    size = Size(seed=args.seed, timeout=args.timeout)
+    if args.full:
+        size.n, size.kills, size.storm_seconds, size.bundled_n = 300, 100, 60.0, 60
+    size.n = args.n or size.n
+    size.kills = args.kills if args.kills is not None else size.kills
+    size.bundled_n = args.bundled_n or size.bundled_n
+    size.storm_seconds = args.storm_seconds or size.storm_seconds
+    return size
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.list:
+        for spec in runner.all_specs():
+            flag = " (own cluster only)" if spec.destructive else ""
+            print(f"{spec.name:24} {'/'.join(spec.operators):20} {spec.fault}{flag}")
+        return 0
+    if args.report_only:
+        data = json.loads(args.results.read_text())
+    else:
+        options = runner.Options(
+            size=size_from(args), scenarios=[s.strip() for s in args.scenarios.split(",")] if args.scenarios else None,
+            kubeconfig=args.kubeconfig, cluster_name=args.cluster_name, keep_cluster=args.keep_cluster,
+            log_dir=args.log_dir, results=args.results,
+            invocation="python -m faults" + "".join(" " + shlex.quote(a) for a in argv))
+        data = asyncio.run(runner.run(options))
+    if not args.no_report:
+        report.write(data, args.output)
+        print(f"faults: wrote {args.output}", file=sys.stderr)
+    failed = [r for r in data["results"] if not r.get("ok")]
+    return 1 if failed else 0

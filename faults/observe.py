@@ -1,0 +1,255 @@
+"""The harness's own view of the cluster, independent of the operator under test: list+watch loops
+(admin credentials, straight to the API server) that timestamp every change, plus final LISTs that
+are the ground truth for "converged" and "duplicated".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from faults.harness import now
+from faults.widget import LABEL, Widget, configmap_name, converged
+from kubeloop.client import ApiError, Client
+
+log = logging.getLogger("faults")
+Obj = dict[str, Any]
+Handler = Callable[[str, Obj, float], None]
+
+
+def key_of(obj: Obj) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else meta["name"]
+
+
+def rv(obj: Obj) -> int:
+    try:
+        return int(obj["metadata"].get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+class Follow:
+    """Keeps ``objects`` in sync with one resource and calls ``handler(type, obj, time)`` for each change
+    (``type`` is ADDED, MODIFIED or DELETED; a relist reports what changed meanwhile the same way)."""
+
+    def __init__(self, client: Client, resource: Any, handler: Handler, *, namespace: str | None = None,
+                 label_selector: str | None = None) -> None:
+        self.client, self.resource, self.handler = client, resource, handler
+        self.namespace, self.label_selector = namespace, label_selector
+        self.objects: dict[str, Obj] = {}
+        self.relists = 0
+        self.synced = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"follow {self.resource}")
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                listing = await self.client.list(self.resource, self.namespace, label_selector=self.label_selector)
+                self.relists += 1
+                t = now()
+                fresh = {key_of(o): o for o in listing["items"]}
+                for key in list(self.objects):
+                    if key not in fresh:
+                        self.handler("DELETED", self.objects.pop(key), t)
+                for key, obj in fresh.items():
+                    old = self.objects.get(key)
+                    if old is None or rv(old) != rv(obj):
+                        self.objects[key] = obj
+                        self.handler("ADDED" if old is None else "MODIFIED", obj, t)
+                self.synced.set()
+                version = listing["metadata"].get("resourceVersion")
+                async for event in self.client.watch(self.resource, self.namespace, resource_version=version,
+                                                     label_selector=self.label_selector, timeout_seconds=240,
+                                                     read_timeout=30):
+                    etype, obj = event.get("type"), event.get("object") or {}
+                    if etype == "ERROR":
+                        break
+                    if etype == "BOOKMARK":
+                        continue
+                    t = now()
+                    key = key_of(obj)
+                    if etype == "DELETED":
+                        self.objects.pop(key, None)
+                    else:
+                        self.objects[key] = obj
+                    self.handler(etype, obj, t)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - 410, a restart, a reset: list again
+                log.debug("follow %s: %s; relisting", self.resource, exc)
+                await asyncio.sleep(0.3)
+
+
+class WidgetObserver:
+    """Follows Widgets and their ConfigMaps; knows, per widget, when it last converged, which ConfigMaps
+    (by UID) it ever had, whether a value ever went backwards, and who wrote its status."""
+
+    def __init__(self, client: Client, namespace: str | None = None) -> None:
+        self.client = client
+        self.widgets = Follow(client, Widget.resource(), self._on_widget, namespace=namespace)
+        self.configmaps = Follow(client, "configmaps", self._on_configmap, namespace=namespace,
+                                 label_selector=LABEL)
+        self.expect_gone: set[str] = set()
+        self.min_rv: dict[str, int] = {}  # the harness's last write of each widget (its resourceVersion)
+        self.last_write: dict[str, float] = {}
+        self.converged_at: dict[str, float | None] = {}
+        self.cm_uids: dict[str, set[str]] = {}  # widget uid -> ConfigMap uids it ever had
+        self.widget_uid: dict[str, str] = {}  # key -> uid of the current incarnation
+        self.regressions = 0
+        self._cm_value: dict[str, int] = {}  # ConfigMap uid -> last value seen
+        self._observed: dict[str, int] = {}  # widget uid -> last status.observed seen
+        self.writes: list[tuple[float, str, str]] = []  # (time, writer, widget key) of status writes
+
+    async def start(self) -> None:
+        self.widgets.start()
+        self.configmaps.start()
+        await asyncio.wait_for(asyncio.gather(self.widgets.synced.wait(), self.configmaps.synced.wait()), 60)
+
+    async def stop(self) -> None:
+        await self.widgets.stop()
+        await self.configmaps.stop()
+
+    # --- what the harness did -------------------------------------------------------------------
+
+    def wrote(self, obj: Obj, t: float | None = None) -> None:
+        """The harness wrote ``obj`` (the server's answer): it must converge again from now."""
+        key = key_of(obj)
+        self.min_rv[key] = max(self.min_rv.get(key, 0), rv(obj))
+        self.last_write[key] = t if t is not None else now()
+        self.converged_at[key] = None
+        self.expect_gone.discard(key)
+
+    def deleting(self, key: str, t: float | None = None) -> None:
+        self.expect_gone.add(key)
+        self.last_write[key] = t if t is not None else now()
+        self.converged_at[key] = None
+        self._check(key, self.last_write[key])
+
+    def forget(self, keys: set[str]) -> None:
+        """Objects that vanished for a reason outside the operator (their namespace or CRD went)."""
+        for key in keys:
+            self.expect_gone.add(key)
+            self.converged_at[key] = None
+
+    # --- events ---------------------------------------------------------------------------------
+
+    def _on_widget(self, etype: str, obj: Obj, t: float) -> None:
+        key = key_of(obj)
+        if etype != "DELETED":
+            uid = obj["metadata"]["uid"]
+            self.widget_uid[key] = uid
+            status = obj.get("status") or {}
+            observed = status.get("observed")
+            if observed is not None:
+                previous = self._observed.get(uid)
+                if previous is not None and observed < previous:
+                    self.regressions += 1
+                if previous != observed and key in self.last_write:
+                    self.writes.append((t, status.get("writer") or "", key))
+                self._observed[uid] = observed
+        self._check(key, t)
+
+    def _on_configmap(self, etype: str, obj: Obj, t: float) -> None:
+        meta = obj["metadata"]
+        owner = next((r["uid"] for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
+        if etype != "DELETED":
+            if owner:
+                self.cm_uids.setdefault(owner, set()).add(meta["uid"])
+            with contextlib.suppress(ValueError, TypeError):
+                value = int((obj.get("data") or {}).get("value"))
+                previous = self._cm_value.get(meta["uid"])
+                if previous is not None and value < previous:
+                    self.regressions += 1
+                self._cm_value[meta["uid"]] = value
+        widget = (meta.get("labels") or {}).get(LABEL)
+        if widget:
+            self._check(f"{meta.get('namespace')}/{widget}", t)
+
+    def _check(self, key: str, t: float) -> None:
+        if key not in self.last_write:
+            return  # not one of the harness's widgets
+        ok = self.is_converged(key)
+        if ok and self.converged_at.get(key) is None:
+            self.converged_at[key] = t
+        elif not ok:
+            self.converged_at[key] = None
+
+    def is_converged(self, key: str) -> bool:
+        ns, _, name = key.partition("/")
+        widget = self.widgets.objects.get(key)
+        cm = self.configmaps.objects.get(f"{ns}/{configmap_name(name)}")
+        if key in self.expect_gone:
+            return widget is None and cm is None
+        if widget is None or rv(widget) < self.min_rv.get(key, 0):
+            return False
+        return converged(widget, cm)
+
+    # --- results --------------------------------------------------------------------------------
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.last_write)
+
+    def pending(self) -> list[str]:
+        return [k for k in self.last_write if self.converged_at.get(k) is None]
+
+    def duplicates(self) -> int:
+        """ConfigMaps made more than once for one widget incarnation (a delete+create the harness did
+        not ask for)."""
+        return sum(len(uids) - 1 for uids in self.cm_uids.values() if len(uids) > 1)
+
+    def lags(self, fault_end: float) -> list[float]:
+        """Per widget: seconds from max(fault end, its last write) until it (last) converged."""
+        out = []
+        for key, t_write in self.last_write.items():
+            done = self.converged_at.get(key)
+            if done is not None:
+                out.append(max(0.0, done - max(fault_end, t_write)))
+        return out
+
+    async def wait_converged(self, timeout: float) -> bool:
+        deadline = now() + timeout
+        while now() < deadline:
+            if not self.pending():
+                return True
+            await asyncio.sleep(0.1)
+        return not self.pending()
+
+    async def ground_truth(self, namespaces: list[str]) -> tuple[list[str], int]:
+        """Fresh LISTs: the widgets that have not converged (or did not go when deleted), and orphan
+        ConfigMaps (labelled for a widget that no longer exists)."""
+        widgets: dict[str, Obj] = {}
+        cms: dict[str, Obj] = {}
+        for ns in namespaces:
+            with contextlib.suppress(ApiError):
+                for w in (await self.client.list(Widget.resource(), ns))["items"]:
+                    widgets[key_of(w)] = w
+            for cm in (await self.client.list("configmaps", ns, label_selector=LABEL))["items"]:
+                cms[key_of(cm)] = cm
+        bad = []
+        for key in self.last_write:
+            ns, _, name = key.partition("/")
+            if ns not in namespaces:
+                continue
+            widget, cm = widgets.get(key), cms.get(f"{ns}/{configmap_name(name)}")
+            if key in self.expect_gone:
+                if widget is not None or cm is not None:
+                    bad.append(key)
+            elif widget is None or not converged(widget, cm):
+                bad.append(key)
+        orphans = sum(1 for cm in cms.values()
+                      if f"{cm['metadata']['namespace']}/{cm['metadata']['labels'][LABEL]}" not in widgets)
+        return bad, orphans

@@ -1,0 +1,96 @@
+"""The fault harness's bookkeeping: percentiles, metric parsing, counters across restarts, verdicts,
+the report and the command line."""
+
+from __future__ import annotations
+
+from faults import cli, report
+from faults.harness import MetricsTotals, check_loopback
+from faults.results import Row
+from faults.stats import metric_sum, parse_metrics, percentile
+
+METRICS = """# HELP rest_client_requests_total Number of HTTP requests
+# TYPE rest_client_requests_total counter
+rest_client_requests_total{code="200",method="GET",host="127.0.0.1:6443"} 12.0
+rest_client_requests_total{code="409",method="PATCH",host="127.0.0.1:6443"} 3.0
+rest_client_requests_total{code="409",method="PUT",host="127.0.0.1:6443"} 2.0
+workqueue_depth{name="w",controller="w"} 0.0
+"""
+
+
+def test_percentile_nearest_rank() -> None:
+    assert percentile([], 99) is None
+    assert percentile([5.0], 99) == 5.0
+    values = [float(i) for i in range(1, 101)]
+    assert percentile(values, 99) == 99.0 and percentile(values, 50) == 50.0 and percentile(values, 100) == 100.0
+
+
+def test_metrics_parsing() -> None:
+    samples = parse_metrics(METRICS)
+    assert ("workqueue_depth", {"name": "w", "controller": "w"}, 0.0) in samples
+    assert metric_sum(METRICS, "rest_client_requests_total", code="409") == 5.0
+    assert metric_sum(METRICS, "rest_client_requests_total") == 17.0
+
+
+def test_counters_survive_restarts() -> None:
+    totals = MetricsTotals()
+    for value in (3, 5, 1, 4):  # the process restarted after 5: its counter began again
+        totals.update("409", value)
+    assert totals.totals["409"] == 9
+
+
+def test_verdict_needs_zero_lost_duplicated_and_crashes() -> None:
+    assert Row("s", "widget", "f", objects=10).ok
+    assert not Row("s", "widget", "f", never_converged=1).ok
+    assert not Row("s", "widget", "f", duplicates=1).ok
+    assert not Row("s", "widget", "f", crashes=1).ok
+    assert not Row("s", "widget", "f", error="boom").ok
+    assert Row.from_dict({**Row("s", "w", "f").to_dict(), "unknown": 1}).scenario == "s"
+
+
+def test_report_table_and_claim() -> None:
+    good = Row("sigkill", "widget", "SIGKILL", objects=200, converge_p99_s=1.234, converge_max_s=2.0,
+               recovery_s=2.0, restarts=10, details={"kill_points": 10, "takeover_s": [15.1, 16.0]})
+    data = {"meta": {"date": "2026-01-01 00:00 UTC", "invocation": "python -m faults",
+                     "versions": {"kubernetes": "v1.35.4"}, "size": {"n": 200, "seed": 1}},
+            "results": [good.to_dict()]}
+    text = report.render(data)
+    assert "**Nothing**" in text and "python -m faults" in text and "v1.35.4" in text
+    assert "| sigkill | widget | 200 | 0 | 0 | 1.23 | 2.00 | 2.00 | 10 | 0 | ok |" in text
+    assert "takeover_s: 15.1, 16.0" in text
+    bad = Row("conflicts", "widget", "409s", objects=5, duplicates=1)
+    text = report.render({**data, "results": [good.to_dict(), bad.to_dict()]})
+    assert "**Nothing**" not in text and "1 scenario run(s) below failed" in text and "**FAILED**" in text
+
+
+def test_cli_sizes() -> None:
+    args = cli.parser().parse_args([])
+    size = cli.size_from(args)
+    assert (size.n, size.kills, size.seed) == (200, 10, 1)
+    full = cli.size_from(cli.parser().parse_args(["--full", "--seed", "7"]))
+    assert (full.kills, full.seed) == (100, 7)
+    assert cli.size_from(cli.parser().parse_args(["--n", "20", "--kills", "0"])).kills == 0
+
+
+def test_only_loopback_clusters() -> None:
+    check_loopback("https://127.0.0.1:6443")
+    try:
+        check_loopback("https://10.1.2.3:6443")
+    except SystemExit:
+        return
+    raise AssertionError("a non-loopback API server must be refused")
+
+
+def test_rbac_surgery_takes_verbs_from_one_resource_only() -> None:
+    from faults.scenarios import _failure, _without
+
+    rules = [{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["create", "list", "patch", "watch"]},
+             {"apiGroups": ["apps"], "resources": ["configmaps"], "verbs": ["patch"]}]
+    cut = _without(rules, "configmaps", {"create", "patch"})
+    assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "list", "patch", "watch"]} in cut
+    assert {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "watch"]} in cut
+    assert rules[1] in cut  # another group's resource of the same name is left alone
+    assert _without(rules, "configmaps", {"create", "list", "patch", "watch"}) == [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "list", "patch", "watch"]}, rules[1]]
+    line = ('2026-01-01 ERROR kubeloop.controller: reconcile failed: configmaps "w" is forbidden: no; '
+            'grant it [widget ns/w id=1]')
+    assert _failure(line) == 'reconcile failed: configmaps "w" is forbidden: no; grant it'
