@@ -79,8 +79,10 @@ def common_options() -> list[click.Option]:
         _opt("max-concurrent-reconciles", default=4, type=int, help="Workers per controller."),
         _opt("resync-period", default=None, type=float,
              help="Seconds between full re-checks of every object (default: each controller's own)."),
-        _opt("qps", default=200.0, type=float, help="Client-side rate limit (0 = none)."),
-        _opt("burst", default=400, type=int, help="Client-side burst."),
+        # Off by default, like controller-runtime since its PR #3119: the API server's Priority and
+        # Fairness protects it, and its 429s (with Retry-After) are honoured.
+        _opt("qps", default=0.0, type=float, help="Client-side rate limit in requests/s (0 = none)."),
+        _opt("burst", default=400, type=int, help="Client-side burst, when --qps is set."),
         _opt("graceful-shutdown-timeout", default=30.0, type=float,
              help="Seconds in-flight reconciles get to finish on SIGTERM."),
         _opt("watch-inactivity-timeout", default=330.0, type=float,

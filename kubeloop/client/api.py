@@ -49,7 +49,7 @@ class Client:
     used, which the RBAC audit compares with a generated role.
     """
 
-    def __init__(self, config: Config, *, qps: float = 200.0, burst: int = 400,
+    def __init__(self, config: Config, *, qps: float = 0.0, burst: int = 400,
                  field_manager: str = "kubeloop", record_permissions: bool = False) -> None:
         self.config = config
         self.transport = Transport(config, qps=qps, burst=burst)

@@ -54,7 +54,7 @@ class RateLimiter:
 class Transport:
     """Sends requests to one API server. Create with a ``Config``; close when done."""
 
-    def __init__(self, config: Config, *, qps: float = 200.0, burst: int = 400,
+    def __init__(self, config: Config, *, qps: float = 0.0, burst: int = 400,
                  timeout: float = 60.0, user_agent: str = "kubeloop") -> None:
         self.config = config
         self.host = urlsplit(config.server).netloc
