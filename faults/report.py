@@ -116,7 +116,9 @@ def render(data: dict[str, Any]) -> str:
             out.append(f"| {c['case']} | {'yes' if c['refused'] else '**no**'} | "
                        f"{'`' + c['field'] + '`' if c['named'] else '**not named**'} | {said[:160]} |\n")
     if meta.get("log_dir"):
-        out.append(f"\nOperator logs of this run were in `{meta['log_dir']}` (not kept in the repository).\n")
+        # Name the folder, not this machine's path: the report is committed.
+        out.append("\nOperator logs of each run go to a temporary folder (`--log-dir` keeps them); they are "
+                   "not kept in the repository.\n")
     return "".join(out)
 
 
