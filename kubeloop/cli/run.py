@@ -107,8 +107,10 @@ def build_command(operator: Operator) -> click.Command:
     for opt in common:
         aliases = operator.env_aliases.get((opt.name or "").replace("_", "-"), ())
         if aliases:
-            opt.envvar = [opt.envvar, *aliases]
-    return click.Command(operator.name, params=common + extra, callback=callback,
+            current = [opt.envvar] if isinstance(opt.envvar, str) else list(opt.envvar or ())
+            opt.envvar = [*current, *aliases]
+    params: list[click.Parameter] = [*common, *extra]
+    return click.Command(operator.name, params=params, callback=callback,
                          help=f"Run the {operator.name} operator.")
 
 

@@ -138,7 +138,8 @@ class Transport:
                     raw = await resp.read()
                     status = resp.status
                     retry_after = _retry_after(resp.headers.get("Retry-After"))
-            except (TimeoutError, aiohttp.ClientConnectorError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
+            except (TimeoutError, aiohttp.ClientConnectorError, aiohttp.ClientOSError,
+                    aiohttp.ServerDisconnectedError) as exc:
                 self._count("<error>", method)
                 sent = not isinstance(exc, aiohttp.ClientConnectorError)
                 if attempt >= MAX_RETRIES or (sent and method not in ("GET", "HEAD")):

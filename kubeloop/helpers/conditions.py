@@ -24,7 +24,7 @@ def set_condition(conditions: list[dict[str, Any]] | None, type: str, status: bo
             if observed_generation is not None:
                 cond["observedGeneration"] = observed_generation
             return out
-    new = {"type": type, "status": value, "reason": reason, "message": message,
+    new: dict[str, Any] = {"type": type, "status": value, "reason": reason, "message": message,
            "lastTransitionTime": now_rfc3339()}
     if observed_generation is not None:
         new["observedGeneration"] = observed_generation

@@ -48,7 +48,8 @@ class HttpServer:
         host, port = _split(address)
         site = web.TCPSite(runner, host, port)
         await site.start()
-        sockets = site._server.sockets if site._server else []  # noqa: SLF001 - to learn port 0's pick
+        server = site._server  # noqa: SLF001 - the only way to learn which port ":0" picked
+        sockets = getattr(server, "sockets", None) or []
         self.bound[name] = sockets[0].getsockname()[1] if sockets else port
         self._runners.append(runner)
 

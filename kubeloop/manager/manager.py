@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 from kubeloop.cache import Cache
@@ -111,9 +112,9 @@ class Manager:
             await self.http.stop()
             log.info("manager stopped")
 
-    async def _until_stopped(self, awaitable: object) -> bool:
+    async def _until_stopped(self, awaitable: Awaitable[object]) -> bool:
         """Awaits something unless stop() comes first; returns False if stopped."""
-        task = asyncio.ensure_future(awaitable)  # type: ignore[arg-type]
+        task = asyncio.ensure_future(awaitable)
         stop_wait = asyncio.create_task(self._stop.wait())
         await asyncio.wait({task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
         stop_wait.cancel()

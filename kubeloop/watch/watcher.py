@@ -130,7 +130,7 @@ class Watcher:
             timeout_seconds=timeout, read_timeout=opts.inactivity_timeout, metadata_only=opts.metadata_only)
         self.backoff.healthy()
         async for event in stream:
-            etype = event.get("type")
+            etype = str(event.get("type"))
             obj = event.get("object") or {}
             if etype == "ERROR":
                 code = obj.get("code")
