@@ -21,7 +21,7 @@ Key = tuple[str, str, str, str]  # verb, group, resource, subresource
 WRITE_VERBS = {"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION", "CREATE", "UPDATE"}
 ATTRIBUTED_RESOURCES = {"events", "kopfpeerings", "clusterkopfpeerings"}
 
-_LINE = re.compile(r'^apiserver_request_total\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)')
+_LINE = re.compile(r"^apiserver_request_total\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
@@ -34,7 +34,12 @@ def parse(text: str) -> Counter[Key]:
         labels = dict(_LABEL.findall(m.group("labels")))
         if not labels.get("resource"):
             continue  # non-resource requests (/metrics, /healthz, discovery)
-        key = (labels.get("verb", ""), labels.get("group", ""), labels["resource"], labels.get("subresource", ""))
+        key = (
+            labels.get("verb", ""),
+            labels.get("group", ""),
+            labels["resource"],
+            labels.get("subresource", ""),
+        )
         out[key] += int(float(m.group("value")))
     return out
 
@@ -46,9 +51,16 @@ async def scrape(client: Client) -> Counter[Key]:
     headers = {"Accept": "text/plain"}
     if creds.token:
         headers["Authorization"] = f"Bearer {creds.token}"
-    async with aiohttp.ClientSession() as session, session.get(
-            config.server + "/metrics", headers=headers, ssl=config.ssl_context(creds),
-            server_hostname=config.tls_server_name, timeout=aiohttp.ClientTimeout(total=30)) as resp:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(
+            config.server + "/metrics",
+            headers=headers,
+            ssl=config.ssl_context(creds),
+            server_hostname=config.tls_server_name,
+            timeout=aiohttp.ClientTimeout(total=30),
+        ) as resp,
+    ):
         resp.raise_for_status()
         return parse(await resp.text())
 
@@ -66,8 +78,13 @@ class HarnessCounter:
         return Counter(self.counts)
 
 
-def operator_requests(before: Counter[Key], after: Counter[Key], harness_before: Counter[Key],
-                      harness_after: Counter[Key], group: str) -> dict[str, int]:
+def operator_requests(
+    before: Counter[Key],
+    after: Counter[Key],
+    harness_before: Counter[Key],
+    harness_after: Counter[Key],
+    group: str,
+) -> dict[str, int]:
     """``{"PATCH widgets/status": 1000, ...}``: the window's delta minus the harness's own requests."""
     out: dict[str, int] = {}
     for key in set(after) | set(before):

@@ -1,10 +1,10 @@
 """``python -m bench``: one command that runs the benchmark and regenerates docs/BENCHMARKS.md.
 
-    python -m bench                                  # the full run (N=1,000 and 5,000, 3 repeats)
-    python -m bench --quick                          # N=200, 1 repeat, 10 s idle: a few minutes
-    python -m bench --scale                          # adds N=20,000 and start-up with 50,000 cached
-    python -m bench --report-only                    # re-render the report from the saved results
-    python -m bench --kubeconfig PATH ...            # against an existing cluster instead of its own
+python -m bench                                  # the full run (N=1,000 and 5,000, 3 repeats)
+python -m bench --quick                          # N=200, 1 repeat, 10 s idle: a few minutes
+python -m bench --scale                          # adds N=20,000 and start-up with 50,000 cached
+python -m bench --report-only                    # re-render the report from the saved results
+python -m bench --kubeconfig PATH ...            # against an existing cluster instead of its own
 """
 
 from __future__ import annotations
@@ -32,27 +32,56 @@ def _ints(value: str) -> list[int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--n", type=_ints, default=None, help="object counts, comma-separated (default 1000,5000)")
     p.add_argument("--repeats", type=int, default=None, help="repeats of every run (default 3)")
-    p.add_argument("--scenarios", type=_csv, default=None,
-                   help=f"of {','.join(scenarios.ALL)} (default backlog,stream,update,idle)")
-    p.add_argument("--contestants", type=_csv, default=None,
-                   help=f"of {','.join(CONTESTANTS)} (default kubeloop,kopf,ceiling)")
+    p.add_argument(
+        "--scenarios",
+        type=_csv,
+        default=None,
+        help=f"of {','.join(scenarios.ALL)} (default backlog,stream,update,idle)",
+    )
+    p.add_argument(
+        "--contestants",
+        type=_csv,
+        default=None,
+        help=f"of {','.join(CONTESTANTS)} (default {','.join(runner.DEFAULT_CONTESTANTS)})",
+    )
+    p.add_argument(
+        "--operators",
+        type=_csv,
+        default=[],
+        help="bundled-operator scenarios too: names from bench/operators.py, or 'all' available",
+    )
+    p.add_argument("--operator-n", type=int, help="object count of every operator scenario (default: its own)")
     p.add_argument("--quick", action="store_true", help="N=200, 1 repeat, 10 s idle (unless given)")
-    p.add_argument("--scale", action="store_true",
-                   help="also N=20,000 and the start-up scenario with --startup-n cached objects")
-    p.add_argument("--idle-seconds", type=float, default=None, help="length of the idle scenario (default 60)")
+    p.add_argument(
+        "--scale",
+        action="store_true",
+        help="also N=20,000 and the start-up scenario with --startup-n cached objects",
+    )
+    p.add_argument(
+        "--idle-seconds", type=float, default=None, help="length of the idle scenario (default 60)"
+    )
     p.add_argument("--startup-n", type=int, default=50_000, help="cached objects in the start-up scenario")
     p.add_argument("--kubeconfig", help="use this cluster instead of starting LocalCluster('bench')")
     p.add_argument("--cluster-name", default="bench")
     p.add_argument("--keep-cluster", action="store_true", help="leave the bench cluster running")
     p.add_argument("--loader-concurrency", type=int, default=32, help="requests in flight of the loader")
-    p.add_argument("--min-rate", type=float, default=10.0,
-                   help="objects/s under which a run counts as stuck (timeout = N / rate, at least 90 s)")
-    p.add_argument("--profile", action="store_true",
-                   help="run kubeloop contestants under pyinstrument (text reports in the log directory)")
+    p.add_argument(
+        "--min-rate",
+        type=float,
+        default=10.0,
+        help="objects/s under which a run counts as stuck (timeout = N / rate, at least 90 s)",
+    )
+    p.add_argument(
+        "--profile",
+        choices=["pyinstrument", "cprofile"],
+        help="profile contestants, reports in the log directory: pyinstrument (wall clock, kubeloop "
+        "only) or cprofile (CPU clock, every contestant; better on a busy machine)",
+    )
     p.add_argument("--log-dir", type=Path, help="operator logs (default: a new temporary directory)")
     p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="raw results JSON")
     p.add_argument("--output", type=Path, default=DOCS / "BENCHMARKS.md", help="the markdown report")
@@ -70,13 +99,24 @@ def options_from(args: argparse.Namespace, argv: list[str]) -> runner.Options:
     if args.scale and "startup" not in chosen:
         chosen = [*chosen, "startup"]
     return runner.Options(
-        n=n, repeats=args.repeats or (1 if args.quick else 3), scenarios=chosen,
-        contestants=args.contestants or ["kubeloop", "kopf", "ceiling"],
+        n=n,
+        repeats=args.repeats or (1 if args.quick else 3),
+        scenarios=chosen,
+        contestants=args.contestants or list(runner.DEFAULT_CONTESTANTS),
         idle_seconds=args.idle_seconds if args.idle_seconds is not None else (10.0 if args.quick else 60.0),
-        startup_n=args.startup_n, kubeconfig=args.kubeconfig, cluster_name=args.cluster_name,
-        keep_cluster=args.keep_cluster, loader_concurrency=args.loader_concurrency, min_rate=args.min_rate,
-        profile=args.profile, log_dir=args.log_dir, results=args.results,
-        invocation="python -m bench" + "".join(" " + shlex.quote(a) for a in argv))
+        startup_n=args.startup_n,
+        operators=args.operators,
+        operator_n=args.operator_n or (100 if args.quick and args.operators else None),
+        kubeconfig=args.kubeconfig,
+        cluster_name=args.cluster_name,
+        keep_cluster=args.keep_cluster,
+        loader_concurrency=args.loader_concurrency,
+        min_rate=args.min_rate,
+        profile=args.profile,
+        log_dir=args.log_dir,
+        results=args.results,
+        invocation="python -m bench" + "".join(" " + shlex.quote(a) for a in argv),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

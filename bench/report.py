@@ -16,6 +16,18 @@ Reference figures quoted in issue 10 (same machine kind, a v1.28 API server, 202
 here): the framework-free loop ~330 objects/s at N=1,000 and ~370–410 at N=5,000 with 47–58 MB peak
 RSS; Kopf with defaults ~120 and ~107 objects/s, two writes per object, ~330 MB and ~1.4 GB RSS."""
 
+NOTES = """\
+- `kubeloop` runs with the framework's defaults (4 workers per controller, no client-side rate
+  limit); `kubeloop-16` with 16 workers, the ceiling's concurrency, so that the framework's own cost
+  is compared at equal concurrency. A client-side rate limit (`--qps`, contestant `kubeloop-qps200`)
+  caps one process at that many requests/s once its burst is spent, whatever the API server could take.
+- CPU per object depends on throughput: a slower process wakes up for each response and each watch
+  event separately, where a faster one handles them in batches.
+- Kopf writes twice per change: the status patch, and its `last-handled-configuration` annotation on
+  the object itself (which the next watch event then carries back).
+- The harness, the API server, etcd and the operator share the same cores, so throughput measures the
+  whole system; compare contestants within one run, not across machines."""
+
 METHOD = """\
 - Every contestant is its own OS process, started by the harness, watching one fresh namespace; the
   API server, etcd and the harness run on the same machine and compete for its cores.
@@ -63,16 +75,17 @@ def fmt(s: tuple[float, float, float] | None, digits: int = 0, spread: bool = Tr
         return "–"
     med, lo, hi = s
     text = f"{med:,.{digits}f}"
-    if spread and hi - lo >= 10 ** -digits / 2:
-        text += f" ({lo:,.{digits}f}–{hi:,.{digits}f})"
+    low, high = f"{lo:,.{digits}f}", f"{hi:,.{digits}f}"
+    if spread and low != high:
+        text += f" ({low}–{high})"
     return text
 
 
 def _median_requests(runs: list[R]) -> str:
     ok = [r for r in runs if _ok(r)]
     keys = sorted({k for r in ok for k in r["requests"]})
-    parts = [f"{k} {statistics.median([r['requests'].get(k, 0) for r in ok]):g}" for k in keys]
-    return ", ".join(parts) or "none"
+    medians = {k: statistics.median([r["requests"].get(k, 0) for r in ok]) for k in keys}
+    return ", ".join(f"{k} {v:g}" for k, v in medians.items() if v) or "none"
 
 
 def _errors(runs: list[R]) -> str:
@@ -84,8 +97,10 @@ def _errors(runs: list[R]) -> str:
 
 
 def _contestants(data: dict[str, Any]) -> list[str]:
-    return list(data["meta"].get("options", {}).get("contestants") or
-                dict.fromkeys(r["contestant"] for r in data["results"]))
+    return list(
+        data["meta"].get("options", {}).get("contestants")
+        or dict.fromkeys(r["contestant"] for r in data["results"] if not r["scenario"].startswith("op:"))
+    )
 
 
 def tables(data: dict[str, Any]) -> list[str]:
@@ -107,45 +122,89 @@ def tables(data: dict[str, Any]) -> list[str]:
                 runs = g.get((scenario, n, c))
                 if not runs:
                     continue
-                row = [f"{n:,}", c + _errors(runs), fmt(stat(runs, lambda r: r["objects_per_s"]), 0),
-                       fmt(stat(runs, lambda r: r["seconds"]), 1)]
+                row = [
+                    f"{n:,}",
+                    c + _errors(runs),
+                    fmt(stat(runs, lambda r: r["objects_per_s"]), 0),
+                    fmt(stat(runs, lambda r: r["seconds"]), 1),
+                ]
                 if lat:
-                    row += [fmt(stat(runs, lambda r, k=k: r[k]), 0, spread=False)
-                            for k in ("p50_ms", "p95_ms", "p99_ms")]
+                    row += [
+                        fmt(stat(runs, lambda r, k=k: r[k]), 0, spread=False)
+                        for k in ("p50_ms", "p95_ms", "p99_ms")
+                    ]
                     row[-1] = fmt(stat(runs, lambda r: r["p99_ms"]), 0)
                 else:
                     row += [fmt(stat(runs, lambda r: r["extra"].get("first_converged_s")), 1)]
-                row += [fmt(stat(runs, lambda r: r["peak_rss_mib"]), 0), fmt(stat(runs, lambda r: r["cpu_s"]), 1),
-                        fmt(stat(runs, lambda r: r["cpu_ms_per_object"]), 2),
-                        fmt(stat(runs, lambda r: r["writes_per_object"]), 2), _median_requests(runs)]
+                row += [
+                    fmt(stat(runs, lambda r: r["peak_rss_mib"]), 0),
+                    fmt(stat(runs, lambda r: r["cpu_s"]), 1),
+                    fmt(stat(runs, lambda r: r["cpu_ms_per_object"]), 2),
+                    fmt(stat(runs, lambda r: r["writes_per_object"]), 2),
+                    _median_requests(runs),
+                ]
                 out.append("| " + " | ".join(row) + " |")
         out.append("")
     if any(k[0] == "idle" for k in g):
         idle_s = data["meta"].get("options", {}).get("idle_seconds")
-        out += [f"### idle ({idle_s:g} s with N converged widgets)" if idle_s else "### idle", "",
-                "| N | contestant | CPU % of a core | CPU s | writes | API requests | RSS MiB |",
-                "|---|---|---|---|---|---|---|"]
+        out += [
+            f"### idle ({idle_s:g} s with N converged widgets)" if idle_s else "### idle",
+            "",
+            "| N | contestant | CPU % of a core | CPU s | writes | API requests | RSS MiB |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for n in ns:
             for c in names:
                 runs = g.get(("idle", n, c))
                 if runs:
-                    out.append(f"| {n:,} | {c}{_errors(runs)} | "
-                               f"{fmt(stat(runs, lambda r: r['extra'].get('cpu_percent_of_core')), 2)} | "
-                               f"{fmt(stat(runs, lambda r: r['cpu_s']), 2)} | "
-                               f"{fmt(stat(runs, lambda r: r['writes']), 0)} | {_median_requests(runs)} | "
-                               f"{fmt(stat(runs, lambda r: r['extra'].get('rss_mib')), 0)} |")
+                    out.append(
+                        f"| {n:,} | {c}{_errors(runs)} | "
+                        f"{fmt(stat(runs, lambda r: r['extra'].get('cpu_percent_of_core')), 2)} | "
+                        f"{fmt(stat(runs, lambda r: r['cpu_s']), 2)} | "
+                        f"{fmt(stat(runs, lambda r: r['writes']), 0)} | {_median_requests(runs)} | "
+                        f"{fmt(stat(runs, lambda r: r['extra'].get('rss_mib')), 0)} |"
+                    )
+        out.append("")
+    ops = sorted(k for k in g if k[0].startswith("op:"))
+    if ops:
+        out += [
+            "### bundled operators (objects exist, then `kubeloop run <operator>` starts)",
+            "",
+            "| operator | objects | done after s | objects/s | p50 / p99 time to done s | peak RSS MiB "
+            "| CPU s | "
+            "CPU ms/object | writes/object | API requests (median) |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for scenario, n, c in ops:
+            runs = g[(scenario, n, c)]
+            out.append(
+                f"| {c}{_errors(runs)} | {n:,} | {fmt(stat(runs, lambda r: r['seconds']), 1)} | "
+                f"{fmt(stat(runs, lambda r: r['objects_per_s']), 0)} | "
+                f"{fmt(stat(runs, lambda r: r['p50_ms'] / 1000), 1, spread=False)} / "
+                f"{fmt(stat(runs, lambda r: r['p99_ms'] / 1000), 1, spread=False)} | "
+                f"{fmt(stat(runs, lambda r: r['peak_rss_mib']), 0)} | "
+                f"{fmt(stat(runs, lambda r: r['cpu_s']), 1)} | "
+                f"{fmt(stat(runs, lambda r: r['cpu_ms_per_object']), 2)} | "
+                f"{fmt(stat(runs, lambda r: r['writes_per_object']), 2)} | {_median_requests(runs)} |"
+            )
         out.append("")
     startup = sorted(k for k in g if k[0] == "startup")
     if startup:
-        out += ["### startup (N widgets already converged)", "",
-                "| N cached | contestant | ready (sentinel converged) s | RSS after 10 s MiB | peak RSS MiB | "
-                "CPU s | API requests |", "|---|---|---|---|---|---|---|"]
+        out += [
+            "### startup (N widgets already converged)",
+            "",
+            "| N cached | contestant | ready (sentinel converged) s | RSS after 10 s MiB | peak RSS MiB | "
+            "CPU s | API requests |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for _, n, c in startup:
             runs = g[("startup", n, c)]
-            out.append(f"| {n:,} | {c}{_errors(runs)} | {fmt(stat(runs, lambda r: r['seconds']), 1)} | "
-                       f"{fmt(stat(runs, lambda r: r['extra'].get('rss_mib')), 0)} | "
-                       f"{fmt(stat(runs, lambda r: r['peak_rss_mib']), 0)} | "
-                       f"{fmt(stat(runs, lambda r: r['cpu_s']), 1)} | {_median_requests(runs)} |")
+            out.append(
+                f"| {n:,} | {c}{_errors(runs)} | {fmt(stat(runs, lambda r: r['seconds']), 1)} | "
+                f"{fmt(stat(runs, lambda r: r['extra'].get('rss_mib')), 0)} | "
+                f"{fmt(stat(runs, lambda r: r['peak_rss_mib']), 0)} | "
+                f"{fmt(stat(runs, lambda r: r['cpu_s']), 1)} | {_median_requests(runs)} |"
+            )
         out.append("")
     return out
 
@@ -169,51 +228,76 @@ def targets(data: dict[str, Any]) -> list[str]:
     for c in [x for x in names if x.startswith("kubeloop")]:
         for n in ns:
             for sc in THROUGHPUT:
-                mine, top = med(sc, n, c, lambda r: r["objects_per_s"]), med(sc, n, "ceiling",
-                                                                              lambda r: r["objects_per_s"])
+                mine, top = (
+                    med(sc, n, c, lambda r: r["objects_per_s"]),
+                    med(sc, n, "ceiling", lambda r: r["objects_per_s"]),
+                )
                 if mine is None and top is None:
                     continue
                 ok = None if mine is None or top is None else mine >= 0.9 * top
                 ratio = f" ({100 * mine / top:.0f}%)" if mine and top else ""
-                out.append(f"| {c} | {n:,} | {sc}: objects/s ≥ 90% of ceiling | {_n(mine)}{ratio} | {_n(top)} | "
-                           f"{verdict(ok)} |")
-            mine, top = med("stream", n, c, lambda r: r["p99_ms"]), med("stream", n, "ceiling", lambda r: r["p99_ms"])
+                out.append(
+                    f"| {c} | {n:,} | {sc}: objects/s ≥ 90% of ceiling | {_n(mine)}{ratio} | {_n(top)} | "
+                    f"{verdict(ok)} |"
+                )
+            mine, top = (
+                med("stream", n, c, lambda r: r["p99_ms"]),
+                med("stream", n, "ceiling", lambda r: r["p99_ms"]),
+            )
             if mine is not None or top is not None:
                 ok = None if mine is None or top is None else mine <= 1.5 * top
-                out.append(f"| {c} | {n:,} | stream p99 latency ≤ 1.5× ceiling | {_n(mine)} ms | {_n(top)} ms | "
-                           f"{verdict(ok)} |")
+                out.append(
+                    f"| {c} | {n:,} | stream p99 latency ≤ 1.5× ceiling | {_n(mine)} ms | {_n(top)} ms | "
+                    f"{verdict(ok)} |"
+                )
             peaks = [med(sc, n, c, lambda r: r["peak_rss_mib"]) for sc in (*THROUGHPUT, "idle")]
             tops = [med(sc, n, "ceiling", lambda r: r["peak_rss_mib"]) for sc in (*THROUGHPUT, "idle")]
             mine = max((p for p in peaks if p is not None), default=None)
             top = max((p for p in tops if p is not None), default=None)
             ok = None if mine is None or top is None else mine <= 2 * top
-            out.append(f"| {c} | {n:,} | peak RSS ≤ 2× ceiling | {_n(mine)} MiB | {_n(top)} MiB | {verdict(ok)} |")
+            out.append(
+                f"| {c} | {n:,} | peak RSS ≤ 2× ceiling | {_n(mine)} MiB | {_n(top)} MiB | {verdict(ok)} |"
+            )
             for sc in THROUGHPUT:
                 mine = med(sc, n, c, lambda r: r["cpu_ms_per_object"])
                 top = med(sc, n, "ceiling", lambda r: r["cpu_ms_per_object"])
                 if mine is None and top is None:
                     continue
                 ok = None if mine is None or top is None else mine <= 2 * top
-                out.append(f"| {c} | {n:,} | {sc}: CPU per object ≤ 2× ceiling | {_n(mine, 2)} ms | {_n(top, 2)} ms | "
-                           f"{verdict(ok)} |")
+                out.append(
+                    f"| {c} | {n:,} | {sc}: CPU per object ≤ 2× ceiling | {_n(mine, 2)} ms | "
+                    f"{_n(top, 2)} ms | "
+                    f"{verdict(ok)} |"
+                )
             for sc in THROUGHPUT:
                 runs = [r for r in g.get((sc, n, c), []) if _ok(r)]
                 if runs:
                     wpo = sorted({round(r["writes_per_object"], 3) for r in runs})
-                    out.append(f"| {c} | {n:,} | {sc}: exactly 1 write per object | "
-                               f"{', '.join(f'{w:g}' for w in wpo)} | – | {verdict(wpo == [1.0])} |")
+                    out.append(
+                        f"| {c} | {n:,} | {sc}: exactly 1 write per object | "
+                        f"{', '.join(f'{w:g}' for w in wpo)} | – | {verdict(wpo == [1.0])} |"
+                    )
             runs = [r for r in g.get(("idle", n, c), []) if _ok(r)]
             if runs:
                 w = max(r["writes"] for r in runs)
                 cpu = max(r["extra"]["cpu_percent_of_core"] for r in runs)
-                out.append(f"| {c} | {n:,} | idle: 0 writes, < 1% of a core | {w} writes, {cpu:.2f}% (worst run) | "
-                           f"– | {verdict(w == 0 and cpu < 1.0)} |")
+                out.append(
+                    f"| {c} | {n:,} | idle: 0 writes, < 1% of a core | {w} writes, {cpu:.2f}% (worst run) | "
+                    f"– | {verdict(w == 0 and cpu < 1.0)} |"
+                )
         for key in sorted(k for k in g if k[0] == "startup" and k[2] == c):
             runs = g[key]
-            out.append(f"| {c} | {key[1]:,} | start-up with N cached (report only) | "
-                       f"ready {fmt(stat(runs, lambda r: r['seconds']), 1)} s, "
-                       f"RSS {fmt(stat(runs, lambda r: r['extra'].get('rss_mib')), 0)} MiB | – | reported |")
-    return out + [""]
+            out.append(
+                f"| {c} | {key[1]:,} | start-up with N cached (report only) | "
+                f"ready {fmt(stat(runs, lambda r: r['seconds']), 1)} s, "
+                f"RSS {fmt(stat(runs, lambda r: r['extra'].get('rss_mib')), 0)} MiB | – | reported |"
+            )
+    summary = []
+    for c in [x for x in names if x.startswith("kubeloop")]:
+        rows = [row for row in out[2:] if row.startswith(f"| {c} |")]
+        met, missed = sum(r.endswith("| met |") for r in rows), sum(r.endswith("| **missed** |") for r in rows)
+        summary.append(f"- **{c}**: {met} of {met + missed} targets met" + (f", {missed} missed" if missed else ""))
+    return [*summary, "", *out, ""]
 
 
 def _n(v: float | None, digits: int = 0) -> str:
@@ -223,8 +307,11 @@ def _n(v: float | None, digits: int = 0) -> str:
 def render(data: dict[str, Any], chart_name: str | None) -> str:
     meta = data["meta"]
     m, v = meta["machine"], meta["versions"]
-    busy = m.get("nproc") and max(float(m.get("loadavg_start", "0").split()[0]),
-                                  float(m.get("loadavg_end", "0 0").split()[1])) > 0.5 * m["nproc"]
+    busy = (
+        m.get("nproc")
+        and max(float(m.get("loadavg_start", "0").split()[0]), float(m.get("loadavg_end", "0 0").split()[1]))
+        > 0.5 * m["nproc"]
+    )
     lines = [
         "# Benchmarks",
         "",
@@ -232,12 +319,15 @@ def render(data: dict[str, Any], chart_name: str | None) -> str:
         "",
         "Reconciles per second of kubeloop against Kopf and a framework-free asyncio loop (the ceiling: what",
         "this API server absorbs for this job), on one `widgets.bench.example.com` workload: every operator",
-        "makes `status.observed == spec.value` for every widget. Regenerate on a quiet machine with:",
+        "makes `status.observed == spec.value` for every widget. The full run, best on a quiet machine (it",
+        "starts and stops its own local control plane; about 1.5–2 hours on 2 cores):",
         "",
         "```bash",
         "pip install -e '.[dev,bench]'",
-        meta.get("invocation") or "python -m bench",
+        "python -m bench          # N=1,000 and 5,000, 3 repeats; --scale adds 20,000 and 50,000 cached",
         "```",
+        "",
+        f"These figures were produced by: `{meta.get('invocation') or 'python -m bench'}`",
         "",
         f"- **Date**: {meta['date']}; run took {meta.get('duration_s', '?')} s",
         f"- **Machine**: {m['nproc']} cores ({m['cpu']}), {m['memory_gib']} GiB memory, Linux {m['kernel']}; "
@@ -249,16 +339,37 @@ def render(data: dict[str, Any], chart_name: str | None) -> str:
         f"{meta['options']['repeats']} repeat(s); scenarios {', '.join(meta['options']['scenarios'])}",
         "",
     ]
+    for warning in meta.get("warnings") or ():
+        lines += [f"> **Warning**: {warning}.", ""]
     if busy:
-        lines += ["> **Noisy numbers.** The machine was busy with other work during this run (load average above",
-                  "> half the cores): treat the figures as indicative and regenerate on a quiet machine.", ""]
+        lines += [
+            "> **Noisy numbers.** The machine was busy with other work during this run (load average above",
+            "> half the cores): treat the figures as indicative and regenerate on a quiet machine.",
+            "",
+        ]
     lines += ["## Contestants", ""]
     lines += [f"- **{k}**: {d}" for k, d in meta.get("contestants", {}).items()]
     lines += ["", "Sources: `bench/contestants/`.", ""]
     if chart_name:
         lines += [f"![objects/s and latency per contestant]({chart_name})", ""]
-    lines += ["## Results", "", *tables(data), "## Targets (issue 10)", "", *targets(data),
-              REFERENCE, "", "## Method", "", METHOD, ""]
+    lines += [
+        "## Results",
+        "",
+        *tables(data),
+        "## Targets (issue 10)",
+        "",
+        *targets(data),
+        REFERENCE,
+        "",
+        "## Notes",
+        "",
+        NOTES,
+        "",
+        "## Method",
+        "",
+        METHOD,
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -272,12 +383,14 @@ def chart(data: dict[str, Any], path: Path) -> None:
     names = _contestants(data)
     cats = [(sc, n) for sc in THROUGHPUT for n in sorted({k[1] for k in g if k[0] == sc})]
     lat_cats = [(sc, n) for sc, n in cats if sc != "backlog"]
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [len(cats) or 1,
-                                                                                    len(lat_cats) or 1]})
+    fig, axes = plt.subplots(
+        1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [len(cats) or 1, len(lat_cats) or 1]}
+    )
     width = 0.8 / max(1, len(names))
     for ax, categories, get, title, unit in (
-            (axes[0], cats, lambda r: r["objects_per_s"], "throughput (higher is better)", "objects/s"),
-            (axes[1], lat_cats, lambda r: r["p99_ms"], "p99 latency per object (lower is better)", "ms")):
+        (axes[0], cats, lambda r: r["objects_per_s"], "throughput (higher is better)", "objects/s"),
+        (axes[1], lat_cats, lambda r: r["p99_ms"], "p99 latency per object (lower is better)", "ms"),
+    ):
         for i, c in enumerate(names):
             meds, errs = [], [[], []]
             for cat in categories:

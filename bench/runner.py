@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -16,14 +17,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from kubeloop.client import Client
-
-from bench import scenarios
+from bench import operators, scenarios
 from bench.contestants import CONTESTANTS, Contestant
 from bench.scenarios import RunResult, Session, Settings
-from bench.workload import Workload
+from bench.workload import LABEL, Workload
+from kubeloop.client import Client
 
 REPO = Path(__file__).resolve().parent.parent
+DEFAULT_CONTESTANTS = ("kubeloop", "kubeloop-16", "kopf", "ceiling")
 
 
 @dataclass
@@ -31,15 +32,17 @@ class Options:
     n: list[int] = field(default_factory=lambda: [1000, 5000])
     repeats: int = 3
     scenarios: list[str] = field(default_factory=lambda: ["backlog", "stream", "update", "idle"])
-    contestants: list[str] = field(default_factory=lambda: ["kubeloop", "kopf", "ceiling"])
+    contestants: list[str] = field(default_factory=lambda: list(DEFAULT_CONTESTANTS))
     idle_seconds: float = 60.0
     startup_n: int = 50_000
+    operators: list[str] = field(default_factory=list)  # bundled-operator scenarios (bench.operators)
+    operator_n: int | None = None  # overrides each operator scenario's object count (quick runs)
     kubeconfig: str | None = None  # an existing cluster; None = start LocalCluster(cluster_name)
     cluster_name: str = "bench"
     keep_cluster: bool = False
     loader_concurrency: int = 32
     min_rate: float = 10.0
-    profile: bool = False
+    profile: str | None = None  # pyinstrument | cprofile
     log_dir: Path | None = None
     results: Path | None = None  # raw results (JSON), rewritten after every run
     invocation: str = ""
@@ -55,10 +58,21 @@ def machine() -> dict[str, Any]:
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemTotal:"):
             mem_kib = int(line.split()[1])
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    return {"nproc": os.cpu_count(), "memory_gib": round(mem_kib / 1024 / 1024, 1), "cpu": cpu,
-            "kernel": platform.release(), "loadavg_start": _loadavg()}
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    return {
+        "nproc": os.cpu_count(),
+        "memory_gib": round(mem_kib / 1024 / 1024, 1),
+        "cpu": cpu,
+        "kernel": platform.release(),
+        "loadavg_start": _loadavg(),
+    }
 
 
 def _loadavg() -> str:
@@ -74,10 +88,18 @@ def _version(package: str) -> str | None:
 
 def _git() -> str:
     try:
-        rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        rev = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
         return rev + ("+local changes" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -87,9 +109,14 @@ async def versions(client: Client) -> dict[str, Any]:
     import kubeloop
 
     server = await client.transport.request("GET", "/version")
-    return {"kubernetes": server.get("gitVersion"), "python": platform.python_version(),
-            "kubeloop": f"{kubeloop.__version__} ({_git()})", "kopf": _version("kopf"),
-            "aiohttp": _version("aiohttp"), "orjson": _version("orjson")}
+    return {
+        "kubernetes": server.get("gitVersion"),
+        "python": platform.python_version(),
+        "kubeloop": f"{kubeloop.__version__} ({_git()})",
+        "kopf": _version("kopf"),
+        "aiohttp": _version("aiohttp"),
+        "orjson": _version("orjson"),
+    }
 
 
 def check_contestants(names: list[str]) -> list[Contestant]:
@@ -110,6 +137,9 @@ def check_contestants(names: list[str]) -> list[Contestant]:
 async def run(options: Options) -> dict[str, Any]:
     """Runs everything asked for and returns ``{"meta": ..., "results": [...]}`` (also saved as JSON)."""
     contestants = check_contestants(options.contestants)
+    op_scenarios = operators.selected(options.operators) if options.operators else []
+    if options.operator_n:
+        op_scenarios = [dataclasses.replace(s, n=options.operator_n) for s in op_scenarios]
     unknown = set(options.scenarios) - set(scenarios.ALL)
     if unknown:
         raise SystemExit(f"unknown scenarios {sorted(unknown)}; known: {', '.join(scenarios.ALL)}")
@@ -128,19 +158,46 @@ async def run(options: Options) -> dict[str, Any]:
     try:
         workload = Workload(client, options.loader_concurrency)
         await workload.install_crd()
-        started = dt.datetime.now(dt.timezone.utc)
+        # The API server's request counters have no namespace label: a second harness on the same
+        # cluster would be counted as this run's operators. Its namespaces carry our label.
+        others = [
+            ns["metadata"]["name"] for ns in (await client.list("namespaces", label_selector=LABEL))["items"]
+        ]
+        if others:
+            _say(
+                options,
+                f"WARNING: other benchmark namespaces exist ({', '.join(others[:5])}): another harness "
+                "may be running on this cluster, and its requests would be counted here",
+            )
+        started = dt.datetime.now(dt.UTC)
         data["meta"] = {
-            "date": started.strftime("%Y-%m-%d %H:%M UTC"), "invocation": options.invocation,
-            "machine": machine(), "versions": await versions(client),
+            "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+            "invocation": options.invocation,
+            "machine": machine(),
+            "versions": await versions(client),
             "cluster": "LocalCluster " + options.cluster_name if cluster else f"existing ({kubeconfig})",
-            "options": {"n": options.n, "repeats": options.repeats, "scenarios": options.scenarios,
-                        "contestants": options.contestants, "idle_seconds": options.idle_seconds,
-                        "startup_n": options.startup_n, "loader_concurrency": options.loader_concurrency},
+            "options": {
+                "n": options.n,
+                "repeats": options.repeats,
+                "scenarios": options.scenarios,
+                "operators": [s.name for s in op_scenarios],
+                "contestants": options.contestants,
+                "idle_seconds": options.idle_seconds,
+                "startup_n": options.startup_n,
+                "loader_concurrency": options.loader_concurrency,
+            },
             "contestants": {c.name: c.description for c in contestants},
+            "warnings": [f"benchmark namespaces of another run existed at start: {', '.join(others[:5])}"]
+            if others
+            else [],
             "log_dir": str(log_dir),
         }
-        settings = Settings(idle_seconds=options.idle_seconds, min_rate=options.min_rate, log_dir=log_dir,
-                            profile=options.profile)
+        settings = Settings(
+            idle_seconds=options.idle_seconds,
+            min_rate=options.min_rate,
+            log_dir=log_dir,
+            profile=options.profile,
+        )
         session = Session(client, workload, kubeconfig, settings)
         live = {s for s in options.scenarios if s in scenarios.LIVE}
 
@@ -163,9 +220,18 @@ async def run(options: Options) -> dict[str, Any]:
         if "startup" in options.scenarios:
             for repeat in range(1, options.repeats + 1):
                 for c in contestants:
-                    _say(options, f"[{time.monotonic() - began:6.0f}s] {c.name} startup n={options.startup_n} "
-                                  f"repeat {repeat}")
+                    _say(
+                        options,
+                        f"[{time.monotonic() - began:6.0f}s] {c.name} startup n={options.startup_n} "
+                        f"repeat {repeat}",
+                    )
                     record(await session.startup(c, options.startup_n, repeat))
+        for repeat in range(1, options.repeats + 1):
+            for op in op_scenarios:
+                _say(
+                    options, f"[{time.monotonic() - began:6.0f}s] operator {op.name} n={op.n} repeat {repeat}"
+                )
+                record([await operators.run_operator(session, op, repeat)])
         data["meta"]["machine"]["loadavg_end"] = _loadavg()
         data["meta"]["duration_s"] = round(time.monotonic() - began)
         if options.results:
@@ -194,7 +260,11 @@ def line(r: RunResult) -> str:
         extra = f" cpu {r.extra.get('cpu_percent_of_core', 0):.2f}% of a core"
     if r.scenario == "startup" and r.seconds is not None:
         extra = f" ready in {r.seconds:.1f}s"
-    wpo = f" writes/obj {r.writes_per_object:.2f}" if r.writes_per_object is not None else f" writes {r.writes}"
-    return (f"{r.contestant:<10} {r.scenario:<8} n={r.n:<6} {rate}{p99} rss {r.peak_rss_mib or 0:6.0f} MiB "
-            f"cpu {r.cpu_s or 0:6.1f}s{wpo}{extra}" + ("" if r.converged else
-                                                       f" NOT CONVERGED ({r.converged_count}/{r.n})"))
+    wpo = (
+        f" writes/obj {r.writes_per_object:.2f}" if r.writes_per_object is not None else f" writes {r.writes}"
+    )
+    return (
+        f"{r.contestant:<10} {r.scenario:<8} n={r.n:<6} {rate}{p99} rss {r.peak_rss_mib or 0:6.0f} MiB "
+        f"cpu {r.cpu_s or 0:6.1f}s{wpo}{extra}"
+        + ("" if r.converged else f" NOT CONVERGED ({r.converged_count}/{r.n})")
+    )

@@ -27,13 +27,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubeloop.client import Client
-
 from bench import apimetrics
 from bench.contestants import Contestant
 from bench.procs import Sample, TreeSampler
 from bench.tracker import Tracker
 from bench.workload import GROUP, Workload, names
+from kubeloop.client import Client
 
 LIVE = ("stream", "update", "idle")
 ALL = ("backlog", *LIVE, "startup")
@@ -117,7 +116,7 @@ class OperatorProcess:
         self.proc.send_signal(signal.SIGTERM)
         try:
             await asyncio.wait_for(self.proc.wait(), grace)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.proc.kill()
             await self.proc.wait()
 
@@ -129,7 +128,8 @@ class Settings:
     min_timeout: float = 90.0
     ready_timeout: float = 180.0
     log_dir: Path = Path("/tmp")
-    profile: bool = False  # run kubeloop contestants under pyinstrument (the report is in log_dir)
+    profile: str | None = None  # "pyinstrument" (wall clock) or "cprofile" (CPU clock): kubeloop contestants
+    # run under it; the reports land in log_dir
 
 
 class Session:
@@ -144,10 +144,13 @@ class Session:
     def _process(self, contestant: Contestant, namespace: str, tag: str) -> OperatorProcess:
         log = self.settings.log_dir / f"{namespace}-{tag}.log"
         argv = contestant.command(self.kubeconfig, namespace)
-        if self.settings.profile and contestant.name.startswith("kubeloop"):
+        if self.settings.profile == "pyinstrument" and contestant.name.startswith("kubeloop"):
             # python -m pyinstrument -r text -o OUT -m kubeloop.cli.main run ... (written on SIGTERM exit)
             out = self.settings.log_dir / f"{namespace}-{tag}.pyinstrument.txt"
             argv = [argv[0], "-m", "pyinstrument", "-r", "text", "-o", str(out), *argv[1:]]
+        elif self.settings.profile == "cprofile":  # every contestant: compare like with like
+            out = self.settings.log_dir / f"{namespace}-{tag}.pstats"
+            argv = [argv[0], str(Path(__file__).with_name("cpuprofile.py")), str(out), *argv[1:]]
         return OperatorProcess(contestant, self.kubeconfig, namespace, log, argv)
 
     async def _wait(self, tracker: Tracker, proc: OperatorProcess, timeout: float) -> bool:

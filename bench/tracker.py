@@ -13,10 +13,9 @@ import contextlib
 import time
 from typing import Any
 
-from kubeloop.client import Client
-
 from bench.apimetrics import HarnessCounter
 from bench.workload import GROUP, PLURAL, RESOURCE
+from kubeloop.client import Client
 
 
 class Tracker:
@@ -99,7 +98,7 @@ class Tracker:
         try:
             await asyncio.wait_for(self._done.wait(), timeout)
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
 
     def latencies(self) -> list[float]:

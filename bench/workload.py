@@ -14,10 +14,9 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from bench.apimetrics import HarnessCounter
 from kubeloop.client import Client, Conflict, NotFound
 from kubeloop.testing import wait_for
-
-from bench.apimetrics import HarnessCounter
 
 GROUP = "bench.example.com"
 VERSION = "v1"
@@ -33,21 +32,39 @@ CRD: dict[str, Any] = {
         "group": GROUP,
         "names": {"kind": "Widget", "plural": PLURAL, "singular": "widget", "listKind": "WidgetList"},
         "scope": "Namespaced",
-        "versions": [{
-            "name": VERSION, "served": True, "storage": True, "subresources": {"status": {}},
-            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                "spec": {"type": "object", "properties": {"value": {"type": "integer"}}},
-                "status": {"type": "object", "properties": {"observed": {"type": "integer"}},
-                           # Kopf keeps its own bookkeeping under status unless told otherwise.
-                           "x-kubernetes-preserve-unknown-fields": True}}}},
-        }],
+        "versions": [
+            {
+                "name": VERSION,
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {"type": "object", "properties": {"value": {"type": "integer"}}},
+                            "status": {
+                                "type": "object",
+                                "properties": {"observed": {"type": "integer"}},
+                                # Kopf keeps its own bookkeeping under status unless told otherwise.
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
+                        },
+                    }
+                },
+            }
+        ],
     },
 }
 
 
 def widget(name: str, value: int) -> dict[str, Any]:
-    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Widget", "metadata": {"name": name},
-            "spec": {"value": value}}
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Widget",
+        "metadata": {"name": name},
+        "spec": {"value": value},
+    }
 
 
 def names(n: int, prefix: str = "w") -> list[str]:
@@ -75,17 +92,25 @@ class Workload:
         self.counter.add("POST", "apiextensions.k8s.io", "customresourcedefinitions")
         with contextlib.suppress(Conflict):
             await self.client.create(CRD)
-        await wait_for(self.client, "customresourcedefinitions", RESOURCE, timeout=60,
-                       predicate=lambda o: any(c["type"] == "Established" and c["status"] == "True"
-                                               for c in (o.get("status") or {}).get("conditions") or []),
-                       description=f"CRD {RESOURCE} to be Established")
+        await wait_for(
+            self.client,
+            "customresourcedefinitions",
+            RESOURCE,
+            timeout=60,
+            predicate=lambda o: any(
+                c["type"] == "Established" and c["status"] == "True"
+                for c in (o.get("status") or {}).get("conditions") or []
+            ),
+            description=f"CRD {RESOURCE} to be Established",
+        )
         await self.client.registry.refresh()
 
     async def new_namespace(self, hint: str) -> str:
         name = f"bench-{hint}-{secrets.token_hex(3)}"[:63]
         self.counter.add("POST", "", "namespaces")
-        await self.client.create({"apiVersion": "v1", "kind": "Namespace",
-                                  "metadata": {"name": name, "labels": {LABEL: "true"}}})
+        await self.client.create(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {LABEL: "true"}}}
+        )
         return name
 
     async def delete_namespace(self, namespace: str, timeout: float = 300.0) -> None:
@@ -107,11 +132,17 @@ class Workload:
             await asyncio.sleep(0.5)
         raise TimeoutError(f"namespace {namespace} still exists after {timeout:.0f}s")
 
-    async def create(self, namespace: str, values: dict[str, int],
-                     on_created: Callable[[str, float], None] | None = None, with_status: bool = False) -> None:
+    async def create(
+        self,
+        namespace: str,
+        values: dict[str, int],
+        on_created: Callable[[str, float], None] | None = None,
+        with_status: bool = False,
+    ) -> None:
         """Creates one widget per ``name: value``; ``on_created(name, t)`` with the monotonic time the
         API server acknowledged it. ``with_status`` also writes a converged status (for the start-up
         scenario: objects that need no work)."""
+
         async def one(name: str) -> None:
             self.counter.add("POST", GROUP, PLURAL)
             await self.client.create(widget(name, values[name]), namespace, resource=RESOURCE)
@@ -119,23 +150,31 @@ class Workload:
                 on_created(name, time.monotonic())
             if with_status:
                 self.counter.add("PATCH", GROUP, PLURAL, "status")
-                await self.client.patch(RESOURCE, name, {"status": {"observed": values[name]}}, namespace,
-                                        subresource="status")
+                await self.client.patch(
+                    RESOURCE, name, {"status": {"observed": values[name]}}, namespace, subresource="status"
+                )
+
         await bounded(list(values), one, self.concurrency)
 
-    async def set_values(self, namespace: str, values: dict[str, int],
-                         on_changed: Callable[[str, float], None] | None = None) -> None:
+    async def set_values(
+        self, namespace: str, values: dict[str, int], on_changed: Callable[[str, float], None] | None = None
+    ) -> None:
         """Merge-patches ``spec.value`` of each named widget."""
+
         async def one(name: str) -> None:
             self.counter.add("PATCH", GROUP, PLURAL)
             await self.client.patch(RESOURCE, name, {"spec": {"value": values[name]}}, namespace)
             if on_changed:
                 on_changed(name, time.monotonic())
+
         await bounded(list(values), one, self.concurrency)
 
     async def unconverged(self, namespace: str) -> list[str]:
         """Names of widgets whose ``status.observed`` differs from ``spec.value`` (one list request)."""
         self.counter.add("LIST", GROUP, PLURAL)
         items = (await self.client.list(RESOURCE, namespace, limit=5000))["items"]
-        return [o["metadata"]["name"] for o in items
-                if (o.get("status") or {}).get("observed") != (o.get("spec") or {}).get("value")]
+        return [
+            o["metadata"]["name"]
+            for o in items
+            if (o.get("status") or {}).get("observed") != (o.get("spec") or {}).get("value")
+        ]

@@ -47,18 +47,20 @@ def _kopf(kubeconfig: str, namespace: str) -> list[str]:
 
 def _ceiling(concurrency: int) -> Callable[[str, str], list[str]]:
     def argv(kubeconfig: str, namespace: str) -> list[str]:
-        return [sys.executable, str(HERE / "ceiling.py"), "--kubeconfig", kubeconfig, "--namespace", namespace,
+        return [sys.executable, str(HERE / "ceiling.py"), "--kubeconfig", kubeconfig,
+                "--namespace", namespace,
                 "--concurrency", str(concurrency)]
     return argv
 
 
 CONTESTANTS: dict[str, Contestant] = {c.name: c for c in [
-    Contestant("kubeloop", "kubeloop defaults: `kubeloop run`, 4 workers, client QPS 200 / burst 400",
-               _kubeloop()),
-    Contestant("kubeloop-unthrottled", "kubeloop with `--qps 0 --max-concurrent-reconciles 16` "
-               "(no client-side rate limit, the ceiling's concurrency)",
-               _kubeloop("--qps", "0", "--max-concurrent-reconciles", "16")),
-    Contestant("kopf", "Kopf defaults: `kopf run --standalone`, @on.create + @on.update", _kopf, needs="kopf"),
+    Contestant("kubeloop", "kubeloop with its defaults: `kubeloop run`, 4 workers per controller", _kubeloop()),
+    Contestant("kubeloop-16", "kubeloop with `--max-concurrent-reconciles 16`: the ceiling's concurrency",
+               _kubeloop("--max-concurrent-reconciles", "16")),
+    Contestant("kubeloop-qps200", "kubeloop with a client-side rate limit: `--qps 200 --burst 400`",
+               _kubeloop("--qps", "200", "--burst", "400")),
+    Contestant("kopf", "Kopf defaults: `kopf run --standalone`, @on.create + @on.update", _kopf,
+               needs="kopf"),
     Contestant("ceiling", "framework-free asyncio + aiohttp: list, watch, merge-patch /status, 16 in flight",
                _ceiling(16)),
 ]}

@@ -91,7 +91,7 @@ class Loop:
                         rv = await self.watch(rv)
                     except Gone:
                         rv = await self.list()
-                    except (aiohttp.ClientError, asyncio.TimeoutError):
+                    except (TimeoutError, aiohttp.ClientError):
                         await asyncio.sleep(1)
             finally:
                 for w in workers:
@@ -117,7 +117,8 @@ class Loop:
         return str(page["metadata"]["resourceVersion"])
 
     async def watch(self, rv: str) -> str:
-        params = {"watch": "true", "resourceVersion": rv, "allowWatchBookmarks": "true", "timeoutSeconds": "600"}
+        params = {"watch": "true", "resourceVersion": rv, "allowWatchBookmarks": "true",
+                  "timeoutSeconds": "600"}
         timeout = aiohttp.ClientTimeout(total=None, sock_read=700)
         async with self.session.get(self.base, params=params, timeout=timeout) as resp:
             if resp.status == 410:
@@ -156,7 +157,7 @@ class Loop:
                         headers={"Content-Type": "application/merge-patch+json"}) as resp:
                     await resp.read()
                     ok = resp.status < 300 or resp.status == 404
-            except (aiohttp.ClientError, asyncio.TimeoutError):
+            except (TimeoutError, aiohttp.ClientError):
                 ok = False
             if not ok:  # retry after a pause
                 self.written.pop(name, None)
