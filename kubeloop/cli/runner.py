@@ -36,12 +36,7 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
     manager = Manager(client, options, name=operator.name)
     log.info("starting %s against %s", operator.name, client.config.source)
     try:
-        for hook in operator.startup:
-            await hook(manager)
-        for controller in operator.controllers(settings["max_concurrent_reconciles"]):
-            if settings["resync_period"]:
-                controller.resync = settings["resync_period"]
-            manager.add(controller)
+        manager.add_operator(operator, settings["max_concurrent_reconciles"], settings["resync_period"])
         await manager.run(install_signal_handlers=True)
         return 0
     except LeadershipLost as exc:

@@ -9,8 +9,9 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kubeloop.cache import Cache
 from kubeloop.client import Client
@@ -18,6 +19,9 @@ from kubeloop.controller import Controller
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
+
+if TYPE_CHECKING:
+    from kubeloop.operator import Operator
 
 log = logging.getLogger("kubeloop.manager")
 
@@ -54,11 +58,20 @@ class Manager:
                            inactivity_timeout=self.options.watch_inactivity_timeout)
         self.events = EventRecorder(client, name)
         self.controllers: list[Controller] = []
+        self._startup: list[Callable[[Manager], Awaitable[object]]] = []
         self.elector: LeaderElector | None = None
         self.http = HttpServer(self.options.metrics_bind_address, self.options.health_probe_bind_address,
                                ready=self.cache.synced)
         self._stop = asyncio.Event()
         self.started = asyncio.Event()  # set once controllers run (i.e. we lead)
+
+    def add_operator(self, operator: Operator, concurrency: int = 4, resync: float | None = None) -> None:
+        """Adds an operator's controllers; its startup hooks run at the start of ``run``."""
+        self._startup += operator.startup
+        for controller in operator.controllers(concurrency):
+            if resync:
+                controller.resync = resync
+            self.add(controller)
 
     def add(self, controller: Controller) -> Controller:
         self.controllers.append(controller)
@@ -73,6 +86,8 @@ class Manager:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop)
+        for hook in self._startup:
+            await hook(self)
         await self.http.start()
         for controller in self.controllers:
             await controller.setup(self.client, self.cache, self.events)

@@ -72,10 +72,7 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
             client = await Client.from_kubeconfig(str(path), record_permissions=True,
                                                   field_manager=operator.name)
     manager = Manager(client, opts, name=operator.name)
-    for hook in operator.startup:
-        await hook(manager)
-    for controller in operator.controllers(concurrency):
-        manager.add(controller)
+    manager.add_operator(operator, concurrency)
     task = asyncio.create_task(manager.run())
     try:
         started = asyncio.ensure_future(manager.started.wait())

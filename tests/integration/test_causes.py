@@ -50,8 +50,7 @@ async def test_create_update_delete_timer_daemon(kube_client: Client, namespace:
             daemon_state[obj["metadata"]["name"]] = "stopped"
 
     manager = Manager(kube_client, options(namespace))
-    for c in op.controllers():
-        manager.add(c)
+    manager.add_operator(op)
     async with running(manager):
         await kube_client.create(echo("k1", namespace, "one"))
         await until(lambda: ("create", "k1") in log)

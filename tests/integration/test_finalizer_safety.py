@@ -38,8 +38,7 @@ async def test_crd_deletion_completes_while_operator_runs(kube_client: Client, n
         cleaned.append(obj["metadata"]["name"])
 
     manager = Manager(kube_client, options(namespace))
-    for c in op.controllers():
-        manager.add(c)
+    manager.add_operator(op)
     async with running(manager) as task:
         for i in range(3):
             await kube_client.create({"apiVersion": "test.kubeloop.dev/v1", "kind": "Doom",

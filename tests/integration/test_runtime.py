@@ -101,8 +101,7 @@ def echo_operator(calls: list[str]) -> Operator:
 async def test_controller_owns_children_and_prunes(kube_client: Client, namespace: str, echo_crd: str) -> None:
     calls: list[str] = []
     manager = Manager(kube_client, options(namespace))
-    for c in echo_operator(calls).controllers():
-        manager.add(c)
+    manager.add_operator(echo_operator(calls))
     async with running(manager):
         await kube_client.create(echo("e1", namespace, "hello"))
         cm = await wait_for(kube_client, "configmaps", "e1-echo", namespace, timeout=20)
@@ -141,8 +140,7 @@ async def test_finalizer_added_first_and_removed_after_cleanup(kube_client: Clie
         cleaned.append(obj["metadata"]["name"])
 
     manager = Manager(kube_client, options(namespace))
-    for c in op.controllers():
-        manager.add(c)
+    manager.add_operator(op)
     async with running(manager):
         await kube_client.create(echo("f1", namespace))
         await wait_for(kube_client, echo_crd, "f1", namespace, timeout=20,
@@ -185,8 +183,7 @@ async def test_errors_retry_with_backoff_then_succeed(kube_client: Client, names
 
 async def test_metrics_and_probes_are_served(kube_client: Client, namespace: str, echo_crd: str) -> None:
     manager = Manager(kube_client, options(namespace))
-    for c in echo_operator([]).controllers():
-        manager.add(c)
+    manager.add_operator(echo_operator([]))
     async with running(manager):
         await kube_client.create(echo("m1", namespace))
         await wait_for(kube_client, "configmaps", "m1-echo", namespace, timeout=20)
@@ -219,8 +216,7 @@ async def test_leader_election_one_acts_standby_takes_over(kube_client: Client, 
         m = Manager(kube_client, options(namespace, leader_elect=True, leader_election_id="le-test",
                                          leader_election_namespace=namespace, identity=tag,
                                          lease_duration=4, renew_deadline=3, retry_period=0.5))
-        for c in op.controllers():
-            m.add(c)
+        m.add_operator(op)
         return m
 
     a, b = make("a"), make("b")
@@ -288,8 +284,7 @@ async def test_conflicts_are_retried_until_converged(kube_client: Client, namesp
             await ctx.client.replace(obj)  # conditional on the (possibly stale) cached resourceVersion
 
     manager = Manager(kube_client, options(namespace))
-    for c in op.controllers():
-        manager.add(c)
+    manager.add_operator(op)
     async with running(manager):
         await kube_client.create(echo("c1", namespace, "m0"))
         for i in range(1, 15):
@@ -311,8 +306,7 @@ async def test_graceful_shutdown_finishes_in_flight_reconciles(kube_client: Clie
         await ctx.patch_status({"seen": "finished"})
 
     manager = Manager(kube_client, options(namespace, graceful_shutdown_timeout=10))
-    for c in op.controllers():
-        manager.add(c)
+    manager.add_operator(op)
     task = asyncio.create_task(manager.run())
     await asyncio.wait_for(manager.started.wait(), 30)
     await kube_client.create(echo("g1", namespace))
@@ -398,8 +392,7 @@ async def test_mapped_watch_and_predicates(kube_client: Client, namespace: str, 
         calls.append(obj["metadata"]["name"])
 
     manager = Manager(kube_client, options(namespace))
-    for c in op.controllers():
-        manager.add(c)
+    manager.add_operator(op)
     async with running(manager):
         await kube_client.create(echo("w1", namespace))
         for _ in range(100):

@@ -12,7 +12,7 @@ from typing import Any
 
 from kubeloop.client import Client, Conflict, NotFound
 from kubeloop.operators.blackadder import marks
-from kubeloop.operators.blackadder.chaos import Action, Round, retry_on_conflict
+from kubeloop.operators.blackadder.chaos import Action, Round, restore_held, retry_on_conflict
 from kubeloop.operators.blackadder.schedule import chance
 from kubeloop.resources.builtin import DEPLOYMENT
 
@@ -97,14 +97,7 @@ async def _fresh(client: Client, namespace: str, name: str) -> Obj | None:
 
 async def restore_deployments(client: Client, label: str, wanted: Callable[[Obj], bool]) -> list[Action]:
     """Every Deployment this agent holds and ``wanted`` picks gets its original replicas back."""
-    held = (await client.list(DEPLOYMENT, label_selector=f"{marks.AGENT}={label}"))["items"]
-    out = []
-    for dep in sorted(held, key=lambda d: (d["metadata"]["namespace"], d["metadata"]["name"])):
-        if wanted(dep):
-            action = await restore_deployment(client, dep)
-            if action:
-                out.append(action)
-    return out
+    return await restore_held(client, DEPLOYMENT, label, wanted, restore_deployment)
 
 
 async def restore_deployment(client: Client, dep: Obj) -> Action | None:

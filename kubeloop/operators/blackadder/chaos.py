@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from kubeloop.client import Client, Conflict
-from kubeloop.operators.blackadder import schedule
+from kubeloop.client import Client, Conflict, Resource
+from kubeloop.operators.blackadder import marks, schedule
 from kubeloop.operators.blackadder.safety import Settings
 
 log = logging.getLogger("kubeloop.blackadder")
@@ -101,3 +101,15 @@ async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], tries: int = 5)
         except Conflict:
             await asyncio.sleep(0.05)
     return await attempt()
+
+
+async def restore_held(client: Client, resource: Resource, label: str, wanted: Callable[[Obj], bool],
+                       restore_one: Callable[[Client, Obj], Awaitable[Action | None]]) -> list[Action]:
+    """Restores every object of ``resource`` that agent ``label`` holds and ``wanted`` picks, in a
+    stable order (one label-selected LIST finds them all)."""
+    held = (await client.list(resource, label_selector=f"{marks.AGENT}={label}"))["items"]
+    out = []
+    for obj in sorted(held, key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"])):
+        if wanted(obj) and (action := await restore_one(client, obj)):
+            out.append(action)
+    return out

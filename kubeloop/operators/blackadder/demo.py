@@ -28,8 +28,7 @@ async def scenario(client: kubeloop.Client, say: Callable[[str], None]) -> None:
     await _victims(client, say)
     manager = kubeloop.Manager(client, kubeloop.ManagerOptions(
         metrics_bind_address="0", health_probe_bind_address="0", freeze_gc=False), name=op.name)
-    for controller in op.controllers():
-        manager.add(controller)
+    manager.add_operator(op)
     task = asyncio.create_task(manager.run())
     try:
         await asyncio.wait_for(manager.started.wait(), 60)

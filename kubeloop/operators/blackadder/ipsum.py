@@ -15,7 +15,7 @@ import orjson
 
 from kubeloop.client import Client, Conflict, NotFound
 from kubeloop.operators.blackadder import lorem, marks
-from kubeloop.operators.blackadder.chaos import Action, Round, retry_on_conflict
+from kubeloop.operators.blackadder.chaos import Action, Round, restore_held, retry_on_conflict
 from kubeloop.operators.blackadder.safety import Settings, rewritable_configmap
 from kubeloop.operators.blackadder.schedule import chance
 from kubeloop.resources.builtin import CONFIG_MAP
@@ -116,14 +116,7 @@ async def original_data(client: Client, cm: Obj) -> dict[str, str] | None:
 
 async def restore_configmaps(client: Client, label: str, wanted: Callable[[Obj], bool]) -> list[Action]:
     """Every ConfigMap this agent holds and ``wanted`` picks gets its original data back."""
-    held = (await client.list(CONFIG_MAP, label_selector=f"{marks.AGENT}={label}"))["items"]
-    out = []
-    for cm in sorted(held, key=lambda c: (c["metadata"]["namespace"], c["metadata"]["name"])):
-        if wanted(cm):
-            action = await restore_configmap(client, cm)
-            if action:
-                out.append(action)
-    return out
+    return await restore_held(client, CONFIG_MAP, label, wanted, restore_configmap)
 
 
 async def restore_configmap(client: Client, cm: Obj) -> Action | None:

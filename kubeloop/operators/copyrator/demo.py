@@ -34,10 +34,7 @@ async def scenario(client: Client, say: Say) -> None:
     say("installed CRD copyrators.flant.com (kind CopyratorRule, short name copyr)")
     manager = Manager(client, ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0",
                                              graceful_shutdown_timeout=5), name=operator.name)
-    for hook in operator.startup:
-        await hook(manager)
-    for controller in operator.controllers():
-        manager.add(controller)
+    manager.add_operator(operator)
     task = asyncio.create_task(manager.run())
     narrator: asyncio.Task[None] | None = None
     try:

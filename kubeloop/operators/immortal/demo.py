@@ -35,10 +35,7 @@ async def scenario(client: Client, say: Callable[[str], None]) -> None:
     manager = Manager(client, ManagerOptions(namespaces=[NAMESPACE], metrics_bind_address="0",
                                              health_probe_bind_address="0", graceful_shutdown_timeout=5),
                       name=operator.name)
-    for hook in operator.startup:
-        await hook(manager)
-    for controller in operator.controllers():
-        manager.add(controller)
+    manager.add_operator(operator)
     task = asyncio.create_task(manager.run())
     try:
         await asyncio.wait_for(manager.started.wait(), 60)

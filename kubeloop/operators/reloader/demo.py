@@ -76,10 +76,7 @@ async def _start_reloader(client: Client, namespace: str) -> tuple[Manager, asyn
     manager = Manager(client, ManagerOptions(namespaces=[namespace], metrics_bind_address="0",
                                              health_probe_bind_address="0", graceful_shutdown_timeout=5,
                                              freeze_gc=False), name=operator.name)
-    for hook in operator.startup:
-        await hook(manager)
-    for controller in operator.controllers():
-        manager.add(controller)
+    manager.add_operator(operator)
     task = asyncio.create_task(manager.run())
     started = asyncio.ensure_future(manager.started.wait())
     done, _ = await asyncio.wait({started, task}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
