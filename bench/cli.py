@@ -86,6 +86,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="raw results JSON")
     p.add_argument("--output", type=Path, default=DOCS / "BENCHMARKS.md", help="the markdown report")
     p.add_argument("--chart", type=Path, default=DOCS / "benchmarks.png", help="the chart (PNG)")
+    p.add_argument("--append", action="store_true",
+                   help="add this run's results to those already in --results (the report shows both)")
     p.add_argument("--no-report", action="store_true", help="only print and save raw results")
     p.add_argument("--report-only", action="store_true", help="render the report from --results, run nothing")
     return p
@@ -115,6 +117,7 @@ def options_from(args: argparse.Namespace, argv: list[str]) -> runner.Options:
         profile=args.profile,
         log_dir=args.log_dir,
         results=args.results,
+        append=args.append,
         invocation="python -m bench" + "".join(" " + shlex.quote(a) for a in argv),
     )
 

@@ -17,10 +17,11 @@ here): the framework-free loop ~330 objects/s at N=1,000 and ~370–410 at N=5,0
 RSS; Kopf with defaults ~120 and ~107 objects/s, two writes per object, ~330 MB and ~1.4 GB RSS."""
 
 NOTES = """\
-- `kubeloop` runs with the framework's defaults (4 workers per controller, no client-side rate
-  limit); `kubeloop-16` with 16 workers, the ceiling's concurrency, so that the framework's own cost
-  is compared at equal concurrency. A client-side rate limit (`--qps`, contestant `kubeloop-qps200`)
-  caps one process at that many requests/s once its burst is spent, whatever the API server could take.
+- `kubeloop` runs with the framework's defaults: 16 workers per controller (the ceiling's
+  concurrency), no client-side rate limit. With 4 workers (contestant `kubeloop-4`, the earlier
+  default) a burst queues behind the round-trips and the stream p99 doubled. A client-side rate
+  limit (`--qps`, contestant `kubeloop-qps200`) caps one process at that many requests/s once its
+  burst is spent, whatever the API server could take.
 - CPU per object depends on throughput: a slower process wakes up for each response and each watch
   event separately, where a faster one handles them in batches.
 - Kopf writes twice per change: the status patch, and its `last-handled-configuration` annotation on
@@ -49,6 +50,13 @@ METHOD = """\
   background traffic is not counted). Long-running WATCH requests are counted by the API server only
   when they end, so the operator's open watches do not appear. **Writes/object**: mutating requests
   per object changed.
+- **Bundled operators** (`--operators`, `bench/operators.py`): each scenario makes its objects, then
+  `kubeloop run <operator>` starts, watching the scenario's namespace; RSS and CPU as in backlog, over
+  the process's whole run. A second phase (the reloader's ConfigMap change) is timed from the change.
+  API requests: the operator's CRD group, plus per scenario the verbs on built-in resources that only
+  the operator uses in the window (the ReplicaSet controller, the scheduler and kwok work on the same
+  pods); events are counted from the events the operator recorded. Objects/s, CPU ms/object and
+  writes/object are per object processed (blackadder: pods × rounds).
 - Medians over the repeats, with min–max in brackets; contestants interleaved (A B C A B C …)."""
 
 
@@ -86,6 +94,21 @@ def _median_requests(runs: list[R]) -> str:
     keys = sorted({k for r in ok for k in r["requests"]})
     medians = {k: statistics.median([r["requests"].get(k, 0) for r in ok]) for k in keys}
     return ", ".join(f"{k} {v:g}" for k, v in medians.items() if v) or "none"
+
+
+def _details(runs: list[R]) -> str:
+    """An operator scenario's own figures (``extra``): medians of numbers, the first run's lists."""
+    ok = [r for r in runs if _ok(r)]
+    parts = []
+    for key in dict.fromkeys(k for r in ok for k in r["extra"] if k not in ("workload", "progress")):
+        values = [r["extra"][key] for r in ok if key in r["extra"]]
+        if all(isinstance(v, int | float) for v in values):
+            digits = 2 if any(isinstance(v, float) for v in values) else 0
+            text = fmt(stat(ok, lambda r, k=key: r["extra"].get(k)), digits)
+        else:
+            text = str(values[0])
+        parts.append(f"{key.replace('_', ' ')} {text}")
+    return "; ".join(parts)
 
 
 def _errors(runs: list[R]) -> str:
@@ -187,6 +210,12 @@ def tables(data: dict[str, Any]) -> list[str]:
                 f"{fmt(stat(runs, lambda r: r['cpu_ms_per_object']), 2)} | "
                 f"{fmt(stat(runs, lambda r: r['writes_per_object']), 2)} | {_median_requests(runs)} |"
             )
+        out.append("")
+        for scenario, n, c in ops:
+            runs = g[(scenario, n, c)]
+            details = _details(runs)
+            out.append(f"- **{c}** ({n:,}): {runs[0]['extra'].get('workload', '')}"
+                       + (f". Also: {details}" if details else ""))
         out.append("")
     startup = sorted(k for k in g if k[0] == "startup")
     if startup:
@@ -337,8 +366,16 @@ def render(data: dict[str, Any], chart_name: str | None) -> str:
         f"aiohttp {v.get('aiohttp')}, orjson {v.get('orjson')}",
         f"- **Runs**: N = {', '.join(f'{n:,}' for n in meta['options']['n'])}; "
         f"{meta['options']['repeats']} repeat(s); scenarios {', '.join(meta['options']['scenarios'])}",
-        "",
     ]
+    for part in meta.get("appended") or ():
+        o = part["options"]
+        what = ", ".join(o["scenarios"]) + (f"; operators {', '.join(o['operators'])}" if o["operators"] else "")
+        lines.append(
+            f"- **Added** by `{part['invocation']}` on {part['date']} ({part.get('duration_s', '?')} s; load "
+            f"average {part['machine'].get('loadavg_start')} at start, {part['machine'].get('loadavg_end', '?')} "
+            f"at end): N = {', '.join(f'{n:,}' for n in o['n'])}, {o['repeats']} repeat(s), {what}"
+        )
+    lines.append("")
     for warning in meta.get("warnings") or ():
         lines += [f"> **Warning**: {warning}.", ""]
     if busy:

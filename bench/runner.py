@@ -24,7 +24,7 @@ from bench.workload import LABEL, Workload
 from kubeloop.client import Client
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CONTESTANTS = ("kubeloop", "kubeloop-16", "kopf", "ceiling")
+DEFAULT_CONTESTANTS = ("kubeloop", "kopf", "ceiling")
 
 
 @dataclass
@@ -45,6 +45,7 @@ class Options:
     profile: str | None = None  # pyinstrument | cprofile
     log_dir: Path | None = None
     results: Path | None = None  # raw results (JSON), rewritten after every run
+    append: bool = False  # add to the results already in ``results`` (e.g. the --scale part later)
     invocation: str = ""
     log: Any = None  # callable(str) for progress lines
 
@@ -154,6 +155,8 @@ async def run(options: Options) -> dict[str, Any]:
         await asyncio.to_thread(cluster.up)
         kubeconfig = str(cluster.kubeconfig)
     data: dict[str, Any] = {"meta": {}, "results": []}
+    if options.append and options.results and options.results.exists():
+        data = json.loads(options.results.read_text())
     client = await Client.from_kubeconfig(kubeconfig, qps=0)
     try:
         workload = Workload(client, options.loader_concurrency)
@@ -170,7 +173,7 @@ async def run(options: Options) -> dict[str, Any]:
                 "may be running on this cluster, and its requests would be counted here",
             )
         started = dt.datetime.now(dt.UTC)
-        data["meta"] = {
+        meta = {
             "date": started.strftime("%Y-%m-%d %H:%M UTC"),
             "invocation": options.invocation,
             "machine": machine(),
@@ -192,6 +195,11 @@ async def run(options: Options) -> dict[str, Any]:
             else [],
             "log_dir": str(log_dir),
         }
+        if data["meta"]:  # appending: the first run's meta stays the report's header
+            data["meta"].setdefault("appended", []).append(meta)
+            data["meta"]["contestants"] = {**data["meta"].get("contestants", {}), **meta["contestants"]}
+        else:
+            data["meta"] = meta
         settings = Settings(
             idle_seconds=options.idle_seconds,
             min_rate=options.min_rate,
@@ -232,8 +240,8 @@ async def run(options: Options) -> dict[str, Any]:
                     options, f"[{time.monotonic() - began:6.0f}s] operator {op.name} n={op.n} repeat {repeat}"
                 )
                 record([await operators.run_operator(session, op, repeat)])
-        data["meta"]["machine"]["loadavg_end"] = _loadavg()
-        data["meta"]["duration_s"] = round(time.monotonic() - began)
+        meta["machine"]["loadavg_end"] = _loadavg()
+        meta["duration_s"] = round(time.monotonic() - began)
         if options.results:
             save(data, options.results)
     finally:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from kubeloop.client.api import ResourceRef
 from kubeloop.controller.causes import CauseHandlers
 from kubeloop.controller.controller import (
+    DEFAULT_CONCURRENCY,
     CleanupFn,
     Controller,
     DeletedFn,
@@ -213,7 +214,7 @@ class Operator:
 
     # --- building ------------------------------------------------------------------------------------
 
-    def controllers(self, concurrency: int = 4) -> list[Controller]:
+    def controllers(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[Controller]:
         out = []
         for spec in self._specs.values():
             out.append(self._build(spec, concurrency))

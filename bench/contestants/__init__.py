@@ -54,9 +54,10 @@ def _ceiling(concurrency: int) -> Callable[[str, str], list[str]]:
 
 
 CONTESTANTS: dict[str, Contestant] = {c.name: c for c in [
-    Contestant("kubeloop", "kubeloop with its defaults: `kubeloop run`, 4 workers per controller", _kubeloop()),
-    Contestant("kubeloop-16", "kubeloop with `--max-concurrent-reconciles 16`: the ceiling's concurrency",
-               _kubeloop("--max-concurrent-reconciles", "16")),
+    Contestant("kubeloop", "kubeloop with its defaults: `kubeloop run`, 16 workers per controller",
+               _kubeloop()),
+    Contestant("kubeloop-4", "kubeloop with `--max-concurrent-reconciles 4` (the default before 2026-11-21)",
+               _kubeloop("--max-concurrent-reconciles", "4")),
     Contestant("kubeloop-qps200", "kubeloop with a client-side rate limit: `--qps 200 --burst 400`",
                _kubeloop("--qps", "200", "--burst", "400")),
     Contestant("kopf", "Kopf defaults: `kopf run --standalone`, @on.create + @on.update", _kopf,

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.operator import Operator
 
 BUNDLED = ("immortal", "blackadder", "copyrator", "reloader")
@@ -76,7 +77,7 @@ def common_options() -> list[click.Option]:
         _opt("health-probe-bind-address", default=":8081", help="Address of /healthz and /readyz; 0 disables."),
         _opt("log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"])),
         _opt("log-format", default="human", type=click.Choice(["human", "json"])),
-        _opt("max-concurrent-reconciles", default=4, type=int, help="Workers per controller."),
+        _opt("max-concurrent-reconciles", default=DEFAULT_CONCURRENCY, type=int, help="Workers per controller."),
         _opt("resync-period", default=None, type=float,
              help="Seconds between full re-checks of every object (default: each controller's own)."),
         # Off by default, like controller-runtime since its PR #3119: the API server's Priority and

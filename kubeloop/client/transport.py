@@ -60,6 +60,7 @@ class Transport:
         self.host = urlsplit(config.server).netloc
         self.limiter = RateLimiter(qps, burst)
         self.timeout = timeout
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
         self.user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
         self._ssl: tuple[int, ssl.SSLContext | bool] | None = None
@@ -132,7 +133,7 @@ class Transport:
             try:
                 async with session.request(
                     method, self.config.server + path, params=_clean(params), data=data, headers=headers,
-                    ssl=ssl_ctx, timeout=aiohttp.ClientTimeout(total=self.timeout),
+                    ssl=ssl_ctx, timeout=self._timeout,
                     server_hostname=self.config.tls_server_name,
                 ) as resp:
                     raw = await resp.read()
@@ -185,13 +186,19 @@ class Transport:
                                         _retry_after(resp.headers.get("Retry-After")))
             # Watch events are newline-delimited; a big object may exceed aiohttp's line limit, so
             # split ourselves on the raw byte stream.
-            buf = b""
-            async for chunk in resp.content.iter_any():
-                buf += chunk
-                while (nl := buf.find(b"\n")) >= 0:
-                    line, buf = buf[:nl], buf[nl + 1:]
-                    if line.strip():
-                        yield orjson.loads(line)
+            async for event in json_lines(resp.content.iter_any()):
+                yield event
+
+
+async def json_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[Any]:
+    """Decodes newline-delimited JSON from arbitrary chunks. One split per chunk: slicing the rest of
+    the buffer after each line copied it once per event, quadratic in the events a chunk holds."""
+    buf = b""
+    async for chunk in chunks:
+        *lines, buf = (buf + chunk if buf else chunk).split(b"\n")
+        for line in lines:
+            if line and not line.isspace():
+                yield orjson.loads(line)
 
 
 def _clean(params: dict[str, Any] | None) -> dict[str, str] | None:
@@ -202,7 +209,7 @@ def _clean(params: dict[str, Any] | None) -> dict[str, str] | None:
         if value is None or value is False:
             continue
         out[key] = "true" if value is True else str(value)
-    return out
+    return out or None
 
 
 def _decode(raw: bytes) -> Any:

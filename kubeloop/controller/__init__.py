@@ -1,6 +1,6 @@
 """Controllers: triggers and predicates feeding a work queue that drives ``reconcile``."""
 
 from kubeloop.controller import predicates
-from kubeloop.controller.controller import Controller, Watch
+from kubeloop.controller.controller import DEFAULT_CONCURRENCY, Controller, Watch
 
-__all__ = ["Controller", "Watch", "predicates"]
+__all__ = ["DEFAULT_CONCURRENCY", "Controller", "Watch", "predicates"]

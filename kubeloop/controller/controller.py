@@ -35,6 +35,11 @@ log = logging.getLogger("kubeloop.controller")
 ReconcileFn = Callable[[Any, Context], Awaitable[Result | None]]
 CleanupFn = Callable[[Any, Context], Awaitable[Result | None]]
 DeletedFn = Callable[[Request, Context | None], Awaitable[None]]
+# Workers per controller. They are coroutines that spend their time waiting on the API server, so
+# 16 cost next to nothing; with 4, a burst of events queued behind the round-trips (stream p99 twice
+# the framework-free loop's in bench/). One key is still never reconciled twice at once.
+DEFAULT_CONCURRENCY = 16
+
 ErrorPolicy = Callable[[Exception, Request, int], float | None]
 Mapper = Callable[[Obj], Iterable[str | Request | Obj]]
 
@@ -70,7 +75,7 @@ class Controller:
     label_selector: str | None = None
     field_selector: str | None = None
     resync: float | None = 600.0
-    concurrency: int = 4
+    concurrency: int = DEFAULT_CONCURRENCY
     finalizer: str | None = None
     cleanup: CleanupFn | None = None
     on_deleted: DeletedFn | None = None
@@ -92,8 +97,9 @@ class Controller:
         self._memory: dict[str, dict[str, Any]] = {}
         self._active = 0
         # Bound metric children: labels() lookups on every reconcile showed up in CPU profiles (the
-        # work queue binds its children the same way); outcomes are bound on first use.
-        self._m_active = metrics.active_workers.labels(self.name)
+        # work queue binds its children the same way); outcomes are bound on first use. The gauge is
+        # read at scrape time instead of being set twice per reconcile.
+        metrics.active_workers.labels(self.name).set_function(lambda: self._active)
         self._m_time = metrics.reconcile_time.labels(self.name)
         self._m_total: dict[str, Any] = {}
 
@@ -137,6 +143,9 @@ class Controller:
         raise KeyError(f"controller {self.name} does not own {ref}; add it to owns=[...]")
 
     def _on_primary(self, event: Event) -> None:
+        # The event echoing our own status write comes here too, and reconciles again: deliberately
+        # (see docs/BENCHMARKS.md, "the echo reconcile"), since a reconcile that ran on a cache
+        # without that write, or a status-driven state machine, needs it.
         if event.type != "deleted" and not all(p(event) for p in self.predicates):
             return
         self.queue.add(_key(event.object), LOW if event.initial else HIGH)
@@ -218,12 +227,10 @@ class Controller:
             except ShutDown:
                 return
             self._active += 1
-            self._m_active.set(self._active)
             try:
                 await self.process(str(key))
             finally:
                 self._active -= 1
-                self._m_active.set(self._active)
                 self.queue.done(key)
 
     async def process(self, key: str) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from kubeloop.cache import Cache
 from kubeloop.client import Client
-from kubeloop.controller import Controller
+from kubeloop.controller import DEFAULT_CONCURRENCY, Controller
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
@@ -65,7 +65,8 @@ class Manager:
         self._stop = asyncio.Event()
         self.started = asyncio.Event()  # set once controllers run (i.e. we lead)
 
-    def add_operator(self, operator: Operator, concurrency: int = 4, resync: float | None = None) -> None:
+    def add_operator(self, operator: Operator, concurrency: int = DEFAULT_CONCURRENCY,
+                     resync: float | None = None) -> None:
         """Adds an operator's controllers; its startup hooks run at the start of ``run``."""
         self._startup += operator.startup
         for controller in operator.controllers(concurrency):

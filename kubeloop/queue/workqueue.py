@@ -60,7 +60,8 @@ class WorkQueue:
         # Bound metric children once: label lookups on every add/get would sit on the hot path.
         labels = (name, name)
         self._m_adds = metrics.workqueue_adds.labels(*labels)
-        self._m_depth = metrics.workqueue_depth.labels(*labels)
+        # Gauges read at scrape time rather than set on every add and get.
+        metrics.workqueue_depth.labels(*labels).set_function(self.__len__)
         self._m_queue = metrics.workqueue_queue_duration.labels(*labels)
         self._m_work = metrics.workqueue_work_duration.labels(*labels)
         self._m_retries = metrics.workqueue_retries.labels(*labels)
@@ -88,7 +89,6 @@ class WorkQueue:
         self._priority[key] = priority
         self._added_at.setdefault(key, time.monotonic())
         heapq.heappush(self._heap, (priority, next(self._seq), key))
-        self._m_depth.set(len(self._priority))
         self._notify()
 
     def add_after(self, key: Hashable, delay: float, priority: int = HIGH) -> None:
@@ -139,7 +139,6 @@ class WorkQueue:
                 added = self._added_at.pop(key, None)
                 if added is not None:
                     self._m_queue.observe(now - added)
-                self._m_depth.set(len(self._priority))
                 return key
             if self._shutting_down:
                 raise ShutDown

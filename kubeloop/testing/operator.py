@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kubeloop.client import Client
+from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operator import Operator
 from kubeloop.resources import RbacAudit, crds_for, render_rbac
@@ -43,7 +44,7 @@ async def install_crds(admin: Client, operator: Operator) -> None:
 
 @contextlib.asynccontextmanager
 async def run_operator(cluster: Any, admin: Client, operator: Operator, namespace: str, *,
-                       options: ManagerOptions | None = None, concurrency: int = 4,
+                       options: ManagerOptions | None = None, concurrency: int = DEFAULT_CONCURRENCY,
                        watch_namespaces: list[str] | None | bool = True,
                        as_admin: bool = False) -> AsyncIterator[RunningOperator]:
     """Installs the operator's CRDs and RBAC (ServiceAccount ``operator.name`` in ``namespace``), runs it

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubeloop import Context, Operator, Request, Watch
 from kubeloop.cache import Event
-from kubeloop.controller import Controller
+from kubeloop.controller import DEFAULT_CONCURRENCY, Controller
 from kubeloop.manager import Manager
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.models import CopyratorRule
@@ -36,7 +36,7 @@ class Copyrator(Operator):
         name = self.settings.get("rule_name")
         return f"metadata.name={name}" if name else None
 
-    def controllers(self, concurrency: int = 4) -> list[Controller]:
+    def controllers(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[Controller]:
         built = super().controllers(concurrency)
         for controller in built:
             if controller.resource is CopyratorRule:

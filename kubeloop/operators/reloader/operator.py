@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kubeloop.cache.store import Obj
-from kubeloop.controller import Controller, Watch, predicates
+from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, Watch, predicates
 from kubeloop.operator import Operator
 from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET
 from kubeloop.operators.reloader.reconciler import SOURCE_RESOURCES, Reloader, source_changed
@@ -22,7 +22,7 @@ class ReloaderOperator(Operator):
 
     reloader: Reloader
 
-    def controllers(self, concurrency: int = 4) -> list[Controller]:
+    def controllers(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[Controller]:
         settings = Settings.from_values(self.settings)
         kinds = {f"{self.name}-{k.type}": k for k in KINDS}
         kept = []
