@@ -7,5 +7,6 @@ writes ``docs/BENCHMARKS.md`` and ``docs/benchmarks.png``. ``python -m bench --h
 Layout: ``workload`` (the CRD and the loader), ``tracker`` (the harness's own watch, which times
 convergence), ``procs`` (RSS/CPU of a process tree from /proc), ``apimetrics`` (the API server's
 ``apiserver_request_total``), ``contestants`` (how each operator is started), ``scenarios``,
-``runner`` (cluster, interleaving, repeats), ``report`` (markdown and chart).
+``operators`` (the bundled operators' own loads, ``--operators``), ``runner`` (cluster, interleaving,
+repeats), ``report`` (markdown and chart).
 """

@@ -39,3 +39,30 @@ async def test_bench_harness_smoke(kube_cluster, tmp_path: Path) -> None:
     assert "## Targets (issue 10)" in text
     if chart:
         assert chart.stat().st_size > 1000
+
+
+async def test_bench_operator_scenarios_smoke(kube_cluster, tmp_path: Path) -> None:
+    """``--operators all --operator-n 20``: each bundled operator's scenario completes and its requests
+    are attributed (about 40 s)."""
+    options = runner.Options(
+        n=[], repeats=1, scenarios=[], contestants=["kubeloop"], operators=["all"], operator_n=20,
+        kubeconfig=str(kube_cluster.kubeconfig), results=None, log_dir=tmp_path / "logs",
+        invocation="pytest tests/integration/test_bench_smoke.py", log=lambda msg: None)
+    data = await runner.run(options)
+
+    results = {r["contestant"]: r for r in data["results"]}
+    assert set(results) == {"immortal", "copyrator", "reloader", "blackadder"}
+    for name, r in results.items():
+        where = f"{name}: {r.get('error')} {r['extra'].get('progress', '')} (logs in {tmp_path / 'logs'})"
+        assert r["error"] is None and r["converged"], where
+        assert r["seconds"] > 0 and r["objects_per_s"] > 0 and r["peak_rss_mib"] > 10, where
+        assert r["p50_ms"] <= r["p99_ms"], where
+    assert results["copyrator"]["requests"]["POST configmaps"] == 20  # 1 namespace × 20 copies
+    assert results["reloader"]["requests"]["PATCH deployments"] == 40  # first sight + rollout
+    blackadder = results["blackadder"]
+    assert blackadder["extra"]["rounds"] == 3
+    # Its pod DELETEs are its PodKilled events (kwok and the ReplicaSet controller delete pods too).
+    assert blackadder["requests"]["DELETE pods"] == blackadder["extra"]["events"]["PodKilled"] > 0
+    assert results["reloader"]["extra"]["events"] == {"Reloaded": 20}
+    report.write(data, tmp_path / "BENCHMARKS.md", None)
+    assert "### bundled operators" in (tmp_path / "BENCHMARKS.md").read_text()
