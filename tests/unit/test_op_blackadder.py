@@ -392,3 +392,35 @@ def test_an_eviction_refused_by_a_budget_is_not_retried() -> None:
     assert transport._policy_refusal(error_from_status(429, body))
     throttled = {"kind": "Status", "code": 429, "reason": "TooManyRequests", "message": "Too many requests"}
     assert not transport._policy_refusal(error_from_status(429, throttled))
+
+
+class StatusCtx:
+    """The part of a reconcile Context that write_status uses; records the status patches."""
+
+    def __init__(self) -> None:
+        self.memory: dict[str, Any] = {}
+        self.patches: list[dict[str, Any]] = []
+
+    def condition(self, *args: Any) -> list[dict[str, Any]]:
+        return []
+
+    async def patch_status(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.patches.append(body)
+        return {}
+
+
+def test_counters_never_go_backwards_on_a_stale_cache() -> None:
+    """After a round's write, a reconcile whose cached status predates it (no round due, no actions)
+    must carry the round's totals, not rewrite the older ones."""
+    from kubeloop.operators.blackadder.agent import write_status
+    from kubeloop.operators.blackadder.models import ChaosAgent
+
+    stale = ChaosAgent.model_validate({"metadata": {"name": "a", "generation": 1}, "spec": {},
+                                       "status": {"round": 1, "counters": {"tantrum": 3}}})
+    ctx = StatusCtx()
+    kills = [Action("tantrum", "killed", {"metadata": {"name": f"p{i}", "namespace": "ns"}}) for i in range(2)]
+    clock = Clock(2, NOW, 1)
+    asyncio.run(write_status(ctx, stale, clock, NOW, kills, Settings(), ("True", "Running", "")))  # type: ignore[arg-type]
+    asyncio.run(write_status(ctx, stale, clock, NOW, [], Settings(), ("True", "Running", "")))  # type: ignore[arg-type]
+    assert [p["counters"]["tantrum"] for p in ctx.patches] == [5, 5]
+    assert [len(p.get("recentActions", [])) for p in ctx.patches] == [2, 0]

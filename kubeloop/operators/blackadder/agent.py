@@ -169,9 +169,13 @@ def active(spec: ChaosAgentSpec) -> tuple[str, str, str]:
 
 async def write_status(ctx: Context, agent: ChaosAgent, clock: Clock, due: datetime | None,
                        actions: list[Action], settings: Settings, condition: tuple[str, str, str]) -> None:
+    # Running totals build on what this process last wrote when it has: the cached status may not
+    # show that write yet, and totals computed from it would go backwards (as Clock guards rounds).
+    written: dict[str, Any] | None = ctx.memory.get("written")
     status = agent.status or ChaosAgentStatus.model_validate({})
-    counters = status.counters.model_dump() if status.counters else None
-    previous = [a.model_dump(exclude_none=True) for a in status.recentActions or ()]
+    counters = written["counters"] if written else (status.counters.model_dump() if status.counters else None)
+    previous = written["recentActions"] if written else [
+        a.model_dump(exclude_none=True) for a in status.recentActions or ()]
     when = schedule.rfc3339(schedule.utcnow())
     body: dict[str, Any] = {
         "observedGeneration": agent.metadata.generation,
@@ -187,3 +191,4 @@ async def write_status(ctx: Context, agent: ChaosAgent, clock: Clock, due: datet
     if actions:
         body["recentActions"] = report.recent(previous, actions, clock.round, when, settings.recent_actions)
     await ctx.patch_status(body)
+    ctx.memory["written"] = {"counters": body["counters"], "recentActions": body.get("recentActions", previous)}
