@@ -35,7 +35,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--n", type=_ints, default=None, help="object counts, comma-separated (default 1000,5000)")
+    p.add_argument("--n", type=_ints, default=None,
+                   help="object counts, comma-separated (default 1000,5000; 0: none)")
     p.add_argument("--repeats", type=int, default=None, help="repeats of every run (default 3)")
     p.add_argument(
         "--scenarios",
@@ -94,7 +95,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def options_from(args: argparse.Namespace, argv: list[str]) -> runner.Options:
-    n = args.n or ([200] if args.quick else [1000, 5000])
+    n = args.n if args.n is not None else ([200] if args.quick else [1000, 5000])
+    n = [x for x in n if x > 0]  # --n 0: no widget runs (e.g. only --operators or the start-up scenario)
     if args.scale and 20_000 not in n:
         n = [*n, 20_000]
     chosen = args.scenarios or ["backlog", "stream", "update", "idle"]

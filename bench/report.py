@@ -17,6 +17,8 @@ here): the framework-free loop ~330 objects/s at N=1,000 and ~370–410 at N=5,0
 RSS; Kopf with defaults ~120 and ~107 objects/s, two writes per object, ~330 MB and ~1.4 GB RSS."""
 
 NOTES = """\
+- Where the time goes, what the profiles changed and why the remaining gaps are where they are:
+  [PERFORMANCE.md](PERFORMANCE.md) (written by hand, not regenerated).
 - `kubeloop` runs with the framework's defaults: 16 workers per controller (the ceiling's
   concurrency), no client-side rate limit. With 4 workers (contestant `kubeloop-4`, the earlier
   default) a burst queues behind the round-trips and the stream p99 doubled. A client-side rate
