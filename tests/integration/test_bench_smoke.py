@@ -3,10 +3,13 @@ it converges and reports numbers. No timing assertions: the figures are whatever
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from pathlib import Path
 
 from bench import report, runner
+from kubeloop.client import ApiError, Client
+from kubeloop.testing import wait_for_deletion
 
 
 async def test_bench_harness_smoke(kube_cluster, tmp_path: Path) -> None:
@@ -41,14 +44,22 @@ async def test_bench_harness_smoke(kube_cluster, tmp_path: Path) -> None:
         assert chart.stat().st_size > 1000
 
 
-async def test_bench_operator_scenarios_smoke(kube_cluster, tmp_path: Path) -> None:
+async def test_bench_operator_scenarios_smoke(kube_cluster, kube_client: Client, tmp_path: Path) -> None:
     """``--operators all --operator-n 20``: each bundled operator's scenario completes and its requests
     are attributed (about 40 s)."""
     options = runner.Options(
         n=[], repeats=1, scenarios=[], contestants=["kubeloop"], operators=["all"], operator_n=20,
         kubeconfig=str(kube_cluster.kubeconfig), results=None, log_dir=tmp_path / "logs",
         invocation="pytest tests/integration/test_bench_smoke.py", log=lambda msg: None)
-    data = await runner.run(options)
+    try:
+        data = await runner.run(options)
+    finally:
+        # As test_bad_input does: the ChaosAgent CRD's stored version (v1beta1) would keep
+        # test_crd_generation from installing its own v1alpha1-only ChaosAgent on this cluster.
+        with contextlib.suppress(ApiError):
+            await kube_client.delete("customresourcedefinitions", "chaosagents.blackadder.io")
+            await wait_for_deletion(kube_client, "customresourcedefinitions", "chaosagents.blackadder.io",
+                                    timeout=60)
 
     results = {r["contestant"]: r for r in data["results"]}
     assert set(results) == {"immortal", "copyrator", "reloader", "blackadder"}
