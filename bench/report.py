@@ -131,7 +131,7 @@ def _contestants(data: dict[str, Any]) -> list[str]:
 def tables(data: dict[str, Any]) -> list[str]:
     g = group(data["results"])
     names = _contestants(data)
-    ns = sorted({r["n"] for r in data["results"] if r["scenario"] != "startup"})
+    ns = sorted({r["n"] for r in data["results"] if r["scenario"] in (*THROUGHPUT, "idle")})
     out: list[str] = []
     for scenario in THROUGHPUT:
         if not any(k[0] == scenario for k in g):
@@ -244,7 +244,7 @@ def targets(data: dict[str, Any]) -> list[str]:
     """Issue 10's targets for every kubeloop contestant against the ceiling, as met / missed."""
     g = group(data["results"])
     names = _contestants(data)
-    ns = sorted({r["n"] for r in data["results"] if r["scenario"] != "startup"})
+    ns = sorted({r["n"] for r in data["results"] if r["scenario"] in (*THROUGHPUT, "idle")})
     if "ceiling" not in names:
         return ["(no ceiling run: targets relative to it cannot be checked)", ""]
     out = ["| contestant | N | target | measured | ceiling | result |", "|---|---|---|---|---|---|"]
@@ -371,11 +371,14 @@ def render(data: dict[str, Any], chart_name: str | None) -> str:
     ]
     for part in meta.get("appended") or ():
         o = part["options"]
-        what = ", ".join(o["scenarios"]) + (f"; operators {', '.join(o['operators'])}" if o["operators"] else "")
+        ran = [f"N = {', '.join(f'{n:,}' for n in o['n'])}"] if o["n"] else []
+        ran += [s if s != "startup" else f"startup with {o['startup_n']:,}" for s in o["scenarios"]
+                if o["n"] or s == "startup"]
+        ran += [f"operators {', '.join(o['operators'])}"] if o["operators"] else []
         lines.append(
             f"- **Added** by `{part['invocation']}` on {part['date']} ({part.get('duration_s', '?')} s; load "
             f"average {part['machine'].get('loadavg_start')} at start, {part['machine'].get('loadavg_end', '?')} "
-            f"at end): N = {', '.join(f'{n:,}' for n in o['n'])}, {o['repeats']} repeat(s), {what}"
+            f"at end): {o['repeats']} repeat(s); {', '.join(ran)}"
         )
     lines.append("")
     for warning in meta.get("warnings") or ():
