@@ -120,7 +120,9 @@ def options_from(args: argparse.Namespace, argv: list[str]) -> runner.Options:
         log_dir=args.log_dir,
         results=args.results,
         append=args.append,
-        invocation="python -m bench" + "".join(" " + shlex.quote(a) for a in argv),
+        # The home directory as ~: the invocation goes into the committed report.
+        invocation=("python -m bench" + "".join(" " + shlex.quote(a) for a in argv)).replace(
+            str(Path.home()) + "/", "~/"),
     )
 
 

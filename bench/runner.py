@@ -146,6 +146,7 @@ async def run(options: Options) -> dict[str, Any]:
         raise SystemExit(f"unknown scenarios {sorted(unknown)}; known: {', '.join(scenarios.ALL)}")
     log_dir = options.log_dir or Path(tempfile.mkdtemp(prefix="kubeloop-bench-"))
     log_dir.mkdir(parents=True, exist_ok=True)
+    _say(options, f"operator logs in {log_dir}")
     cluster = None
     kubeconfig = options.kubeconfig
     if kubeconfig is None:
@@ -193,7 +194,6 @@ async def run(options: Options) -> dict[str, Any]:
             "warnings": [f"benchmark namespaces of another run existed at start: {', '.join(others[:5])}"]
             if others
             else [],
-            "log_dir": str(log_dir),
         }
         if data["meta"]:  # appending: the first run's meta stays the report's header
             data["meta"].setdefault("appended", []).append(meta)
