@@ -22,7 +22,7 @@ import random
 import signal
 import statistics
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -223,6 +223,20 @@ class Session:
 
     # --- stream, update, idle (one process) ----------------------------------------------------
 
+    async def _burst(self, result: RunResult, tracker: Tracker, proc: OperatorProcess, values: dict[str, int],
+                     load: Callable[[dict[str, int], Callable[[str, float], None]], Awaitable[None]]) -> None:
+        """Times one burst of changes (stream: creates; update: patches) until all have converged."""
+        n = len(values)
+        s0 = proc.sample()
+        async with self._window() as window:
+            tracker.expect(values)
+            t0 = time.monotonic()
+            await load(values, tracker.mark_started)
+            result.extra["load_s"] = time.monotonic() - t0
+            await self._wait(tracker, proc, self._timeout(n))
+            s1 = proc.sample()
+        self._fill(result, tracker, n, t0, s1.cpu_s - s0.cpu_s, s1.peak_rss_mib, window["requests"], n)
+
     async def live(self, contestant: Contestant, n: int, repeat: int, scenarios: set[str]) -> list[RunResult]:
         results: list[RunResult] = []
         ns = await self.workload.new_namespace(f"{contestant.name}-{n}-live")
@@ -242,15 +256,8 @@ class Session:
 
             values = {name: random.randint(1, 1_000_000) for name in names(n)}
             current = RunResult(contestant.name, "stream", n, repeat, extra={"ready_s": ready_s})
-            s0 = proc.sample()
-            async with self._window() as window:
-                tracker.expect(values)
-                t0 = time.monotonic()
-                await self.workload.create(ns, values, on_created=tracker.mark_started)
-                current.extra["load_s"] = time.monotonic() - t0
-                await self._wait(tracker, proc, self._timeout(n))
-                s1 = proc.sample()
-            self._fill(current, tracker, n, t0, s1.cpu_s - s0.cpu_s, s1.peak_rss_mib, window["requests"], n)
+            await self._burst(current, tracker, proc, values,
+                              lambda v, mark: self.workload.create(ns, v, on_created=mark))
             if "stream" in scenarios:
                 results.append(current)
             if not current.converged:
@@ -260,16 +267,8 @@ class Session:
                 await asyncio.sleep(1.0)
                 values = {name: v + 1 for name, v in values.items()}
                 current = RunResult(contestant.name, "update", n, repeat)
-                s0 = proc.sample()
-                async with self._window() as window:
-                    tracker.expect(values)
-                    t0 = time.monotonic()
-                    await self.workload.set_values(ns, values, on_changed=tracker.mark_started)
-                    current.extra["load_s"] = time.monotonic() - t0
-                    await self._wait(tracker, proc, self._timeout(n))
-                    s1 = proc.sample()
-                self._fill(current, tracker, n, t0, s1.cpu_s - s0.cpu_s, s1.peak_rss_mib, window["requests"],
-                           n)
+                await self._burst(current, tracker, proc, values,
+                                  lambda v, mark: self.workload.set_values(ns, v, on_changed=mark))
                 if "update" in scenarios:
                     results.append(current)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from kubeloop.client import Client, Conflict, NotFound
 from kubeloop.operators.blackadder import marks
-from kubeloop.operators.blackadder.chaos import Action, Round, restore_held, retry_on_conflict
+from kubeloop.operators.blackadder.chaos import Action, Round, fresh, restore_held, retry_on_conflict
 from kubeloop.operators.blackadder.schedule import chance
 from kubeloop.resources.builtin import DEPLOYMENT
 
@@ -78,7 +78,7 @@ async def scale_up(rnd: Round, dep: Obj, autoscaled: set[tuple[str, str]]) -> Ac
         try:
             updated = await rnd.client.patch(DEPLOYMENT, meta["name"], patch, meta["namespace"])
         except Conflict:  # re-read, then retry_on_conflict tries again
-            current = await _fresh(rnd.client, meta["namespace"], meta["name"])
+            current = await fresh(rnd.client, DEPLOYMENT, meta["namespace"], meta["name"])
             raise
         return Action("cancer", "scaled", updated | {"apiVersion": "apps/v1", "kind": "Deployment"},
                       f"{before} -> {after}")
@@ -87,12 +87,6 @@ async def scale_up(rnd: Round, dep: Obj, autoscaled: set[tuple[str, str]]) -> Ac
     except NotFound:
         return None
 
-
-async def _fresh(client: Client, namespace: str, name: str) -> Obj | None:
-    try:
-        return await client.get(DEPLOYMENT, name, namespace)
-    except NotFound:
-        return None
 
 
 async def restore_deployments(client: Client, label: str, wanted: Callable[[Obj], bool]) -> list[Action]:
@@ -117,7 +111,7 @@ async def restore_deployment(client: Client, dep: Obj) -> Action | None:
         try:
             updated = await client.patch(DEPLOYMENT, meta["name"], patch, meta["namespace"])
         except Conflict:  # re-read, then retry_on_conflict tries again
-            current = await _fresh(client, meta["namespace"], meta["name"])
+            current = await fresh(client, DEPLOYMENT, meta["namespace"], meta["name"])
             raise
         obj = updated | {"apiVersion": "apps/v1", "kind": "Deployment"}
         if "spec" in patch:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from kubeloop.client import Client, Conflict, Resource
+from kubeloop.client import Client, Conflict, NotFound, Resource
 from kubeloop.operators.blackadder import marks, schedule
 from kubeloop.operators.blackadder.safety import Settings
 
@@ -90,6 +90,14 @@ class Round:
                     return None
         results = await asyncio.gather(*(bounded(i) for i in items))
         return [r for r in results if r is not None]
+
+
+async def fresh(client: Client, resource: Resource, namespace: str, name: str) -> Obj | None:
+    """The object as the API server has it now (after a 409), or None once it is gone."""
+    try:
+        return await client.get(resource, name, namespace)
+    except NotFound:
+        return None
 
 
 async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], tries: int = 5) -> T:

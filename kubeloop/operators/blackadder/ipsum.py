@@ -15,7 +15,7 @@ import orjson
 
 from kubeloop.client import Client, Conflict, NotFound
 from kubeloop.operators.blackadder import lorem, marks
-from kubeloop.operators.blackadder.chaos import Action, Round, restore_held, retry_on_conflict
+from kubeloop.operators.blackadder.chaos import Action, Round, fresh, restore_held, retry_on_conflict
 from kubeloop.operators.blackadder.safety import Settings, rewritable_configmap
 from kubeloop.operators.blackadder.schedule import chance
 from kubeloop.resources.builtin import CONFIG_MAP
@@ -137,7 +137,7 @@ async def restore_configmap(client: Client, cm: Obj) -> Action | None:
         try:
             updated = await client.patch(CONFIG_MAP, meta["name"], patch, meta["namespace"])
         except Conflict:  # re-read, then retry_on_conflict tries again
-            current = await _fresh(client, meta["namespace"], meta["name"])
+            current = await fresh(client, CONFIG_MAP, meta["namespace"], meta["name"])
             raise
         obj = updated | {"apiVersion": "v1", "kind": "ConfigMap"}
         if "data" in patch:
@@ -152,9 +152,3 @@ async def restore_configmap(client: Client, cm: Obj) -> Action | None:
         await delete_backup(client, backup)
     return action
 
-
-async def _fresh(client: Client, namespace: str, name: str) -> Obj | None:
-    try:
-        return await client.get(CONFIG_MAP, name, namespace)
-    except NotFound:
-        return None
