@@ -55,7 +55,9 @@ class Store:
         self._items: dict[str, Obj] = {}
         self._index_funcs: dict[str, IndexFunc] = dict(DEFAULT_INDEXES)
         self._index_funcs.update(indexes or {})
-        self._indexes: dict[str, dict[str, set[str]]] = {name: {} for name in self._index_funcs}
+        # Indexes are built on first use and kept up to date from then on: an upsert pays only for
+        # the indexes someone reads (a controller that never asks for owned objects pays for none).
+        self._indexes: dict[str, dict[str, set[str]]] = {}
 
     def __len__(self) -> int:
         return len(self._items)
@@ -76,22 +78,30 @@ class Store:
         return self._items.get(f"{namespace}/{name}" if namespace else name)
 
     def add_index(self, name: str, func: IndexFunc) -> None:
-        """Adds an index; existing objects are indexed at once."""
+        """Adds an index (built when first read, from everything stored by then)."""
         if name in self._index_funcs:
             if self._index_funcs[name] is not func:
                 raise ValueError(f"index {name!r} already exists with another function")
             return
         self._index_funcs[name] = func
-        self._indexes[name] = {}
-        for key, obj in self._items.items():
-            self._index_one(name, key, obj)
 
     def by_index(self, name: str, value: str) -> list[Obj]:
-        keys = self._indexes[name].get(value, ())
+        keys = self._index(name).get(value, ())
         return [self._items[k] for k in keys if k in self._items]
 
     def index_keys(self, name: str, value: str) -> list[str]:
-        return list(self._indexes[name].get(value, ()))
+        return list(self._index(name).get(value, ()))
+
+    def _index(self, name: str) -> dict[str, set[str]]:
+        index = self._indexes.get(name)
+        if index is None:
+            if name not in self._index_funcs:
+                raise KeyError(f"no index {name!r}; known: {', '.join(sorted(self._index_funcs))} "
+                               "(add one with add_index or informer(..., indexes={name: func}))")
+            index = self._indexes[name] = {}
+            for key, obj in self._items.items():
+                self._index_one(name, key, obj)
+        return index
 
     def upsert(self, obj: Obj) -> Obj | None:
         """Stores an object; returns the one it replaced."""
@@ -100,7 +110,7 @@ class Store:
         if old is not None:
             self._unindex(key, old)
         self._items[key] = obj
-        for name in self._index_funcs:
+        for name in self._indexes:
             self._index_one(name, key, obj)
         return old
 
@@ -115,9 +125,8 @@ class Store:
             self._indexes[name].setdefault(value, set()).add(key)
 
     def _unindex(self, key: str, obj: Obj) -> None:
-        for name, func in self._index_funcs.items():
-            index = self._indexes[name]
-            for value in func(obj):
+        for name, index in self._indexes.items():
+            for value in self._index_funcs[name](obj):
                 keys = index.get(value)
                 if keys is not None:
                     keys.discard(key)

@@ -1,3 +1,5 @@
+import pytest
+
 from kubeloop.cache.store import Store, object_key
 from kubeloop.controller.diff import diff, essence, under
 from kubeloop.helpers.conditions import set_condition
@@ -28,6 +30,30 @@ def test_custom_index_added_late_indexes_existing():
     s.upsert({"metadata": {"name": "n", "labels": {"app": "web"}}})
     s.add_index("app", lambda o: [o["metadata"].get("labels", {}).get("app", "")])
     assert [o["metadata"]["name"] for o in s.by_index("app", "web")] == ["n"]
+
+
+def test_index_is_built_on_first_read_then_kept_current():
+    calls = []
+
+    def by_app(o):
+        calls.append(o["metadata"]["name"])
+        return [o["metadata"].get("labels", {}).get("app", "")]
+
+    s = Store({"app": by_app})
+    s.upsert({"metadata": {"name": "a", "labels": {"app": "web"}}})
+    s.upsert({"metadata": {"name": "a", "labels": {"app": "db"}}})  # changed before anyone asked
+    s.upsert({"metadata": {"name": "b", "labels": {"app": "web"}}})
+    assert calls == []  # nobody read the index: upserts did not compute it
+    assert [o["metadata"]["name"] for o in s.by_index("app", "web")] == ["b"]
+    s.upsert({"metadata": {"name": "a", "labels": {"app": "web"}}})  # from now on kept current
+    s.remove("b")
+    assert [o["metadata"]["name"] for o in s.by_index("app", "web")] == ["a"]
+    assert s.by_index("app", "db") == []
+
+
+def test_unknown_index_names_the_known_ones():
+    with pytest.raises(KeyError, match="no index 'nope'; known: app, controller, namespace, owner, uid"):
+        Store({"app": lambda o: ()}).by_index("nope", "x")
 
 
 def test_diff_ignores_status_and_bookkeeping():
