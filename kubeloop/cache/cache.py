@@ -30,10 +30,15 @@ class Cache:
     watched in just those namespaces (one watch each), cluster-scoped ones everywhere."""
 
     def __init__(self, client: Client, namespaces: list[str] | None = None, *,
-                 freeze_gc: bool = True, page_size: int = 500, inactivity_timeout: float = 330.0) -> None:
+                 freeze_gc: bool = True, page_size: int = 500, inactivity_timeout: float = 330.0,
+                 strip_managed_fields: bool = True) -> None:
         self.client = client
         self.namespaces = tuple(namespaces) if namespaces else None
         self.freeze_gc = freeze_gc
+        # managedFields are the API server's server-side-apply bookkeeping: reconcilers do not read
+        # them, and they are often a third of a small object's memory. An update (PUT) of a cached
+        # object without them keeps the server's (only an explicit empty list would reset them).
+        self.strip_managed_fields = strip_managed_fields
         self.page_size = page_size
         # A watch silent this long (not even a bookmark) is taken for a dead, half-open connection.
         self.inactivity_timeout = inactivity_timeout
@@ -53,6 +58,8 @@ class Cache:
                           metadata_only)
         informer = self._informers.get(key)
         if informer is None:
+            if self.strip_managed_fields:
+                transform = _without_managed_fields(transform)
             informer = Informer(self.client, key, transform=transform, indexes=indexes,
                                 page_size=self.page_size, inactivity_timeout=self.inactivity_timeout)
             self._informers[key] = informer
@@ -108,3 +115,12 @@ class Cache:
         if namespace and informer.resource.namespaced:
             return informer.store.by_index("namespace", namespace)
         return list(informer.store)
+
+
+def _without_managed_fields(then: Transform | None) -> Transform:
+    def transform(obj: Obj) -> Obj:
+        meta = obj.get("metadata")
+        if meta:
+            meta.pop("managedFields", None)
+        return then(obj) if then else obj
+    return transform

@@ -45,6 +45,7 @@ class ManagerOptions:
     graceful_shutdown_timeout: float = 30.0
     sync_timeout: float = 120.0
     freeze_gc: bool = True
+    strip_managed_fields: bool = True  # cached objects without metadata.managedFields (see Cache)
     # Seconds without a byte on a watch (bookmarks included) before it counts as dead and reconnects.
     watch_inactivity_timeout: float = 330.0
 
@@ -55,7 +56,8 @@ class Manager:
         self.options = options or ManagerOptions()
         self.name = name
         self.cache = Cache(client, self.options.namespaces, freeze_gc=self.options.freeze_gc,
-                           inactivity_timeout=self.options.watch_inactivity_timeout)
+                           inactivity_timeout=self.options.watch_inactivity_timeout,
+                           strip_managed_fields=self.options.strip_managed_fields)
         self.events = EventRecorder(client, name)
         self.controllers: list[Controller] = []
         self._startup: list[Callable[[Manager], Awaitable[object]]] = []

@@ -43,6 +43,37 @@ async def test_informer_lists_watches_and_indexes(kube_client: Client, namespace
         await cache.stop()
 
 
+async def test_cache_drops_managed_fields_and_an_update_keeps_the_servers(kube_client: Client,
+                                                                           namespace: str) -> None:
+    """The cached copy has no managedFields (memory), the user's transform still runs after, and a PUT
+    of that copy leaves the server's managedFields in place (the API server keeps them when omitted)."""
+    await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"},
+                              "metadata": {"name": "cm", "namespace": namespace}})
+    await kube_client.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "cm", "namespace": namespace, "labels": {"owner": "other"}}}, field_manager="other-owner")
+    cache = Cache(kube_client, [namespace], freeze_gc=False)
+    informer = await cache.informer("configmaps", transform=lambda o: {**o, "seen": True})
+    cache.start()
+    try:
+        await cache.wait_synced(30)
+        cached = informer.store.get(f"{namespace}/cm")
+        assert cached is not None and cached["seen"] and "managedFields" not in cached["metadata"]
+        body = {k: v for k, v in cached.items() if k != "seen"}
+        updated = await kube_client.replace({**body, "data": {"k": "w"}})
+        managers = {m["manager"] for m in updated["metadata"]["managedFields"]}
+        assert "other-owner" in managers, managers  # another manager's fields survive our update
+    finally:
+        await cache.stop()
+    kept = Cache(kube_client, [namespace], freeze_gc=False, strip_managed_fields=False)
+    informer = await kept.informer("configmaps")
+    kept.start()
+    try:
+        await kept.wait_synced(30)
+        assert informer.store.get(f"{namespace}/cm")["metadata"]["managedFields"]
+    finally:
+        await kept.stop()
+
+
 async def test_relist_after_410_loses_nothing(kube_cluster, kube_client: Client, namespace: str) -> None:
     """The API server restarts while the informer is away; its fresh watch cache answers the resume
     from the old resourceVersion with 410 Gone. The informer relists, and its store then matches the

@@ -25,12 +25,6 @@ def by_owner(obj: Obj) -> tuple[str, ...]:
     return (owner,) if owner else ()
 
 
-def slim(obj: Obj) -> Obj:
-    """managedFields are never read here and are often the larger part of a small object."""
-    obj.get("metadata", {}).pop("managedFields", None)
-    return obj
-
-
 class World:
     """Bound to a manager at startup (before its controllers are set up), so that every informer here
     is the very one the controllers share."""
@@ -51,7 +45,7 @@ class World:
         self._rules = await cache.informer(CopyratorRule, field_selector=rule_field_selector)
         self._namespaces = await cache.informer(NAMESPACE)
         for kind, res in RESOURCES.items():
-            self._objects[kind] = await cache.informer(res, all_namespaces=True, transform=slim,
+            self._objects[kind] = await cache.informer(res, all_namespaces=True,
                                                        indexes={OWNER_INDEX: by_owner})
         self._parsed.clear()
         self.blocked.clear()

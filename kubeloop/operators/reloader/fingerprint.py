@@ -26,12 +26,9 @@ def value_digests(obj: Obj) -> dict[str, dict[str, str]]:
 
 
 def without_data(obj: Obj) -> Obj:
-    """Informer transform for ConfigMaps and Secrets: metadata (minus managedFields) and per-key
-    digests, never the values — so no Secret content is ever cached, logged or printed."""
+    """Informer transform for ConfigMaps and Secrets: metadata and per-key digests, never the values —
+    so no Secret content is ever cached, logged or printed. (The cache drops managedFields first.)"""
     out = {k: v for k, v in obj.items() if k not in (*_FIELDS, "stringData")}
-    meta = dict(obj.get("metadata") or {})
-    meta.pop("managedFields", None)
-    out["metadata"] = meta
     out[DIGESTS] = value_digests(obj)
     return out
 
