@@ -120,10 +120,24 @@ def options_from(args: argparse.Namespace, argv: list[str]) -> runner.Options:
         log_dir=args.log_dir,
         results=args.results,
         append=args.append,
-        # The home directory as ~: the invocation goes into the committed report.
-        invocation=("python -m bench" + "".join(" " + shlex.quote(a) for a in argv)).replace(
+        # The invocation goes into the committed report: the home directory as ~, and no log directory
+        # (a path of this machine that changes nothing measured).
+        invocation=("python -m bench" + "".join(" " + shlex.quote(a) for a in _without_log_dir(argv))).replace(
             str(Path.home()) + "/", "~/"),
     )
+
+
+def _without_log_dir(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--log-dir":
+            skip = True
+        elif not arg.startswith("--log-dir="):
+            out.append(arg)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
