@@ -76,6 +76,10 @@ def machine() -> dict[str, Any]:
     }
 
 
+def _tilde(path: object) -> str:
+    return str(path).replace(str(Path.home()), "~")  # no machine paths in the committed results
+
+
 def _loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -179,7 +183,7 @@ async def run(options: Options) -> dict[str, Any]:
             "invocation": options.invocation,
             "machine": machine(),
             "versions": await versions(client),
-            "cluster": "LocalCluster " + options.cluster_name if cluster else f"existing ({kubeconfig})",
+            "cluster": "LocalCluster " + options.cluster_name if cluster else f"existing ({_tilde(kubeconfig)})",
             "options": {
                 "n": options.n,
                 "repeats": options.repeats,

@@ -117,9 +117,9 @@ class Workload:
     async def delete_namespace(self, namespace: str, timeout: float = 300.0) -> None:
         """Deletes the widgets and the namespace, and waits until it is gone, so that the namespace
         controller's clean-up never runs during someone else's measurement."""
-        # Tens of thousands of widgets outlast the API server's 60 s request limit (504); it goes on
-        # deleting them, and the namespace deletion below waits for the rest anyway.
-        with contextlib.suppress(NotFound, ServerTimeout):
+        # Tens of thousands of widgets outlast the API server's 60 s request limit (504) or our client's
+        # (TimeoutError); the server goes on deleting them, and the namespace deletion below waits anyway.
+        with contextlib.suppress(NotFound, ServerTimeout, TimeoutError):
             self.counter.add("DELETE", GROUP, PLURAL)
             await self.client.delete_collection(RESOURCE, namespace)
         with contextlib.suppress(NotFound):
