@@ -144,7 +144,7 @@ class Controller:
 
     def _on_primary(self, event: Event) -> None:
         # The event echoing our own status write comes here too, and reconciles again: deliberately
-        # (see docs/BENCHMARKS.md, "the echo reconcile"), since a reconcile that ran on a cache
+        # (see docs/PERFORMANCE.md, "the echo reconcile"), since a reconcile that ran on a cache
         # without that write, or a status-driven state machine, needs it.
         if event.type != "deleted" and not all(p(event) for p in self.predicates):
             return

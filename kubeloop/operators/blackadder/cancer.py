@@ -88,7 +88,6 @@ async def scale_up(rnd: Round, dep: Obj, autoscaled: set[tuple[str, str]]) -> Ac
         return None
 
 
-
 async def restore_deployments(client: Client, label: str, wanted: Callable[[Obj], bool]) -> list[Action]:
     """Every Deployment this agent holds and ``wanted`` picks gets its original replicas back."""
     return await restore_held(client, DEPLOYMENT, label, wanted, restore_deployment)

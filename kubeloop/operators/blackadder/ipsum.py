@@ -151,4 +151,3 @@ async def restore_configmap(client: Client, cm: Obj) -> Action | None:
     if backup:
         await delete_backup(client, backup)
     return action
-
