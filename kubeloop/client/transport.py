@@ -160,7 +160,7 @@ class Transport:
                 continue
             if status in _RETRY_STATUSES and attempt < MAX_RETRIES and not _policy_refusal(error) and (
                     status == 429 or retry_after is not None or method == "GET"):
-                delay = retry_after if retry_after is not None else _backoff(attempt)
+                delay = _retry_delay(attempt, retry_after)
                 log.debug("%s %s: %s; retrying in %.2fs", method, path, status, delay)
                 await asyncio.sleep(delay)
                 continue
@@ -236,6 +236,13 @@ def _policy_refusal(error: ApiError) -> bool:
 
 def _backoff(attempt: int, base: float = 0.2, cap: float = 10.0) -> float:
     return min(cap, base * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+
+
+def _retry_delay(attempt: int, retry_after: float | None) -> float:
+    """Retry-After is the server's floor, not a rendezvous: API Priority and Fairness answers every
+    rejected request with the same ``Retry-After: 1``, so a crowd that waited exactly that long would come
+    back together and be rejected together again. A jittered, growing backoff on top spreads it out."""
+    return (retry_after or 0.0) + _backoff(attempt)
 
 
 __all__ = ["ApiError", "RateLimiter", "Transport"]

@@ -38,10 +38,12 @@ async def test_client_survives_apf_throttling(kube_cluster, kube_client: Client,
                                            "name": sa, "namespace": namespace}}],
                                            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"],
                                                               "resources": ["*"], "namespaces": ["*"]}]}]}})
-    for i in range(20):
+    # ~1 MB lists: the API server holds the seat while it writes one, so concurrent lists overlap even
+    # when a busy machine slows the client down (with small lists they could all be served one by one).
+    for i in range(40):
         await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
                                   "metadata": {"name": f"c{i}", "namespace": namespace},
-                                  "data": {"x": "y" * 2000}})
+                                  "data": {"x": "y" * 25_000}})
     path = await asyncio.to_thread(kube_cluster.service_account_kubeconfig, namespace, sa,
                                    tmp_path / "kubeconfig")
     client = await Client.from_kubeconfig(str(path))
@@ -57,5 +59,5 @@ async def test_client_survives_apf_throttling(kube_cluster, kube_client: Client,
                           ("prioritylevelconfigurations.flowcontrol.apiserver.k8s.io", level)):
             with contextlib.suppress(Exception):
                 await kube_client.delete(ref, name)
-    assert all(sum(o["metadata"]["name"].startswith("c") for o in r["items"]) == 20 for r in results)
+    assert all(sum(o["metadata"]["name"].startswith("c") for o in r["items"]) == 40 for r in results)
     assert throttled._value.get() > before, "the API server never throttled: the test proves nothing"
