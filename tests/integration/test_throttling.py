@@ -24,11 +24,13 @@ async def test_client_survives_apf_throttling(kube_cluster, kube_client: Client,
                               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                                           "name": "view"},
                               "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}]})
-    # One seat, no queue: concurrent requests beyond the first are rejected with 429.
+    # One seat, no queue: concurrent requests beyond the first are rejected with 429. No borrowing
+    # either (unset, it is unlimited): the API server would lend this level idle seats of others.
     await kube_client.create({"apiVersion": APF, "kind": "PriorityLevelConfiguration",
                               "metadata": {"name": level},
                               "spec": {"type": "Limited", "limited": {
                                   "nominalConcurrencyShares": 1, "lendablePercent": 0,
+                                  "borrowingLimitPercent": 0,
                                   "limitResponse": {"type": "Reject"}}}})
     await kube_client.create({"apiVersion": APF, "kind": "FlowSchema", "metadata": {"name": schema},
                               "spec": {"priorityLevelConfiguration": {"name": level},
