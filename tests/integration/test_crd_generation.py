@@ -40,25 +40,13 @@ from kubeloop.resources import (
     watch_permissions,
 )
 from kubeloop.testing import wait_for
+from tests.chaos_agent import ChaosAgentSpec, ChaosAgentStatus
 
 pytestmark = pytest.mark.cluster
 
 GROUP = "crdgen.test.kubeloop.dev"
 
-
 # --- the Blackadder ChaosAgent --------------------------------------------------------------------
-
-
-class ChaosAgentSpec(BaseModel):
-    """Settings of one chaos agent."""
-
-    tantrumMode: bool = False
-    eagerness: int = Field(20, ge=1, le=100, description="Probability in % of acting on each object.")
-    excludedNamespaces: list[str] = Field(default_factory=list)
-
-
-class ChaosAgentStatus(BaseModel):
-    victims: int = 0
 
 
 class ChaosAgent(CustomResource, group="blackadder.io", version="v1alpha1", kind="ChaosAgent",

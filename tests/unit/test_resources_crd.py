@@ -17,19 +17,7 @@ from kubeloop.resources import (
     validation,
     version_priority,
 )
-
-
-class ChaosAgentSpec(BaseModel):
-    """Settings of one chaos agent."""
-
-    tantrumMode: bool = False
-    eagerness: int = Field(20, ge=1, le=100, description="Probability in % of acting on each object.")
-    excludedNamespaces: list[str] = Field(default_factory=list)
-
-
-class ChaosAgentStatus(BaseModel):
-    victims: int = 0
-
+from tests.chaos_agent import ChaosAgentSpec, ChaosAgentStatus
 
 COLUMNS = [
     printer_column("Tantrum", ".spec.tantrumMode", type="boolean"),

@@ -20,19 +20,12 @@ from kubeloop.resources import (
     printer_column,
     scale_subresource,
 )
+from tests.chaos_agent import ChaosAgentSpec
+from tests.chaos_agent import ChaosAgentStatus as SharedStatus
 
 
-class ChaosAgentSpec(BaseModel):
-    """Settings of one chaos agent."""
-
-    tantrumMode: bool = False
-    eagerness: int = Field(20, ge=1, le=100, description="Probability in % of acting on each object.")
-    excludedNamespaces: list[str] = Field(default_factory=list)
-
-
-class ChaosAgentStatus(BaseModel):
+class ChaosAgentStatus(SharedStatus):
     observedGeneration: int | None = None
-    victims: int = 0
 
 
 class ChaosAgent(
