@@ -131,13 +131,23 @@ class Client:
                     resource_version: str | None = None, label_selector: str | None = None,
                     field_selector: str | None = None, timeout_seconds: int | None = None,
                     allow_bookmarks: bool = True, read_timeout: float = 330.0,
-                    metadata_only: bool = False) -> AsyncIterator[dict[str, Any]]:
-        """Yields watch events (``{"type": ..., "object": ...}``) until the server closes the stream."""
+                    metadata_only: bool = False, send_initial_events: bool = False,
+                    ) -> AsyncIterator[dict[str, Any]]:
+        """Yields watch events (``{"type": ..., "object": ...}``) until the server closes the stream.
+
+        ``send_initial_events``: a streaming list — the stream starts with an ADDED event per existing
+        object, then a bookmark annotated ``k8s.io/initial-events-end`` (Kubernetes ≥ 1.27 with the
+        WatchList feature, on by default from 1.34)."""
         res = await self.resource(ref)
-        self._record("watch", res, None, namespace if res.namespaced else None)
+        ns = namespace if res.namespaced else None
+        self._record("watch", res, None, ns)
+        if send_initial_events:
+            self._record("list", res, None, ns)  # it is a list as much as a watch
         params = {"watch": True, "resourceVersion": resource_version, "labelSelector": label_selector,
                   "fieldSelector": field_selector, "timeoutSeconds": timeout_seconds,
-                  "allowWatchBookmarks": allow_bookmarks}
+                  "allowWatchBookmarks": allow_bookmarks or send_initial_events,
+                  "sendInitialEvents": send_initial_events,
+                  "resourceVersionMatch": "NotOlderThan" if send_initial_events else None}
         accept = _METADATA_WATCH_ACCEPT if metadata_only else "application/json"
         async for event in self.transport.stream(res.path(namespace), params, read_timeout=read_timeout,
                                                  accept=accept):

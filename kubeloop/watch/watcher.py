@@ -3,6 +3,11 @@
 The stream never ends on its own: connection failures back off and resume from the last
 resourceVersion; a 410 Gone (HTTP or in-stream) relists. Each (re)list is delivered whole as
 ``Relisted`` so the cache can drop what vanished in between.
+
+The list is a streaming list where the API server offers one (KEP-3157: the watch itself starts with
+every existing object, then an annotated bookmark), else paginated. Streaming needs no list pages and
+lets us decode objects while the server is still sending them: at 50,000 objects it took half the time
+of 500-object pages (docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 import aiohttp
 
 from kubeloop.client import Client, Resource
-from kubeloop.client.errors import ApiError, Forbidden, Gone, NotFound
+from kubeloop.client.errors import ApiError, BadRequest, Forbidden, Gone, Invalid, NotFound
 from kubeloop.watch.backoff import Backoff
 
 log = logging.getLogger("kubeloop.watch")
@@ -47,6 +52,12 @@ class Changed:
 
 WatchEvent = Relisted | Changed
 
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+class StreamingListUnsupported(Exception):
+    """The API server ignored ``sendInitialEvents`` (older than 1.27): a plain bookmark came first."""
+
 
 @dataclass
 class WatchOptions:
@@ -60,6 +71,9 @@ class WatchOptions:
     inactivity_timeout: float = 330.0
     metadata_only: bool = False
     transform: Transform | None = None
+    # Streaming lists are on by default from Kubernetes 1.34 (1.33 shipped the feature off): a server
+    # that refuses them gets a paginated list instead, so this only needs turning off to compare.
+    streaming_list: bool = True
 
 
 class Watcher:
@@ -71,6 +85,7 @@ class Watcher:
         self.resource_version: str | None = None
         self.relists = 0  # how many full lists were made (tests and metrics read it)
         self.last_error: Exception | None = None
+        self.streaming = self.options.streaming_list
 
     def __aiter__(self) -> AsyncIterator[WatchEvent]:
         return self._run()
@@ -78,7 +93,7 @@ class Watcher:
     async def _run(self) -> AsyncIterator[WatchEvent]:
         while True:
             try:
-                if self.resource_version is None:
+                if self.resource_version is None and not self.streaming:
                     yield await self._list()
                 started = loop_time()
                 async for event in self._watch():
@@ -92,13 +107,27 @@ class Watcher:
                 continue
             except asyncio.CancelledError:
                 raise
-            except (TimeoutError, ApiError, aiohttp.ClientError, OSError, ValueError) as exc:
+            except (TimeoutError, ApiError, aiohttp.ClientError, OSError, ValueError,
+                    StreamingListUnsupported) as exc:
+                if self._streaming_refused(exc):
+                    continue
                 self.last_error = exc
                 delay = self.backoff.next()
                 level = logging.ERROR if isinstance(exc, Forbidden | NotFound) else logging.WARNING
                 log.log(level, "%s: watch failed (%s); retrying in %.1fs", self.resource, describe_error(exc),
                         delay)
                 await asyncio.sleep(delay)
+
+    def _streaming_refused(self, exc: Exception) -> bool:
+        """A server without streaming lists answers 400/422 (1.33, or the feature turned off) or, older
+        than 1.27, ignores the parameter; from then on this watcher lists page by page."""
+        answered = isinstance(exc, BadRequest | Invalid) and self.streaming and self.resource_version is None
+        if not (answered or isinstance(exc, StreamingListUnsupported)):
+            return False
+        log.info("%s: the API server does not serve streaming lists (%s); listing page by page",
+                 self.resource, describe_error(exc))
+        self.streaming = False
+        return True
 
     async def _list(self) -> Relisted:
         opts = self.options
@@ -115,19 +144,26 @@ class Watcher:
                 item.setdefault("kind", kind)
                 items.append(opts.transform(item) if opts.transform else item)
             rv = page.get("metadata", {}).get("resourceVersion", "")
+        return self._listed(items, rv)
+
+    def _listed(self, items: list[dict[str, Any]], rv: str) -> Relisted:
         self.resource_version = rv
         self.relists += 1
         self.backoff.healthy()
         self.last_error = None
         return Relisted(items, rv)
 
-    async def _watch(self) -> AsyncIterator[Changed]:
+    async def _watch(self) -> AsyncIterator[WatchEvent]:
         opts = self.options
         timeout = int(opts.min_watch_timeout * (1 + random.random()))
+        # No resourceVersion yet: this watch is the streaming list. Its objects are collected, not
+        # yielded, until the end marker; their resourceVersions are in no order, so none is kept.
+        initial: list[dict[str, Any]] | None = [] if self.resource_version is None else None
         stream = self.client.watch(
             self.resource, opts.namespace, resource_version=self.resource_version,
             label_selector=opts.label_selector, field_selector=opts.field_selector,
-            timeout_seconds=timeout, read_timeout=opts.inactivity_timeout, metadata_only=opts.metadata_only)
+            timeout_seconds=timeout, read_timeout=opts.inactivity_timeout, metadata_only=opts.metadata_only,
+            send_initial_events=initial is not None)
         self.backoff.healthy()
         async for event in stream:
             etype = str(event.get("type"))
@@ -137,6 +173,15 @@ class Watcher:
                 if code == 410:
                     raise Gone(410, obj.get("reason", "Expired"), obj.get("message", ""), obj)
                 raise ApiError(code or 500, obj.get("reason", ""), obj.get("message", ""), obj)
+            if initial is not None:
+                if etype != "BOOKMARK":
+                    initial.append(opts.transform(obj) if opts.transform else obj)
+                    continue
+                if (obj.get("metadata", {}).get("annotations") or {}).get(INITIAL_EVENTS_END) != "true":
+                    raise StreamingListUnsupported("a bookmark came before the end of the initial events")
+                yield self._listed(initial, obj["metadata"]["resourceVersion"])
+                initial = None
+                continue
             rv = obj.get("metadata", {}).get("resourceVersion")
             if rv:
                 self.resource_version = rv

@@ -348,6 +348,30 @@ async def test_graceful_shutdown_finishes_in_flight_reconciles(kube_client: Clie
     assert obj.get("status", {}).get("seen") == "finished"
 
 
+async def test_the_initial_list_is_a_streaming_list(kube_client: Client, namespace: str) -> None:
+    """The API server we build serves streaming lists: the watch itself brings every object, then the
+    end-of-initial-events bookmark; changes follow on the same stream, with no list request."""
+    from kubeloop.watch.watcher import Changed, Relisted, Watcher, WatchOptions
+
+    for i in range(3):
+        await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": f"s{i}", "namespace": namespace}})
+    watcher = Watcher(kube_client, await kube_client.resource("configmaps"), WatchOptions(namespace=namespace))
+    stream = watcher.__aiter__()
+    try:
+        listed = await asyncio.wait_for(anext(stream), 30)
+        assert isinstance(listed, Relisted) and watcher.streaming, "fell back to a paginated list"
+        assert {f"s{i}" for i in range(3)} <= {o["metadata"]["name"] for o in listed.items}
+        assert int(listed.resource_version) >= max(int(o["metadata"]["resourceVersion"]) for o in listed.items)
+        await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": "later", "namespace": namespace}})
+        changed = await asyncio.wait_for(anext(stream), 30)
+        assert isinstance(changed, Changed) and changed.type == "ADDED"
+        assert changed.object["metadata"]["name"] == "later" and watcher.relists == 1
+    finally:
+        await stream.aclose()
+
+
 async def test_bookmarks_advance_the_resource_version(kube_client: Client, namespace: str) -> None:
     """Nothing changes in our namespace, but the cluster moves on: bookmarks keep our resourceVersion
     fresh so a reconnect does not fall behind into 410s."""
