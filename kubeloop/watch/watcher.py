@@ -71,8 +71,8 @@ class WatchOptions:
     inactivity_timeout: float = 330.0
     metadata_only: bool = False
     transform: Transform | None = None
-    # Streaming lists are on by default from Kubernetes 1.34 (1.33 shipped the feature off): a server
-    # that refuses them gets a paginated list instead, so this only needs turning off to compare.
+    # Streaming lists are on by default from Kubernetes 1.34 (1.33 shipped the feature off); a server
+    # that refuses or ignores them is listed page by page anyway. False: pages from the start.
     streaming_list: bool = True
 
 
