@@ -26,6 +26,8 @@ log = logging.getLogger("kubeloop.client")
 # client-go retries 429/5xx answers carrying Retry-After up to 10 times.
 MAX_RETRIES = 10
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
+# The connection broke or went silent: the request may or may not have reached the server.
+_CONNECTION_ERRORS = (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
 
 
 class RateLimiter:
@@ -63,6 +65,7 @@ class Transport:
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self.user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
+        self._closing: set[asyncio.Task[None]] = set()
         self._ssl: tuple[int, ssl.SSLContext | bool] | None = None
         # Bound metric children by label values: labels() on every request is a measurable cost.
         self._m_requests: dict[tuple[str, str], Any] = {}
@@ -100,6 +103,26 @@ class Transport:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+    def drop_connections(self, session: aiohttp.ClientSession) -> None:
+        """Closes every connection of ``session``, idle or in use, and starts a fresh pool.
+
+        Called when a connection went silent (a request or a watch timed out): the others to the same
+        server most likely died with it (a dead node, a dropped NAT entry, a proxy gone mute) but would each
+        wait out its own timeout, and idle ones would be handed to the next requests. Failing them now means
+        reads are retried and writes reach their reconcile's error policy in seconds instead of a minute
+        (kubelet closes all its connections when a heartbeat fails, for the same reason). Only the session
+        that failed is dropped, so a crowd of requests timing out together drops one pool, not each other's.
+        """
+        if self._session is not session:
+            return
+        self._session = None
+        log.warning("a connection to %s went silent; closing all its connections", self.host)
+        task = asyncio.get_running_loop().create_task(session.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     async def _headers(self, content_type: str | None) -> tuple[dict[str, str], ssl.SSLContext | bool]:
         creds = await self.config.auth.credentials()
@@ -139,9 +162,10 @@ class Transport:
                     raw = await resp.read()
                     status = resp.status
                     retry_after = _retry_after(resp.headers.get("Retry-After"))
-            except (TimeoutError, aiohttp.ClientConnectorError, aiohttp.ClientOSError,
-                    aiohttp.ServerDisconnectedError) as exc:
+            except _CONNECTION_ERRORS as exc:
                 self._count("<error>", method)
+                if isinstance(exc, TimeoutError):
+                    self.drop_connections(session)
                 sent = not isinstance(exc, aiohttp.ClientConnectorError)
                 if attempt >= MAX_RETRIES or (sent and method not in ("GET", "HEAD")):
                     raise
@@ -186,8 +210,12 @@ class Transport:
                                         _retry_after(resp.headers.get("Retry-After")))
             # Watch events are newline-delimited; a big object may exceed aiohttp's line limit, so
             # split ourselves on the raw byte stream.
-            async for event in json_lines(resp.content.iter_any()):
-                yield event
+            try:
+                async for event in json_lines(resp.content.iter_any()):
+                    yield event
+            except TimeoutError:
+                self.drop_connections(session)
+                raise
 
 
 async def json_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[Any]:

@@ -1,0 +1,111 @@
+"""A connection that goes silent takes the client's other connections to the same server with it.
+
+A tiny HTTP/1.1 server on 127.0.0.1 stands in for a network path that dies without a FIN: connections it
+black-holes stay open and read requests but never answer, while connections opened afterwards work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+
+from kubeloop.client.config import Config
+from kubeloop.client.transport import Transport
+
+
+class MuteServer:
+    def __init__(self) -> None:
+        self.muted: set[int] = set()  # connection ids that read requests and never answer
+        self.requests_on_muted: list[str] = []
+        self._ids = 0
+        self._open: set[int] = set()
+        self.server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    def mute_open_connections(self) -> int:
+        self.muted |= self._open
+        return len(self._open)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._ids += 1
+        conn = self._ids
+        self._open.add(conn)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                request_line, *header_lines = head.decode().split("\r\n")
+                length = next((int(h.split(":")[1]) for h in header_lines
+                               if h.lower().startswith("content-length:")), 0)
+                await reader.readexactly(length)
+                method, path = request_line.split()[:2]
+                if conn in self.muted:
+                    self.requests_on_muted.append(f"{method} {path}")
+                    continue
+                if path.startswith("/watch"):  # a watch that sends its headers, one event, then nothing
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                 b"Transfer-Encoding: chunked\r\n\r\n")
+                    event = b'{"type":"BOOKMARK","object":{}}\n'
+                    writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+                    await writer.drain()
+                    self.muted.add(conn)
+                    continue
+                if path.startswith("/hang"):
+                    self.muted.add(conn)
+                    self.requests_on_muted.append(f"{method} {path}")
+                    continue
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            self._open.discard(conn)
+            writer.close()
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[MuteServer]:
+    srv = MuteServer()
+    yield srv
+    await srv.stop()
+
+
+async def test_a_silent_watch_fails_requests_in_flight_on_other_connections(server: MuteServer) -> None:
+    transport = Transport(Config(server=await server.start()), timeout=60.0)
+    try:
+        write = asyncio.create_task(transport.request("PATCH", "/hang", body={"status": {}}))
+        await asyncio.sleep(0.2)  # the write is on the wire, its answer never comes
+        with pytest.raises(TimeoutError):
+            async for _ in transport.stream("/watch", {}, read_timeout=0.5):
+                pass
+        # Without closing the pool the write would wait out its 60 s timeout.
+        with pytest.raises(aiohttp.ClientConnectionError):
+            await asyncio.wait_for(write, timeout=10)
+        assert await transport.request("GET", "/ok") == {}
+    finally:
+        await transport.close()
+
+
+async def test_after_a_timeout_idle_connections_of_the_dead_pool_are_not_reused(server: MuteServer) -> None:
+    transport = Transport(Config(server=await server.start()), timeout=0.5)
+    try:
+        # Two pooled keep-alive connections, then the network path under them dies.
+        await asyncio.gather(transport.request("GET", "/ok"), transport.request("GET", "/ok"))
+        assert server.mute_open_connections() == 2
+        with pytest.raises(TimeoutError):
+            await transport.request("PATCH", "/write", body={})  # writes are not retried
+        assert await transport.request("GET", "/ok") == {}
+        # The read went to a new connection: nothing but the timed-out write reached a muted one.
+        assert server.requests_on_muted == ["PATCH /write"]
+    finally:
+        await transport.close()
