@@ -66,6 +66,7 @@ class Transport:
         self.user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        self._watches: set[tuple[aiohttp.ClientSession, aiohttp.StreamReader]] = set()
         self._ssl: tuple[int, ssl.SSLContext | bool] | None = None
         # Bound metric children by label values: labels() on every request is a measurable cost.
         self._m_requests: dict[tuple[str, str], Any] = {}
@@ -106,20 +107,27 @@ class Transport:
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
 
-    def drop_connections(self, session: aiohttp.ClientSession) -> None:
+    def _drop_pool(self, session: aiohttp.ClientSession) -> None:
         """Closes every connection of ``session``, idle or in use, and starts a fresh pool.
 
-        Called when a connection went silent (a request or a watch timed out): the others to the same
-        server most likely died with it (a dead node, a dropped NAT entry, a proxy gone mute) but would each
-        wait out its own timeout, and idle ones would be handed to the next requests. Failing them now means
-        reads are retried and writes reach their reconcile's error policy in seconds instead of a minute
-        (kubelet closes all its connections when a heartbeat fails, for the same reason). Only the session
-        that failed is dropped, so a crowd of requests timing out together drops one pool, not each other's.
+        Called when a request got no answer within the timeout: the other connections to the same server
+        most likely died with its connection (a dead node, a dropped NAT entry, a proxy gone mute), idle
+        ones would be handed to the next requests and a watch on one would stay silent until its own
+        inactivity timeout (5.5 minutes by default). Closing them all now means those requests fail and
+        are retried or requeued on fresh connections, and watches reopen at once (kubelet closes all its
+        connections when a heartbeat fails, for the same reason). A quiet watch is not such evidence: it
+        may stay silent for a minute between bookmarks. Only the session that failed is dropped, so a crowd
+        of requests timing out together drops one pool, not each other's.
         """
         if self._session is not session:
             return
         self._session = None
-        log.warning("a connection to %s went silent; closing all its connections", self.host)
+        for owner, body in list(self._watches):
+            # Closing a connection does not wake a reader waiting on its body: end each watch explicitly.
+            if owner is session:
+                body.set_exception(aiohttp.ServerDisconnectedError("closed with its pool: a request got no answer"))
+        log.warning("a request to %s got no answer in %gs; closing all connections to it", self.host,
+                    self.timeout)
         task = asyncio.get_running_loop().create_task(session.close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
@@ -165,7 +173,7 @@ class Transport:
             except _CONNECTION_ERRORS as exc:
                 self._count("<error>", method)
                 if isinstance(exc, TimeoutError):
-                    self.drop_connections(session)
+                    self._drop_pool(session)
                 sent = not isinstance(exc, aiohttp.ClientConnectorError)
                 if attempt >= MAX_RETRIES or (sent and method not in ("GET", "HEAD")):
                     raise
@@ -210,12 +218,13 @@ class Transport:
                                         _retry_after(resp.headers.get("Retry-After")))
             # Watch events are newline-delimited; a big object may exceed aiohttp's line limit, so
             # split ourselves on the raw byte stream.
+            watch = (session, resp.content)
+            self._watches.add(watch)
             try:
                 async for event in json_lines(resp.content.iter_any()):
                     yield event
-            except TimeoutError:
-                self.drop_connections(session)
-                raise
+            finally:
+                self._watches.discard(watch)
 
 
 async def json_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[Any]:

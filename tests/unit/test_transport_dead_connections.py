@@ -1,4 +1,4 @@
-"""A connection that goes silent takes the client's other connections to the same server with it.
+"""A request that gets no answer takes the client's other connections to the same server with it.
 
 A tiny HTTP/1.1 server on 127.0.0.1 stands in for a network path that dies without a FIN: connections it
 black-holes stay open and read requests but never answer, while connections opened afterwards work.
@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
 
 from kubeloop.client.config import Config
@@ -80,19 +79,24 @@ async def server() -> AsyncIterator[MuteServer]:
     await srv.stop()
 
 
-async def test_a_silent_watch_fails_requests_in_flight_on_other_connections(server: MuteServer) -> None:
-    transport = Transport(Config(server=await server.start()), timeout=60.0)
+async def test_a_request_timeout_closes_a_watch_on_the_same_dead_pool(server: MuteServer) -> None:
+    transport = Transport(Config(server=await server.start()), timeout=0.5)
+
+    async def follow() -> None:
+        async for _ in transport.stream("/watch", {}, read_timeout=60):
+            pass
+
+    watch = asyncio.create_task(follow())
     try:
-        write = asyncio.create_task(transport.request("PATCH", "/hang", body={"status": {}}))
-        await asyncio.sleep(0.2)  # the write is on the wire, its answer never comes
+        await asyncio.sleep(0.2)  # the watch has its event and is silent from now on
         with pytest.raises(TimeoutError):
-            async for _ in transport.stream("/watch", {}, read_timeout=0.5):
-                pass
-        # Without closing the pool the write would wait out its 60 s timeout.
-        with pytest.raises(aiohttp.ClientConnectionError):
-            await asyncio.wait_for(write, timeout=10)
+            await transport.request("PATCH", "/hang", body={})
+        # Without closing the pool the watch would stay open until its 60 s inactivity timeout.
+        done, _ = await asyncio.wait({watch}, timeout=10)
+        assert watch in done, "the watch on the dead pool is still open"
         assert await transport.request("GET", "/ok") == {}
     finally:
+        watch.cancel()
         await transport.close()
 
 
