@@ -135,9 +135,15 @@ NOTES = """
   meanwhile (client-go's reflector: 0.8 s doubling to 30 s, jittered).
 - **Half-open connections.** A watch whose connection goes silent is caught by the watch inactivity
   timeout (`--watch-inactivity-timeout`, default 330 s, 5 s in `half-open`) and reopened. Requests already
-  in flight on the dead connections, and keep-alive connections reused right after the failure, wait out
-  the client's request timeout (60 s): that, not the watch, bounds convergence after a silent network
-  failure (client-go over HTTP/1.1 has no bound at all by default).
+  in flight on the dead connections wait out the client's request timeout (60 s): that, not the watch,
+  bounds convergence after a silent network failure (client-go over HTTP/1.1 has no bound at all by
+  default). The first request to time out closes every connection of the client's pool, so idle
+  keep-alive connections on the dead path are not handed to the next requests, and watches on it reopen
+  then rather than after their own inactivity timeout (5.5 minutes by default). A quiet watch does not
+  close the pool: it may be silent for a minute between bookmarks, and with this scenario's 5 s timeout
+  that closed healthy connections with writes in flight. This scenario run alone after that change
+  (`--scenarios half-open`, on the bench cluster; raw: `faults/results/half-open-pool-drop.json`): 200 converged, p99 60.08 s, as before; the requests in
+  flight are the bound.
 - **Leader takeover** after a SIGKILL takes the lease duration (15 s, controller-runtime's default) plus a
   retry period: the standby must not act before the dead leader's lease expires (`takeover_s`). No status
   write by a replica outside its own term was seen (`writes_outside_own_term`).
@@ -148,7 +154,9 @@ NOTES = """
   watcher's reconnect backoff. Losing list/watch on an owned kind does not stop the primary objects from
   converging; hand edits of the owned objects are reverted once the watch is back.
 - **Conflicts and throttling** cost retries, not correctness: 409s are retried from a fresher cache
-  (`operator_409s`), 429s honour Retry-After (`operator_429s`), and the lease survives throttling.
+  (`operator_409s`), 429s wait at least their Retry-After, plus a jittered backoff that grows with
+  each attempt so requests throttled together do not all come back together (`operator_429s`; the
+  `test_throttling` integration test found the lockstep), and the lease survives throttling.
 - **Finalizer patches on a stale cache** were logged as a `422 Invalid` with a traceback (a JSON patch
   `test` op failing); they are conflicts and are now reported and retried as such.
 - **Status counters are best effort under SIGKILL**: blackadder restores every object exactly once, but its
