@@ -5,7 +5,8 @@
 
 A CPU clock (``time.process_time``) rather than wall time, so that a busy machine (the API server
 and the loader share the cores) does not blame whatever code was running when the process was
-descheduled. Read with ``python -m pstats OUT.pstats`` or ``bench.cpuprofile.summary``.
+descheduled. Read with ``python -m pstats OUT.pstats`` or ``bench.cpuprofile.summary``; the harness
+stores ``breakdown`` of it with the run, and the report compares contestants with it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,41 @@ def summary(path: str, limit: int = 40) -> str:
     stats.sort_stats("tottime").print_stats(limit)
     stats.sort_stats("cumulative").print_stats(limit)
     return out.getvalue()
+
+
+# Where self time is charged, first match wins: (part, substrings of the file name or of a built-in's name).
+# Module bodies and the import machinery count as imports wherever the module lives.
+PARTS = (
+    ("imports", ("importlib", "<frozen", "marshal.", "<module>")),
+    ("kubeloop", ("/kubeloop/",)),
+    ("Kopf", ("/kopf/",)),
+    ("contestant's own code", ("/bench/contestants/",)),
+    ("prometheus_client (metrics)", ("/prometheus_client/",)),
+    ("aiohttp", ("/aiohttp/",)),
+    ("multidict, yarl (headers, URLs)", ("/multidict/", "/yarl/")),
+    ("orjson (JSON)", ("orjson",)),
+    ("TLS and sockets", ("ssl", "socket", "/selectors.py", "epoll")),
+    ("asyncio event loop", ("/asyncio/", "_asyncio")),
+)
+
+
+def part_of(filename: str, funcname: str) -> str:
+    where = funcname if funcname == "<module>" or filename == "~" else filename
+    for part, needles in PARTS:
+        if any(needle in where for needle in needles):
+            return part
+    return "other (stdlib, yaml, ...)"
+
+
+def breakdown(path: str) -> dict[str, float]:
+    """CPU seconds of self time per part (``PARTS``) of one profile, and ``total``: sums to the total."""
+    stats = pstats.Stats(path).stats  # type: ignore[attr-defined]
+    out: dict[str, float] = {}
+    for (filename, _line, funcname), (_cc, _nc, tottime, _ct, _callers) in stats.items():
+        part = part_of(filename, funcname)
+        out[part] = out.get(part, 0.0) + tottime
+    out["total"] = sum(out.values())
+    return {k: round(v, 4) for k, v in out.items()}
 
 
 def main() -> None:

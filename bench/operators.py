@@ -399,6 +399,7 @@ async def run_operator(session: Session, scenario: OperatorScenario, repeat: int
             await w.stop()
         if proc:
             await proc.stop()
+            session._profiled(result, proc)
         try:
             await run.teardown()
         except Exception as exc:  # reported, not raised: the next scenario may still run

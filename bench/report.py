@@ -334,11 +334,72 @@ def targets(data: dict[str, Any]) -> list[str]:
     return [*summary, "", *out, ""]
 
 
+PROFILES = """\
+Where the CPU goes, to show why a target is missed: a run of each contestant under cProfile with a
+CPU clock (`bench/cpuprofile.py`; a busy machine does not blame whoever was descheduled), its self
+time summed by where the code lives (`bench.cpuprofile.PARTS`), in µs of CPU per object. cProfile
+charges every Python call, so Python-heavy parts weigh 2–3× what they do without it: compare a row
+between contestants, not with the CPU columns of the results (their figures are the last row). These
+runs are not in the results or targets above."""
+
+
+def profiles(profiled: list[R], data: dict[str, Any]) -> list[str]:
+    """Per (scenario, N): µs of CPU per object per part of the code, contestants side by side."""
+    if not profiled:
+        return []
+    out = ["## Profiles", "", PROFILES, ""]
+    unprofiled = group(data["results"])
+    for (sc, n), runs in sorted(_by_case(profiled).items()):
+        names = list(dict.fromkeys(r["contestant"] for r in runs))
+        per = {c: _median_parts([r["extra"]["profile"] for r in runs if r["contestant"] == c], n) for c in names}
+        parts = sorted({p for v in per.values() for p in v if p != "total"}, key=lambda p: -per[names[0]].get(p, 0))
+        out += [f"### {sc}, N={n:,}", "", "| µs of CPU per object | " + " | ".join(names) + " |",
+                "|---|" + "---|" * len(names)]
+        for part in [*parts, "total"]:
+            cells = [f"{per[c].get(part, 0):,.0f}" for c in names]
+            label = "**total under cProfile**" if part == "total" else part
+            out.append(f"| {label} | " + " | ".join(cells) + " |")
+        plain = [stat(unprofiled.get((sc, n, c), []), lambda r: r["cpu_ms_per_object"]) for c in names]
+        out.append("| without a profiler (results above, median) | "
+                   + " | ".join("–" if s is None else f"{1000 * s[0]:,.0f}" for s in plain) + " |")
+        out += ["", *_differences(per), ""]
+    return out
+
+
+def _by_case(runs: list[R]) -> dict[tuple[str, int], list[R]]:
+    out: dict[tuple[str, int], list[R]] = defaultdict(list)
+    for r in runs:
+        out[(r["scenario"], r["n"])].append(r)
+    return out
+
+
+def _median_parts(profiles: list[dict[str, float]], n: int) -> dict[str, float]:
+    parts = dict.fromkeys(p for prof in profiles for p in prof)
+    return {p: 1e6 * statistics.median(prof.get(p, 0.0) for prof in profiles) / n for p in parts}
+
+
+def _differences(per: dict[str, dict[str, float]]) -> list[str]:
+    """One sentence per kubeloop contestant: how much more than the ceiling, and in which parts."""
+    if "ceiling" not in per:
+        return []
+    top = per["ceiling"]
+    lines = []
+    for c in [x for x in per if x.startswith("kubeloop")]:
+        mine = per[c]
+        diffs = sorted(((mine.get(p, 0) - top.get(p, 0), p) for p in {*mine, *top} - {"total"}), reverse=True)
+        most = ", ".join(f"{p} {d:+,.0f}" for d, p in diffs[:3] if d > 0)
+        lines.append(f"{c} spent {mine.get('total', 0):,.0f} µs of CPU per object under the profiler against the "
+                     f"ceiling's {top.get('total', 0):,.0f}; most of the difference: {most or 'none'} µs.")
+    return lines
+
+
 def _n(v: float | None, digits: int = 0) -> str:
     return "–" if v is None else f"{v:,.{digits}f}"
 
 
 def render(data: dict[str, Any], chart_name: str | None) -> str:
+    profiled = [r for r in data["results"] if r["extra"].get("profile")]
+    data = measured(data)
     meta = data["meta"]
     m, v = meta["machine"], meta["versions"]
     # The load when the run began says whether something else was running; the load at its end is
@@ -376,6 +437,7 @@ def render(data: dict[str, Any], chart_name: str | None) -> str:
         ran += [s if s != "startup" else f"startup with {o['startup_n']:,}" for s in o["scenarios"]
                 if o["n"] or s == "startup"]
         ran += [f"operators {', '.join(o['operators'])}"] if o["operators"] else []
+        ran += [f"under {o['profile']} (in Profiles only, not in the results)"] if o.get("profile") else []
         lines.append(
             f"- **Added** by `{part['invocation']}` on {part['date']} ({part.get('duration_s', '?')} s; load "
             f"average {part['machine'].get('loadavg_start')} at start, {part['machine'].get('loadavg_end', '?')} "
@@ -404,6 +466,7 @@ def render(data: dict[str, Any], chart_name: str | None) -> str:
         *targets(data),
         REFERENCE,
         "",
+        *profiles(profiled, data),
         "## Notes",
         "",
         NOTES,
@@ -456,10 +519,16 @@ def chart(data: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def measured(data: dict[str, Any]) -> dict[str, Any]:
+    """The results without runs made under a profiler (slower by design: only the Profiles section
+    reads them)."""
+    return {**data, "results": [r for r in data["results"] if not r["extra"].get("profiled")]}
+
+
 def write(data: dict[str, Any], output: Path, chart_path: Path | None) -> None:
     name = None
     if chart_path is not None:
-        chart(data, chart_path)
+        chart(measured(data), chart_path)
         try:
             name = str(chart_path.resolve().relative_to(output.resolve().parent))
         except ValueError:

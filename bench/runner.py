@@ -193,6 +193,7 @@ async def run(options: Options) -> dict[str, Any]:
                 "idle_seconds": options.idle_seconds,
                 "startup_n": options.startup_n,
                 "loader_concurrency": options.loader_concurrency,
+                "profile": options.profile,
             },
             "contestants": {c.name: c.description for c in contestants},
             "warnings": [f"benchmark namespaces of another run existed at start: {', '.join(others[:5])}"]

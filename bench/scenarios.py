@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import apimetrics
+from bench import apimetrics, cpuprofile
 from bench.contestants import Contestant
 from bench.procs import Sample, TreeSampler
 from bench.tracker import Tracker
@@ -81,6 +81,8 @@ class OperatorProcess:
         self.proc: asyncio.subprocess.Process | None = None
         self.sampler: TreeSampler | None = None
         self.started_at = 0.0
+        self.profiler: str | None = None  # run under a profiler: its figures are not the contestant's own
+        self.pstats: Path | None = None  # the cProfile output, once the process has exited
 
     async def start(self) -> float:
         env = {**os.environ, "KUBECONFIG": self.kubeconfig, "PYTHONUNBUFFERED": "1"}
@@ -144,14 +146,29 @@ class Session:
     def _process(self, contestant: Contestant, namespace: str, tag: str) -> OperatorProcess:
         log = self.settings.log_dir / f"{namespace}-{tag}.log"
         argv = contestant.command(self.kubeconfig, namespace)
+        profiler, pstats = None, None
         if self.settings.profile == "pyinstrument" and contestant.name.startswith("kubeloop"):
             # python -m pyinstrument -r text -o OUT -m kubeloop.cli.main run ... (written on SIGTERM exit)
             out = self.settings.log_dir / f"{namespace}-{tag}.pyinstrument.txt"
             argv = [argv[0], "-m", "pyinstrument", "-r", "text", "-o", str(out), *argv[1:]]
+            profiler = "pyinstrument"
         elif self.settings.profile == "cprofile":  # every contestant: compare like with like
-            out = self.settings.log_dir / f"{namespace}-{tag}.pstats"
-            argv = [argv[0], str(Path(__file__).with_name("cpuprofile.py")), str(out), *argv[1:]]
-        return OperatorProcess(contestant, self.kubeconfig, namespace, log, argv)
+            pstats = self.settings.log_dir / f"{namespace}-{tag}.pstats"
+            argv = [argv[0], str(Path(__file__).with_name("cpuprofile.py")), str(pstats), *argv[1:]]
+            profiler = "cprofile"
+        proc = OperatorProcess(contestant, self.kubeconfig, namespace, log, argv)
+        proc.profiler, proc.pstats = profiler, pstats
+        return proc
+
+    @staticmethod
+    def _profiled(result: RunResult, proc: OperatorProcess | None) -> None:
+        """Marks a run made under a profiler (the report keeps it out of the results and targets) and
+        stores the CPU profile's breakdown of a whole-process run (backlog, start-up) with it."""
+        if proc is None or proc.profiler is None:
+            return
+        result.extra["profiled"] = proc.profiler
+        if proc.pstats is not None and proc.pstats.exists() and result.scenario not in LIVE:
+            result.extra["profile"] = cpuprofile.breakdown(str(proc.pstats))
 
     async def _wait(self, tracker: Tracker, proc: OperatorProcess, timeout: float) -> bool:
         """Waits for the tracker's round to converge; fails fast if the operator dies."""
@@ -218,6 +235,7 @@ class Session:
             await tracker.stop()
             if proc:
                 await proc.stop()
+                self._profiled(result, proc)
             await self.workload.delete_namespace(ns)
         return [result]
 
@@ -303,6 +321,8 @@ class Session:
         finally:
             await tracker.stop()
             await proc.stop()
+            for r in results:
+                self._profiled(r, proc)
             await self.workload.delete_namespace(ns)
         return results
 
@@ -339,6 +359,7 @@ class Session:
         finally:
             await tracker.stop()
             await proc.stop()
+            self._profiled(result, proc)
             await self.workload.delete_namespace(ns)
         return [result]
 
