@@ -10,6 +10,7 @@ from typing import Any
 
 R = dict[str, Any]
 THROUGHPUT = ("backlog", "stream", "update")
+THROUGHPUT_TARGET_N = (1000, 5000)  # issue 10: "≥ 90 % of the ceiling's objects/s ... at N = 1,000 and 5,000"
 
 REFERENCE = """\
 Reference figures quoted in issue 10 (same machine kind, a v1.28 API server, 2026-11; not measured
@@ -274,9 +275,11 @@ def targets(data: dict[str, Any]) -> list[str]:
                     continue
                 ok = None if mine is None or top is None else mine >= 0.9 * top
                 ratio = f" ({100 * mine / top:.0f}%)" if mine and top else ""
+                # Issue 10 sets the throughput target at N=1,000 and 5,000; other sizes are shown, not judged.
+                judged = n in THROUGHPUT_TARGET_N
                 out.append(
-                    f"| {c} | {n:,} | {sc}: objects/s ≥ 90% of ceiling | {_n(mine)}{ratio} | {_n(top)} | "
-                    f"{verdict(ok)} |"
+                    f"| {c} | {n:,} | {sc}: objects/s ≥ 90% of ceiling{'' if judged else ' (report only)'} | "
+                    f"{_n(mine)}{ratio} | {_n(top)} | {verdict(ok) if judged else 'reported'} |"
                 )
             mine, top = (
                 med("stream", n, c, lambda r: r["p99_ms"]),

@@ -1,5 +1,6 @@
-"""The benchmark's profile breakdown (bench/cpuprofile.py) and how the report shows profiled runs: in
-their own section, never in the results or the targets (a profiler slows a contestant down)."""
+"""The benchmark report's judgement (bench/report.py) and the profile breakdown (bench/cpuprofile.py):
+profiled runs are shown in their own section, never in the results or the targets (a profiler slows a
+contestant down); throughput is judged at the sizes issue 10 names."""
 
 from __future__ import annotations
 
@@ -100,3 +101,18 @@ def test_no_profile_section_without_profiled_runs() -> None:
     data = _data()
     data["results"] = data["results"][:2]
     assert "## Profiles" not in report.render(data, None)
+
+
+def test_throughput_is_judged_at_the_sizes_the_issue_names_and_reported_beyond() -> None:
+    data = _data()
+    data["results"] = [
+        _run("kubeloop", "backlog", 5000, ops=400, cpu_ms=0.5),
+        _run("ceiling", "backlog", 5000, ops=500, cpu_ms=0.4),
+        _run("kubeloop", "backlog", 20000, ops=400, cpu_ms=0.5),
+        _run("ceiling", "backlog", 20000, ops=500, cpu_ms=0.4),
+    ]
+    text = report.render(data, None)
+    assert "| 5,000 | backlog: objects/s ≥ 90% of ceiling | 400 (80%) | 500 | **missed** |" in text
+    assert "| 20,000 | backlog: objects/s ≥ 90% of ceiling (report only) | 400 (80%) | 500 | reported |" in text
+    # Per N: RSS, CPU and writes are judged (3 targets each); throughput only at 5,000.
+    assert "- **kubeloop**: 6 of 7 targets met, 1 missed" in text
