@@ -447,7 +447,8 @@ def render(data: dict[str, Any], chart_name: str | None) -> str:
         ran += [f"operators {', '.join(o['operators'])}"] if o["operators"] else []
         ran += [f"under {o['profile']} (in Profiles only, not in the results)"] if o.get("profile") else []
         lines.append(
-            f"- **Added** by `{part['invocation']}` on {part['date']} ({part.get('duration_s', '?')} s; load "
+            f"- **Added** by `{part['invocation']}` on {part['date']} (kubeloop "
+            f"{part.get('versions', {}).get('kubeloop', '?')}; {part.get('duration_s', '?')} s; load "
             f"average {part['machine'].get('loadavg_start')} at start, {part['machine'].get('loadavg_end', '?')} "
             f"at end): {o['repeats']} repeat(s); {', '.join(ran)}"
         )
