@@ -80,3 +80,27 @@ async def test_bench_operator_scenarios_smoke(kube_cluster, kube_client: Client,
     assert 15 <= results["reloader"]["extra"]["events"]["Reloaded"] <= 20
     report.write(data, tmp_path / "BENCHMARKS.md", None)
     assert "### bundled operators" in (tmp_path / "BENCHMARKS.md").read_text()
+
+
+async def test_bench_profiled_runs_carry_their_breakdown(kube_cluster, tmp_path: Path) -> None:
+    """``--profile cprofile``: each contestant runs under cProfile, its breakdown is stored with the run
+    and the report shows it in Profiles only, never in the results."""
+    options = runner.Options(
+        n=[20], repeats=1, scenarios=["backlog"], contestants=["kubeloop", "ceiling"], profile="cprofile",
+        kubeconfig=str(kube_cluster.kubeconfig), results=None, log_dir=tmp_path / "logs",
+        invocation="pytest tests/integration/test_bench_smoke.py", log=lambda msg: None)
+    data = await runner.run(options)
+
+    runs = {r["contestant"]: r for r in data["results"]}
+    assert set(runs) == {"kubeloop", "ceiling"}
+    for name, r in runs.items():
+        assert r["error"] is None and r["converged"], f"{name}: {r.get('error')} (logs in {tmp_path / 'logs'})"
+        profile = r["extra"]["profile"]
+        assert r["extra"]["profiled"] == "cprofile" and profile["total"] > 0, profile
+    assert runs["kubeloop"]["extra"]["profile"]["kubeloop"] > 0
+    assert "kubeloop" not in runs["ceiling"]["extra"]["profile"]  # the ceiling never imports kubeloop
+    assert runs["ceiling"]["extra"]["profile"]["contestant's own code"] > 0
+
+    text = report.render(data, None)
+    assert "### backlog, N=20" in text and "| **total under cProfile** |" in text
+    assert "| 20 | kubeloop |" not in text  # no row in the results: a profiled run is slower by design
