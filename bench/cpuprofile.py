@@ -35,7 +35,7 @@ def summary(path: str, limit: int = 40) -> str:
 PARTS = (
     ("imports", ("importlib", "<frozen", "marshal.", "<module>")),
     ("contestant's own code", (str(Path(__file__).resolve().parent / "contestants") + "/",)),
-    ("kubeloop", (str(Path(find_spec("kubeloop").origin or "kubeloop/").parent) + "/",)),  # type: ignore[union-attr]
+    ("kubeloop", (str(Path(getattr(find_spec("kubeloop"), "origin", None) or "/kubeloop/_").parent) + "/",)),
     ("Kopf", ("/kopf/",)),
     ("prometheus_client (metrics)", ("/prometheus_client/",)),
     ("aiohttp", ("/aiohttp/",)),
