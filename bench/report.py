@@ -356,10 +356,10 @@ def profiles(profiled: list[R], data: dict[str, Any]) -> list[str]:
     if not profiled:
         return []
     out = ["## Profiles", "", PROFILES, ""]
-    unprofiled = group(data["results"])
-    for (sc, n), runs in sorted(_by_case(profiled).items()):
-        names = list(dict.fromkeys(r["contestant"] for r in runs))
-        per = {c: _median_parts([r["extra"]["profile"] for r in runs if r["contestant"] == c], n) for c in names}
+    unprofiled, g = group(data["results"]), group(profiled)
+    for sc, n in sorted({(sc, n) for sc, n, _ in g}):
+        names = [c for s, m, c in g if (s, m) == (sc, n)]
+        per = {c: _median_parts([r["extra"]["profile"] for r in g[(sc, n, c)]], n) for c in names}
         parts = sorted({p for v in per.values() for p in v if p != "total"}, key=lambda p: -per[names[0]].get(p, 0))
         out += [f"### {sc}, N={n:,}", "", "| µs of CPU per object | " + " | ".join(names) + " |",
                 "|---|" + "---|" * len(names)]
@@ -371,13 +371,6 @@ def profiles(profiled: list[R], data: dict[str, Any]) -> list[str]:
         out.append("| without a profiler (results above, median) | "
                    + " | ".join("–" if s is None else f"{1000 * s[0]:,.0f}" for s in plain) + " |")
         out += ["", *_differences(per), ""]
-    return out
-
-
-def _by_case(runs: list[R]) -> dict[tuple[str, int], list[R]]:
-    out: dict[tuple[str, int], list[R]] = defaultdict(list)
-    for r in runs:
-        out[(r["scenario"], r["n"])].append(r)
     return out
 
 

@@ -142,8 +142,8 @@ NOTES = """
   then rather than after their own inactivity timeout (5.5 minutes by default). A quiet watch does not
   close the pool: it may be silent for a minute between bookmarks, and with this scenario's 5 s timeout
   that closed healthy connections with writes in flight. This scenario run alone after that change
-  (`--scenarios half-open`, on the bench cluster; raw: `faults/results/half-open-pool-drop.json`): 200 converged, p99 60.08 s, as before; the requests in
-  flight are the bound.
+  (`--scenarios half-open`, on the bench cluster; raw: `faults/results/half-open-pool-drop.json`):
+  200 converged, p99 60.08 s, as before; the requests in flight are the bound.
 - **Leader takeover** after a SIGKILL takes the lease duration (15 s, controller-runtime's default) plus a
   retry period: the standby must not act before the dead leader's lease expires (`takeover_s`). No status
   write by a replica outside its own term was seen (`writes_outside_own_term`).
