@@ -12,8 +12,10 @@ from kubeloop.client.errors import (
     Invalid,
     NotFound,
     TooManyRequests,
+    is_transient,
 )
 from kubeloop.client.resource import Resource
 
 __all__ = ["AlreadyExists", "ApiError", "Client", "Config", "ConfigError", "Conflict", "Forbidden", "Gone",
-           "Invalid", "NotFound", "Resource", "TooManyRequests", "UsedPermission", "errors"]
+           "Invalid", "NotFound", "Resource", "TooManyRequests", "UsedPermission", "errors",
+           "is_transient"]

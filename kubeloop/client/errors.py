@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
+
 
 class ApiError(Exception):
     """An error answer of the API server. ``status`` is the HTTP code, ``reason`` the Status reason."""
@@ -68,3 +70,13 @@ def error_from_status(status: int, body: Any, retry_after: float | None = None) 
     else:
         cls = _BY_STATUS.get(code) or (ServerError if code >= 500 else ApiError)
     return cls(code, reason or cls.__name__, message, body, retry_after)
+
+
+def is_transient(error: BaseException) -> bool:
+    """A failure about the environment rather than the object, which ends for every object at once: a
+    permission missing (401/403; RBAC is often fixed by hand), a throttled or failing API server (429,
+    5xx), a write that lost to a newer version (409: the watch brings that version), a lost connection.
+    Controllers retry these on a short schedule instead of the per-object exponential backoff."""
+    if isinstance(error, (Unauthorized, Forbidden, TooManyRequests, ServerError, Conflict)):
+        return True
+    return isinstance(error, (OSError, TimeoutError, aiohttp.ClientError))

@@ -19,7 +19,7 @@ from typing import Any
 from kubeloop import metrics
 from kubeloop.cache import Cache, Event, Informer
 from kubeloop.cache.store import Obj
-from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource
+from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_transient
 from kubeloop.client.api import ResourceRef
 from kubeloop.controller.predicates import Predicate
 from kubeloop.helpers import finalizers
@@ -45,8 +45,10 @@ Mapper = Callable[[Obj], Iterable[str | Request | Obj]]
 
 
 def default_error_policy(error: Exception, request: Request, failures: int) -> float | None:
-    """None = requeue with the queue's per-key exponential backoff."""
+    """None = requeue with the queue's per-key backoff: the short transient schedule for errors about
+    the environment (``kubeloop.client.is_transient``), the exponential one (up to 5 minutes) for the rest."""
     return None
+
 
 
 @dataclass
@@ -267,7 +269,7 @@ class Controller:
             else:
                 log.error("reconcile failed: %s", exc, exc_info=not isinstance(exc, NotFound))
             if delay is None:
-                self.queue.add_rate_limited(key)
+                self.queue.add_rate_limited(key, transient=is_transient(exc))
             elif delay > 0:
                 self.queue.add_after(key, delay)
         finally:

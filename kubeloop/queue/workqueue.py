@@ -3,7 +3,10 @@
 - A key waiting in the queue is stored once, however often it is added.
 - A key being processed is never handed out again until ``done``; adds meanwhile mark it dirty
   and it is re-queued on ``done`` — so one key is never reconciled concurrently with itself.
-- Failures back off per key (exponential, reset by ``forget``); ``add_after`` delays an add.
+- Failures back off per key (exponential, reset by ``forget``); ``add_after`` delays an add, and an
+  ``add`` makes a key waiting out its backoff ready now (a newer event is worth a try at once).
+- Failures caused by the environment (``transient=True``: 403, 429, 5xx, lost connections) back off on
+  their own short, capped schedule, so a key is retried within seconds of the fault's end.
 - Two priorities: fresh changes go before the startup backlog and periodic resyncs.
 """
 
@@ -13,6 +16,7 @@ import asyncio
 import collections
 import heapq
 import itertools
+import random
 import time
 from collections.abc import Hashable
 
@@ -44,10 +48,26 @@ class ExponentialBackoff:
         return self._failures.get(key, 0)
 
 
+class TransientBackoff(ExponentialBackoff):
+    """Backoff for failures that are about the environment, not the object: a permission taken away, a
+    throttled or restarting API server, a dropped connection. Such a fault ends for every key at once,
+    so a key must not still be waiting minutes later: the delay grows as the object backoff's does but
+    stops at a short ``cap`` (the bound between a fault's end and the next try), jittered so that keys
+    failing together do not all come back in the same instant."""
+
+    def __init__(self, base: float = 0.005, cap: float = 8.0) -> None:
+        super().__init__(base, cap)
+
+    def when(self, key: Hashable) -> float:
+        return super().when(key) * random.uniform(0.75, 1.0)
+
+
 class WorkQueue:
-    def __init__(self, name: str = "", backoff: ExponentialBackoff | None = None) -> None:
+    def __init__(self, name: str = "", backoff: ExponentialBackoff | None = None,
+                 transient_backoff: ExponentialBackoff | None = None) -> None:
         self.name = name
         self.backoff = backoff or ExponentialBackoff()
+        self.transient_backoff = transient_backoff or TransientBackoff()
         self._heap: list[tuple[int, int, Hashable]] = []
         self._priority: dict[Hashable, int] = {}  # keys waiting in the heap → their current priority
         self._added_at: dict[Hashable, float] = {}
@@ -105,15 +125,18 @@ class WorkQueue:
             pending[1].cancel()
         self._timers[key] = (due, loop.call_at(due, self._fire, key, priority))
 
-    def add_rate_limited(self, key: Hashable) -> float:
-        """Re-adds a failed key after its backoff; returns the delay."""
-        delay = self.backoff.when(key)
+    def add_rate_limited(self, key: Hashable, transient: bool = False) -> float:
+        """Re-adds a failed key after its backoff (the transient schedule if the environment failed);
+        returns the delay."""
+        delay = (self.transient_backoff if transient else self.backoff).when(key)
         self._m_retries.inc()
         self.add_after(key, delay)
         return delay
 
     def forget(self, key: Hashable) -> None:
+        """The key succeeded: both its failure counts start again from zero."""
         self.backoff.forget(key)
+        self.transient_backoff.forget(key)
 
     def _fire(self, key: Hashable, priority: int) -> None:
         self._timers.pop(key, None)

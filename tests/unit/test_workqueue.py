@@ -107,3 +107,30 @@ async def test_many_workers_each_key_once():
     q.shutdown()
     await asyncio.gather(*workers)
     assert set(seen) == {f"k{i}" for i in range(20)}
+
+
+async def test_an_add_makes_a_key_waiting_out_its_backoff_ready_now():
+    # issue 24: a deletion (or any newer event) must not wait for a backoff earned before it.
+    q = WorkQueue("t", ExponentialBackoff(base=10.0, cap=300.0))
+    for _ in range(5):
+        q.add_rate_limited("k")  # next try in 10 s
+    q.add("k")
+    assert await asyncio.wait_for(q.get(), 0.5) == "k"
+
+
+def test_transient_failures_back_off_to_a_short_cap_and_object_failures_do_not():
+    q = WorkQueue("t")
+    transient = [q.transient_backoff.when("k") for _ in range(30)]
+    assert max(transient) <= 8.0 and transient[-1] >= 6.0  # capped, jittered at 75-100 % of the cap
+    assert [q.backoff.when("k") for _ in range(30)][-1] == 300.0
+    q.forget("k")
+    assert q.backoff.failures("k") == 0 and q.transient_backoff.failures("k") == 0
+
+
+async def test_rate_limited_transient_uses_its_own_schedule():
+    q = WorkQueue("t")
+    for _ in range(25):
+        q.add_rate_limited("k", transient=True)
+    assert q.backoff.failures("k") == 0
+    assert q.transient_backoff.failures("k") == 25
+    assert q.add_rate_limited("k", transient=True) <= 8.0
