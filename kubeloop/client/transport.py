@@ -6,6 +6,7 @@ Everything above this works on plain dicts; nothing here knows about Kubernetes 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
 import ssl
@@ -28,6 +29,14 @@ MAX_RETRIES = 10
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
 # The connection broke or went silent: the request may or may not have reached the server.
 _CONNECTION_ERRORS = (TimeoutError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
+# The half-open check. HTTP/1.1 has no ping (client-go's HTTP/2 health check: 30 s read-idle + 15 s
+# ping), so the evidence is indirect: a request for one object that has had no answer for SILENT_AFTER
+# seconds while the server answers a probe on a new connection within PROBE_TIMEOUT sits on a dead path,
+# and the pool is dropped (``_drop_pool``). Lists are not judged (a big page may take a while), nor is
+# a server that does not answer the probe either (it is slow or down: the request timeout applies).
+SILENT_AFTER = 8.0
+PROBE_TIMEOUT = 3.0
+_JUDGED_VERBS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 
 
 class RateLimiter:
@@ -57,7 +66,8 @@ class Transport:
     """Sends requests to one API server. Create with a ``Config``; close when done."""
 
     def __init__(self, config: Config, *, qps: float = 0.0, burst: int = 400,
-                 timeout: float = 60.0, user_agent: str = "kubeloop") -> None:
+                 timeout: float = 60.0, user_agent: str = "kubeloop",
+                 silent_after: float = SILENT_AFTER, probe_timeout: float = PROBE_TIMEOUT) -> None:
         self.config = config
         self.host = urlsplit(config.server).netloc
         self.limiter = RateLimiter(qps, burst)
@@ -68,6 +78,10 @@ class Transport:
         self._closing: set[asyncio.Task[None]] = set()
         self._watches: set[tuple[aiohttp.ClientSession, aiohttp.StreamReader]] = set()
         self._ssl: tuple[int, ssl.SSLContext | bool] | None = None
+        self.silent_after, self.probe_timeout = silent_after, probe_timeout
+        self._inflight: dict[int, tuple[float, aiohttp.ClientSession]] = {}  # id → (started, pool)
+        self._ids = itertools.count()
+        self._checker: asyncio.Task[None] | None = None
         # Bound metric children by label values: labels() on every request is a measurable cost.
         self._m_requests: dict[tuple[str, str], Any] = {}
         self._m_duration: dict[str, Any] = {}
@@ -101,13 +115,16 @@ class Transport:
         return self._ssl[1]
 
     async def close(self) -> None:
+        if self._checker is not None:
+            self._checker.cancel()
+            self._checker = None
         if self._session is not None:
             await self._session.close()
             self._session = None
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
 
-    def _drop_pool(self, session: aiohttp.ClientSession) -> None:
+    def _drop_pool(self, session: aiohttp.ClientSession, why: str = "") -> None:
         """Closes every connection of ``session``, idle or in use, and starts a fresh pool.
 
         Called when a request got no answer within the timeout: the other connections to the same server
@@ -126,11 +143,44 @@ class Transport:
             # Closing a connection does not wake a reader waiting on its body: end each watch explicitly.
             if owner is session:
                 body.set_exception(aiohttp.ServerDisconnectedError("closed with its pool: a request got no answer"))
-        log.warning("a request to %s got no answer in %gs; closing all connections to it", self.host,
-                    self.timeout)
+        log.warning("a request to %s got no answer %s; closing all connections to it", self.host,
+                    why or f"in {self.timeout:g}s")
         task = asyncio.get_running_loop().create_task(session.close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+    def _watch_silence(self) -> None:
+        if self._checker is None or self._checker.done():
+            self._checker = asyncio.get_running_loop().create_task(self._check_silence())
+
+    async def _check_silence(self) -> None:
+        """Runs while requests are in flight: once a judged request has been silent ``silent_after``
+        seconds, probes the server on a new connection; an answer there condemns the old pool."""
+        while self._inflight:
+            await asyncio.sleep(min(1.0, self.silent_after / 4))
+            now = time.monotonic()
+            session = self._session
+            silent = [t for t, s in self._inflight.values() if s is session and now - t >= self.silent_after]
+            if not silent or session is None:
+                continue
+            if await self._server_answers():
+                if any(s is session for _, s in self._inflight.values()):  # still waiting: condemn
+                    self._drop_pool(session, f"for {now - min(silent):.0f}s while the server answers on a new "
+                                             "connection (a half-open connection)")
+        self._checker = None
+
+    async def _server_answers(self) -> bool:
+        """GET /version on a connection of its own: any HTTP answer in time means the server is there."""
+        headers, ssl_ctx = await self._headers(None)
+        timeout = aiohttp.ClientTimeout(total=self.probe_timeout)
+        try:
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as probe:
+                async with probe.get(self.config.server + "/version", headers=headers, ssl=ssl_ctx,
+                                     timeout=timeout, server_hostname=self.config.tls_server_name) as resp:
+                    await resp.read()
+                    return True
+        except (*_CONNECTION_ERRORS, OSError):
+            return False
 
     async def _headers(self, content_type: str | None) -> tuple[dict[str, str], ssl.SSLContext | bool]:
         creds = await self.config.auth.credentials()
@@ -161,6 +211,11 @@ class Transport:
             headers["Accept"] = accept
             session = await self._session_for()
             started = time.monotonic()
+            judged = verb in _JUDGED_VERBS
+            if judged:
+                request_id = next(self._ids)
+                self._inflight[request_id] = (started, session)
+                self._watch_silence()
             try:
                 async with session.request(
                     method, self.config.server + path, params=_clean(params), data=data, headers=headers,
@@ -182,6 +237,8 @@ class Transport:
                 await asyncio.sleep(delay)
                 continue
             finally:
+                if judged:
+                    del self._inflight[request_id]
                 self._observe(verb, time.monotonic() - started)
             self._count(str(status), method)
             if status < 400:

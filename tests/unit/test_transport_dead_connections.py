@@ -18,6 +18,7 @@ from kubeloop.client.transport import Transport
 class MuteServer:
     def __init__(self) -> None:
         self.muted: set[int] = set()  # connection ids that read requests and never answer
+        self.mute_new = False  # every connection from now on is muted too (a server that hangs)
         self.requests_on_muted: list[str] = []
         self._ids = 0
         self._open: set[int] = set()
@@ -36,6 +37,8 @@ class MuteServer:
         self._ids += 1
         conn = self._ids
         self._open.add(conn)
+        if self.mute_new:
+            self.muted.add(conn)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -111,5 +114,43 @@ async def test_after_a_timeout_idle_connections_of_the_dead_pool_are_not_reused(
         assert await transport.request("GET", "/ok") == {}
         # The read went to a new connection: nothing but the timed-out write reached a muted one.
         assert server.requests_on_muted == ["PATCH /write"]
+    finally:
+        await transport.close()
+
+
+async def test_a_silent_request_is_cut_when_the_server_answers_a_probe(server: MuteServer) -> None:
+    # issue 24: a half-open connection is noticed long before the 60 s request timeout. The server
+    # answers new connections (the probe), so the silence is the connection's, not the server's.
+    transport = Transport(Config(server=await server.start()), timeout=60, silent_after=0.5, probe_timeout=1)
+
+    async def follow() -> None:
+        async for _ in transport.stream("/watch", {}, read_timeout=60):
+            pass
+
+    watch = asyncio.create_task(follow())
+    try:
+        await asyncio.sleep(0.2)
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(Exception) as caught:  # a write on a dead path fails, for its error policy
+            await asyncio.wait_for(transport.request("PATCH", "/hang", body={}), 20)
+        assert not isinstance(caught.value, TimeoutError), "waited out the wait_for instead of being cut"
+        assert asyncio.get_running_loop().time() - started < 5
+        done, _ = await asyncio.wait({watch}, timeout=5)
+        assert watch in done, "the watch on the dead pool is still open"
+        assert await transport.request("GET", "/ok") == {}
+    finally:
+        watch.cancel()
+        await transport.close()
+
+
+async def test_a_slow_server_is_not_mistaken_for_a_dead_connection(server: MuteServer) -> None:
+    # When the probe gets no answer either, the server (not the connection) is slow: keep waiting.
+    transport = Transport(Config(server=await server.start()), timeout=2, silent_after=0.3, probe_timeout=0.3)
+    server.mute_new = True
+    try:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(TimeoutError):
+            await transport.request("PATCH", "/hang", body={})
+        assert asyncio.get_running_loop().time() - started >= 1.9, "cut before its own timeout"
     finally:
         await transport.close()
