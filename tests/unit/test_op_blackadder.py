@@ -362,14 +362,14 @@ def test_restore_after_seconds_restores_expired_and_reports_the_next_expiry() ->
         marks.ORIGINAL_REPLICAS: "2", marks.CHAOS_REPLICAS: "4", marks.CHANGED_AT: schedule.rfc3339(NOW)})
     on = spec(cancerMode=True, restoreAfterSeconds=60)
     client = HeldClient(held)
-    undone, expiry = asyncio.run(undo_unwanted(client, on, "a", NOW + timedelta(seconds=10)))
+    undone, expiry = asyncio.run(undo_unwanted(client, Settings(), on, "a", NOW + timedelta(seconds=10)))
     assert undone == [] and expiry == NOW + timedelta(seconds=60) and client.patches == []
-    undone, expiry = asyncio.run(undo_unwanted(client, on, "a", NOW + timedelta(seconds=61)))
+    undone, expiry = asyncio.run(undo_unwanted(client, Settings(), on, "a", NOW + timedelta(seconds=61)))
     assert [a.action for a in undone] == ["restored"] and expiry is None
     assert client.patches[-1]["spec"] == {"replicas": 2}
     # Switching the mode off restores at once, whatever the clock says.
     client = HeldClient(held)
-    undone, _ = asyncio.run(undo_unwanted(client, spec(cancerMode=False), "a", NOW))
+    undone, _ = asyncio.run(undo_unwanted(client, Settings(), spec(cancerMode=False), "a", NOW))
     assert [a.action for a in undone] == ["restored"]
 
 
