@@ -68,6 +68,7 @@ async def audited(running: Any) -> None:
     # where the OwnerReferencesPermissionEnforcement admission plugin is on.
     unused = {(p.resource, p.subresource, v) for p in report.unused for v in p.verbs}
     assert unused <= {("immortalcontainers", "finalizers", "update"), ("pods", None, "patch"),
+                      ("pods", None, "get"),
                       ("pods", None, "delete"), ("events", None, "patch")}, report.message
 
 
@@ -225,6 +226,28 @@ async def test_name_conflict_is_left_alone_and_orphans_are_adopted(kube_cluster,
         ic = await wait_for(kube_client, IC, "taken", namespace, lambda o: starts(1)(o) or (
             starts(2)(o) and [h["reason"] for h in status(o)["history"]][1:] == ["PodDeleted"]), timeout=20)
         assert not condition(ic, "ReplicaFailure")
+    await audited(running)
+
+
+async def test_caches_only_its_own_pods(kube_cluster, kube_client: Client, namespace: str) -> None:
+    """The pod informer lists and watches with a label selector: someone else's pods are never cached,
+    so memory does not grow with the cluster. The pod also carries the article's controller=<name>."""
+    stranger = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stranger", "namespace": namespace},
+                "spec": {"containers": [{"name": "c", "image": "nginx:latest"}]}}
+    await kube_client.create(stranger)
+    async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
+        await kube_client.create(immortal("kept", namespace))
+        await wait_for(kube_client, IC, "kept", namespace, starts(1, available=False), timeout=20)
+        pod = await kube_client.get("pods", "kept-immortalpod", namespace)
+        assert pod["metadata"]["labels"]["controller"] == "kept"
+        assert pod["metadata"]["labels"][podlib.NAME_LABEL] == "kept"
+        informers = [i for i in running.manager.cache.informers if i.resource.plural == "pods"]
+        assert informers and all(i.key.label_selector == podlib.POD_SELECTOR for i in informers)
+        cached = {name for i in informers for _, name in (k.split("/") for k in i.store.keys())}
+        assert cached == {"kept-immortalpod"}
+        # The article's selector finds it.
+        listed = (await kube_client.list("pods", namespace, label_selector="controller=kept"))["items"]
+        assert [p["metadata"]["name"] for p in listed] == ["kept-immortalpod"]
     await audited(running)
 
 
