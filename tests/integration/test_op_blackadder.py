@@ -18,9 +18,11 @@ import pytest
 import pytest_asyncio
 import yaml
 
+from kubeloop.cli.generate import manifests
 from kubeloop.client import Client, Forbidden, Invalid, NotFound
 from kubeloop.metrics import REGISTRY
-from kubeloop.operators.blackadder import build_operator, marks
+from kubeloop.operators.blackadder import FINALIZER, build_operator, marks
+from kubeloop.packaging.deploy import undeploy
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, run_operator
 
@@ -616,3 +618,27 @@ async def test_a_tenant_of_team_a_cannot_reach_outside_it(kube_cluster: Any, kub
             await rounds(kube_client, name, status(await kube_client.get(AGENTS, name))["round"] + 2)
     report = chaos.audit()
     assert report.ok, report.message
+
+
+async def test_undeploy_deletes_agents_first_and_waits_for_their_restore(
+        kube_client: Client, chaos: RunningOperator, namespace: str) -> None:
+    """``kubeloop undeploy`` deletes the ChaosAgents while the operator still runs, so its finalizer puts
+    back what they changed; only then would the operator itself go."""
+    await pod_quota(kube_client, namespace, 2)
+    await kube_client.create(deployment("web", namespace, 1, "undeploy"))
+    body = agent_body("undeploy", [namespace], "undeploy", cancerMode=True)
+    created = await kube_client.create(body)
+    name = created["metadata"]["name"]
+    await counted(kube_client, name, "cancer")
+    home = chaos.client.default_namespace
+    objs = manifests("blackadder", build_operator(), home)
+    lines: list[str] = []
+    report = await undeploy(kube_client, objs, log=lines.append, finalizers=[FINALIZER], timeout=30)
+    assert not report.stopped and f"ChaosAgent {name}" in report.deleted, lines
+    with pytest.raises(NotFound):
+        await kube_client.get(AGENTS, name)
+    dep = await kube_client.get(DEPLOYMENTS, "web", namespace)
+    assert dep["spec"]["replicas"] == 1 and unmarked(dep)
+    # What `kubeloop deploy` did not apply (here: the test's RBAC and namespace) is left alone.
+    assert any("not applied by kubeloop deploy" in k for k in report.kept), report.kept
+    assert await kube_client.get("namespaces", home)
