@@ -96,8 +96,8 @@ class ChaosAgentStatus(BaseModel):
     lastRoundTime: datetime | None = None
     nextRoundTime: datetime | None = None
     counters: Counters | None = None
-    extraReplicas: int | None = Field(None, description="Replicas cancerMode has added and not yet restored "
-                                      "(at most spec.maxExtraReplicas).")
+    extraReplicas: int | None = Field(None, description="Replicas cancerMode has added and not yet "
+                                      "restored, over all Deployments the agent holds.")
     recentActions: list[Action] | None = Field(None, description="The latest actions, newest last.")
     conditions: Conditions | None = None
 
