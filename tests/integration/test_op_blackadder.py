@@ -21,7 +21,7 @@ import yaml
 from kubeloop.cli.generate import manifests
 from kubeloop.client import Client, Forbidden, Invalid, NotFound
 from kubeloop.metrics import REGISTRY
-from kubeloop.operators.blackadder import FINALIZER, build_operator, marks
+from kubeloop.operators.blackadder import build_operator, marks
 from kubeloop.packaging.deploy import undeploy
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, run_operator
@@ -633,12 +633,12 @@ async def test_undeploy_deletes_agents_first_and_waits_for_their_restore(
     home = chaos.client.default_namespace
     objs = manifests("blackadder", build_operator(), home)
     lines: list[str] = []
-    report = await undeploy(kube_client, objs, log=lines.append, finalizers=[FINALIZER], timeout=30)
-    assert not report.stopped and f"ChaosAgent {name}" in report.deleted, lines
+    report = await undeploy(kube_client, objs, log=lines.append, timeout=30)  # the CLI's defaults
     with pytest.raises(NotFound):
         await kube_client.get(AGENTS, name)
     dep = await kube_client.get(DEPLOYMENTS, "web", namespace)
     assert dep["spec"]["replicas"] == 1 and unmarked(dep)
+    assert not report.stopped and f"ChaosAgent {name}" in report.deleted, lines
     # What `kubeloop deploy` did not apply (here: the test's RBAC and namespace) is left alone.
     assert any("not applied by kubeloop deploy" in k for k in report.kept), report.kept
     assert await kube_client.get("namespaces", home)
