@@ -77,9 +77,11 @@ def undeploy(target: str, kubeconfig: str | None, context: str | None, namespace
     --timeout, stops, leaves the operator in place and prints the command that releases each one."""
     from kubeloop.packaging.deploy import undeploy as run_undeploy
 
-    if keep_custom_resources and delete_crds:
-        raise click.UsageError("--keep-custom-resources and --delete-crds contradict: deleting a CRD deletes "
-                               "all its custom resources; drop one of them")
+    if keep_custom_resources and (delete_crds or force_finalizers):
+        other = "--delete-crds" if delete_crds else "--force-finalizers"
+        why = ("deleting a CRD deletes all its custom resources" if delete_crds else
+               "it only acts on the custom resources undeploy deletes")
+        raise click.UsageError(f"--keep-custom-resources and {other} contradict: {why}; drop one of them")
     operator = load_operator(target)
     objs = manifests(target, operator, namespace or f"{operator.name}-system")
     finalizers = sorted({name for _, name in operator.finalizers()})
