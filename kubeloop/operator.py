@@ -71,6 +71,7 @@ class Operator:
         self.startup: list[Callable[..., Any]] = []
         self._specs: dict[Any, _Spec] = {}
         self._extra_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None]] = []
+        self._own_namespace_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None]] = []
         self._served: list[type] = []  # extra CRD versions, see serve()
 
     def _spec(self, resource: ResourceRef) -> _Spec:
@@ -163,11 +164,14 @@ class Operator:
         self.startup.append(fn)
         return fn
 
-    def permission(self, resource: ResourceRef, verbs: Sequence[str], subresource: str | None = None) -> None:
+    def permission(self, resource: ResourceRef, verbs: Sequence[str], subresource: str | None = None, *,
+                   own_namespace: bool = False) -> None:
         """Declares a request the operator's own code makes beyond what the framework derives (which is:
         list/watch of every watched kind, apply/delete of owned kinds, finalizer patches, status, events,
-        leases). The generated RBAC grants exactly the union."""
-        self._extra_permissions.append((resource, tuple(verbs), subresource))
+        leases). The generated RBAC grants exactly the union. ``own_namespace``: only needed in the
+        namespace the operator runs in, so it goes to a Role there instead of the ClusterRole."""
+        target = self._own_namespace_permissions if own_namespace else self._extra_permissions
+        target.append((resource, tuple(verbs), subresource))
 
     def serve(self, *models: type) -> None:
         """Ships more custom resource models in the operator's CRDs without reconciling them, e.g. an
@@ -179,8 +183,6 @@ class Operator:
     def permissions(self) -> list[Any]:
         """The RBAC ``Permission``s this operator needs (cluster-wide; leases and events are added by
         ``render_rbac``). Strings are resolved against the built-in kinds, so no cluster is needed."""
-        from kubeloop.resources.rbac import Permission
-
         wanted: list[tuple[Any, tuple[str, ...], str | None]] = []
         for spec in self._specs.values():
             wanted.append((spec.resource, ("list", "watch"), None))
@@ -193,12 +195,17 @@ class Operator:
             for watch in spec.watches:
                 wanted.append((watch.resource, ("list", "watch"), None))
         wanted += self._extra_permissions
-        out = []
-        for ref, verbs, sub in wanted:
-            res = resolve_offline(ref)
-            out.append(Permission(res.group, res.plural, verbs, sub, res.namespaced))
-        return out
+        return _as_permissions(wanted)
 
+    def namespaced_permissions(self) -> list[Any]:
+        """The ``Permission``s needed only in the operator's own namespace (a Role there)."""
+        return _as_permissions(self._own_namespace_permissions)
+
+    def finalizers(self) -> list[tuple[ResourceRef, str]]:
+        """(resource, finalizer name) for every kind this operator puts a finalizer on: what only it may
+        remove, e.g. for ``kubeloop undeploy``."""
+        return [(spec.resource, spec.finalizer or f"{self.finalizer_domain}/{self.name}")
+                for spec in self._specs.values() if spec.cleanup or spec.causes.needs_finalizer]
 
     def custom_resources(self) -> list[type]:
         """The typed custom resources this operator reconciles or watches (their CRDs ship with it)."""
@@ -237,6 +244,16 @@ class Operator:
             finalizer=(spec.finalizer or f"{self.finalizer_domain}/{self.name}") if cleanup else None,
             cleanup=cleanup, on_deleted=spec.on_deleted or (causes.deleted if causes.daemons else None),
             error_policy=spec.error_policy, field_manager=self.name)
+
+
+def _as_permissions(wanted: list[tuple[ResourceRef, tuple[str, ...], str | None]]) -> list[Any]:
+    from kubeloop.resources.rbac import Permission
+
+    out = []
+    for ref, verbs, sub in wanted:
+        res = resolve_offline(ref)
+        out.append(Permission(res.group, res.plural, verbs, sub, res.namespaced))
+    return out
 
 
 def _short(resource: ResourceRef) -> str:

@@ -60,22 +60,53 @@ def command(target: str, kubeconfig: str | None, context: str | None, namespace:
 
 @click.command("undeploy")
 @_cluster_options
-@click.option("--delete-crds", is_flag=True, help="Also delete the CRDs, and so every custom resource of "
-              "them (deleted first, while the operator can still run their finalizers).")
+@click.option("--delete-crds", is_flag=True, help="Also delete the CRDs.")
 @click.option("--delete-namespace", is_flag=True, help="Also delete the namespace and all it holds.")
+@click.option("--keep-custom-resources", is_flag=True, help="Leave the operator's custom resources in place. "
+              "They keep its finalizers: deleting one once the operator is gone hangs until the finalizer "
+              "is removed by hand (see the operator's README).")
+@click.option("--force-finalizers", is_flag=True, help="For an operator that is already gone: custom "
+              "resources still terminating after --timeout get this operator's own finalizers removed "
+              "(never another controller's). Its cleanup for them then never happens.")
 def undeploy(target: str, kubeconfig: str | None, context: str | None, namespace: str | None, timeout: float,
-             delete_crds: bool, delete_namespace: bool) -> None:
-    """Undeploy TARGET in reverse order. Deletes only objects `kubeloop deploy` applied; keeps the CRDs
-    (and so all custom resources) and the namespace unless asked, and lists what remains."""
+             delete_crds: bool, delete_namespace: bool, keep_custom_resources: bool,
+             force_finalizers: bool) -> None:
+    """Undeploy TARGET. First deletes its custom resources and waits for the operator to release them
+    (its finalizers); then, in reverse order, only the objects `kubeloop deploy` applied. Keeps the
+    CRDs and the namespace unless asked. If the operator does not release its custom resources within
+    --timeout, stops, leaves the operator in place and prints the command that releases each one."""
     from kubeloop.packaging.deploy import undeploy as run_undeploy
 
+    if keep_custom_resources and (delete_crds or force_finalizers):
+        other = "--delete-crds" if delete_crds else "--force-finalizers"
+        why = ("deleting a CRD deletes all its custom resources" if delete_crds else
+               "it only acts on the custom resources undeploy deletes")
+        raise click.UsageError(f"--keep-custom-resources and {other} contradict: {why}; drop one of them")
     operator = load_operator(target)
     objs = manifests(target, operator, namespace or f"{operator.name}-system")
+    finalizers = sorted({name for _, name in operator.finalizers()})
     report = _run(kubeconfig, context, lambda c: run_undeploy(
-        c, objs, log=click.echo, delete_crds=delete_crds, delete_namespace=delete_namespace, timeout=timeout))
+        c, objs, log=click.echo, finalizers=finalizers, keep_custom_resources=keep_custom_resources,
+        force_finalizers=force_finalizers, delete_crds=delete_crds, delete_namespace=delete_namespace,
+        timeout=timeout))
+    _tell(report, finalizers, keep_custom_resources)
+    if report.stopped:
+        raise click.ClickException(
+            f"custom resources still carry {operator.name}'s finalizers after {timeout:.0f}s, so "
+            f"{operator.name} was left installed. If it is running, wait and run undeploy again (or "
+            "raise --timeout); if it is gone, release them with the commands above or rerun with "
+            "--force-finalizers (its cleanup for them then never happens).")
+
+
+def _tell(report: Any, finalizers: list[str], kept_custom_resources: bool) -> None:
     for line in report.kept:
         click.echo(f"kept {line}")
+    for line in report.stuck:
+        click.echo(f"still terminating: {line}", err=True)
     if report.remaining:
         click.echo(f"{len(report.remaining)} custom resource(s) remain, with what they own:", err=True)
         for line in report.remaining:
             click.echo(f"  {line}", err=True)
+        if kept_custom_resources and finalizers and not report.stopped:
+            click.echo(f"they may carry the finalizer(s) {', '.join(finalizers)}: with the operator gone, "
+                       "deleting one hangs until that finalizer is removed by hand", err=True)

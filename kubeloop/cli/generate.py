@@ -30,6 +30,7 @@ def manifests(target: str, operator: Operator, namespace: str, image: str | None
               replicas: int = 1) -> list[dict[str, Any]]:
     objs = operator_manifests(operator.name, namespace, image or default_image(operator),
                               models=operator.custom_resources(), cluster_permissions=operator.permissions(),
+                              namespaced_permissions=operator.namespaced_permissions(),
                               args=run_args(target, operator), events="cluster")
     for obj in objs:
         if obj["kind"] == "Deployment":

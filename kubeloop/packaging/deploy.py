@@ -2,20 +2,27 @@
 back off again without touching what users made.
 
 Undeploy deletes only objects this tool applied (their managedFields name ``kubeloop-deploy``) and by
-UID precondition, so a same-named object someone else created is never removed. Custom resources are
-user data: CRDs (and with them every custom resource) go only with ``delete_crds``, the namespace
-(with whatever else lives in it) only with ``delete_namespace``.
+UID precondition, so a same-named object someone else created is never removed. CRDs go only with
+``delete_crds``, the namespace (with whatever else lives in it) only with ``delete_namespace``.
+
+The operator's custom resources are deleted first, while the operator still runs: it holds finalizers on
+them, and once it is gone nothing would release them — deleting one later (or its namespace, or the
+CRD) would hang forever. If they are still terminating at the deadline, undeploy stops before removing
+the operator and says which object holds which finalizer and how to release it; with
+``force_finalizers`` it removes the operator's own finalizers itself. Other controllers' finalizers are
+never touched.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop.client import Client, NotFound
+from kubeloop.client import Client, Conflict, NotFound
+from kubeloop.helpers.finalizers import remove_finalizer
 from kubeloop.resources.manifests import KIND_ORDER
 from kubeloop.testing.wait import wait_for, wait_for_crd, wait_for_deletion
 
@@ -87,6 +94,9 @@ class UndeployReport:
     deleted: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # with the reason
     remaining: list[str] = field(default_factory=list)  # custom resources still in the cluster
+    stuck: list[str] = field(default_factory=list)  # custom resources still terminating, and why
+    released: list[str] = field(default_factory=list)  # finalizers removed by force_finalizers
+    stopped: bool = False  # the operator was left in place: its finalizers are still pending
 
 
 async def custom_resources(client: Client, crds: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
@@ -122,21 +132,20 @@ async def _delete_ours(client: Client, obj: dict[str, Any], report: UndeployRepo
     log(f"deleted {describe(obj)}")
 
 
-async def undeploy(client: Client, objs: list[dict[str, Any]], *, log: Log, delete_crds: bool = False,
-                   delete_namespace: bool = False, timeout: float = 60.0) -> UndeployReport:
+async def undeploy(client: Client, objs: list[dict[str, Any]], *, log: Log, finalizers: Sequence[str] = (),
+                   keep_custom_resources: bool = False, force_finalizers: bool = False,
+                   delete_crds: bool = False, delete_namespace: bool = False,
+                   timeout: float = 60.0) -> UndeployReport:
+    """``finalizers``: the operator's own (``Operator.finalizers()``), the only ones it may remove."""
+    if keep_custom_resources and delete_crds:
+        raise ValueError("keep_custom_resources and delete_crds contradict: deleting a CRD deletes all "
+                         "its custom resources")
     report = UndeployReport()
     crds = [o for o in objs if o["kind"] == "CustomResourceDefinition"]
-    remaining = await custom_resources(client, crds)
-    if delete_crds and remaining:
-        # Delete the custom resources while the operator still runs, so its finalizers can finish.
-        log(f"deleting {len(remaining)} custom resource(s) before the operator stops")
-        for ref, obj in remaining:
-            meta = obj["metadata"]
-            with contextlib.suppress(NotFound):
-                await client.delete(ref, meta["name"], meta.get("namespace"), uid=meta["uid"])
-        if stuck := await _settle(client, crds, timeout):
-            log(f"{stuck} custom resource(s) still terminating after {timeout:.0f}s: finalizers pending "
-                "(is the operator running?); their CRDs go once they do")
+    if not keep_custom_resources:
+        await _delete_custom_resources(client, crds, set(finalizers), report, log, timeout, force_finalizers)
+        if report.stopped:
+            return report
     for obj in sorted(objs, key=_rank, reverse=True):
         if obj["kind"] == "CustomResourceDefinition" and not delete_crds:
             report.kept.append(f"{describe(obj)} (pass --delete-crds to remove it and all its objects)")
@@ -148,10 +157,83 @@ async def undeploy(client: Client, objs: list[dict[str, Any]], *, log: Log, dele
     return report
 
 
-async def _settle(client: Client, crds: list[dict[str, Any]], timeout: float) -> int:
-    """Waits for the custom resources to be gone; returns how many are left at the deadline."""
+async def _delete_custom_resources(client: Client, crds: list[dict[str, Any]], ours: set[str],
+                                   report: UndeployReport, log: Log, timeout: float, force: bool) -> None:
+    """Deletes every custom resource while the operator can still run its finalizers, and waits; then
+    deals with those still held by the operator's finalizers (report and stop, or force)."""
+    remaining = await custom_resources(client, crds)
+    if not remaining:
+        return
+    log(f"deleting {len(remaining)} custom resource(s) while the operator can still release them")
+    for ref, obj in remaining:
+        meta = obj["metadata"]
+        with contextlib.suppress(NotFound):
+            await client.delete(ref, meta["name"], meta.get("namespace"), uid=meta["uid"])
+    left = await _settle(client, crds, timeout)
+    held = [(ref, obj) for ref, obj in left if ours & set(obj["metadata"].get("finalizers") or ())]
+    if held and force:
+        for ref, obj in held:
+            await _release(client, ref, obj, ours, report, log)
+        left = await _settle(client, crds, min(timeout, 30.0))
+        held = [(ref, obj) for ref, obj in left if ours & set(obj["metadata"].get("finalizers") or ())]
+    gone = {obj["metadata"]["uid"] for _, obj in remaining} - {obj["metadata"]["uid"] for _, obj in left}
+    for line in sorted(describe(obj) for _, obj in remaining if obj["metadata"]["uid"] in gone):
+        report.deleted.append(line)
+        log(f"deleted {line}")
+    for ref, obj in left:
+        report.stuck.append(stuck_line(ref, obj, ours))
+    if held:
+        report.stopped = True
+        log(f"{len(held)} custom resource(s) still carry the operator's finalizers after {timeout:.0f}s; "
+            "the operator is left in place so that it can release them")
+
+
+def stuck_line(ref: str, obj: dict[str, Any], ours: set[str]) -> str:
+    """Which finalizers still hold ``obj``, and for the operator's own, the command that releases one
+    (guarded by a test op: it removes that finalizer and nothing else, or fails)."""
+    meta = obj["metadata"]
+    where = f" -n {meta['namespace']}" if meta.get("namespace") else ""
+    parts = []
+    for i, name in enumerate(meta.get("finalizers") or ()):
+        if name not in ours:
+            parts.append(f"finalizer {name} (another controller's: left alone)")
+            continue
+        ops = (f'[{{"op":"test","path":"/metadata/finalizers/{i}","value":"{name}"}},'
+               f'{{"op":"remove","path":"/metadata/finalizers/{i}"}}]')
+        parts.append(f"finalizer {name}: release with kubectl patch {ref} {meta['name']}{where} "
+                     f"--type=json -p '{ops}'")
+    return f"{describe(obj)}: " + "; ".join(parts)
+
+
+async def _release(client: Client, ref: str, obj: dict[str, Any], ours: set[str], report: UndeployReport,
+                   log: Log) -> None:
+    """Removes the operator's own finalizers from ``obj``, one guarded JSON patch each."""
+    res = await client.resource(ref)
+    for name in [f for f in obj["metadata"].get("finalizers") or () if f in ours]:
+        if await _remove_one(client, res, obj["metadata"], name):
+            report.released.append(f"{describe(obj)}: {name}")
+            log(f"removed finalizer {name} from {describe(obj)} (--force-finalizers)")
+
+
+async def _remove_one(client: Client, res: Any, meta: dict[str, Any], name: str, tries: int = 5) -> bool:
+    """Re-reads on a conflict: another controller may be editing its own finalizers at the same time."""
+    for _ in range(tries):
+        try:
+            live = await client.get(res, meta["name"], meta.get("namespace"))
+            await remove_finalizer(client, res, live, name)
+            return True
+        except NotFound:
+            return False
+        except Conflict:
+            await asyncio.sleep(0.2)
+    return False
+
+
+async def _settle(client: Client, crds: list[dict[str, Any]],
+                  timeout: float) -> list[tuple[str, dict[str, Any]]]:
+    """Waits for the custom resources to be gone; returns those left at the deadline."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while (left := len(await custom_resources(client, crds))) and loop.time() < deadline:
+    while (left := await custom_resources(client, crds)) and loop.time() < deadline:
         await asyncio.sleep(0.5)
     return left

@@ -58,7 +58,8 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
                                      freeze_gc=False, leader_election_namespace=namespace)
     if options is None:
         opts.namespaces = [namespace] if watch_namespaces is True else (watch_namespaces or None)
-    rbac = render_rbac(operator.name, namespace, operator.permissions(), events="cluster",
+    rbac = render_rbac(operator.name, namespace, operator.permissions(), operator.namespaced_permissions(),
+                       events="cluster",
                        leader_election=opts.leader_elect)
     for obj in rbac:
         await admin.apply(obj, field_manager="kubeloop-test", force=True)

@@ -303,6 +303,7 @@ async def test_chaos_agent_without_exclusions_is_contained(kube_cluster: Any, ku
     operator's own namespace or a namespace that opted out."""
     run = secrets.token_hex(3)
     op = build_blackadder(agent_selector=f"faults-test={run}")
+    op.settings["operator_namespace"] = namespace  # in a cluster: the pod's namespace (the kubeconfig's is not)
     opted_out = f"{namespace}-out"
     await kube_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {
         "name": opted_out, "labels": {"kubeloop.dev/test": "true"}, "annotations": {"blackadder.io/exclude": "true"}}})

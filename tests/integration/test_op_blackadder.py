@@ -18,9 +18,11 @@ import pytest
 import pytest_asyncio
 import yaml
 
-from kubeloop.client import Client, Invalid, NotFound
+from kubeloop.cli.generate import manifests
+from kubeloop.client import Client, Forbidden, Invalid, NotFound
 from kubeloop.metrics import REGISTRY
 from kubeloop.operators.blackadder import build_operator, marks
+from kubeloop.packaging.deploy import undeploy
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, run_operator
 
@@ -39,6 +41,7 @@ async def chaos(kube_cluster: Any, kube_client: Client) -> AsyncIterator[Running
     home = f"t-blackadder-{RUN}"
     await make_namespace(kube_client, home)
     op = build_operator(agent_selector=f"{RUN_LABEL}={RUN}")
+    op.settings["operator_namespace"] = home  # what --operator-namespace (or the pod's namespace) gives
     try:
         async with run_operator(kube_cluster, kube_client, op, home, watch_namespaces=None) as running:
             yield running
@@ -308,7 +311,9 @@ async def test_cancer_doubles_caps_skips_and_restores(kube_client: Client, chaos
         "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "autoscaled"},
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "autoscaled"},
                  "minReplicas": 1, "maxReplicas": 3}}, namespace)
-    body = agent_body("cancer", [namespace], "cancer", cancerMode=True)
+    # The article's doubling up to 128 needs the budget widened (the defaults add 4 per round, 16 in all).
+    body = agent_body("cancer", [namespace], "cancer", cancerMode=True, maxExtraReplicasPerRound=200,
+                      maxExtraReplicas=500)
     async with agent(kube_client, body) as name:
         grown = await wait_for(kube_client, DEPLOYMENTS, "grow", namespace, timeout=30,
                                predicate=lambda d: d["spec"]["replicas"] == 128, description="128 replicas")
@@ -470,3 +475,170 @@ async def test_suspended_and_excluded_times_do_nothing(kube_client: Client, chao
     assert (await kube_client.get("configmaps", "settings", namespace))["data"] == {"k": "v"}
     report = chaos.audit()
     assert report.ok, report.message
+
+
+# --- safe by default: the operator's namespace, budgets, RBAC, tenants ----------------------------------------
+
+
+async def test_articles_demo_kills_with_a_local_kubeconfig(kube_cluster: Any, kube_client: Client,
+                                                           namespace: str) -> None:
+    """Run outside a cluster with a kubeconfig whose context namespace is where the article's demo
+    lives: that namespace is the user's, not the operator's, so the demo's pods die as in the article
+    (taking it for the operator's own made blackadder do nothing at all)."""
+    local = f"{RUN}-local"
+    op = build_operator("blackadder-local", agent_selector=f"{RUN_LABEL}={local}")  # no --operator-namespace
+    await kube_client.create(deployment("my-dep", namespace, 3, "article"))  # kubectl create deployment …
+    await available(kube_client, "my-dep", namespace, 3)
+    pods = (await kube_client.list("pods", namespace, label_selector="t=article"))["items"]
+    before = {p["metadata"]["name"] for p in pods}
+    edmund = example("edmund-v1beta1.yaml")
+    edmund["metadata"] = {"name": f"princeedmund-local-{RUN}", "labels": {RUN_LABEL: local}}
+    edmund["spec"].update(podTolerance=3, eagerness=100, pauseDuration=1, minPodAgeSeconds=0, seed=1983,
+                          namespaceSelector={"matchLabels": {"kubernetes.io/metadata.name": namespace}})
+    async with run_operator(kube_cluster, kube_client, op, namespace, watch_namespaces=None) as running:
+        assert running.client.default_namespace == namespace  # the kubeconfig's context namespace
+        async with agent(kube_client, edmund) as name:
+            got = await counted(kube_client, name, "tantrum", timeout=30)
+            await kube_client.patch(AGENTS, name, {"spec": {"suspend": True}})
+            killed = {a["name"] for a in status(got)["recentActions"] if a["action"] == "killed"}
+            assert killed and killed <= before
+            assert {a["namespace"] for a in status(got)["recentActions"]} == {namespace}
+    report = running.audit()
+    assert report.ok, report.message
+
+
+async def test_cancer_stays_within_its_replica_budget(kube_client: Client, chaos: RunningOperator,
+                                                      namespace: str) -> None:
+    await pod_quota(kube_client, namespace, 2)  # the replicas are what counts here, not the pods
+    for name in ("a", "b", "c"):
+        await kube_client.create(deployment(name, namespace, 10, "budget"))
+    # Doubling all three would add 30 replicas; 5 per round and 12 in all is what the agent may add.
+    body = agent_body("budget", [namespace], "budget", cancerMode=True, maxExtraReplicasPerRound=5,
+                      maxExtraReplicas=12)
+    async with agent(kube_client, body) as name:
+        got = await wait_for(kube_client, AGENTS, name, timeout=30, description="12 extra replicas",
+                             predicate=lambda a: status(a).get("extraReplicas") == 12)
+        got = await rounds(kube_client, name, status(got)["round"] + 2)
+        assert status(got)["extraReplicas"] == 12
+        replicas = [(await kube_client.get(DEPLOYMENTS, n, namespace))["spec"]["replicas"] for n in "abc"]
+        assert sum(replicas) == 30 + 12, replicas
+        per_round: dict[int, int] = {}
+        for a in status(got)["recentActions"]:
+            before, after = (int(x) for x in a["detail"].split(" -> "))
+            per_round[a["round"]] = per_round.get(a["round"], 0) + after - before
+        assert max(per_round.values()) <= 5 and sum(per_round.values()) == 12, per_round
+        # Restoring gives the budget back and the status says so.
+        await kube_client.patch(AGENTS, name, {"spec": {"cancerMode": False}})
+        got = await wait_for(kube_client, AGENTS, name, timeout=30, description="no extra replicas",
+                             predicate=lambda a: status(a).get("extraReplicas") == 0)
+        for n in "abc":
+            assert (await kube_client.get(DEPLOYMENTS, n, namespace))["spec"]["replicas"] == 10
+    report = chaos.audit()
+    assert report.ok, report.message
+
+
+async def may(client: Client, user: str, verb: str, resource: str, namespace: str) -> bool:
+    """The API server's own answer: may ``user`` do ``verb`` on ``resource`` in ``namespace``?"""
+    review = await client.create({
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": user, "resourceAttributes": {"verb": verb, "resource": resource,
+                                                      "namespace": namespace}}})
+    return bool(review["status"].get("allowed"))
+
+
+async def test_configmap_create_and_delete_only_in_the_operators_namespace(
+        kube_client: Client, chaos: RunningOperator, namespace: str) -> None:
+    home = chaos.client.default_namespace
+    operator = f"system:serviceaccount:{home}:blackadder"
+    for verb in ("get", "list", "patch"):
+        assert await may(kube_client, operator, verb, "configmaps", namespace), verb
+    for verb in ("create", "delete"):
+        assert not await may(kube_client, operator, verb, "configmaps", namespace), verb
+        assert await may(kube_client, operator, verb, "configmaps", home), verb
+
+
+@contextlib.asynccontextmanager
+async def tenant_client(kube_cluster: Any, admin: Client, namespace: str,
+                        tmp_path: Any) -> AsyncIterator[Client]:
+    """ServiceAccount ``tenant`` with a Role in ``namespace`` that allows everything on the objects
+    blackadder touches there, and on ChaosAgents (a Role cannot grant cluster-scoped kinds: that is
+    the point being tested)."""
+    rules = [{"apiGroups": [""], "resources": ["pods", "configmaps"], "verbs": ["*"]},
+             {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["*"]},
+             {"apiGroups": ["blackadder.io"], "resources": ["chaosagents"], "verbs": ["*"]}]
+    ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "tenant"}
+    await admin.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "tenant"}}, namespace)
+    await admin.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                        "metadata": {"name": "tenant"}, "rules": rules}, namespace)
+    await admin.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                        "metadata": {"name": "tenant"}, "roleRef": ref, "subjects": [
+                            {"kind": "ServiceAccount", "name": "tenant", "namespace": namespace}]}, namespace)
+    path = await asyncio.to_thread(kube_cluster.service_account_kubeconfig, namespace, "tenant",
+                                   tmp_path / "tenant-kubeconfig")
+    client = await Client.from_kubeconfig(str(path))
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def test_a_tenant_of_team_a_cannot_reach_outside_it(kube_cluster: Any, kube_client: Client,
+                                                          chaos: RunningOperator, namespace: str,
+                                                          elsewhere: str, tmp_path: Any) -> None:
+    team_a, victim = namespace, elsewhere
+    secret = {"db-password": "hunter2"}
+    await kube_client.create(configmap("victim", victim, "victim", secret))
+    async with tenant_client(kube_cluster, kube_client, team_a, tmp_path) as tenant:
+        # 1. ChaosAgents are cluster-scoped: a namespaced Role cannot let anyone create one.
+        body = agent_body("tenant", [team_a], "tenant", tantrumMode=True, cancerMode=True)
+        with pytest.raises(Forbidden):
+            await tenant.create(body)
+        # 2. But the marks blackadder restores from sit on the tenant's own objects. An admin's agent
+        # (ipsum off, so it restores what it holds on every round) must not follow a forged backup
+        # reference into another namespace: that would copy the victim's data into team-a and
+        # delete the victim.
+        quiet = agent_body("restorer", [team_a], "nothing-matches")
+        async with agent(kube_client, quiet) as name:
+            data = {"k": "v"}
+            await tenant.create(configmap("bait", team_a, "bait", data, metadata={
+                "labels": {"t": "bait", marks.AGENT: marks.agent_label(name)},
+                "annotations": {marks.BACKUP: f"{victim}/victim", marks.CHAOS_DIGEST: marks.digest(data)}}))
+            bait = await wait_for(kube_client, "configmaps", "bait", team_a, timeout=30, predicate=unmarked,
+                                  description="the bait released")
+            assert bait["data"] == data
+            assert (await kube_client.get("configmaps", "victim", victim))["data"] == secret
+            # A forged replica count neither scales nor stops the agent.
+            forged = deployment("bait", team_a, 1, "bait")
+            forged["metadata"]["labels"][marks.AGENT] = marks.agent_label(name)
+            forged["metadata"]["annotations"] = {marks.ORIGINAL_REPLICAS: "lots", marks.CHAOS_REPLICAS: "1"}
+            await tenant.create(forged)
+            dep = await wait_for(kube_client, DEPLOYMENTS, "bait", team_a, timeout=30, predicate=unmarked,
+                                 description="the forged Deployment released")
+            assert dep["spec"]["replicas"] == 1
+            await rounds(kube_client, name, status(await kube_client.get(AGENTS, name))["round"] + 2)
+    report = chaos.audit()
+    assert report.ok, report.message
+
+
+async def test_undeploy_deletes_agents_first_and_waits_for_their_restore(
+        kube_client: Client, chaos: RunningOperator, namespace: str) -> None:
+    """``kubeloop undeploy`` deletes the ChaosAgents while the operator still runs, so its finalizer puts
+    back what they changed; only then would the operator itself go."""
+    await pod_quota(kube_client, namespace, 2)
+    await kube_client.create(deployment("web", namespace, 1, "undeploy"))
+    body = agent_body("undeploy", [namespace], "undeploy", cancerMode=True)
+    created = await kube_client.create(body)
+    name = created["metadata"]["name"]
+    await counted(kube_client, name, "cancer")
+    home = chaos.client.default_namespace
+    objs = manifests("blackadder", build_operator(), home)
+    lines: list[str] = []
+    report = await undeploy(kube_client, objs, log=lines.append, timeout=30)  # the CLI's defaults
+    with pytest.raises(NotFound):
+        await kube_client.get(AGENTS, name)
+    dep = await kube_client.get(DEPLOYMENTS, "web", namespace)
+    assert dep["spec"]["replicas"] == 1 and unmarked(dep)
+    assert not report.stopped and f"ChaosAgent {name}" in report.deleted, lines
+    # What `kubeloop deploy` did not apply (here: the test's RBAC and namespace) is left alone.
+    assert any("not applied by kubeloop deploy" in k for k in report.kept), report.kept
+    assert await kube_client.get("namespaces", home)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubeloop.client import Client, Invalid
+from kubeloop.client import Client, Forbidden, Invalid, NotFound
 from kubeloop.manager import ManagerOptions
 from kubeloop.operators.immortal import ImmortalContainer, operator
 from kubeloop.operators.immortal import pods as podlib
@@ -68,6 +68,7 @@ async def audited(running: Any) -> None:
     # where the OwnerReferencesPermissionEnforcement admission plugin is on.
     unused = {(p.resource, p.subresource, v) for p in report.unused for v in p.verbs}
     assert unused <= {("immortalcontainers", "finalizers", "update"), ("pods", None, "patch"),
+                      ("pods", None, "get"),
                       ("pods", None, "delete"), ("events", None, "patch")}, report.message
 
 
@@ -226,6 +227,74 @@ async def test_name_conflict_is_left_alone_and_orphans_are_adopted(kube_cluster,
             starts(2)(o) and [h["reason"] for h in status(o)["history"]][1:] == ["PodDeleted"]), timeout=20)
         assert not condition(ic, "ReplicaFailure")
     await audited(running)
+
+
+async def test_caches_only_its_own_pods(kube_cluster, kube_client: Client, namespace: str) -> None:
+    """The pod informer lists and watches with a label selector: someone else's pods are never cached,
+    so memory does not grow with the cluster. The pod also carries the article's controller=<name>."""
+    stranger = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stranger", "namespace": namespace},
+                "spec": {"containers": [{"name": "c", "image": "nginx:latest"}]}}
+    await kube_client.create(stranger)
+    async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
+        await kube_client.create(immortal("kept", namespace))
+        await wait_for(kube_client, IC, "kept", namespace, starts(1, available=False), timeout=20)
+        informers = [i for i in running.manager.cache.informers if i.resource.plural == "pods"]
+        cached = {name for i in informers for _, name in (k.split("/") for k in i.store.keys())}
+        assert cached == {"kept-immortalpod"}
+        assert informers and all(i.key.label_selector == podlib.POD_SELECTOR for i in informers)
+        pod = await kube_client.get("pods", "kept-immortalpod", namespace)
+        assert pod["metadata"]["labels"]["controller"] == "kept"
+        assert pod["metadata"]["labels"][podlib.NAME_LABEL] == "kept"
+        # The article's selector finds it.
+        listed = (await kube_client.list("pods", namespace, label_selector="controller=kept"))["items"]
+        assert [p["metadata"]["name"] for p in listed] == ["kept-immortalpod"]
+    await audited(running)
+
+
+async def test_a_tenant_of_team_a_gets_pods_in_team_a_only(kube_cluster, kube_client: Client, namespace: str,
+                                                           tmp_path: Path) -> None:
+    """A tenant bound to a Role in team-a that allows ImmortalContainers (and not pods): the operator
+    creates pods for them in team-a — that is its job, as a Deployment's — and nowhere else, and never
+    takes over a pod of another namespace that carries the same name and label."""
+    team_a, other = namespace, f"{namespace}-other"
+    await kube_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": other}})
+    await wait_for(kube_client, "serviceaccounts", "default", other, timeout=30)
+    rules = [{"apiGroups": [IC.group], "resources": [IC.plural], "verbs": ["*"]}]
+    await kube_client.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "tenant"}},
+                             team_a)
+    await kube_client.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                              "metadata": {"name": "tenant"}, "rules": rules}, team_a)
+    await kube_client.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                              "metadata": {"name": "tenant"},
+                              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "tenant"},
+                              "subjects": [{"kind": "ServiceAccount", "name": "tenant", "namespace": team_a}]},
+                             team_a)
+    lookalike = await kube_client.create({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-immortalpod", "namespace": other,
+                                                        "labels": {podlib.NAME_LABEL: "web"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx:latest"}]}})
+    path = await asyncio.to_thread(kube_cluster.service_account_kubeconfig, team_a, "tenant", tmp_path / "kc")
+    tenant = await Client.from_kubeconfig(str(path))
+    try:
+        async with run_operator(kube_cluster, kube_client, operator, team_a,
+                                watch_namespaces=[team_a, other]) as running:
+            with pytest.raises(Forbidden):
+                await tenant.create(immortal("web", other))
+            with pytest.raises(Forbidden):
+                await tenant.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                                     "spec": {"containers": [{"name": "c", "image": "nginx"}]}}, team_a)
+            await tenant.create(immortal("web", team_a))
+            ic = await wait_for(kube_client, IC, "web", team_a, starts(1, available=False), timeout=20)
+            ours = await kube_client.get("pods", "web-immortalpod", team_a)
+            assert ours["metadata"]["ownerReferences"][0]["uid"] == ic["metadata"]["uid"]
+            untouched = await kube_client.get("pods", "web-immortalpod", other)
+            assert untouched["metadata"]["uid"] == lookalike["metadata"]["uid"]
+            assert not untouched["metadata"].get("ownerReferences")
+        await audited(running)
+    finally:
+        await tenant.close()
+        with contextlib.suppress(NotFound):
+            await kube_client.delete("namespaces", other)
 
 
 async def test_restart_in_the_middle_of_a_create_burst(kube_cluster, kube_client: Client,

@@ -53,6 +53,25 @@ TARGET = f"{__name__}:gears"
 CRD = "gears.packaging.test.kubeloop.dev"
 
 
+class Bolt(CustomResource, group="packaging.test.kubeloop.dev", version="v1", kind="Bolt"):
+    spec: GearSpec
+    status: GearStatus | None = None
+
+
+bolts = Operator("kl-bolts")
+BOLT_FINALIZER = "packaging.test.kubeloop.dev/unscrew"
+
+
+@bolts.reconcile(Bolt)
+async def reconcile_bolt(obj: Bolt, ctx: Context) -> None:  # pragma: no cover - the image never runs here
+    pass
+
+
+@bolts.finalize(Bolt, finalizer=BOLT_FINALIZER)
+async def unscrew(obj: Bolt, ctx: Context) -> None:  # pragma: no cover - the image never runs here
+    pass
+
+
 @pytest.fixture(scope="session")
 def helm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Runs the helm built from source (once; cached in the kubeloop cache) with private helm homes."""
@@ -177,15 +196,24 @@ def test_deploy_and_undeploy(kube_cluster: Any) -> None:
         gear = {"apiVersion": "packaging.test.kubeloop.dev/v1", "kind": "Gear",
                 "metadata": {"name": "user-gear", "namespace": namespace}, "spec": {"teeth": 3}}
         kube_cluster.kubectl("apply", "-f", "-", input=json.dumps(gear))
+        kept = {**gear, "metadata": {**gear["metadata"], "name": "kept-gear"}}
+        kube_cluster.kubectl("apply", "-f", "-", input=json.dumps(kept))
+        # --keep-custom-resources: the custom resources stay, and are reported as remaining.
+        result = cli.invoke(main, ["undeploy", TARGET, *flags, "--keep-custom-resources"])
+        assert result.exit_code == 0, result.output
+        assert f"Gear {namespace}/user-gear" in result.output
+        assert _get(kube_cluster, "-n", namespace, CRD, "user-gear") is not None
+        assert _get(kube_cluster, "-n", namespace, "deployment", "kl-gears") is None
+        # By default the custom resources go first (while the operator could still release them).
         result = cli.invoke(main, ["undeploy", TARGET, *flags])
         assert result.exit_code == 0, result.output
+        assert f"deleted Gear {namespace}/user-gear" in result.output
         assert f"kept CustomResourceDefinition {CRD} (pass --delete-crds" in result.output
-        assert f"Gear {namespace}/user-gear" in result.output  # reported as remaining
-        assert _get(kube_cluster, "-n", namespace, "deployment", "kl-gears") is None
+        assert "remain" not in result.output
         assert _get(kube_cluster, "clusterrole", "kl-gears") is None
         assert _get(kube_cluster, "-n", namespace, "serviceaccount", "kl-gears") is None
         assert _get(kube_cluster, f"crd/{CRD}") is not None
-        assert _get(kube_cluster, "-n", namespace, CRD, "user-gear") is not None
+        assert _get(kube_cluster, "-n", namespace, CRD, "user-gear") is None
 
         # A same-named object the deploy tool did not make is left alone.
         kube_cluster.kubectl("create", "serviceaccount", "kl-gears", "-n", namespace)
@@ -197,3 +225,52 @@ def test_deploy_and_undeploy(kube_cluster: Any) -> None:
         assert _get(kube_cluster, "namespace", namespace) is None
     finally:
         kube_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+
+
+def test_undeploy_when_the_operator_is_gone(kube_cluster: Any) -> None:
+    """kwok never runs the operator's image: its finalizers on the custom resources are never released,
+    as when the operator crashed or was removed by hand. Undeploy must neither hang nor strand them."""
+    namespace = f"t-undeploy-{secrets.token_hex(3)}"
+    target, crd = f"{__name__}:bolts", "bolts.packaging.test.kubeloop.dev"
+    flags = ["--kubeconfig", str(kube_cluster.kubeconfig), "--namespace", namespace]
+    cli = CliRunner()
+
+    def bolt(name: str, *finalizers: str) -> str:
+        return json.dumps({"apiVersion": "packaging.test.kubeloop.dev/v1", "kind": "Bolt",
+                           "metadata": {"name": name, "namespace": namespace, "finalizers": list(finalizers)},
+                           "spec": {}})
+    try:
+        result = cli.invoke(main, ["deploy", target, *flags, "--image", "reg.example/bolts:1", "--wait"])
+        assert result.exit_code == 0, result.output
+        # What the operator would have added, plus another controller's finalizer on one of them.
+        kube_cluster.kubectl("apply", "-f", "-", input=bolt("ours", BOLT_FINALIZER))
+        kube_cluster.kubectl("apply", "-f", "-", input=bolt("shared", "example.com/other", BOLT_FINALIZER))
+
+        result = cli.invoke(main, ["undeploy", target, *flags, "--timeout", "3"])
+        assert result.exit_code == 1, result.output
+        assert f"Bolt {namespace}/ours: finalizer {BOLT_FINALIZER}: release with kubectl patch {crd} ours " \
+               f"-n {namespace} --type=json" in result.output
+        assert "finalizer example.com/other (another controller's: left alone)" in result.output
+        assert "--force-finalizers" in result.output
+        assert _get(kube_cluster, "-n", namespace, "deployment", "kl-bolts") is not None  # left in place
+
+        # The printed command works, and releases only that finalizer.
+        line = next(x for x in result.output.splitlines() if "shared:" in x)
+        command = line.split("release with kubectl ", 1)[1]
+        args = command.split(" -p ")[0].split() + ["-p", command.split(" -p ")[1].strip("'")]
+        kube_cluster.kubectl(*args)
+        shared = _get(kube_cluster, "-n", namespace, crd, "shared")
+        assert shared is not None and shared["metadata"]["finalizers"] == ["example.com/other"]
+
+        result = cli.invoke(main, ["undeploy", target, *flags, "--timeout", "3", "--force-finalizers"])
+        assert result.exit_code == 0, result.output
+        assert f"removed finalizer {BOLT_FINALIZER} from Bolt {namespace}/ours" in result.output
+        assert _get(kube_cluster, "-n", namespace, crd, "ours") is None
+        shared = _get(kube_cluster, "-n", namespace, crd, "shared")  # another controller's: still held
+        assert shared is not None and shared["metadata"]["finalizers"] == ["example.com/other"]
+        assert _get(kube_cluster, "-n", namespace, "deployment", "kl-bolts") is None
+    finally:
+        kube_cluster.kubectl("patch", crd, "shared", "-n", namespace, "--type=merge", "-p",
+                             '{"metadata":{"finalizers":null}}', check=False)
+        kube_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+        kube_cluster.kubectl("delete", "crd", crd, "--wait=false", check=False)

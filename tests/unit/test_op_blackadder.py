@@ -20,6 +20,7 @@ from kubeloop.operators.blackadder import (
     lorem,
     marks,
     report,
+    safety,
     schedule,
     tantrum,
 )
@@ -174,6 +175,35 @@ def test_doubling_is_capped_at_128() -> None:
     assert cancer.replicas_of(deployment("d", None)) == 1
 
 
+def test_the_replica_budget_is_shared_in_order_and_bounded_overall() -> None:
+    deps = [deployment("a", 3), deployment("b", 10), deployment("c", 1)]
+    assert [(d["metadata"]["name"], n) for d, n in cancer.allot(deps, 8)] == [("a", 3), ("b", 5)]
+    assert [n for _, n in cancer.allot(deps, 100)] == [3, 10, 1]
+    assert cancer.allot(deps, 0) == []
+    assert cancer.round_budget(per_round=4, overall=16, held=14) == 2
+    assert cancer.round_budget(per_round=4, overall=16, held=20) == 0  # lowered below what is held
+    held = deployment("d", 8, annotations={marks.ORIGINAL_REPLICAS: "3", marks.CHAOS_REPLICAS: "8"})
+    forged = deployment("d", 8, annotations={marks.ORIGINAL_REPLICAS: "lots", marks.CHAOS_REPLICAS: "8"})
+    assert cancer.extra_replicas(held) == 5 and cancer.extra_replicas(forged) == 0
+    client = FakeClient(deployment("d", 10))
+    action = asyncio.run(cancer.scale_up(a_round(client), deployment("d", 10), set(), limit=3))
+    assert action is not None and action.detail == "10 -> 13"
+
+
+def test_forged_marks_are_not_trusted() -> None:
+    settings = Settings(operator_namespace="ops")
+    cm = {"metadata": {"name": "bait", "namespace": "team-a", "uid": "u1",
+                       "annotations": {marks.BACKUP: "victims/secrets"}}}
+    assert ipsum.trusted_backup(settings, cm) is None
+    cm["metadata"]["annotations"][marks.BACKUP] = "ops/blackadder-backup-other-uid"
+    assert ipsum.trusted_backup(settings, cm) is None
+    cm["metadata"]["annotations"][marks.BACKUP] = "ops/blackadder-backup-u1"
+    assert ipsum.trusted_backup(settings, cm) == "ops/blackadder-backup-u1"
+    assert ipsum.trusted_backup(Settings(operator_namespace=None), cm) is None
+    for junk in ("lots", "-1", "1e3", "²", "9999999999", ""):
+        assert cancer._count(junk) is None, junk
+
+
 def test_scalable_skips_zero_capped_autoscaled_and_others_held() -> None:
     target = {"kind": "Deployment", "name": "auto"}
     hpas = [{"metadata": {"namespace": "ns"}, "spec": {"scaleTargetRef": target}}]
@@ -308,6 +338,18 @@ def test_system_and_own_namespaces_are_always_excluded() -> None:
                                                  "chaos-operator", "prod"}
 
 
+def test_the_operators_namespace_is_given_or_the_pods_never_the_kubeconfigs(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(safety, "POD_NAMESPACE_FILE", tmp_path / "absent")
+    assert safety.operator_namespace(None) is None  # outside a cluster, nothing given
+    assert "default" not in Settings(operator_namespace=None).excluded_namespaces
+    pod_file = tmp_path / "namespace"
+    pod_file.write_text("chaos-operator\n")
+    monkeypatch.setattr(safety, "POD_NAMESPACE_FILE", pod_file)
+    assert safety.operator_namespace(None) == "chaos-operator"
+    assert safety.operator_namespace("given") == "given"
+
+
 def test_opt_out_and_own_pods() -> None:
     assert opted_out({"metadata": {"annotations": {"blackadder.io/exclude": "true"}}})
     assert not opted_out({"metadata": {}})
@@ -345,6 +387,11 @@ def test_one_crd_with_both_versions_and_the_article_columns() -> None:
     granted = {(p.resource, p.subresource): set(p.verbs) for p in op.permissions()}
     assert "secrets" not in {r for r, _ in granted}
     assert granted[("pods", "eviction")] == {"create"}
+    # Cluster-wide ConfigMaps are read and patched; backups are created and deleted at home only.
+    assert granted[("configmaps", None)] == {"get", "list", "patch"}
+    local = {(p.resource, p.subresource): set(p.verbs) for p in op.namespaced_permissions()}
+    assert local == {("configmaps", None): {"create", "patch", "delete"}}
+    assert op.finalizers() == [(op.finalizers()[0][0], "blackadder.io/restore")]
 
 
 # --- restoring on time, waking up on time ----------------------------------------------------------------
@@ -362,14 +409,14 @@ def test_restore_after_seconds_restores_expired_and_reports_the_next_expiry() ->
         marks.ORIGINAL_REPLICAS: "2", marks.CHAOS_REPLICAS: "4", marks.CHANGED_AT: schedule.rfc3339(NOW)})
     on = spec(cancerMode=True, restoreAfterSeconds=60)
     client = HeldClient(held)
-    undone, expiry = asyncio.run(undo_unwanted(client, on, "a", NOW + timedelta(seconds=10)))
+    undone, expiry = asyncio.run(undo_unwanted(client, Settings(), on, "a", NOW + timedelta(seconds=10)))
     assert undone == [] and expiry == NOW + timedelta(seconds=60) and client.patches == []
-    undone, expiry = asyncio.run(undo_unwanted(client, on, "a", NOW + timedelta(seconds=61)))
+    undone, expiry = asyncio.run(undo_unwanted(client, Settings(), on, "a", NOW + timedelta(seconds=61)))
     assert [a.action for a in undone] == ["restored"] and expiry is None
     assert client.patches[-1]["spec"] == {"replicas": 2}
     # Switching the mode off restores at once, whatever the clock says.
     client = HeldClient(held)
-    undone, _ = asyncio.run(undo_unwanted(client, spec(cancerMode=False), "a", NOW))
+    undone, _ = asyncio.run(undo_unwanted(client, Settings(), spec(cancerMode=False), "a", NOW))
     assert [a.action for a in undone] == ["restored"]
 
 

@@ -58,7 +58,7 @@ def test_permissions_are_what_the_reconcile_uses() -> None:
     granted: dict[tuple[str, str | None], set[str]] = {}
     for p in operator.permissions():
         granted.setdefault((p.resource, p.subresource), set()).update(p.verbs)
-    assert granted[("pods", None)] == {"list", "watch", "create", "patch", "delete"}
+    assert granted[("pods", None)] == {"get", "list", "watch", "create", "patch", "delete"}
     assert granted[("namespaces", None)] == {"list", "watch"}
     assert granted[("immortalcontainers", "status")] == {"patch"}
     assert granted[("immortalcontainers", "finalizers")] == {"update"}

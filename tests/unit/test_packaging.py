@@ -221,3 +221,20 @@ def test_bundled_operator_dockerfiles_run_a_loadable_target(name: str) -> None:
     assert result.exit_code == 0, result.output
     cmd = json.loads(dict(stages(result.output)[-1])["CMD"])
     assert load_operator(cmd[1]).name == name
+
+
+@pytest.mark.parametrize("flag", ["--delete-crds", "--force-finalizers"])
+def test_undeploy_refuses_contradictory_flags(flag: str) -> None:
+    result = CliRunner().invoke(main, ["undeploy", "blackadder", "--keep-custom-resources", flag])
+    assert result.exit_code == 2
+    assert f"--keep-custom-resources and {flag} contradict" in result.output
+
+
+def test_stuck_line_offers_a_guarded_release_of_our_finalizer_only() -> None:
+    obj = {"kind": "ChaosAgent", "metadata": {"name": "edmund", "finalizers": ["other.io/x", "blackadder.io/restore"]}}
+    line = deploy.stuck_line("chaosagents.blackadder.io", obj, {"blackadder.io/restore"})
+    assert line.startswith("ChaosAgent edmund: finalizer other.io/x (another controller's: left alone); ")
+    ops = json.loads(line.split(" -p ")[1].strip("'"))
+    assert ops == [{"op": "test", "path": "/metadata/finalizers/1", "value": "blackadder.io/restore"},
+                   {"op": "remove", "path": "/metadata/finalizers/1"}]
+    assert "kubectl patch chaosagents.blackadder.io edmund --type=json" in line and " -n " not in line

@@ -11,7 +11,7 @@ from __future__ import annotations
 from kubeloop.operator import Operator
 from kubeloop.operators.blackadder.agent import reconcile_agent, restore_everything
 from kubeloop.operators.blackadder.models import ChaosAgent, ChaosAgentV1Alpha1
-from kubeloop.operators.blackadder.safety import Settings
+from kubeloop.operators.blackadder.safety import Settings, operator_namespace
 from kubeloop.reconcile import Context, Result
 from kubeloop.resources.builtin import CONFIG_MAP, DEPLOYMENT, HORIZONTAL_POD_AUTOSCALER, NAMESPACE, POD
 
@@ -30,18 +30,19 @@ def build_operator(name: str = "blackadder", agent_selector: str | None = None) 
 
     @op.reconcile(ChaosAgent, label_selector=agent_selector, resync=300.0)
     async def reconcile(agent: ChaosAgent, ctx: Context) -> Result:
-        return await reconcile_agent(agent, ctx, settings_of(op, ctx))
+        return await reconcile_agent(agent, ctx, settings_of(op))
 
     @op.finalize(ChaosAgent, finalizer=FINALIZER)
     async def finalize(agent: ChaosAgent, ctx: Context) -> None:
-        await restore_everything(agent, ctx, settings_of(op, ctx))
+        await restore_everything(agent, ctx, settings_of(op))
 
     return op
 
 
 def _options(op: Operator) -> None:
     op.option("operator-namespace", None, help="The operator's own namespace: never touched, and where "
-              "large ConfigMap backups live (default: the pod's namespace, or the kubeconfig's).",
+              "large ConfigMap backups live (default: the pod's namespace; outside a cluster: none, so "
+              "nothing extra is protected and large ConfigMaps are not rewritten).",
               envvars=["POD_NAMESPACE"])
     op.option("protected-namespaces", (), multiple=True,
               help="More namespaces no agent may touch (besides kube-system, kube-public, kube-node-lease "
@@ -60,15 +61,18 @@ def _permissions(op: Operator) -> None:
     op.permission(POD, ["create"], subresource="eviction")
     op.permission(DEPLOYMENT, ["get", "list", "patch"])
     op.permission(HORIZONTAL_POD_AUTOSCALER, ["list"])
-    op.permission(CONFIG_MAP, ["get", "list", "create", "patch", "delete"])
+    # ConfigMaps: rewritten and restored wherever an agent reaches; backups are created and deleted
+    # only in the operator's own namespace, so create/delete stay out of the ClusterRole.
+    op.permission(CONFIG_MAP, ["get", "list", "patch"])
+    op.permission(CONFIG_MAP, ["create", "patch", "delete"], own_namespace=True)
 
 
-def settings_of(op: Operator, ctx: Context) -> Settings:
+def settings_of(op: Operator) -> Settings:
     s = op.settings
     protected = [n.strip() for value in s.get("protected_namespaces") or ()
                  for n in str(value).split(",") if n.strip()]
     return Settings(operator=op.name,
-                    operator_namespace=s.get("operator_namespace") or ctx.client.default_namespace,
+                    operator_namespace=operator_namespace(s.get("operator_namespace")),
                     protected_namespaces=tuple(protected),
                     max_concurrent_actions=max(1, int(s["max_concurrent_actions"])),
                     recent_actions=int(s["recent_actions"]), annotation_limit=int(s["annotation_limit"]))

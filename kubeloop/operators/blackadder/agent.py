@@ -51,7 +51,7 @@ async def reconcile_agent(agent: ChaosAgent, ctx: Context, settings: Settings) -
     spec, now = agent.spec, schedule.utcnow()
     label = marks.agent_label(ctx.name)
     pause = timedelta(seconds=spec.pauseDuration)
-    undone, expiry = await undo_unwanted(ctx.client, spec, label, now)
+    undone, expiry = await undo_unwanted(ctx.client, settings, spec, label, now)
     if undone:
         await report.announce(ctx.events, ctx.raw, undone, "restored")
     clock = Clock.load(agent.status, ctx.memory)
@@ -109,13 +109,15 @@ async def play_round(rnd: Round, spec: ChaosAgentSpec) -> list[Action]:
     if spec.tantrumMode:
         actions += await tantrum.randomly_kill_pods(rnd, pods, spec)
     if spec.cancerMode:
-        actions += await cancer.randomly_scale_deployments(rnd, deployments, hpas, spec.eagerness)
+        held = await cancer.held_extra_replicas(client, rnd.label)
+        budget = cancer.round_budget(spec.maxExtraReplicasPerRound, spec.maxExtraReplicas, held)
+        actions += await cancer.randomly_scale_deployments(rnd, deployments, hpas, spec.eagerness, budget)
     if spec.ipsumMode:
         actions += await ipsum.randomly_write_configmaps(rnd, configmaps, spec.eagerness)
     return actions
 
 
-async def undo_unwanted(client: Client, spec: ChaosAgentSpec, label: str,
+async def undo_unwanted(client: Client, settings: Settings, spec: ChaosAgentSpec, label: str,
                         now: datetime) -> tuple[list[Action], datetime | None]:
     """Restores what a switched-off mode changed, and whatever has outlived restoreAfterSeconds;
     also tells when the next held object expires."""
@@ -135,7 +137,8 @@ async def undo_unwanted(client: Client, spec: ChaosAgentSpec, label: str,
     if not spec.cancerMode or ttl is not None:
         out += await cancer.restore_deployments(client, label, lambda d: not spec.cancerMode or expired(d))
     if not spec.ipsumMode or ttl is not None:
-        out += await ipsum.restore_configmaps(client, label, lambda c: not spec.ipsumMode or expired(c))
+        out += await ipsum.restore_configmaps(client, settings, label,
+                                              lambda c: not spec.ipsumMode or expired(c))
     return out, min(pending, default=None)
 
 
@@ -143,7 +146,7 @@ async def restore_everything(agent: ChaosAgent, ctx: Context, settings: Settings
     """The finalizer: an agent that goes away leaves the cluster as it found it."""
     label = marks.agent_label(ctx.name)
     undone = await cancer.restore_deployments(ctx.client, label, lambda _: True)
-    undone += await ipsum.restore_configmaps(ctx.client, label, lambda _: True)
+    undone += await ipsum.restore_configmaps(ctx.client, settings, label, lambda _: True)
     await ipsum.delete_backups(ctx.client, settings, label)
     await report.announce(ctx.events, ctx.raw, undone, "agent deleted, restored")
 
@@ -185,6 +188,8 @@ async def write_status(ctx: Context, agent: ChaosAgent, clock: Clock, due: datet
     }
     if clock.seed is not None:
         body["seed"] = clock.seed
+    if agent.spec.cancerMode or (status.extraReplicas or 0) > 0:
+        body["extraReplicas"] = await cancer.held_extra_replicas(ctx.client, marks.agent_label(ctx.name))
     if clock.last is not None:
         body["lastRoundTime"] = schedule.rfc3339(clock.last)
     body["nextRoundTime"] = schedule.rfc3339(due) if due else None

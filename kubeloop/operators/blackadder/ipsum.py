@@ -55,8 +55,13 @@ async def rewrite(rnd: Round, cm: Obj) -> Action | None:
         original = orjson.dumps(cm["data"], option=orjson.OPT_SORT_KEYS).decode()
         if len(original) <= rnd.settings.annotation_limit:
             annotations[marks.ORIGINAL_DATA] = original
+        elif rnd.settings.operator_namespace is None:  # nowhere to keep it: the change would be for good
+            return Action("ipsum", "skipped", cm, f"its data is over --annotation-limit "
+                          f"({rnd.settings.annotation_limit} bytes) and there is no --operator-namespace "
+                          "to back it up in", changed=False)
         else:
-            backup = await save_backup(rnd.client, rnd.settings, rnd.label, cm)
+            backup = await save_backup(rnd.client, rnd.settings.operator, rnd.settings.operator_namespace,
+                                       rnd.label, cm)
             annotations[marks.BACKUP] = backup
     patch = {"metadata": marks.mark(cm, rnd.label, rnd.timestamp, annotations), "data": garbage}
     try:
@@ -72,16 +77,16 @@ def backup_name(cm: Obj) -> str:
     return f"blackadder-backup-{cm['metadata']['uid']}"
 
 
-async def save_backup(client: Client, settings: Settings, label: str, cm: Obj) -> str:
+async def save_backup(client: Client, field_manager: str, namespace: str, label: str, cm: Obj) -> str:
+    """A copy of ``cm``'s data in the operator's ``namespace`` (the only place backups are written)."""
     meta = cm["metadata"]
     name = backup_name(cm)
     await client.apply({
         "apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": settings.operator_namespace,
-                     "labels": {marks.BACKUP_FOR: label},
+        "metadata": {"name": name, "namespace": namespace, "labels": {marks.BACKUP_FOR: label},
                      "annotations": {BACKUP_OF: f"{meta['namespace']}/{meta['name']}"}},
-        "data": cm["data"]}, field_manager=settings.operator)
-    return f"{settings.operator_namespace}/{name}"
+        "data": cm["data"]}, field_manager=field_manager)
+    return f"{namespace}/{name}"
 
 
 async def delete_backup(client: Client, ref: str) -> None:
@@ -94,35 +99,59 @@ async def delete_backup(client: Client, ref: str) -> None:
 
 async def delete_backups(client: Client, settings: Settings, label: str) -> None:
     """Leftover backups of an agent (a crash between backup and rewrite); called when it goes away."""
+    if settings.operator_namespace is None:
+        return
     listed = await client.list(CONFIG_MAP, settings.operator_namespace,
                                label_selector=f"{marks.BACKUP_FOR}={label}")
     for cm in listed["items"]:
         await delete_backup(client, f"{settings.operator_namespace}/{cm['metadata']['name']}")
 
 
-async def original_data(client: Client, cm: Obj) -> dict[str, str] | None:
+def trusted_backup(settings: Settings, cm: Obj) -> str | None:
+    """The backup reference of ``cm`` if it is the one blackadder would have made for it, else None.
+    The annotation sits on the tenant's own ConfigMap, so anyone who may edit it can point it elsewhere:
+    following it blindly would copy another namespace's ConfigMap into theirs and then delete it."""
+    ref = marks.annotation(cm, marks.BACKUP)
+    if not ref or settings.operator_namespace is None:
+        return None
+    return ref if ref == f"{settings.operator_namespace}/{backup_name(cm)}" else None
+
+
+async def original_data(client: Client, settings: Settings, cm: Obj) -> dict[str, str] | None:
     inline = marks.annotation(cm, marks.ORIGINAL_DATA)
     if inline is not None:
-        return dict(orjson.loads(inline))
-    ref = marks.annotation(cm, marks.BACKUP)
-    if ref:
-        namespace, _, name = ref.partition("/")
         try:
-            return dict((await client.get(CONFIG_MAP, name, namespace)).get("data") or {})
-        except NotFound:
+            data = orjson.loads(inline)
+        except orjson.JSONDecodeError:
             return None
-    return None
-
-
-async def restore_configmaps(client: Client, label: str, wanted: Callable[[Obj], bool]) -> list[Action]:
-    """Every ConfigMap this agent holds and ``wanted`` picks gets its original data back."""
-    return await restore_held(client, CONFIG_MAP, label, wanted, restore_configmap)
-
-
-async def restore_configmap(client: Client, cm: Obj) -> Action | None:
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else None
+    ref = trusted_backup(settings, cm)
+    if ref is None:
+        return None
+    namespace, _, name = ref.partition("/")
+    try:
+        backup = await client.get(CONFIG_MAP, name, namespace)
+    except NotFound:
+        return None
     meta = cm["metadata"]
-    original = await original_data(client, cm)
-    backup = marks.annotation(cm, marks.BACKUP)
+    # Made for this very ConfigMap (its name carries the UID; the annotation says where it came from).
+    if (backup["metadata"].get("annotations") or {}).get(BACKUP_OF) != f"{meta['namespace']}/{meta['name']}":
+        return None
+    return dict(backup.get("data") or {})
+
+
+async def restore_configmaps(client: Client, settings: Settings, label: str,
+                             wanted: Callable[[Obj], bool]) -> list[Action]:
+    """Every ConfigMap this agent holds and ``wanted`` picks gets its original data back."""
+    async def restore_one(client: Client, cm: Obj) -> Action | None:
+        return await restore_configmap(client, settings, cm)
+    return await restore_held(client, CONFIG_MAP, label, wanted, restore_one)
+
+
+async def restore_configmap(client: Client, settings: Settings, cm: Obj) -> Action | None:
+    meta = cm["metadata"]
+    original = await original_data(client, settings, cm)
+    backup = trusted_backup(settings, cm)
     current: Obj | None = cm
 
     async def attempt() -> Action | None:

@@ -47,6 +47,11 @@ class ChaosAgentSpec(BaseModel):
     killOrphans: bool = Field(False, description="Also kill pods that no controller owns (never recreated).")
     respectPodDisruptionBudgets: bool = Field(False, description="Evict through the Eviction API, so that "
                                               "PodDisruptionBudgets can refuse; refused victims are spared.")
+    # --- cancerMode's budget ---
+    maxExtraReplicasPerRound: int = Field(4, ge=0, description="cancerMode adds at most this many replicas "
+                                          "per round, over all Deployments (0: none).")
+    maxExtraReplicas: int = Field(16, ge=0, description="cancerMode holds at most this many extra replicas "
+                                  "at once, over all Deployments it has scaled and not yet restored.")
     # --- reversibility ---
     restoreAfterSeconds: int | None = Field(None, ge=1, description="Undo scaled Deployments and rewritten "
                                             "ConfigMaps this long after the first change.")
@@ -91,6 +96,8 @@ class ChaosAgentStatus(BaseModel):
     lastRoundTime: datetime | None = None
     nextRoundTime: datetime | None = None
     counters: Counters | None = None
+    extraReplicas: int | None = Field(None, description="Replicas cancerMode has added and not yet "
+                                      "restored, over all Deployments the agent holds.")
     recentActions: list[Action] | None = Field(None, description="The latest actions, newest last.")
     conditions: Conditions | None = None
 

@@ -19,7 +19,7 @@ ROUNDS = Counter("blackadder_rounds", "Rounds played by ChaosAgents.", ["agent"]
 
 _REASONS = {"killed": "PodKilled", "evicted": "PodEvicted", "spared": "PodSpared",
             "scaled": "DeploymentScaled", "rewrote": "ConfigMapRewritten", "restored": "ChaosRestored",
-            "released": "ChaosReleased"}
+            "released": "ChaosReleased", "skipped": "ChaosSkipped"}
 _COUNTED = {"tantrum": "tantrum", "cancer": "cancer", "ipsum": "ipsum", "restore": "restored"}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kubeloop.helpers.ownership import controller_of
@@ -14,6 +15,8 @@ Obj = dict[str, Any]
 ALWAYS_EXCLUDED = ("kube-system", "kube-public", "kube-node-lease")
 OPT_OUT = "blackadder.io/exclude"  # annotation "true" on any object or namespace: always wins
 NEVER_REWRITTEN = frozenset({"kube-root-ca.crt"})  # every namespace's CA bundle: clusters depend on it
+# Mounted into every pod that runs under a ServiceAccount: the pod's own namespace.
+POD_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,7 @@ class Settings:
     """The operator-wide settings (``kubeloop run blackadder --help``), resolved for one reconcile."""
 
     operator: str = "blackadder"
-    operator_namespace: str = "default"
+    operator_namespace: str | None = None  # None: run outside a cluster, nothing given
     protected_namespaces: tuple[str, ...] = ()
     max_concurrent_actions: int = 8
     recent_actions: int = 20
@@ -30,7 +33,20 @@ class Settings:
 
     @property
     def excluded_namespaces(self) -> tuple[str, ...]:
-        return tuple(sorted({*ALWAYS_EXCLUDED, self.operator_namespace, *self.protected_namespaces}))
+        own = (self.operator_namespace,) if self.operator_namespace else ()
+        return tuple(sorted({*ALWAYS_EXCLUDED, *own, *self.protected_namespaces}))
+
+
+def operator_namespace(given: str | None) -> str | None:
+    """The operator's own namespace: the one given (flag or environment), else, inside a pod, the pod's.
+    Never the kubeconfig's context namespace: that says where a person works, not where the operator
+    lives (taking it made the article's demo in ``default`` do nothing)."""
+    if given:
+        return given
+    try:
+        return POD_NAMESPACE_FILE.read_text().strip() or None
+    except OSError:
+        return None
 
 
 def _own_pod() -> tuple[str, str] | None:

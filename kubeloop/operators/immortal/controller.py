@@ -35,6 +35,11 @@ operator.option("backoff-reset-after", 120.0, type=float,
 # Setting blockOwnerDeletion on the pods needs "update" on the owner's finalizers wherever the
 # OwnerReferencesPermissionEnforcement admission plugin is on (OpenShift and hardened clusters).
 operator.permission(ImmortalContainer, ["update"], subresource="finalizers")
+# Pods are watched through a label-selected Watch (below), not ``owns``, whose informer would cache every
+# pod of the cluster; so the writes ``owns`` implies are declared here.
+operator.permission(POD, ["get", "create", "patch", "delete"])  # get: see name_taken
+# A pod of someone else's that holds our pod's name is outside that cache: look again this often.
+NAME_CONFLICT_RECHECK = 5.0
 
 expectations = Expectations()
 
@@ -57,8 +62,8 @@ async def fresh_start(manager: Any) -> None:
     expectations.clear()  # a new run trusts only its own cache
 
 
-@operator.reconcile(ImmortalContainer, owns=[POD], watches=[
-    Watch(POD, mapper=pod_events),
+@operator.reconcile(ImmortalContainer, watches=[
+    Watch(POD, mapper=pod_events, label_selector=pods.POD_SELECTOR),
     Watch(NAMESPACE, mapper=lambda namespace: (), metadata_only=True),  # read from the cache, no triggers
 ])
 async def reconcile(ic: ImmortalContainer, ctx: Context) -> Result | None:
@@ -70,7 +75,8 @@ async def reconcile(ic: ImmortalContainer, ctx: Context) -> Result | None:
         return None  # the garbage collector removes the pod
     # The pod definition, then the pod of that name as the cache sees it.
     desired = pods.desired_pod(ic, owner)
-    pod = await ctx.cache.get(POD, desired["metadata"]["name"], ctx.namespace)
+    pod = await ctx.cache.get(POD, desired["metadata"]["name"], ctx.namespace,
+                              label_selector=pods.POD_SELECTOR)
 
     if pod is not None and not pods.controlled_by(pod, owner):
         if pods.is_orphan_of(pod, owner) and not pods.is_terminating(pod):
@@ -113,7 +119,7 @@ async def create_pod(ic: ImmortalContainer, ctx: Context, desired: Obj) -> Resul
     try:
         pod = await ctx.client.create(desired, ctx.namespace, resource=POD)
     except AlreadyExists:
-        return None  # our cache is behind; that pod's event brings us back
+        return await name_taken(ic, ctx, name)
     except (BadRequest, Forbidden, Invalid, NotFound) as exc:  # quota, admission, a bad template, …
         failures = ctx.memory["create_failures"] = ctx.memory.get("create_failures", 0) + 1
         await ctx.event("Warning", "FailedCreate", f"Error creating: {exc.message}")
@@ -162,14 +168,28 @@ async def adopt(ctx: Context, pod: Obj) -> Result | None:
     return None  # the pod's update event brings us back to count it
 
 
-async def name_conflict(ic: ImmortalContainer, ctx: Context, pod: Obj) -> Result | None:
+async def name_taken(ic: ImmortalContainer, ctx: Context, name: str) -> Result | None:
+    """The create said the name is taken. Our own pod the cache has not seen yet: its event brings us
+    back. A pod without our label (so outside the cache): a conflict, looked at again in a while, since
+    no event of that pod reaches us."""
+    try:
+        pod = await ctx.client.get(POD, name, ctx.namespace)
+    except NotFound:
+        return Result(requeue_after=0.1)  # gone in between: try again
+    if pods.controlled_by(pod, ctx.raw) or pods.is_orphan_of(pod, ctx.raw):
+        return None
+    return await name_conflict(ic, ctx, pod, then=Result(requeue_after=NAME_CONFLICT_RECHECK))
+
+
+async def name_conflict(ic: ImmortalContainer, ctx: Context, pod: Obj,
+                        then: Result | None = None) -> Result | None:
     """Someone else's pod has our name: never delete or overwrite it; say so, and wait for it to go."""
     message = (f"pod {pod['metadata']['name']} exists and is not controlled by this ImmortalContainer; "
                "it is left alone")
     if not _has_failure(ctx.raw, "NameConflict"):
         await ctx.event("Warning", "NameConflict", message)
     return await write_status(ic, ctx, None, status.no_pod("NameConflict", message,
-                                                            failure=("NameConflict", message)))
+                                                            failure=("NameConflict", message)), then=then)
 
 
 # --- reading and writing -------------------------------------------------------------------------------

@@ -19,6 +19,9 @@ Obj = dict[str, Any]
 POD_SUFFIX = "-immortalpod"  # the article's naming: <name>-immortalpod
 CONTAINER = "immortal"
 NAME_LABEL = f"{GROUP}/name"  # which ImmortalContainer a pod belongs to (used to adopt orphans)
+# The operator caches only pods carrying NAME_LABEL (a server-side label selector), not every pod.
+POD_SELECTOR = NAME_LABEL
+ARTICLE_LABEL = "controller"  # the article's label, controller=<name>: kept for those who select by it
 HASH_LABEL = f"{GROUP}/template-hash"  # which version of the spec a pod runs
 MANAGED_BY = ("app.kubernetes.io/managed-by", "kubeloop-immortal")
 
@@ -67,8 +70,8 @@ def desired_pod(ic: ImmortalContainer, owner: Obj) -> Obj:
     the ImmortalContainer (so deleting it garbage-collects the pod)."""
     template = pod_template(ic)
     name = ic.metadata.name or ""
-    labels = {**template["labels"], MANAGED_BY[0]: MANAGED_BY[1], NAME_LABEL: label_value(name),
-              HASH_LABEL: template_hash(template)}
+    labels = {ARTICLE_LABEL: label_value(name), **template["labels"], MANAGED_BY[0]: MANAGED_BY[1],
+              NAME_LABEL: label_value(name), HASH_LABEL: template_hash(template)}
     meta: Obj = {"name": pod_name(name), "namespace": ic.metadata.namespace, "labels": labels,
                  "ownerReferences": [controller_reference(owner)]}
     if template["annotations"]:
