@@ -16,6 +16,8 @@ from kubeloop.operators.copyrator.plan import (
     HASH_ANNOTATION,
     RULE_ANNOTATION,
     RULE_LABEL,
+    TAKEOVER_ANNOTATION,
+    Boundary,
     build_copy,
     consents_to,
     content_hash,
@@ -165,8 +167,10 @@ def test_hash_sees_data_and_metadata_but_not_itself() -> None:
 
 def test_plan_copies_every_source_into_every_other_namespace() -> None:
     r = rule(namespace=["default", "extra"])
+    # extra/e is outside the rule's namespace: a source only with its owner's consent (allow-copy).
+    shared = cm("e", namespace="extra", metadata={"annotations": {CONSENT_ANNOTATION: "true"}})
     sources = [cm("a"), cm("b"), cm("c", labels={"other": "x"}), cm("d", namespace="elsewhere"),
-               cm("kube-root-ca.crt"), cm("e", namespace="extra")]
+               cm("kube-root-ca.crt"), shared]
     p = plan(r, sources, [ns("default"), ns("extra"), ns("t1"), ns("t2")])
     assert sorted(p.copies) == [("default", "e"), ("extra", "a"), ("extra", "b"),
                                 ("t1", "a"), ("t1", "b"), ("t1", "e"), ("t2", "a"), ("t2", "b"), ("t2", "e")]
@@ -178,7 +182,8 @@ def test_plan_copies_every_source_into_every_other_namespace() -> None:
 def test_plan_resolves_name_clashes_by_namespace_order() -> None:
     r = rule(namespace=["second", "first"])
     sources = [cm("x", namespace="first"), cm("x", namespace="second")]
-    p = plan(r, sources, [ns("first"), ns("second"), ns("t")])
+    # Both namespaces are foreign to the rule (in "default"): read because the rule's namespace is trusted.
+    p = plan(r, sources, [ns("first"), ns("second"), ns("t")], Boundary(trusted=("def*",)))
     assert p.copies[("t", "x")]["metadata"]["annotations"]["copyrator.flant.com/source"] == "second/x"
     assert ("t", "x", "first/x") in p.shadowed
 
@@ -227,17 +232,26 @@ def test_decisions_for_our_own_copies() -> None:
     assert decide(r, retyped, desired).action == "recreate"
 
 
-@pytest.mark.parametrize(("policy", "same", "expected"), [
-    ("Skip", True, ("conflict", "AlreadyExists")), ("Skip", False, ("conflict", "AlreadyExists")),
-    ("Adopt", True, ("adopt", "")), ("Adopt", False, ("conflict", "ContentDiffers")),
-    ("Overwrite", False, ("overwrite", "")),
+@pytest.mark.parametrize(("policy", "same", "consent", "expected"), [
+    ("Skip", True, "true", ("conflict", "AlreadyExists")), ("Skip", False, "true", ("conflict", "AlreadyExists")),
+    ("Adopt", True, "default", ("adopt", "")), ("Adopt", False, "default", ("conflict", "ContentDiffers")),
+    ("Overwrite", False, "default/main-rule", ("overwrite", "")), ("Overwrite", False, "d*", ("overwrite", "")),
+    # Take-over needs the object's consent naming the rule (or its namespace).
+    ("Adopt", True, None, ("conflict", "NoTakeoverConsent")),
+    ("Overwrite", False, None, ("conflict", "NoTakeoverConsent")),
+    ("Overwrite", False, "false", ("conflict", "NoTakeoverConsent")),
+    ("Overwrite", False, "team-b, default/other-rule", ("conflict", "NoTakeoverConsent")),
 ])
-def test_conflict_policies(policy: str, same: bool, expected: tuple[str, str]) -> None:
+def test_conflict_policies(policy: str, same: bool, consent: str | None, expected: tuple[str, str]) -> None:
     r = rule(conflictPolicy=policy)
     desired = build_copy(r, cm("a"), "t", "a")
-    theirs = cm("a", namespace="t", data=desired["data"] if same else {"k": "theirs"}, labels={"team": "x"})
+    annotations = {TAKEOVER_ANNOTATION: consent} if consent is not None else {}
+    theirs = cm("a", namespace="t", data=desired["data"] if same else {"k": "theirs"}, labels={"team": "x"},
+                metadata={"annotations": annotations})
     decision = decide(r, theirs, desired)
     assert (decision.action, decision.reason) == expected
+    if consent is None and policy != "Skip":  # a trusted rule namespace needs no consent
+        assert decide(r, theirs, desired, Boundary(trusted=("default",))).reason != "NoTakeoverConsent"
 
 
 def test_never_take_over_from_another_rule_or_controller() -> None:
