@@ -289,7 +289,7 @@ def _place(out: Plan, rule: CopyratorRule, source: Mapping[str, Any], ns: str, n
         out.copies[(ns, name)] = build_copy(rule, source, ns, name)
 
 
-def _unshared(rule: CopyratorRule, sources: list[Obj], boundary: Boundary) -> list[str]:
+def _unshared(rule: CopyratorRule, sources: Iterable[Mapping[str, Any]], boundary: Boundary) -> list[str]:
     """Source namespaces of other owners that gave the rule nothing: said in status (without naming
     their objects, which the rule's author may not see)."""
     if boundary.trusts(rule):

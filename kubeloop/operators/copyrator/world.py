@@ -10,8 +10,8 @@ from typing import Any
 from kubeloop.cache import Cache, Event, Informer
 from kubeloop.client import Client
 from kubeloop.client.resource import Resource
-from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.boundary import STRICT, Boundary
+from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.plan import matches_source, meta, owner_of
 from kubeloop.resources.builtin import CONFIG_MAP, NAMESPACE, SECRET
 
