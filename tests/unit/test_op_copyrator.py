@@ -309,6 +309,9 @@ def test_events_map_to_the_rules_that_care() -> None:
     ([], {"RULE_NAME": "main-rule", "NAMESPACE": "ops"}, "main-rule", ("ops",)),  # the article's names
     ([], {"KUBELOOP_RULE_NAME": "r2", "KUBELOOP_NAMESPACE": "a"}, "r2", ("a",)),
     ([], {}, None, ()),
+    # The article's Helm chart, as written: args ["--rule-type", "main-rule"] and NAMESPACE from the pod.
+    (["--rule-type", "main-rule"], {"NAMESPACE": "ops"}, "main-rule", ("ops",)),
+    (["--rule-type", "main-rule", "--rule-name", "main-rule"], {}, "main-rule", ()),
 ])
 def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str],
                             rule_name: str | None, namespaces: tuple[str, ...]) -> None:
@@ -328,8 +331,50 @@ def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], en
     monkeypatch.setattr(operator, "settings", dict(operator.settings))
     result = CliRunner().invoke(build_command(operator), args, env=env)
     assert result.exit_code == 0, result.output
-    assert seen["settings"]["rule_name"] == rule_name and tuple(seen["values"]["namespace"]) == namespaces
+    assert operator.rule_name() == rule_name and tuple(seen["values"]["namespace"]) == namespaces
     assert seen["selector"] == [f"metadata.name={rule_name}" if rule_name else None]
+
+
+def test_rule_type_and_rule_name_must_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubeloop.cli.runner as runner
+    from kubeloop.cli.run import build_command
+
+    async def fake_run(op: Any, values: dict[str, Any]) -> int:
+        op.controllers()  # as the real runner does, before anything reaches the cluster
+        return 0
+
+    monkeypatch.setattr(runner, "run_operator", fake_run)
+    monkeypatch.setattr(operator, "settings", dict(operator.settings))
+    result = CliRunner().invoke(build_command(operator), ["--rule-type", "a", "--rule-name", "b"])
+    assert result.exit_code == 2 and "--rule-name 'b' and --rule-type 'a' disagree" in result.output
+
+
+def test_boundary_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubeloop.cli.runner as runner
+    from kubeloop.cli.run import build_command
+    from kubeloop.operators.copyrator.boundary import Boundary
+    from kubeloop.operators.copyrator.operator import own_namespace
+
+    seen: dict[str, Any] = {}
+
+    async def fake_run(op: Any, values: dict[str, Any]) -> int:
+        seen["boundary"] = Boundary.from_settings(op.settings, own_namespace())
+        return 0
+
+    monkeypatch.setattr(runner, "run_operator", fake_run)
+    monkeypatch.setattr(operator, "settings", dict(operator.settings))
+    monkeypatch.delenv("POD_NAMESPACE", raising=False)
+    args = ["--trusted-namespace", "platform,ops-*", "--trusted-namespace", "admin", "--allow-system-namespaces"]
+    result = CliRunner().invoke(build_command(operator), args, env={"POD_NAMESPACE": "copyrator"})
+    assert result.exit_code == 0, result.output
+    assert seen["boundary"] == Boundary(trusted=("platform", "ops-*", "admin"), allow_system=True,
+                                        operator_namespace="copyrator")
+    result = CliRunner().invoke(build_command(operator), [], env={"KUBELOOP_OPERATOR_NAMESPACE": "ops"})
+    assert result.exit_code == 0, result.output
+    assert seen["boundary"] == Boundary(trusted=("ops",), operator_namespace="ops")
+    result = CliRunner().invoke(build_command(operator), ["--trusted-namespace", ""], env={"POD_NAMESPACE": "ops"})
+    assert result.exit_code == 0, result.output
+    assert seen["boundary"] == Boundary(operator_namespace="ops")
 
 
 def test_examples_are_valid_rules() -> None:

@@ -74,6 +74,11 @@ def test_boundary_from_flag_values() -> None:
     assert b == Boundary(trusted=("platform", "ops-*", "admin"), allow_system=True, operator_namespace="copyrator")
     assert b.trusts(rule("ops-1")) and not b.trusts(rule("team-a"))
     assert Boundary.from_settings({}, None) == Boundary()
+    # By default the operator's own namespace is trusted (the article keeps its rules there); a list
+    # given replaces that default, and "" trusts none.
+    assert Boundary.from_settings({"trusted_namespace": ()}, "copyrator").trusted == ("copyrator",)
+    assert Boundary.from_settings({"trusted_namespace": ("",)}, "copyrator").trusted == ()
+    assert Boundary.from_settings({"trusted_namespace": ("ops",)}, "copyrator").trusted == ("ops",)
 
 
 # --- what a rule may read -------------------------------------------------------------------------

@@ -11,8 +11,10 @@ boundary keeps a rule's reach to what its author could do plus what other owners
 - take-over (``Adopt``/``Overwrite``): only of objects carrying ``allow-takeover`` naming the rule
   (or its namespace), unless the rule's namespace is trusted.
 
-``--trusted-namespace`` widens the first and last points for namespaces where only cluster
-admins create rules. Secrets always need ``allow-copy``, whoever wrote the rule.
+A rule in a trusted namespace is free of the first and last points: by default the operator's own
+namespace (where the article's Deployment keeps its rules, and which only cluster admins can write
+to), else the namespaces given with ``--trusted-namespace`` (``""``: none). Secrets always need
+``allow-copy``, whoever wrote the rule.
 """
 
 from __future__ import annotations
@@ -87,7 +89,9 @@ class Boundary:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], operator_namespace: str | None) -> Boundary:
-        return cls(trusted=_names(settings.get("trusted_namespace")),
+        given = settings.get("trusted_namespace")  # () when not given; ("",) for "trust none"
+        default = (operator_namespace,) if operator_namespace else ()
+        return cls(trusted=_names(given) if given else default,
                    allow_system=bool(settings.get("allow_system_namespaces")),
                    operator_namespace=operator_namespace)
 

@@ -73,7 +73,8 @@ operator.env_alias("namespace", "NAMESPACE")
 operator.option("trusted-namespace", (), multiple=True,
                 help="Rules in these namespaces (names or globs; repeat or comma-separate) read ConfigMaps "
                      "from any namespace and take over objects (Adopt/Overwrite) without the owner's "
-                     "consent. Only for namespaces where only cluster admins create CopyratorRules.")
+                     "consent. Only for namespaces where only cluster admins create CopyratorRules. "
+                     "Default: the operator's own namespace; \"\" trusts none.")
 operator.option("allow-system-namespaces", False, type=bool,
                 help="Let copies go to kube-system, kube-public, kube-node-lease and the operator's own "
                      "namespace (default: never).")
