@@ -21,7 +21,7 @@ from kubeloop.client import Client, NotFound
 from kubeloop.operators.copyrator import operator
 from kubeloop.resources import render_rbac
 from kubeloop.testing import wait_for, wait_for_deletion
-from kubeloop.testing.operator import install_crds
+from kubeloop.testing.operator import install_crds, run_operator
 
 EXAMPLES = Path(__file__).parents[2] / "kubeloop" / "operators" / "copyrator" / "examples"
 RULES = "copyrators.flant.com"
@@ -101,5 +101,38 @@ async def test_the_articles_deployment_and_rule(kube_cluster: Any, kube_client: 
                 await proc.wait()
         with contextlib.suppress(NotFound):
             await kube_client.delete("configmaps", "app-config", "default")
+        with contextlib.suppress(NotFound):
+            await kube_client.delete("namespaces", target)
+
+
+async def test_uninstalled_operator_escape_hatch(kube_cluster: Any, kube_client: Client, namespace: str) -> None:
+    """README, "Uninstalling with rules left": the operator is gone, a rule is deleted and hangs on
+    its finalizer; the documented kubectl patch lets it go, and the documented label selector finds
+    the copies it left."""
+    target = f"hatch-{secrets.token_hex(3)}"
+    await kube_client.create({"apiVersion": "v1", "kind": "Namespace",
+                              "metadata": {"name": target, "labels": {"hatch": target}}})
+    try:
+        await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}, "metadata": {
+            "name": "hatch", "namespace": namespace, "labels": {"hatch": "yes"}}})
+        await kube_client.create({"apiVersion": "flant.com/v1", "kind": "CopyratorRule",
+                                  "metadata": {"name": "main-rule", "namespace": namespace},
+                                  "ruleType": "configmap", "selector": {"hatch": "yes"}, "namespace": namespace,
+                                  "namespaceSelector": {"matchLabels": {"hatch": target}}})
+        async with run_operator(kube_cluster, kube_client, operator, namespace, watch_namespaces=None):
+            await wait_for(kube_client, "configmaps", "hatch", target, timeout=30)
+        await kube_client.delete(RULES, "main-rule", namespace)  # no operator any more
+        stuck = await kube_client.get(RULES, "main-rule", namespace)
+        assert stuck["metadata"]["deletionTimestamp"]
+        assert stuck["metadata"]["finalizers"] == ["copyrator.flant.com/copies"]
+        await asyncio.to_thread(kube_cluster.kubectl, "patch", "copyr", "main-rule", "-n", namespace, "--type=json",
+                                "-p", '[{"op": "remove", "path": "/metadata/finalizers"}]')
+        await wait_for_deletion(kube_client, RULES, "main-rule", namespace, timeout=30)
+        assert (await kube_client.get("configmaps", "hatch", target))["data"] == {"k": "v"}  # copies stay
+        await asyncio.to_thread(kube_cluster.kubectl, "delete", "cm", "-A", "-l",
+                                f"copyrator.flant.com/rule-namespace={namespace}")
+        await wait_for_deletion(kube_client, "configmaps", "hatch", target, timeout=30)
+        assert (await kube_client.get("configmaps", "hatch", namespace))["data"] == {"k": "v"}  # the source stays
+    finally:
         with contextlib.suppress(NotFound):
             await kube_client.delete("namespaces", target)
