@@ -132,11 +132,13 @@ async def tenant_client(cluster: Any, admin: Client, ns: str) -> AsyncIterator[C
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def copyrator(kube_cluster: Any, kube_client: Client) -> AsyncIterator[RunningOperator]:
-    """The operator in its own namespace, all namespaces watched, default (strict) settings."""
+    """The operator in its own namespace, all namespaces watched, default (strict) settings plus
+    --closed-namespace 'closed-*'."""
     home = f"copyrator-sec-{secrets.token_hex(3)}"
     await kube_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": home}})
     saved = dict(operator.settings)
     operator.settings["operator_namespace"] = home  # what POD_NAMESPACE says in a pod
+    operator.settings["closed_namespace"] = ("closed-*",)
     try:
         async with run_operator(kube_cluster, kube_client, operator, home, watch_namespaces=None) as running:
             yield running
@@ -227,14 +229,17 @@ async def test_system_and_operator_namespaces_never_receive_copies(teams: Teams,
     t = teams
     home = copyrator.manager.options.leader_election_namespace
     assert home and home.startswith("copyrator-sec-")
+    closed = f"closed-{t.token}"  # closed by the operator's --closed-namespace 'closed-*'
+    await t.admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": closed}})
     await t.tenant.create(configmap(f"spread-{t.token}", t.team_a, {"k": "v"}, {"spread": t.token}))
-    await t.tenant.create(rule("spread", t.team_a, {"spread": t.token}, [*CLOSED, home, t.team_b]))
+    await t.tenant.create(rule("spread", t.team_a, {"spread": t.token}, [*CLOSED, home, closed, t.team_b]))
     await wait_for(t.admin, "configmaps", f"spread-{t.token}", t.team_b, timeout=30,
                    description="the copy in team-b (positive control)")
     status = await wait_status(t.admin, t.team_a, "spread", lambda s: s.get("copyCount") == 1, "1 copy")
     assert [c["namespace"] for c in status["copies"]] == [t.team_b]
-    for ns in (*CLOSED, home):
+    for ns in (*CLOSED, home, closed):
         assert await absent(t.admin, f"spread-{t.token}", ns), ns
+    await t.admin.delete("namespaces", closed)
 
 
 async def test_rule_cannot_read_another_teams_configmaps_without_consent(teams: Teams) -> None:

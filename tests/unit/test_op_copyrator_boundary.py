@@ -62,6 +62,8 @@ def test_system_and_operator_namespaces_are_closed_unless_allowed() -> None:
     assert target_namespaces(r, NAMESPACES, own) == ["team-a", "team-b", "team-c"]
     opened = Boundary(operator_namespace="copyrator", allow_system=True)
     assert len(target_namespaces(r, NAMESPACES, opened)) == len(NAMESPACES)
+    closed = Boundary(allow_system=True, closed_too=("team-b", "kube-*"))
+    assert target_namespaces(r, NAMESPACES, closed) == ["copyrator", "team-a", "team-c"]
     # Even a desired copy that reached decide() is refused there.
     desired = build_copy(r, cm("x", "team-a"), "kube-system", "x")
     assert decide(r, None, desired).reason == "ClosedNamespace"
@@ -69,9 +71,10 @@ def test_system_and_operator_namespaces_are_closed_unless_allowed() -> None:
 
 
 def test_boundary_from_flag_values() -> None:
-    b = Boundary.from_settings({"trusted_namespace": ("platform, ops-*", "admin"),
-                                "allow_system_namespaces": True}, "copyrator")
-    assert b == Boundary(trusted=("platform", "ops-*", "admin"), allow_system=True, operator_namespace="copyrator")
+    b = Boundary.from_settings({"trusted_namespace": ("platform, ops-*", "admin"), "allow_system_namespaces": True,
+                                "closed_namespace": ("monitoring,ingress-*",)}, "copyrator")
+    assert b == Boundary(trusted=("platform", "ops-*", "admin"), allow_system=True, operator_namespace="copyrator",
+                         closed_too=("monitoring", "ingress-*"))
     assert b.trusts(rule("ops-1")) and not b.trusts(rule("team-a"))
     assert Boundary.from_settings({}, None) == Boundary()
     # By default the operator's own namespace is trusted (the article keeps its rules there); a list

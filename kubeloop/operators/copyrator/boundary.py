@@ -86,6 +86,7 @@ class Boundary:
     trusted: tuple[str, ...] = ()  # rule namespaces (names/globs) acting with the operator's full reach
     allow_system: bool = False
     operator_namespace: str | None = None
+    closed_too: tuple[str, ...] = ()  # more namespaces (names/globs) that never receive copies
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], operator_namespace: str | None) -> Boundary:
@@ -93,7 +94,8 @@ class Boundary:
         default = (operator_namespace,) if operator_namespace else ()
         return cls(trusted=_names(given) if given else default,
                    allow_system=bool(settings.get("allow_system_namespaces")),
-                   operator_namespace=operator_namespace)
+                   operator_namespace=operator_namespace,
+                   closed_too=_names(settings.get("closed_namespace")))
 
     def trusts(self, rule: CopyratorRule) -> bool:
         ns = rule.metadata.namespace or ""
@@ -101,6 +103,8 @@ class Boundary:
 
     def closed(self, namespace: str) -> bool:
         """Copies never go to this namespace."""
+        if any(fnmatch.fnmatchcase(namespace, p) for p in self.closed_too):
+            return True
         if self.allow_system:
             return False
         return namespace in SYSTEM_NAMESPACES or namespace == self.operator_namespace

@@ -78,6 +78,9 @@ operator.option("trusted-namespace", (), multiple=True,
 operator.option("allow-system-namespaces", False, type=bool,
                 help="Let copies go to kube-system, kube-public, kube-node-lease and the operator's own "
                      "namespace (default: never).")
+operator.option("closed-namespace", (), multiple=True,
+                help="More namespaces (names or globs; repeat or comma-separate) that never receive copies, "
+                     "whatever a rule says: e.g. those whose tools load labelled ConfigMaps (monitoring).")
 operator.option("operator-namespace", None, envvars=["POD_NAMESPACE"],
                 help="The operator's own namespace, closed to copies like the system ones (default: the "
                      "pod's namespace when run in a cluster).")
