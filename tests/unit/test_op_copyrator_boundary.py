@@ -103,12 +103,14 @@ def test_sources_of_other_namespaces_need_their_owners_consent() -> None:
     assert alone.skipped == [("team-b/*", "NoConsent")]
     # A trusted rule namespace reads without consent, but never against an explicit "false".
     trusted = plan(r, objects[:3], NAMESPACES, Boundary(trusted=("team-a",)))
-    assert {name for _, name in trusted.copies} == {"mine", "private"} and trusted.skipped == []
+    assert {name for _, name in trusted.copies} == {"mine", "private"}
+    assert trusted.skipped == [("team-b/closed", "NoConsent")]
 
 
 def test_a_configmap_saying_where_it_may_go_is_obeyed_in_its_own_namespace_too() -> None:
-    p = plan(rule(), [cm("x", "team-a", **{CONSENT_ANNOTATION: "team-c"})], NAMESPACES)
-    assert list(p.copies) == [("team-c", "x")]
+    p = plan(rule(), [cm("x", "team-a", **{CONSENT_ANNOTATION: "team-c"}),
+                      cm("y", "team-a", **{CONSENT_ANNOTATION: "false"})], NAMESPACES)
+    assert list(p.copies) == [("team-c", "x")] and p.skipped == [("team-a/y", "NoConsent")]
 
 
 # --- what a rule may take over --------------------------------------------------------------------

@@ -60,6 +60,12 @@ def has_consent(source: Mapping[str, Any]) -> bool:
     return _annotation(source, CONSENT_ANNOTATION).lower() not in _NOBODY
 
 
+def refuses_copies(source: Mapping[str, Any]) -> bool:
+    """No copy anywhere: ``allow-copy: "false"``, or a Secret without ``allow-copy``."""
+    value = _annotation(source, CONSENT_ANNOTATION).lower()
+    return value == "false" or (not value and source.get("kind") == "Secret")
+
+
 def consents_to(source: Mapping[str, Any], namespace: str) -> bool:
     """Copies of ``source`` may go to ``namespace``. Secrets need ``allow-copy``; a ConfigMap without
     it goes anywhere (the article copies them freely), with it only where it says."""

@@ -112,7 +112,9 @@ def own_namespace() -> str | None:
     if configured:
         return str(configured)
     path = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-    return path.read_text().strip() or None if path.is_file() else None
+    if not path.is_file():
+        return None  # out of a cluster: no namespace of its own
+    return path.read_text().strip() or None
 
 
 @operator.reconcile(CopyratorRule, resync=300.0, predicates=[rule_changed], watches=[

@@ -22,14 +22,14 @@ from typing import Any, Literal
 import orjson
 
 from kubeloop.helpers import selectors
+from kubeloop.operators.copyrator.boundary import CONSENT_ANNOTATION as CONSENT_ANNOTATION  # re-exported
 from kubeloop.operators.copyrator.boundary import (
-    CONSENT_ANNOTATION,
     DOMAIN,
     STRICT,
     TAKEOVER_ANNOTATION,
     Boundary,
     consents_to,
-    has_consent,
+    refuses_copies,
 )
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.resources.types import LabelSelector
@@ -47,7 +47,6 @@ RULE_NAMESPACE_LABEL = f"{DOMAIN}/rule-namespace"
 SOURCE_NAMESPACE_LABEL = f"{DOMAIN}/source-namespace"
 MARK_LABELS = (RULE_LABEL, RULE_NAMESPACE_LABEL, SOURCE_NAMESPACE_LABEL)
 MARK_ANNOTATIONS = (RULE_ANNOTATION, SOURCE_ANNOTATION, SOURCE_UID_ANNOTATION, HASH_ANNOTATION)
-__all__ = ["CONSENT_ANNOTATION", "DOMAIN", "TAKEOVER_ANNOTATION", "Boundary", "consents_to"]
 
 # Keys never copied whatever the allow-list says: they are other tools' ownership or tracking marks
 # (a copy carrying them would be claimed, pruned or overwritten by kubectl, Helm, Argo CD or Flux).
@@ -270,7 +269,7 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
 
 def _skip_reason(source: Mapping[str, Any], name: str) -> str | None:
     reason = protected_reason(source)
-    if reason is None and source.get("kind") == "Secret" and not has_consent(source):
+    if reason is None and refuses_copies(source):
         reason = "NoConsent"
     if reason is None and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
         reason = "InvalidTargetName"
