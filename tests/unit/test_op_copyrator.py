@@ -81,8 +81,9 @@ def test_crd_keeps_the_articles_names() -> None:
     version = spec["versions"][0]
     props = version["schema"]["openAPIV3Schema"]["properties"]
     assert version["name"] == "v1" and props["ruleType"]["enum"] == ["configmap", "secret"]
-    assert props["namespace"] == {"description": "The namespace(s) holding the sources.",
-                                  "x-kubernetes-preserve-unknown-fields": True}
+    assert props["namespace"]["x-kubernetes-preserve-unknown-fields"] is True and "type" not in props["namespace"]
+    assert "allow-copy" in props["namespace"]["description"]
+    assert "allow-takeover" in props["conflictPolicy"]["description"]
     assert props["conflictPolicy"]["default"] == "Skip" and props["copyLabels"]["default"] == ["*"]
     assert version["subresources"] == {"status": {}}
     assert "Ready" in {c["name"] for c in version["additionalPrinterColumns"]}
