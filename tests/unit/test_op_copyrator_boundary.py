@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubeloop.operators.copyrator import CopyratorRule
-from kubeloop.operators.copyrator.boundary import Boundary
+from kubeloop.operators.copyrator.boundary import Boundary, consents_to, has_consent
 from kubeloop.operators.copyrator.plan import (
     CONSENT_ANNOTATION,
+    SOURCE_ANNOTATION,
     TAKEOVER_ANNOTATION,
     build_copy,
     decide,
@@ -147,6 +148,8 @@ class Cluster:
         for place, copy in desired.copies.items():
             existing = self.objects.get(place)
             action = decide(r, existing, copy, boundary).action
+            if action in ("adopt", "overwrite"):  # only what consented (or for a trusted rule)
+                assert existing is not None and boundary.may_take_over(r, existing), (r.key, action, place)
             if action in ("create", "recreate"):
                 self.objects[place] = {**copy, "metadata": {**copy["metadata"], "uid": f"u{next(_uids)}"}}
             elif action in ("update", "adopt", "overwrite"):
@@ -190,6 +193,14 @@ def test_two_source_namespaces_keep_both_originals(policy: str) -> None:
 
 # --- the same, as a property over random layouts -------------------------------------------------
 
+
+def copied_from(copy: Obj, sources: dict[tuple[str, str], Obj], r: CopyratorRule, boundary: Boundary) -> None:
+    """A copy comes from a source the rule may read, into a namespace that source allows."""
+    src_ns, _, src_name = meta(copy)["annotations"][SOURCE_ANNOTATION].partition("/")
+    source = sources[(src_ns, src_name)]
+    assert src_ns == r.metadata.namespace or has_consent(source) or boundary.trusts(r), (r.key, src_ns)
+    assert consents_to(source, meta(copy)["namespace"])
+
 SPACES = ["team-a", "team-b", "team-c", "kube-system"]
 consent = st.sampled_from([None, "true", "false", "team-a", "team-b", "team-c", "team-*"])
 takeover = st.sampled_from([None, "true", "team-a", "team-b/r", "team-*"])
@@ -219,14 +230,19 @@ def layouts(draw: st.DrawFn) -> tuple[list[Obj], list[CopyratorRule], Boundary]:
 @given(layouts(), st.randoms(use_true_random=False))
 def test_no_pass_ever_writes_over_or_deletes_a_source(layout: tuple[list[Obj], list[CopyratorRule], Boundary],
                                                       order: Any) -> None:
+    """Random objects, consents and rules run pass after pass: no write or deletion ever lands on one
+    of the rule's own sources; every copy comes from a source the rule may read, into a namespace
+    that source allows; every take-over was consented to; kube-system is never touched."""
     objects, rules, boundary = layout
     cluster = Cluster(objects)
     system = {p: o for p, o in cluster.objects.items() if p[0] == "kube-system"}
     for _ in range(4):  # passes, the rules in a random order each time
         for r in order.sample(rules, len(rules)):
-            sources = {p for p, o in cluster.objects.items() if matches_source(r, o)}
+            sources = {p: o for p, o in cluster.objects.items() if matches_source(r, o)}
             for verb, place in cluster.sync(r, boundary):
                 assert place not in sources, f"{r.key} did {verb} on its own source {place}"
+                if verb in ("create", "recreate", "update", "adopt", "overwrite"):
+                    copied_from(cluster.objects[place], sources, r, boundary)
     for place, original in system.items():  # not one byte of kube-system
         assert cluster.objects.get(place) is original
     assert not any(p[0] == "kube-system" for p, o in cluster.objects.items() if owner_of(o))
