@@ -21,7 +21,12 @@ from kubeloop.client import Client, Invalid, NotFound
 from kubeloop.manager import ManagerOptions
 from kubeloop.metrics import REGISTRY
 from kubeloop.operators.copyrator import operator
-from kubeloop.operators.copyrator.plan import CONSENT_ANNOTATION, HASH_ANNOTATION, RULE_ANNOTATION
+from kubeloop.operators.copyrator.plan import (
+    CONSENT_ANNOTATION,
+    HASH_ANNOTATION,
+    RULE_ANNOTATION,
+    TAKEOVER_ANNOTATION,
+)
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, install_crds, run_operator
 
@@ -312,8 +317,14 @@ async def test_conflict_policies(copyrator: RunningOperator, kube_client: Client
     src = scope.source
     differs, same, free, freed = [await scope.namespace() for _ in range(4)]
     await kube_client.create(configmap("shared", src, {"k": "source"}))
-    await kube_client.create(configmap("shared", differs, {"k": "theirs", "more": "x"}, labels={"team": "a"}))
-    await kube_client.create(configmap("shared", same, {"k": "source"}, labels={"team": "b"}))
+    # Adopt and Overwrite take over only objects whose owner consents (issue 17): these two do.
+    consent = {TAKEOVER_ANNOTATION: src}
+    theirs = configmap("shared", differs, {"k": "theirs", "more": "x"}, labels={"team": "a"})
+    theirs["metadata"]["annotations"] = consent
+    await kube_client.create(theirs)
+    twin = configmap("shared", same, {"k": "source"}, labels={"team": "b"})
+    twin["metadata"]["annotations"] = consent
+    await kube_client.create(twin)
     await kube_client.create(configmap("shared", freed, {"k": "in the way"}, labels={}))
     await kube_client.create(scope.rule("c"))
     # Skip (default): both foreign objects are left alone and reported; the free namespace gets its copy.

@@ -16,6 +16,8 @@ from kubeloop.operators.copyrator.plan import (
     HASH_ANNOTATION,
     RULE_ANNOTATION,
     RULE_LABEL,
+    TAKEOVER_ANNOTATION,
+    Boundary,
     build_copy,
     consents_to,
     content_hash,
@@ -79,8 +81,9 @@ def test_crd_keeps_the_articles_names() -> None:
     version = spec["versions"][0]
     props = version["schema"]["openAPIV3Schema"]["properties"]
     assert version["name"] == "v1" and props["ruleType"]["enum"] == ["configmap", "secret"]
-    assert props["namespace"] == {"description": "The namespace(s) holding the sources.",
-                                  "x-kubernetes-preserve-unknown-fields": True}
+    assert props["namespace"]["x-kubernetes-preserve-unknown-fields"] is True and "type" not in props["namespace"]
+    assert "allow-copy" in props["namespace"]["description"]
+    assert "allow-takeover" in props["conflictPolicy"]["description"]
     assert props["conflictPolicy"]["default"] == "Skip" and props["copyLabels"]["default"] == ["*"]
     assert version["subresources"] == {"status": {}}
     assert "Ready" in {c["name"] for c in version["additionalPrinterColumns"]}
@@ -165,8 +168,10 @@ def test_hash_sees_data_and_metadata_but_not_itself() -> None:
 
 def test_plan_copies_every_source_into_every_other_namespace() -> None:
     r = rule(namespace=["default", "extra"])
+    # extra/e is outside the rule's namespace: a source only with its owner's consent (allow-copy).
+    shared = cm("e", namespace="extra", metadata={"annotations": {CONSENT_ANNOTATION: "true"}})
     sources = [cm("a"), cm("b"), cm("c", labels={"other": "x"}), cm("d", namespace="elsewhere"),
-               cm("kube-root-ca.crt"), cm("e", namespace="extra")]
+               cm("kube-root-ca.crt"), shared]
     p = plan(r, sources, [ns("default"), ns("extra"), ns("t1"), ns("t2")])
     assert sorted(p.copies) == [("default", "e"), ("extra", "a"), ("extra", "b"),
                                 ("t1", "a"), ("t1", "b"), ("t1", "e"), ("t2", "a"), ("t2", "b"), ("t2", "e")]
@@ -178,7 +183,8 @@ def test_plan_copies_every_source_into_every_other_namespace() -> None:
 def test_plan_resolves_name_clashes_by_namespace_order() -> None:
     r = rule(namespace=["second", "first"])
     sources = [cm("x", namespace="first"), cm("x", namespace="second")]
-    p = plan(r, sources, [ns("first"), ns("second"), ns("t")])
+    # Both namespaces are foreign to the rule (in "default"): read because the rule's namespace is trusted.
+    p = plan(r, sources, [ns("first"), ns("second"), ns("t")], Boundary(trusted=("def*",)))
     assert p.copies[("t", "x")]["metadata"]["annotations"]["copyrator.flant.com/source"] == "second/x"
     assert ("t", "x", "first/x") in p.shadowed
 
@@ -227,17 +233,26 @@ def test_decisions_for_our_own_copies() -> None:
     assert decide(r, retyped, desired).action == "recreate"
 
 
-@pytest.mark.parametrize(("policy", "same", "expected"), [
-    ("Skip", True, ("conflict", "AlreadyExists")), ("Skip", False, ("conflict", "AlreadyExists")),
-    ("Adopt", True, ("adopt", "")), ("Adopt", False, ("conflict", "ContentDiffers")),
-    ("Overwrite", False, ("overwrite", "")),
+@pytest.mark.parametrize(("policy", "same", "consent", "expected"), [
+    ("Skip", True, "true", ("conflict", "AlreadyExists")), ("Skip", False, "true", ("conflict", "AlreadyExists")),
+    ("Adopt", True, "default", ("adopt", "")), ("Adopt", False, "default", ("conflict", "ContentDiffers")),
+    ("Overwrite", False, "default/main-rule", ("overwrite", "")), ("Overwrite", False, "d*", ("overwrite", "")),
+    # Take-over needs the object's consent naming the rule (or its namespace).
+    ("Adopt", True, None, ("conflict", "NoTakeoverConsent")),
+    ("Overwrite", False, None, ("conflict", "NoTakeoverConsent")),
+    ("Overwrite", False, "false", ("conflict", "NoTakeoverConsent")),
+    ("Overwrite", False, "team-b, default/other-rule", ("conflict", "NoTakeoverConsent")),
 ])
-def test_conflict_policies(policy: str, same: bool, expected: tuple[str, str]) -> None:
+def test_conflict_policies(policy: str, same: bool, consent: str | None, expected: tuple[str, str]) -> None:
     r = rule(conflictPolicy=policy)
     desired = build_copy(r, cm("a"), "t", "a")
-    theirs = cm("a", namespace="t", data=desired["data"] if same else {"k": "theirs"}, labels={"team": "x"})
+    annotations = {TAKEOVER_ANNOTATION: consent} if consent is not None else {}
+    theirs = cm("a", namespace="t", data=desired["data"] if same else {"k": "theirs"}, labels={"team": "x"},
+                metadata={"annotations": annotations})
     decision = decide(r, theirs, desired)
     assert (decision.action, decision.reason) == expected
+    if consent is None and policy != "Skip":  # a trusted rule namespace needs no consent
+        assert decide(r, theirs, desired, Boundary(trusted=("default",))).reason != "NoTakeoverConsent"
 
 
 def test_never_take_over_from_another_rule_or_controller() -> None:
@@ -295,6 +310,9 @@ def test_events_map_to_the_rules_that_care() -> None:
     ([], {"RULE_NAME": "main-rule", "NAMESPACE": "ops"}, "main-rule", ("ops",)),  # the article's names
     ([], {"KUBELOOP_RULE_NAME": "r2", "KUBELOOP_NAMESPACE": "a"}, "r2", ("a",)),
     ([], {}, None, ()),
+    # The article's Helm chart, as written: args ["--rule-type", "main-rule"] and NAMESPACE from the pod.
+    (["--rule-type", "main-rule"], {"NAMESPACE": "ops"}, "main-rule", ("ops",)),
+    (["--rule-type", "main-rule", "--rule-name", "main-rule"], {}, "main-rule", ()),
 ])
 def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str],
                             rule_name: str | None, namespaces: tuple[str, ...]) -> None:
@@ -314,8 +332,50 @@ def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], en
     monkeypatch.setattr(operator, "settings", dict(operator.settings))
     result = CliRunner().invoke(build_command(operator), args, env=env)
     assert result.exit_code == 0, result.output
-    assert seen["settings"]["rule_name"] == rule_name and tuple(seen["values"]["namespace"]) == namespaces
+    assert operator.rule_name() == rule_name and tuple(seen["values"]["namespace"]) == namespaces
     assert seen["selector"] == [f"metadata.name={rule_name}" if rule_name else None]
+
+
+def test_rule_type_and_rule_name_must_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubeloop.cli.runner as runner
+    from kubeloop.cli.run import build_command
+
+    async def fake_run(op: Any, values: dict[str, Any]) -> int:
+        op.controllers()  # as the real runner does, before anything reaches the cluster
+        return 0
+
+    monkeypatch.setattr(runner, "run_operator", fake_run)
+    monkeypatch.setattr(operator, "settings", dict(operator.settings))
+    result = CliRunner().invoke(build_command(operator), ["--rule-type", "a", "--rule-name", "b"])
+    assert result.exit_code == 2 and "--rule-name 'b' and --rule-type 'a' disagree" in result.output
+
+
+def test_boundary_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubeloop.cli.runner as runner
+    from kubeloop.cli.run import build_command
+    from kubeloop.operators.copyrator.boundary import Boundary
+    from kubeloop.operators.copyrator.operator import own_namespace
+
+    seen: dict[str, Any] = {}
+
+    async def fake_run(op: Any, values: dict[str, Any]) -> int:
+        seen["boundary"] = Boundary.from_settings(op.settings, own_namespace())
+        return 0
+
+    monkeypatch.setattr(runner, "run_operator", fake_run)
+    monkeypatch.setattr(operator, "settings", dict(operator.settings))
+    monkeypatch.delenv("POD_NAMESPACE", raising=False)
+    args = ["--trusted-namespace", "platform,ops-*", "--trusted-namespace", "admin", "--allow-system-namespaces"]
+    result = CliRunner().invoke(build_command(operator), args, env={"POD_NAMESPACE": "copyrator"})
+    assert result.exit_code == 0, result.output
+    assert seen["boundary"] == Boundary(trusted=("platform", "ops-*", "admin"), allow_system=True,
+                                        operator_namespace="copyrator")
+    result = CliRunner().invoke(build_command(operator), [], env={"KUBELOOP_OPERATOR_NAMESPACE": "ops"})
+    assert result.exit_code == 0, result.output
+    assert seen["boundary"] == Boundary(trusted=("ops",), operator_namespace="ops")
+    result = CliRunner().invoke(build_command(operator), ["--trusted-namespace", ""], env={"POD_NAMESPACE": "ops"})
+    assert result.exit_code == 0, result.output
+    assert seen["boundary"] == Boundary(operator_namespace="ops")
 
 
 def test_examples_are_valid_rules() -> None:

@@ -15,6 +15,7 @@ import yaml
 from kubeloop import Client, Manager, ManagerOptions
 from kubeloop.client import NotFound
 from kubeloop.operators.copyrator import CopyratorRule, operator
+from kubeloop.operators.copyrator.boundary import SYSTEM_NAMESPACES
 from kubeloop.operators.copyrator.plan import RULE_LABEL, is_active
 from kubeloop.testing.operator import install_crds
 from kubeloop.testing.wait import wait_for, wait_for_deletion
@@ -86,8 +87,10 @@ async def _walk_through(client: Client, say: Say) -> None:
     rule["metadata"]["namespace"] = "default"
     await client.apply(rule, field_manager="kubectl", force=True)
     namespaces = [n["metadata"]["name"] for n in (await client.list("namespaces"))["items"] if is_active(n)]
-    expected = len([n for n in namespaces if n != "default"])
-    say(f"kubectl apply -f rule.yaml  →  CopyratorRule main-rule; {expected} other active namespaces")
+    # The system namespaces never receive copies (README, "Security model").
+    expected = len([n for n in namespaces if n != "default" and n not in SYSTEM_NAMESPACES])
+    say(f"kubectl apply -f rule.yaml  →  CopyratorRule main-rule; {expected} other active namespaces "
+        "(kube-system, kube-public, kube-node-lease are closed to copies)")
     await _wait_copies(client, expected)
 
     await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NEW_NAMESPACE}})

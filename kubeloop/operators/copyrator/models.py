@@ -78,7 +78,9 @@ class CopyratorRule(
     ruleType: RuleType = Field(description="What to copy: configmap or secret.")
     selector: dict[str, str] = Field(
         min_length=1, description="Labels a source must carry (all of them).")
-    namespace: SourceNamespaces = Field(description="The namespace(s) holding the sources.")
+    namespace: SourceNamespaces = Field(
+        description="The namespace(s) holding the sources. Outside the rule's own namespace, only objects "
+                    "annotated copyrator.flant.com/allow-copy are read (unless the rule's namespace is trusted).")
     excludedNamespaces: list[str] = Field(
         default=[], description="Target namespaces never written: names or glob patterns.")
     namespaceSelector: LabelSelector | None = Field(
@@ -87,7 +89,8 @@ class CopyratorRule(
         None, description="Name of the copies; '{name}' stands for the source's name (default: the same).")
     conflictPolicy: ConflictPolicy = Field(
         "Skip", description="When a same-name object that is not a copy exists: Skip (report it), Adopt "
-                            "(take it over if its content already equals the source's) or Overwrite.")
+                            "(take it over if its content already equals the source's) or Overwrite. Adopt "
+                            "and Overwrite need the object's consent: copyrator.flant.com/allow-takeover.")
     orphanOnDelete: bool = Field(
         False, description="Copies no longer wanted are released (kept, unmanaged) instead of deleted.")
     copyLabels: list[str] = Field(

@@ -10,13 +10,17 @@ periodic resync. Each reconcile computes the full desired set and diffs it with 
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
+
+import click
 
 from kubeloop import Context, Operator, Request, Watch
 from kubeloop.cache import Event
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller
 from kubeloop.manager import Manager
 from kubeloop.operators.copyrator import metrics
+from kubeloop.operators.copyrator.boundary import Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
 from kubeloop.operators.copyrator.sync import Outcome, Sync, collect_leftovers
@@ -32,8 +36,16 @@ MAX_EVENTS = 10  # conflict events per reconcile
 class Copyrator(Operator):
     """An Operator whose rule informer honours ``--rule-name`` (the article's single-rule mode)."""
 
+    def rule_name(self) -> str | None:
+        """``--rule-name``, or the article chart's ``--rule-type`` spelling of it."""
+        name, alias = self.settings.get("rule_name"), self.settings.get("rule_type")
+        if name and alias and name != alias:
+            raise click.UsageError(f"--rule-name {name!r} and --rule-type {alias!r} disagree: --rule-type is "
+                                   "the article's spelling of --rule-name; give one of them")
+        return name or alias or None
+
     def rule_field_selector(self) -> str | None:
-        name = self.settings.get("rule_name")
+        name = self.rule_name()
         return f"metadata.name={name}" if name else None
 
     def controllers(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[Controller]:
@@ -52,8 +64,26 @@ operator = Copyrator("copyrator", finalizer_domain=DOMAIN)
 operator.option("rule-name", None, envvars=["RULE_NAME"],
                 help="Only act on the CopyratorRule of this name (the article's single-rule mode); "
                      "default: every rule.")
+# The article's Helm chart passes `args: ["--rule-type", "main-rule"]`, meaning the rule's name.
+operator.option("rule-type", None, help="The article's spelling of --rule-name (its Helm chart passes "
+                "--rule-type main-rule); give one or the other.")
 # The article's Deployment passes the pod's namespace as NAMESPACE: rules are then read from it only.
 operator.env_alias("namespace", "NAMESPACE")
+# The security boundary (boundary.py, README "Security model"): how far a namespaced rule reaches.
+operator.option("trusted-namespace", (), multiple=True,
+                help="Rules in these namespaces (names or globs; repeat or comma-separate) read ConfigMaps "
+                     "from any namespace and take over objects (Adopt/Overwrite) without the owner's "
+                     "consent. Only for namespaces where only cluster admins create CopyratorRules. "
+                     "Default: the operator's own namespace; \"\" trusts none.")
+operator.option("allow-system-namespaces", False, type=bool,
+                help="Let copies go to kube-system, kube-public, kube-node-lease and the operator's own "
+                     "namespace (default: never).")
+operator.option("closed-namespace", (), multiple=True,
+                help="More namespaces (names or globs; repeat or comma-separate) that never receive copies, "
+                     "whatever a rule says: e.g. those whose tools load labelled ConfigMaps (monitoring).")
+operator.option("operator-namespace", None, envvars=["POD_NAMESPACE"],
+                help="The operator's own namespace, closed to copies like the system ones (default: the "
+                     "pod's namespace when run in a cluster).")
 # Copies are written with plain verbs (create, get, update, patch, delete) rather than owned/applied.
 for resource in (CONFIG_MAP, SECRET):
     operator.permission(resource, ["get", "create", "update", "patch", "delete"])
@@ -73,6 +103,18 @@ def rule_changed(event: Event) -> bool:
 @operator.on_startup
 async def bind(manager: Manager) -> None:
     await world.bind(manager.client, manager.cache, operator.rule_field_selector())
+    world.boundary = Boundary.from_settings(operator.settings, own_namespace())
+
+
+def own_namespace() -> str | None:
+    """``--operator-namespace``/``POD_NAMESPACE``, else the ServiceAccount's namespace in a pod."""
+    configured = operator.settings.get("operator_namespace")
+    if configured:
+        return str(configured)
+    path = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+    if not path.is_file():
+        return None  # out of a cluster: no namespace of its own
+    return path.read_text().strip() or None
 
 
 @operator.reconcile(CopyratorRule, resync=300.0, predicates=[rule_changed], watches=[
@@ -85,8 +127,8 @@ async def reconcile(rule: CopyratorRule, ctx: Context) -> None:
     copies that exist."""
     if rule.problems():
         return await reject(rule, rule.problems(), ctx)
-    desired = plan(rule, world.candidates(rule), world.namespaces())
-    outcome = await Sync(ctx.client, rule, world.get).run(desired, world.copies_of(rule.key))
+    desired = plan(rule, world.candidates(rule), world.namespaces(), world.boundary)
+    outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(desired, world.copies_of(rule.key))
     world.set_blocked(rule.key, {place for place, *_ in outcome.conflicts})
     await report(rule, desired, outcome, ctx)
     if outcome.errors:
@@ -96,7 +138,7 @@ async def reconcile(rule: CopyratorRule, ctx: Context) -> None:
 @operator.finalize(CopyratorRule, finalizer=FINALIZER)
 async def cleanup(rule: CopyratorRule, ctx: Context) -> None:
     """The rule is being deleted: its copies go (or are released with ``orphanOnDelete``)."""
-    outcome = await Sync(ctx.client, rule, world.get).run(Plan(), world.copies_of(rule.key))
+    outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(Plan(), world.copies_of(rule.key))
     world.set_blocked(rule.key, set())
     if outcome.errors:
         raise CopyFailed(f"{len(outcome.errors)} copies could not be removed: "
@@ -107,7 +149,7 @@ async def cleanup(rule: CopyratorRule, ctx: Context) -> None:
 async def collect(request: Request, ctx: Context | None = None) -> None:
     """A rule vanished without its cleanup (finalizer removed by hand): its copies are garbage."""
     world.set_blocked(request.key, set())
-    if world.client is None or not world.watches_rule(request.key, operator.settings.get("rule_name")):
+    if world.client is None or not world.watches_rule(request.key, operator.rule_name()):
         return
     await collect_leftovers(world.client, world.copies_of(request.key))
 
@@ -158,6 +200,9 @@ def _conflicts(desired: Plan, outcome: Outcome) -> list[dict[str, Any]]:
         winner = desired.copies[(ns, name)]["metadata"]["annotations"][f"{DOMAIN}/source"]
         out.append({"namespace": ns, "name": name, "source": source, "reason": "ShadowedBySource",
                     "message": f"{winner} makes this copy (earlier in the rule's namespace list)"})
+    for ns, name, source in desired.on_source:
+        out.append({"namespace": ns, "name": name, "source": source, "reason": "SourceInPlace",
+                    "message": f"{ns}/{name} is itself a source of this rule: sources are never written over"})
     return sorted(out, key=lambda c: (c["namespace"], c["name"], c["source"]))
 
 

@@ -22,12 +22,20 @@ from typing import Any, Literal
 import orjson
 
 from kubeloop.helpers import selectors
+from kubeloop.operators.copyrator.boundary import CONSENT_ANNOTATION as CONSENT_ANNOTATION  # re-exported
+from kubeloop.operators.copyrator.boundary import (
+    DOMAIN,
+    STRICT,
+    TAKEOVER_ANNOTATION,
+    Boundary,
+    consents_to,
+    refuses_copies,
+)
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.resources.types import LabelSelector
 
 Obj = dict[str, Any]
 
-DOMAIN = "copyrator.flant.com"
 # Ownership marks on every copy. The rule annotation ("namespace/name", exact) decides ownership;
 # the labels are for people and label selectors (``kubectl get cm -A -l copyrator.flant.com/rule=x``).
 RULE_ANNOTATION = f"{DOMAIN}/rule"
@@ -39,8 +47,6 @@ RULE_NAMESPACE_LABEL = f"{DOMAIN}/rule-namespace"
 SOURCE_NAMESPACE_LABEL = f"{DOMAIN}/source-namespace"
 MARK_LABELS = (RULE_LABEL, RULE_NAMESPACE_LABEL, SOURCE_NAMESPACE_LABEL)
 MARK_ANNOTATIONS = (RULE_ANNOTATION, SOURCE_ANNOTATION, SOURCE_UID_ANNOTATION, HASH_ANNOTATION)
-# On a source Secret: "true" (any namespace) or a comma-separated list of namespace names/globs.
-CONSENT_ANNOTATION = f"{DOMAIN}/allow-copy"
 
 # Keys never copied whatever the allow-list says: they are other tools' ownership or tracking marks
 # (a copy carrying them would be claimed, pruned or overwritten by kubectl, Helm, Argo CD or Flux).
@@ -126,29 +132,17 @@ def protected_reason(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-def is_source(rule: CopyratorRule, obj: Mapping[str, Any]) -> bool:
-    """The object is in a source namespace and carries the rule's labels (protected ones included:
-    they are reported as skipped, not silently ignored)."""
+def matches_source(rule: CopyratorRule, obj: Mapping[str, Any]) -> bool:
+    """The object is in a source namespace, is not a copy and carries the rule's labels: whether or
+    not the rule may read it, the rule never writes over it (and a change to it wakes the rule)."""
     return (obj.get("kind") == rule.copy_kind and meta(obj).get("namespace") in rule.source_namespaces
             and owner_of(obj) is None and matches_labels(labels_of(obj), rule.selector))
 
 
-def consents_to(source: Mapping[str, Any], namespace: str) -> bool:
-    """Secrets go only where their owner allowed: ``allow-copy: "true"`` (anywhere) or a list of
-    namespace names/globs. ConfigMaps need no consent (the article copies them freely)."""
-    if source.get("kind") != "Secret":
-        return True
-    value = (annotations_of(source).get(CONSENT_ANNOTATION) or "").strip()
-    if value.lower() in ("true", "*"):
-        return True
-    if value.lower() in ("", "false"):
-        return False
-    return matches_any(namespace, [p.strip() for p in re.split(r"[,\s]+", value) if p.strip()])
-
-
-def has_consent(source: Mapping[str, Any]) -> bool:
-    value = (annotations_of(source).get(CONSENT_ANNOTATION) or "").strip().lower()
-    return source.get("kind") != "Secret" or value not in ("", "false")
+def is_source(rule: CopyratorRule, obj: Mapping[str, Any], boundary: Boundary = STRICT) -> bool:
+    """A source the rule may read (protected ones included: they are reported as skipped, not
+    silently ignored). Objects of other namespaces count only with their owner's consent."""
+    return matches_source(rule, obj) and boundary.may_read(rule, obj)
 
 
 # ----------------------------------------------------------------------------------------- namespaces
@@ -159,10 +153,13 @@ def is_active(namespace: Mapping[str, Any]) -> bool:
         namespace).get("deletionTimestamp")
 
 
-def target_namespaces(rule: CopyratorRule, namespaces: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Active namespaces in the rule's scope, sorted (terminating ones are skipped: writes would fail)."""
+def target_namespaces(rule: CopyratorRule, namespaces: Iterable[Mapping[str, Any]],
+                      boundary: Boundary = STRICT) -> list[str]:
+    """Active namespaces in the rule's scope, sorted (terminating ones are skipped: writes would fail;
+    system namespaces are closed unless the operator was told otherwise)."""
     out = [meta(ns)["name"] for ns in namespaces
-           if is_active(ns) and not matches_any(meta(ns)["name"], rule.excludedNamespaces)
+           if is_active(ns) and not boundary.closed(meta(ns)["name"])
+           and not matches_any(meta(ns)["name"], rule.excludedNamespaces)
            and matches_selector(labels_of(ns), rule.namespaceSelector)]
     return sorted(out)
 
@@ -240,35 +237,64 @@ class Plan:
     copies: dict[tuple[str, str], Obj] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (source key, reason)
     shadowed: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, name, source key)
+    # (namespace, name, source key): a copy's place holds one of the rule's own sources, which is
+    # never written over (with namespace: [a, b] and x in both, each would take over the other).
+    on_source: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
-         namespaces: Iterable[Mapping[str, Any]]) -> Plan:
+         namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT) -> Plan:
     """Every copy the rule wants now. Sources are taken in the order of the rule's namespace list,
     then by name, so when two sources would produce the same copy the first one wins (the other is
     reported as shadowed) — the result never depends on event order."""
+    candidates = list(candidates)
     order = {ns: i for i, ns in enumerate(rule.source_namespaces)}
-    sources = sorted((s for s in candidates if is_source(rule, s)),
+    sources = sorted((s for s in candidates if is_source(rule, s, boundary)),
                      key=lambda s: (order[meta(s)["namespace"]], meta(s)["name"]))
-    targets = target_namespaces(rule, namespaces)
+    # Every place holding something the rule reads from (consenting or not): never a copy's place.
+    source_places = {(meta(s)["namespace"], meta(s)["name"]) for s in candidates if matches_source(rule, s)}
+    targets = target_namespaces(rule, namespaces, boundary)
     out = Plan(sources=[dict(s) for s in sources])
     for source in sources:
-        src_key, src_ns = key_of(source), meta(source)["namespace"]
         name = target_name(rule, meta(source)["name"])
-        reason = protected_reason(source) or (None if has_consent(source) else "NoConsent")
-        if reason is None and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
-            reason = "InvalidTargetName"
+        reason = _skip_reason(source, name)
         if reason:
-            out.skipped.append((src_key, reason))
+            out.skipped.append((key_of(source), reason))
             continue
         for ns in targets:
-            if ns == src_ns or not consents_to(source, ns):
-                continue  # never back into the source's own namespace; Secrets only where allowed
-            if (ns, name) in out.copies:
-                out.shadowed.append((ns, name, src_key))
-                continue
-            out.copies[(ns, name)] = build_copy(rule, source, ns, name)
+            _place(out, rule, source, ns, name, source_places)
+    out.skipped += [(f"{ns}/*", "NoConsent") for ns in _unshared(rule, sources, boundary)]
     return out
+
+
+def _skip_reason(source: Mapping[str, Any], name: str) -> str | None:
+    reason = protected_reason(source)
+    if reason is None and refuses_copies(source):
+        reason = "NoConsent"
+    if reason is None and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
+        reason = "InvalidTargetName"
+    return reason
+
+
+def _place(out: Plan, rule: CopyratorRule, source: Mapping[str, Any], ns: str, name: str,
+           source_places: set[tuple[str, str]]) -> None:
+    if ns == meta(source)["namespace"] or not consents_to(source, ns):
+        return  # never back into the source's own namespace; only where the source's owner allowed
+    if (ns, name) in source_places:
+        out.on_source.append((ns, name, key_of(source)))
+    elif (ns, name) in out.copies:
+        out.shadowed.append((ns, name, key_of(source)))
+    else:
+        out.copies[(ns, name)] = build_copy(rule, source, ns, name)
+
+
+def _unshared(rule: CopyratorRule, sources: Iterable[Mapping[str, Any]], boundary: Boundary) -> list[str]:
+    """Source namespaces of other owners that gave the rule nothing: said in status (without naming
+    their objects, which the rule's author may not see)."""
+    if boundary.trusts(rule):
+        return []
+    used = {meta(s)["namespace"] for s in sources}
+    return [ns for ns in rule.source_namespaces if ns != rule.metadata.namespace and ns not in used]
 
 
 # ------------------------------------------------------------------------------------- what to do
@@ -283,8 +309,12 @@ class Decision:
     message: str = ""
 
 
-def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Mapping[str, Any]) -> Decision:
+def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Mapping[str, Any],
+           boundary: Boundary = STRICT) -> Decision:
     """What to do at one copy's place, given what is there now."""
+    kind, namespace = desired["kind"], meta(desired).get("namespace", "")
+    if boundary.closed(namespace):  # the plan never asks this; a second lock on the same door
+        return Decision("conflict", "ClosedNamespace", f"copies never go to namespace {namespace}")
     if existing is None:
         return Decision("create")
     owner = owner_of(existing)
@@ -292,20 +322,25 @@ def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Map
         if not is_stale(existing, desired):
             return Decision("none")
         return Decision("recreate" if needs_recreate(existing, desired) else "update")
-    kind = desired["kind"]
     if owner is not None:
         return Decision("conflict", "OwnedByAnotherRule", f"{kind} is a copy made by rule {owner}")
     if controlled_by_other(existing) or protected_reason(existing):  # e.g. kube-root-ca.crt, SA tokens
         return Decision("conflict", "Protected", f"{kind} is controlled by another object or protected")
+    if matches_source(rule, existing):
+        return Decision("conflict", "SourceInPlace", f"{kind} is a source of this rule: never written over")
+    if rule.conflictPolicy == "Skip":
+        return Decision("conflict", "AlreadyExists", f"{kind} exists and is not a copy (conflictPolicy Skip)")
+    if not boundary.may_take_over(rule, existing):
+        return Decision("conflict", "NoTakeoverConsent",
+                        f"{kind} exists and does not consent to conflictPolicy {rule.conflictPolicy}: its "
+                        f"owner can annotate it {TAKEOVER_ANNOTATION}: {rule.metadata.namespace}")
     if rule.conflictPolicy == "Overwrite":
         return Decision("overwrite")
-    if rule.conflictPolicy == "Adopt":
-        if same_content(existing, desired):
-            return Decision("adopt")
-        return Decision("conflict", "ContentDiffers",
-                        f"{kind} exists with different content; conflictPolicy Adopt only takes over "
-                        "identical objects")
-    return Decision("conflict", "AlreadyExists", f"{kind} exists and is not a copy (conflictPolicy Skip)")
+    if same_content(existing, desired):
+        return Decision("adopt")
+    return Decision("conflict", "ContentDiffers",
+                    f"{kind} exists with different content; conflictPolicy Adopt only takes over "
+                    "identical objects")
 
 
 def released(obj: Mapping[str, Any]) -> Obj:

@@ -16,6 +16,7 @@ from typing import Any
 from kubeloop.client import Client, Conflict, NotFound
 from kubeloop.client.errors import ApiError
 from kubeloop.operators.copyrator import metrics
+from kubeloop.operators.copyrator.boundary import STRICT, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.plan import Decision, Plan, decide, meta, needs_recreate, released
 from kubeloop.operators.copyrator.world import RESOURCES
@@ -58,8 +59,8 @@ class Sync:
     """One pass for one rule. ``cached`` looks objects up in the informer cache; a write that finds
     the cache stale (409/AlreadyExists) re-reads the object and decides once more."""
 
-    def __init__(self, client: Client, rule: CopyratorRule, cached: Any) -> None:
-        self.client, self.rule, self.cached = client, rule, cached
+    def __init__(self, client: Client, rule: CopyratorRule, cached: Any, boundary: Boundary = STRICT) -> None:
+        self.client, self.rule, self.cached, self.boundary = client, rule, cached, boundary
         self.out = Outcome()
         self._slots = asyncio.Semaphore(PARALLEL)
 
@@ -85,7 +86,7 @@ class Sync:
         where = place_of(desired)
         existing = self.cached(*where)
         for attempt in range(3):
-            decision = decide(self.rule, existing, desired)
+            decision = decide(self.rule, existing, desired, self.boundary)
             try:
                 await self._execute(decision, existing, desired)
             except Conflict:  # AlreadyExists or a stale resourceVersion: the cache lags behind

@@ -10,8 +10,9 @@ from typing import Any
 from kubeloop.cache import Cache, Event, Informer
 from kubeloop.client import Client
 from kubeloop.client.resource import Resource
+from kubeloop.operators.copyrator.boundary import STRICT, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.operators.copyrator.plan import is_source, meta, owner_of
+from kubeloop.operators.copyrator.plan import matches_source, meta, owner_of
 from kubeloop.resources.builtin import CONFIG_MAP, NAMESPACE, SECRET
 
 Obj = dict[str, Any]
@@ -31,6 +32,7 @@ class World:
 
     def __init__(self) -> None:
         self.client: Client | None = None
+        self.boundary: Boundary = STRICT  # set from the operator's settings at startup
         self.cache: Cache | None = None
         self._rules: Informer | None = None
         self._namespaces: Informer | None = None
@@ -110,7 +112,8 @@ class World:
         def rules_for(obj: Obj) -> list[str]:
             owner = owner_of(obj)
             keys = {owner} if owner else set()
-            keys |= {r.key for r in self.rules() if r.copy_kind == kind and is_source(r, obj)}
+            # Consent is not asked here: an object losing it must wake the rules that copied it.
+            keys |= {r.key for r in self.rules() if r.copy_kind == kind and matches_source(r, obj)}
             m = meta(obj)
             keys |= self.blocked.get((kind, m.get("namespace", ""), m.get("name", "")), set())
             return sorted(keys)

@@ -1,0 +1,128 @@
+"""Who may make copyrator write where: the security boundary, as pure functions.
+
+A CopyratorRule is namespaced, so anyone allowed to create one in a single namespace can write a
+rule; the operator that carries it out has cluster-wide write on ConfigMaps and Secrets. The
+boundary keeps a rule's reach to what its author could do plus what other owners consented to:
+
+- sources: a rule reads objects of its own namespace; an object elsewhere is a source only if it
+  carries ``allow-copy`` (its owner publishes it), unless the rule's namespace is trusted;
+- targets: ``kube-system``, ``kube-public``, ``kube-node-lease`` and the operator's own namespace
+  never receive copies unless the operator runs with ``--allow-system-namespaces``;
+- take-over (``Adopt``/``Overwrite``): only of objects carrying ``allow-takeover`` naming the rule
+  (or its namespace), unless the rule's namespace is trusted.
+
+A rule in a trusted namespace is free of the first and last points: by default the operator's own
+namespace (where the article's Deployment keeps its rules, and which only cluster admins can write
+to), else the namespaces given with ``--trusted-namespace`` (``""``: none). Secrets always need
+``allow-copy``, whoever wrote the rule.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubeloop.operators.copyrator.models import CopyratorRule
+
+DOMAIN = "copyrator.flant.com"
+# On a source: "true" (any namespace) or a comma-separated list of target namespace names/globs.
+CONSENT_ANNOTATION = f"{DOMAIN}/allow-copy"
+# On an object in a copy's place: "true" (any rule) or a comma-separated list of rule namespaces or
+# rule keys ("namespace/name"), globs allowed.
+TAKEOVER_ANNOTATION = f"{DOMAIN}/allow-takeover"
+SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease"})
+_ANYONE = ("true", "*")
+_NOBODY = ("", "false")
+
+
+def _annotation(obj: Mapping[str, Any], key: str) -> str:
+    return str(((obj.get("metadata") or {}).get("annotations") or {}).get(key) or "").strip()
+
+
+def _patterns(value: str) -> list[str]:
+    return [p for p in re.split(r"[,\s]+", value) if p]
+
+
+def _grants(value: str, *names: str) -> bool:
+    """Whether an annotation value ("true", "false", or a list of names/globs) covers any of ``names``."""
+    if value.lower() in _ANYONE:
+        return True
+    if value.lower() in _NOBODY:
+        return False
+    return any(fnmatch.fnmatchcase(n, p) for n in names for p in _patterns(value))
+
+
+def has_consent(source: Mapping[str, Any]) -> bool:
+    """The source's owner allowed copies somewhere (``allow-copy`` present and not "false")."""
+    return _annotation(source, CONSENT_ANNOTATION).lower() not in _NOBODY
+
+
+def refuses_copies(source: Mapping[str, Any]) -> bool:
+    """No copy anywhere: ``allow-copy: "false"``, or a Secret without ``allow-copy``."""
+    value = _annotation(source, CONSENT_ANNOTATION).lower()
+    return value == "false" or (not value and source.get("kind") == "Secret")
+
+
+def consents_to(source: Mapping[str, Any], namespace: str) -> bool:
+    """Copies of ``source`` may go to ``namespace``. Secrets need ``allow-copy``; a ConfigMap without
+    it goes anywhere (the article copies them freely), with it only where it says."""
+    value = _annotation(source, CONSENT_ANNOTATION)
+    if not value and source.get("kind") != "Secret":
+        return True
+    return _grants(value, namespace)
+
+
+def consents_to_takeover(obj: Mapping[str, Any], rule: CopyratorRule) -> bool:
+    """The object's owner allowed this rule to take it over (``allow-takeover``)."""
+    return _grants(_annotation(obj, TAKEOVER_ANNOTATION), rule.metadata.namespace or "", rule.key)
+
+
+def _names(values: Iterable[Any] | None) -> tuple[str, ...]:
+    """Flag values as given (repeated and/or comma-separated), in order, without blanks."""
+    return tuple(n.strip() for v in values or () for n in str(v).split(",") if n.strip())
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """The operator-wide settings of the boundary. The default is the strictest."""
+
+    trusted: tuple[str, ...] = ()  # rule namespaces (names/globs) acting with the operator's full reach
+    allow_system: bool = False
+    operator_namespace: str | None = None
+    closed_too: tuple[str, ...] = ()  # more namespaces (names/globs) that never receive copies
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any], operator_namespace: str | None) -> Boundary:
+        given = settings.get("trusted_namespace")  # () when not given; ("",) for "trust none"
+        default = (operator_namespace,) if operator_namespace else ()
+        return cls(trusted=_names(given) if given else default,
+                   allow_system=bool(settings.get("allow_system_namespaces")),
+                   operator_namespace=operator_namespace,
+                   closed_too=_names(settings.get("closed_namespace")))
+
+    def trusts(self, rule: CopyratorRule) -> bool:
+        ns = rule.metadata.namespace or ""
+        return any(fnmatch.fnmatchcase(ns, p) for p in self.trusted)
+
+    def closed(self, namespace: str) -> bool:
+        """Copies never go to this namespace."""
+        if any(fnmatch.fnmatchcase(namespace, p) for p in self.closed_too):
+            return True
+        if self.allow_system:
+            return False
+        return namespace in SYSTEM_NAMESPACES or namespace == self.operator_namespace
+
+    def may_read(self, rule: CopyratorRule, obj: Mapping[str, Any]) -> bool:
+        """``obj`` (already matching the rule's selector) may be one of its sources: it is in the
+        rule's own namespace, its owner published it (``allow-copy``), or the rule is trusted."""
+        ns = (obj.get("metadata") or {}).get("namespace")
+        return ns == rule.metadata.namespace or has_consent(obj) or self.trusts(rule)
+
+    def may_take_over(self, rule: CopyratorRule, obj: Mapping[str, Any]) -> bool:
+        return self.trusts(rule) or consents_to_takeover(obj, rule)
+
+
+STRICT = Boundary()
