@@ -59,8 +59,9 @@ def deployment(annotations: dict[str, str], volumes: list[str] = (), env: list[t
 
 def tracked(rt: Runtime, workload: Obj) -> dict[str, str]:
     policy = policy_of(workload["metadata"]["annotations"], auto_all=rt.settings.auto_reload_all)
-    hashes, missing = Reloader(build_operator()).tracked(rt, DEPLOYMENTS, workload, policy)
-    return {**{r.id: h for r, h in hashes.items()}, **{r.id: "MISSING" for r in missing}}
+    hashes, missing, unknown = Reloader(build_operator()).tracked(rt, DEPLOYMENTS, workload, policy)
+    return {**{r.id: h for r, h in hashes.items()}, **{r.id: "MISSING" for r in missing},
+            **{r.id: "UNKNOWN" for r in unknown}}
 
 
 AUTO = {"reloader.stakater.com/auto": "true"}

@@ -34,7 +34,7 @@ class Policy:
 
     ignored: bool = False
     auto: frozenset[str] = frozenset()  # kinds whose pod-template references are all tracked
-    search: bool = False  # track referenced objects that carry the ``match`` annotation
+    search: frozenset[str] = frozenset()  # kinds whose referenced objects count if they say ``match``
     named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind → names or regexes
     excluded: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind → names or regexes
     strategy: str | None = None
@@ -47,21 +47,38 @@ class Policy:
         return matches_any(name, self.excluded.get(kind, ()))
 
 
-def policy_of(annotations: Annotations | None, *, auto_all: bool = False) -> Policy:
+def policy_of(annotations: Annotations | None, *, auto_all: bool = False,
+              template_annotations: Annotations | None = None) -> Policy:
     """Reads a workload's annotations. ``auto_all`` (opt-out mode) makes every workload ``auto``
-    unless it says ``auto: "false"``."""
+    unless it says ``auto: "false"``.
+
+    Like Reloader, the pod template's annotations stand in for the workload's, kind by kind: when the
+    workload sets none of ``auto``, ``search``, ``<kind>.…/auto`` or ``<kind>.…/reload``, those four are
+    read from the template. Exclusions, ``ignore`` and the strategy are read from the workload only."""
     a = annotations or {}
-    auto_flag = _flag(a, "{p}/auto")
-    every_kind = auto_flag is True or (auto_all and auto_flag is not False)
-    auto = frozenset(k for k in SOURCE_KINDS if every_kind or _flag(a, _kinded(k, "auto")) is True)
+    by_kind = {k: _kind_source(a, template_annotations or {}, k) for k in SOURCE_KINDS}
+    auto = frozenset(k for k, src in by_kind.items() if _auto(src, k, auto_all))
     return Policy(
         ignored=_flag(a, "{p}/ignore") is True,
         auto=auto,
-        search=_flag(a, "{p}/search") is True,
-        named={k: _names(a, _kinded(k, "reload")) for k in SOURCE_KINDS},
+        search=frozenset(k for k, src in by_kind.items() if _flag(src, "{p}/search") is True),
+        named={k: _names(src, _kinded(k, "reload")) for k, src in by_kind.items()},
         excluded={k: _names(a, f"{_WORD[k]}s.exclude.{{p}}/reload") for k in SOURCE_KINDS},
         strategy=a.get(STRATEGY) or None,
     )
+
+
+def _kind_source(workload: Annotations, template: Annotations, kind: str) -> Annotations:
+    """The annotations that say what to do for ``kind``: the workload's, or (when it says nothing
+    about ``kind``) its pod template's."""
+    wanted = ("{p}/auto", "{p}/search", _kinded(kind, "auto"), _kinded(kind, "reload"))
+    said = any(t.format(p=p) in workload for t in wanted for p in PREFIXES)
+    return workload if said or not template else template
+
+
+def _auto(a: Annotations, kind: str, auto_all: bool) -> bool:
+    auto_flag = _flag(a, "{p}/auto")
+    return auto_flag is True or (auto_all and auto_flag is not False) or _flag(a, _kinded(kind, "auto")) is True
 
 
 def source_ignored(annotations: Annotations | None) -> bool:

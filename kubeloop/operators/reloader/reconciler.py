@@ -139,10 +139,11 @@ class Reloader:
 
     async def reconcile(self, kind: WorkloadKind, workload: Obj, ctx: Context) -> Result | None:
         rt = self._runtime()
-        policy = policy_of(_meta(workload).get("annotations"), auto_all=rt.settings.auto_reload_all)
+        policy = workload_policy(kind, workload, auto_all=rt.settings.auto_reload_all)
         if not policy.tracks_anything or not rt.in_scope(ctx.namespace):
             return None
-        hashes, missing = self.tracked(rt, kind, workload, policy)
+        hashes, missing, unknown = self.tracked(rt, kind, workload, policy)
+        await self._unknown(ctx, kind, unknown)
         if missing and not rt.settings.reload_on_delete:
             settled(ctx.memory)  # a burst resumes from scratch once the object is back
             await self._missing(ctx, kind, missing)
@@ -182,23 +183,31 @@ class Reloader:
         return None
 
     def tracked(self, rt: Runtime, kind: WorkloadKind, workload: Obj,
-                policy: Policy) -> tuple[dict[Ref, str], list[Ref]]:
-        """The objects this workload is rolled for, with their hashes; and the required ones missing."""
+                policy: Policy) -> tuple[dict[Ref, str], list[Ref], list[Ref]]:
+        """The objects this workload is rolled for, with their hashes; the missing ones its pod template
+        needs (they hold the rollout back); and the missing ones only its annotations name (they do not:
+        the others still roll the workload, as with Reloader)."""
         ns = _meta(workload).get("namespace")
         from_template = [r for r in pod_template_refs(kind.template(workload))
-                         if r.kind in policy.auto or policy.search]
+                         if r.kind in policy.auto or r.kind in policy.search]
         named = [Ref(k, name) for k, names in policy.named.items() for pattern in names
                  for name in (rt.sources_named(k, ns, pattern) if is_pattern(pattern) else (pattern,))]
         # ``search`` picks the referenced objects that say ``match``; auto or named ones need not.
         needs_match = {r.id for r in from_template if r.kind not in policy.auto} - {r.id for r in named}
+        named_only = {r.id for r in named} - {r.id for r in from_template}
         hashes: dict[Ref, str] = {}
         missing: list[Ref] = []
+        unknown: list[Ref] = []
         for ref in merge([*from_template, *named]):
             if not rt.settings.tracks(ref.kind) or policy.is_excluded(ref.kind, ref.name):
                 continue
             source = rt.source(ref.kind, ns, ref.name)
             if source is None:
-                if ref.id not in needs_match:  # a missing object cannot say ``match``
+                if ref.id in named_only:
+                    unknown.append(ref)
+                    if rt.settings.reload_on_create or rt.settings.reload_on_delete:
+                        hashes[ref] = ABSENT  # so that its creation (or deletion) is a change
+                elif ref.id not in needs_match:  # a missing object cannot say ``match``
                     hashes[ref] = ABSENT
                     missing += [] if ref.optional else [ref]
                 continue
@@ -210,7 +219,7 @@ class Reloader:
                 continue
             keys = ref.keys if rt.settings.hash_used_keys_only else None
             hashes[ref] = object_hash(ref.kind, ref.name, source, keys)
-        return hashes, missing
+        return hashes, missing, unknown
 
     # --- acting ----------------------------------------------------------------------------------------
 
@@ -285,6 +294,17 @@ class Reloader:
         await ctx.event("Warning", "ReloadSourceMissing", f"{', '.join(ids)} not found; no rollout until "
                                                           "it exists (see --reload-on-delete)")
 
+    async def _unknown(self, ctx: Context, kind: WorkloadKind, unknown: list[Ref]) -> None:
+        """Warns (once per set) about objects a ``reload`` annotation names that do not exist: a typo, or
+        an object not created yet. They do not hold back rollouts for the objects that exist."""
+        ids = tuple(sorted(r.id for r in unknown))
+        if ctx.memory.get("unknown", ()) == ids:
+            return
+        ctx.memory["unknown"] = ids
+        if ids:
+            await ctx.event("Warning", "ReloadSourceMissing", f"{', '.join(ids)} named in a reload annotation "
+                                                              "not found; the others still trigger rollouts")
+
     async def _skip(self, ctx: Context, kind: WorkloadKind, reason: str, fingerprint: Fingerprint,
                     note: str | None = None) -> None:
         """Counts (and, with a note, reports) a due rollout not made — once per reason and hash."""
@@ -322,10 +342,17 @@ def source_index(kind: WorkloadKind) -> Callable[[Obj], tuple[str, ...]]:
         meta = _meta(obj)
         ns = meta.get("namespace")
         keys = {f"{r.kind}/{ns}/{r.name}" for r in pod_template_refs(kind.template(obj))}
-        for source_kind, names in policy_of(meta.get("annotations")).named.items():
+        for source_kind, names in workload_policy(kind, obj).named.items():
             keys |= {f"{source_kind}/{ns}/{'*' if is_pattern(n) else n}" for n in names}
         return tuple(sorted(keys))
     return index
+
+
+def workload_policy(kind: WorkloadKind, workload: Obj, *, auto_all: bool = False) -> Policy:
+    """The workload's policy, from its annotations or (Reloader's fallback) its pod template's."""
+    template_meta = kind.template(workload).get("metadata") or {}
+    return policy_of(_meta(workload).get("annotations"), auto_all=auto_all,
+                     template_annotations=template_meta.get("annotations"))
 
 
 def source_changed(event: Event) -> bool:
