@@ -1,0 +1,207 @@
+"""Reloader as a drop-in for stakater/Reloader users, on the real control plane under the operator's
+generated RBAC: their annotations (also on the pod template), their selectors, and what a tenant of one
+namespace can make the operator do (nothing outside that namespace)."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kubeloop.client import Client, Forbidden
+from kubeloop.testing import wait_for
+from kubeloop.testing.operator import run_operator
+
+from .test_op_reloader import (
+    AUTO,
+    QUIET,
+    cm_volume,
+    config_map,
+    deployment,
+    events,
+    eventually,
+    pod_spec,
+    recorded,
+    reloader,
+    revision,
+    wait_recorded,
+)
+
+Obj = dict[str, Any]
+DEPLOYMENTS = "deployments.apps"
+
+
+def with_template_annotations(workload: Obj, annotations: dict[str, str]) -> Obj:
+    workload["spec"]["template"]["metadata"]["annotations"] = annotations
+    return workload
+
+
+async def test_missing_named_object_does_not_hold_back_the_others(kube_cluster, kube_client: Client,
+                                                                  namespace: str) -> None:
+    """Issue 17 (1): a name in a reload annotation that does not exist warns; the others still roll."""
+    ns = namespace
+    await kube_client.create(config_map("present", ns, {"k": "1"}))
+    await kube_client.create(deployment("app", ns, pod_spec(), {
+        "configmap.reloader.stakater.com/reload": "present,not-there",
+        "secret.reloader.stakater.com/reload": "no-such-secret"}))
+    async with run_operator(kube_cluster, kube_client, reloader(), ns) as running:
+        await wait_recorded(kube_client, DEPLOYMENTS, "app", ns)
+        warned = await eventually(lambda: events(kube_client, ns, "app", "ReloadSourceMissing"))
+        assert warned[0]["type"] == "Warning"
+        assert "ConfigMap/not-there" in warned[0]["note"] and "Secret/no-such-secret" in warned[0]["note"]
+        await kube_client.patch("configmaps", "present", {"data": {"k": "2"}}, ns)
+        await wait_for(kube_client, DEPLOYMENTS, "app", ns, lambda d: revision(d) == 2, timeout=30,
+                       description="the rollout for the object that exists")
+        # Created later, the named object is recorded; without --reload-on-create it rolls nothing.
+        before = await kube_client.get(DEPLOYMENTS, "app", ns)
+        await kube_client.create(config_map("not-there", ns, {"k": "1"}))
+        await wait_for(kube_client, DEPLOYMENTS, "app", ns, timeout=30,
+                       predicate=lambda d: "ConfigMap/not-there" in d["metadata"]["annotations"][
+                           "reloader.kubeloop.dev/sources"])
+        await asyncio.sleep(QUIET)
+        after = await kube_client.get(DEPLOYMENTS, "app", ns)
+        assert revision(after) == 2 and after["spec"]["template"] == before["spec"]["template"]
+    assert running.audit().ok, running.audit().message
+
+
+async def test_reload_on_create_rolls_when_a_named_object_appears(kube_cluster, kube_client: Client,
+                                                                  namespace: str) -> None:
+    ns = namespace
+    await kube_client.create(deployment("app", ns, pod_spec(), {
+        "configmap.reloader.stakater.com/reload": "later"}))
+    async with run_operator(kube_cluster, kube_client, reloader(reload_on_create=True), ns) as running:
+        first = await wait_recorded(kube_client, DEPLOYMENTS, "app", ns)
+        assert revision(first) == 1
+        await kube_client.create(config_map("later", ns, {"k": "1"}))
+        await wait_for(kube_client, DEPLOYMENTS, "app", ns, lambda d: revision(d) == 2, timeout=30,
+                       description="a rollout for the creation")
+    assert running.audit().ok, running.audit().message
+
+
+async def test_annotations_on_the_pod_template(kube_cluster, kube_client: Client, namespace: str) -> None:
+    """Issue 17 (2): Reloader reads its annotations from the pod template when the workload has none."""
+    ns = namespace
+    for name in ("mounted", "named", "secret-side"):
+        await kube_client.create(config_map(name, ns, {"k": "1"}))
+    await kube_client.create(with_template_annotations(
+        deployment("auto", ns, pod_spec(volumes=[cm_volume("mounted")])), AUTO))
+    await kube_client.create(with_template_annotations(
+        deployment("named", ns, pod_spec()), {"configmap.reloader.stakater.com/reload": "named"}))
+    # The workload's own annotation wins for its kind: "auto: false" there, "auto: true" on the template.
+    await kube_client.create(with_template_annotations(
+        deployment("opted-out", ns, pod_spec(volumes=[cm_volume("secret-side")]),
+                   {"reloader.stakater.com/auto": "false"}), AUTO))
+    async with run_operator(kube_cluster, kube_client, reloader(), ns) as running:
+        await wait_recorded(kube_client, DEPLOYMENTS, "auto", ns)
+        await wait_recorded(kube_client, DEPLOYMENTS, "named", ns)
+        for name in ("mounted", "named", "secret-side"):
+            await kube_client.patch("configmaps", name, {"data": {"k": "2"}}, ns)
+        await wait_for(kube_client, DEPLOYMENTS, "auto", ns, lambda d: revision(d) == 2, timeout=30)
+        await wait_for(kube_client, DEPLOYMENTS, "named", ns, lambda d: revision(d) == 2, timeout=30)
+        await asyncio.sleep(QUIET)
+        opted_out = await kube_client.get(DEPLOYMENTS, "opted-out", ns)
+        assert revision(opted_out) == 1 and recorded(opted_out) is None
+    assert running.audit().ok, running.audit().message
+
+
+async def test_reloader_selector_syntax(kube_cluster, kube_client: Client, namespace: str) -> None:
+    """Issue 17 (3): ``key:*`` / ``key:value`` (and repeated flags) select what Reloader selects."""
+    ns = namespace
+    await kube_client.create(config_map("labelled", ns, {"k": "1"}, labels={"team": "web"}))
+    await kube_client.create(config_map("other-team", ns, {"k": "1"}, labels={"team": "db"}))
+    await kube_client.create(deployment("app", ns, pod_spec(volumes=[cm_volume("labelled")]), AUTO))
+    await kube_client.create(deployment("db", ns, pod_spec(volumes=[cm_volume("other-team")]), AUTO))
+    op = reloader(namespace_selector=("reloader:*", "tier:backend"), resource_label_selector="team:web")
+    async with run_operator(kube_cluster, kube_client, op, ns) as running:
+        await asyncio.sleep(1)
+        assert recorded(await kube_client.get(DEPLOYMENTS, "app", ns)) is None, "namespace not selected yet"
+        await kube_client.patch("namespaces", ns, {"metadata": {"labels": {"reloader": "enabled",
+                                                                           "tier": "backend"}}})
+        await wait_recorded(kube_client, DEPLOYMENTS, "app", ns)  # "db" tracks nothing: no record
+        await kube_client.patch("configmaps", "labelled", {"data": {"k": "2"}}, ns)
+        await kube_client.patch("configmaps", "other-team", {"data": {"k": "2"}}, ns)
+        await wait_for(kube_client, DEPLOYMENTS, "app", ns, lambda d: revision(d) == 2, timeout=30)
+        await asyncio.sleep(QUIET)
+        assert revision(await kube_client.get(DEPLOYMENTS, "db", ns)) == 1, "team:db is not selected"
+    assert running.audit().ok, running.audit().message
+
+
+# --- the security model -------------------------------------------------------------------------------------
+
+TENANT_ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+               "rules": [{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["*"]},
+                         {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["*"]}]}
+
+
+async def tenant_client(cluster: Any, admin: Client, ns: str) -> Client:
+    """A client acting as a tenant who may edit ConfigMaps, Secrets and Deployments in ``ns`` only."""
+    await admin.create({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "tenant",
+                                                                                     "namespace": ns}})
+    await admin.create({**TENANT_ROLE, "metadata": {"name": "tenant", "namespace": ns}})
+    await admin.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                        "metadata": {"name": "tenant", "namespace": ns},
+                        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "tenant"},
+                        "subjects": [{"kind": "ServiceAccount", "name": "tenant", "namespace": ns}]})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = await asyncio.to_thread(cluster.service_account_kubeconfig, ns, "tenant", Path(tmp) / "kc")
+        return await Client.from_kubeconfig(str(path))
+
+
+async def test_a_tenant_cannot_make_it_touch_another_namespace(kube_cluster, kube_client: Client,
+                                                               namespace: str) -> None:
+    """A tenant of namespace A does everything it can (same-named ConfigMaps, reload annotations naming
+    B's objects by name, path and pattern, search/match, changes): the workload in B is never written
+    by the operator after its first-sight record; B's own change still rolls it (so B is watched)."""
+    a, b = namespace, f"{namespace}-b"
+    await kube_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": b}})
+    try:
+        await kube_client.create(config_map("shared", b, {"k": "1"}))
+        await kube_client.create(config_map("only-in-b", b, {"k": "1"}))
+        await kube_client.create(deployment("victim", b, pod_spec(volumes=[cm_volume("shared")]), {
+            **AUTO, "configmap.reloader.stakater.com/reload": "only-in-b"}))
+        tenant = await tenant_client(kube_cluster, kube_client, a)
+        try:
+            async with run_operator(kube_cluster, kube_client, reloader(), a,
+                                    watch_namespaces=[a, b]) as running:
+                victim = await wait_recorded(kube_client, DEPLOYMENTS, "victim", b)
+                await attack_from(tenant, a, b)
+                # The tenant's own workload rolls for its own ConfigMap: its changes were processed.
+                await wait_for(kube_client, DEPLOYMENTS, "mine", a, lambda d: revision(d) >= 2, timeout=30)
+                await asyncio.sleep(QUIET)
+                untouched = await kube_client.get(DEPLOYMENTS, "victim", b)
+                # A Deployment's generation moves with any change of its spec or annotations; its
+                # resourceVersion also moves with the status its own controller writes, so it would not do.
+                assert untouched["metadata"]["generation"] == victim["metadata"]["generation"]
+                assert untouched["metadata"]["annotations"] == victim["metadata"]["annotations"]
+                assert untouched["spec"] == victim["spec"]
+                assert not await events(kube_client, b, "victim", "Reloaded")
+                # Control: B's own change rolls B (the operator does watch B).
+                await kube_client.patch("configmaps", "shared", {"data": {"k": "b-changed"}}, b)
+                await wait_for(kube_client, DEPLOYMENTS, "victim", b, lambda d: revision(d) == 2, timeout=30)
+            assert running.audit().ok, running.audit().message
+        finally:
+            await tenant.close()
+    finally:
+        await kube_client.delete("namespaces", b)
+
+
+async def attack_from(tenant: Client, a: str, b: str) -> None:
+    """Everything the tenant can do in A to reach B's workload through the operator."""
+    try:
+        await tenant.patch("configmaps", "shared", {"data": {"k": "x"}}, b)
+        raise AssertionError("the tenant must not be able to edit B directly")
+    except Forbidden:
+        pass
+    match = {"reloader.stakater.com/match": "true"}
+    await tenant.create(config_map("shared", a, {"k": "1"}, annotations=match))
+    await tenant.create(config_map("only-in-b", a, {"k": "1"}))
+    names = f"shared,only-in-b,{b}/shared,../{b}/only-in-b,.*"
+    await tenant.create(deployment("mine", a, pod_spec(volumes=[cm_volume("shared")]), {
+        **AUTO, "reloader.stakater.com/search": "true", "configmap.reloader.stakater.com/reload": names,
+        "secret.reloader.stakater.com/reload": f"{b}/any,.*"}))
+    await wait_for(tenant, DEPLOYMENTS, "mine", a, lambda d: recorded(d) is not None, timeout=30)
+    for value in ("2", "3"):
+        await tenant.patch("configmaps", "shared", {"data": {"k": value}}, a)
+        await tenant.patch("configmaps", "only-in-b", {"data": {"k": value}}, a)
+        await asyncio.sleep(0.7)
