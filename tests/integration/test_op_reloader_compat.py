@@ -5,6 +5,8 @@ namespace can make the operator do (nothing outside that namespace)."""
 from __future__ import annotations
 
 import asyncio
+import signal
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -205,3 +207,63 @@ async def attack_from(tenant: Client, a: str, b: str) -> None:
         await tenant.patch("configmaps", "shared", {"data": {"k": value}}, a)
         await tenant.patch("configmaps", "only-in-b", {"data": {"k": value}}, a)
         await asyncio.sleep(0.7)
+
+
+# --- `kubeloop run reloader` with Reloader's arguments --------------------------------------------------------
+
+async def kubeloop_run(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "kubeloop.cli.main", "run", "reloader", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+
+async def test_kubeloop_run_with_reloaders_arguments(kube_cluster, kube_client: Client, namespace: str) -> None:
+    """Issue 17 (3, 4) end to end: the arguments Reloader's chart writes, in a real process."""
+    ns = namespace
+    await kube_client.create(config_map("conf", ns, {"k": "1"}))
+    await kube_client.create(deployment("app", ns, pod_spec(volumes=[cm_volume("conf")]), AUTO))
+    await kube_client.patch("namespaces", ns, {"metadata": {"labels": {"reloader": "enabled"}}})
+    proc = await kubeloop_run(
+        "--kubeconfig", str(kube_cluster.kubeconfig), f"--namespaces={ns}", "--enable-ha=true",
+        "--leader-election-namespace", ns, '--namespace-selector="reloader:enabled"',
+        "--resource-label-selector=team:*", "--reload-strategy=env-vars", "--ignored-workload-types=jobs,cronjobs",
+        "--resources-to-ignore=secrets", "--reload-on-create=true", "--is-Argo-Rollouts=false",
+        "--log-level=info", "--metrics-bind-address=0", "--health-probe-bind-address=0")
+    try:
+        await wait_for(kube_client, DEPLOYMENTS, "app", ns, lambda d: revision(d) == 1, timeout=30)
+        await asyncio.sleep(QUIET)  # the ConfigMap has no "team" label: it is not selected
+        assert recorded(await kube_client.get(DEPLOYMENTS, "app", ns)) is None
+        await kube_client.patch("configmaps", "conf", {"metadata": {"labels": {"team": "web"}}}, ns)
+        await wait_for(kube_client, DEPLOYMENTS, "app", ns, lambda d: recorded(d) is not None, timeout=30)
+        await kube_client.patch("configmaps", "conf", {"data": {"k": "2"}}, ns)
+        rolled = await wait_for(kube_client, DEPLOYMENTS, "app", ns, lambda d: revision(d) == 2, timeout=30)
+        env = rolled["spec"]["template"]["spec"]["containers"][0].get("env") or []
+        assert [e["name"] for e in env] == ["STAKATER_CONF_CONFIGMAP"]  # Reloader's env-vars strategy
+        lease = await kube_client.get("leases.coordination.k8s.io", "reloader-leader", ns)
+        assert lease["spec"]["holderIdentity"], "--enable-ha is leader election"
+    except BaseException:
+        await stop(proc)  # the operator's log says why
+        raise
+    err = await stop(proc)
+    assert proc.returncode == 0, err[-2000:]
+
+
+async def stop(proc: asyncio.subprocess.Process) -> str:
+    if proc.returncode is None:
+        proc.send_signal(signal.SIGTERM)
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    print(err.decode()[-3000:])
+    return err.decode()
+
+
+async def test_kubeloop_run_refuses_what_it_cannot_honour(kube_cluster) -> None:
+    kubeconfig = ("--kubeconfig", str(kube_cluster.kubeconfig))
+    for args, named in ((["--namespace-selector", "reloader:enabled:yes"], "--namespace-selector"),
+                        (["--webhook-url", "https://hooks.example/x"], "--webhook-url"),
+                        (["--resources-to-ignore=secrets", "--resources-to-ignore=configmaps"],
+                         "--resources-to-ignore")):
+        proc = await kubeloop_run(*kubeconfig, *args)
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 2, err.decode()[-2000:]
+        assert "Error: " in err.decode() and named in err.decode(), err.decode()[-2000:]
+        assert "Traceback" not in err.decode(), err.decode()[-2000:]

@@ -6,13 +6,14 @@ meaning here, refused with what to use instead."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import click
 
 from kubeloop.helpers import selectors
 from kubeloop.operator import Operator
+
 
 class SettingError(click.UsageError, ValueError):
     """A setting that cannot be used. A ValueError for code that builds settings itself; a UsageError so
@@ -52,6 +53,25 @@ class _Item(click.ParamType):
 
 
 ITEM = _Item()
+
+
+class _Checked(_Item):
+    """A list-flag value checked as soon as it is read, so that ``kubeloop run`` stops with the flag's
+    name before connecting anywhere."""
+
+    def __init__(self, check: Callable[[str], object]) -> None:
+        self.check = check
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            self.check(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        return str(value)
+
+
+def checked(check: Callable[[str], object]) -> click.ParamType:
+    return _Checked(check)
 
 
 class _Refused(click.ParamType):

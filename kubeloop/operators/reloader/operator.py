@@ -4,12 +4,18 @@ ConfigMaps and Secrets they use (mapped through a reference index on the workloa
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from kubeloop.cache.store import Obj
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, Watch, predicates
 from kubeloop.operator import Operator
 from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET
-from kubeloop.operators.reloader.reconciler import SOURCE_RESOURCES, Reloader, source_changed
+from kubeloop.operators.reloader.reconciler import (
+    SOURCE_RESOURCES,
+    Reloader,
+    source_changed,
+    source_or_labels_changed,
+)
 from kubeloop.operators.reloader.settings import Settings, declare
 from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind
 from kubeloop.resources import builtin
@@ -32,6 +38,10 @@ class ReloaderOperator(Operator):
                 continue
             controller.watches = [w for w in controller.watches
                                   if settings.tracks(getattr(w.resource, "kind", ""))]
+            if settings.resource_label_selector:
+                # Labels decide which objects count: gaining or losing them is a change to look at.
+                controller.watches = [replace(w, predicates=(source_or_labels_changed,))
+                                      for w in controller.watches]
             if settings.namespace_selector:
                 controller.watches.append(Watch(builtin.NAMESPACE, mapper=self._namespace_mapper(kind),
                                                 predicates=(predicates.labels_changed,), metadata_only=True))

@@ -111,11 +111,14 @@ class Reloader:
         namespaces = (await cache.informer(builtin.NAMESPACE, metadata_only=True)
                       if settings.namespace_selector else None)
         self.runtime = Runtime(settings, TokenBucket(settings.max_reloads_per_second, settings.reload_burst),
-                               sources, workloads, namespaces, selectors.parse(settings.namespace_selector),
-                               selectors.parse(settings.resource_label_selector))
+                               sources, workloads, namespaces, settings.namespace_requirements,
+                               settings.resource_requirements)
         log.info("reloader: strategy %s, %s mode, debounce %.1fs%s", settings.reload_strategy,
                  "opt-out" if settings.auto_reload_all else "opt-in", settings.debounce_seconds,
                  " (dry run)" if settings.dry_run else "")
+        if settings.sync_after_restart is False:
+            log.warning("--sync-after-restart=false: changes made while the reloader was down still roll the "
+                        "workloads they concern (the hashes are compared at start-up); this cannot be turned off")
 
     def mapper(self, kind: WorkloadKind, source_kind: str) -> Callable[[Obj], list[str]]:
         """Maps a changed ConfigMap/Secret to the workloads of ``kind`` that name it (by the index)."""
@@ -361,6 +364,14 @@ def source_changed(event: Event) -> bool:
         return True
     return (value_digests(event.old) != value_digests(event.object)
             or _reloader_annotations(event.old) != _reloader_annotations(event.object))
+
+
+def source_or_labels_changed(event: Event) -> bool:
+    """``source_changed``, or the labels changed (with --resource-label-selector they decide whether
+    the object counts at all)."""
+    if source_changed(event) or event.old is None:
+        return True
+    return _meta(event.old).get("labels") != _meta(event.object).get("labels")
 
 
 def record_annotations(fingerprint: Fingerprint, settings: Settings) -> dict[str, str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from kubeloop.helpers import selectors
 from kubeloop.operator import Operator
 from kubeloop.operators.reloader import compat
 from kubeloop.operators.reloader.compat import SettingError
@@ -63,10 +64,7 @@ class Settings:
             raise SettingError(f"--reload-strategy: {raw.reload_strategy!r} is not one of {', '.join(STRATEGIES)}")
         if raw.cronjob_action not in CRONJOB_ACTIONS:
             raise SettingError(f"--cronjob-action: {raw.cronjob_action!r} is not one of {', '.join(CRONJOB_ACTIONS)}")
-        unknown = set(compat.items(raw.ignored_workload_types)) - set(IGNORABLE_TYPES)
-        if unknown:
-            raise SettingError(f"--ignored-workload-types: unknown {', '.join(sorted(unknown))} "
-                             f"(choose from {', '.join(IGNORABLE_TYPES)})")
+        _workload_types(raw.ignored_workload_types)
         _ignored_sources(raw.resources_to_ignore)
         return _replace(raw, namespace_selector=compat.selector("--namespace-selector", raw.namespace_selector),
                         resource_label_selector=compat.selector("--resource-label-selector",
@@ -77,7 +75,7 @@ class Settings:
             return False
         if workload_type == "rollouts" and not self.argo_rollouts:
             return False
-        return workload_type not in compat.items(self.ignored_workload_types)
+        return workload_type not in _workload_types(self.ignored_workload_types)
 
     def tracks(self, source_kind: str) -> bool:
         if source_kind in _ignored_sources(self.resources_to_ignore):
@@ -85,8 +83,25 @@ class Settings:
         return not (self.ignore_configmaps if source_kind == CONFIG_MAP else self.ignore_secrets)
 
     @property
+    def namespace_requirements(self) -> tuple[selectors.Requirement, ...]:
+        return selectors.parse(compat.selector("--namespace-selector", self.namespace_selector))
+
+    @property
+    def resource_requirements(self) -> tuple[selectors.Requirement, ...]:
+        return selectors.parse(compat.selector("--resource-label-selector", self.resource_label_selector))
+
+    @property
     def ignored_namespaces(self) -> frozenset[str]:
         return frozenset(compat.items(self.namespaces_to_ignore))
+
+
+def _workload_types(value: Items) -> list[str]:
+    given = compat.items(value)
+    unknown = set(given) - set(IGNORABLE_TYPES)
+    if unknown:
+        raise SettingError(f"--ignored-workload-types: unknown {', '.join(sorted(unknown))} "
+                           f"(choose from {', '.join(IGNORABLE_TYPES)})")
+    return given
 
 
 def _ignored_sources(value: Items) -> set[str]:
@@ -131,13 +146,15 @@ def declare(op: Operator) -> None:
               "repeated).", multiple=True, type=compat.ITEM)
     op.option("namespace-selector", (), "Only roll workloads in namespaces with these labels: a label "
               "selector, or Reloader's key:value / key:* / key=* (comma-separated or repeated; all must "
-              "match).", multiple=True, type=compat.ITEM)
+              "match).", multiple=True,
+              type=compat.checked(lambda v: compat.selector("--namespace-selector", v)))
     op.option("resource-label-selector", (), "Only ConfigMaps/Secrets with these labels trigger rollouts "
-              "(same syntax as --namespace-selector).", multiple=True, type=compat.ITEM)
+              "(same syntax as --namespace-selector).", multiple=True,
+              type=compat.checked(lambda v: compat.selector("--resource-label-selector", v)))
     op.option("ignored-workload-types", (), "Workload types not to roll (comma-separated or repeated): "
-              + ", ".join(IGNORABLE_TYPES) + ".", multiple=True, type=compat.ITEM)
+              + ", ".join(IGNORABLE_TYPES) + ".", multiple=True, type=compat.checked(_workload_types))
     op.option("resources-to-ignore", (), "Reloader's: configmaps or secrets, never both (the same as "
-              "--ignore-configmaps / --ignore-secrets).", multiple=True, type=compat.ITEM)
+              "--ignore-configmaps / --ignore-secrets).", multiple=True, type=compat.checked(_ignored_sources))
     op.option("reload-cronjobs", False, "Also reload CronJobs (see --cronjob-action).", type=bool)
     op.option("cronjob-action", "update-template", "What reloading a CronJob does: update-template (its "
               "job template, so the next Jobs get the new configuration) or create-job (Reloader's: run a "

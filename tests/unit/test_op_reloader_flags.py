@@ -1,0 +1,183 @@
+"""Reloader's command line on ``kubeloop run reloader``: every flag of Reloader 1.4 is accepted with its
+meaning or refused with what to use instead; its selector syntax and list flags are read as Reloader
+reads them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from kubeloop.helpers.selectors import matches, parse
+from kubeloop.operators.reloader import build_operator
+from kubeloop.operators.reloader.compat import UNSUPPORTED, items, selector
+from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET, policy_of
+from kubeloop.operators.reloader.settings import Settings
+
+# Every flag Reloader 1.4.14 registers (internal/pkg/util/util.go: ConfigureReloaderFlags).
+RELOADER_FLAGS = {
+    "auto-reload-all", "configmap-annotation", "secret-annotation", "auto-annotation", "ignore-annotation",
+    "configmap-auto-annotation", "secret-auto-annotation", "auto-search-annotation", "search-match-annotation",
+    "pause-deployment-annotation", "pause-deployment-time-annotation", "log-format", "log-level", "webhook-url",
+    "resources-to-ignore", "ignored-workload-types", "namespaces", "namespaces-to-ignore", "namespace-selector",
+    "resource-label-selector", "is-Argo-Rollouts", "reload-strategy", "reload-on-create", "reload-on-delete",
+    "enable-ha", "sync-after-restart", "enable-pprof", "pprof-addr", "enable-csi-integration",
+}
+
+
+def invoke(args: list[str], monkeypatch: pytest.MonkeyPatch,
+           env: dict[str, str] | None = None) -> tuple[Result, dict[str, Any], dict[str, Any]]:
+    """Runs ``kubeloop run reloader ARGS`` up to the point where it would start: (result, the
+    operator's settings, the framework's values)."""
+    import kubeloop.cli.runner as runner
+    from kubeloop.cli.run import build_command
+
+    seen: dict[str, Any] = {}
+    framework: dict[str, Any] = {}
+
+    async def fake_run(op, values):  # noqa: ANN001, ANN202 - stands in for the real runner
+        seen.update(op.settings)
+        framework.update(values)
+        Settings.from_values(op.settings)  # what the real runner does first (controllers())
+        return 0
+
+    monkeypatch.setattr(runner, "run_operator", fake_run)
+    result = CliRunner().invoke(build_command(build_operator()), args, env=env or {})
+    return result, seen, framework
+
+
+def test_every_reloader_flag_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubeloop.cli.run import build_command
+
+    command = build_command(build_operator())
+    spelled = {opt.lstrip("-") for p in command.params for opt in p.opts}
+    assert RELOADER_FLAGS <= spelled, RELOADER_FLAGS - spelled
+
+
+def test_the_arguments_reloaders_chart_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arguments as deployments/kubernetes/chart/reloader/templates/deployment.yaml writes them."""
+    result, settings, framework = invoke([
+        "--log-format=json", "--log-level=debug", "--resources-to-ignore=secrets",
+        "--ignored-workload-types=jobs,cronjobs", "--namespaces-to-ignore=kube-system",
+        '--namespace-selector="reloader:enabled,team:*"', "--resource-label-selector=reload=yes",
+        "--is-Argo-Rollouts=true", "--reload-on-create=true", "--reload-on-delete=true",
+        "--sync-after-restart=true", "--reload-strategy=env-vars", "--enable-ha=true", "--auto-reload-all=true",
+        "--enable-csi-integration=false"], monkeypatch)
+    assert result.exit_code == 0, result.output
+    s = Settings.from_values(settings)
+    assert s.auto_reload_all and s.reload_on_create and s.reload_on_delete and s.argo_rollouts
+    assert s.reload_strategy == "env-vars" and s.ignored_namespaces == {"kube-system"}
+    assert s.namespace_selector == "reloader=enabled,team" and s.resource_label_selector == "reload=yes"
+    assert not s.tracks(SECRET) and s.tracks(CONFIG_MAP)
+    assert not s.reloads("cronjobs") and s.reloads("deployments") and s.reloads("rollouts")
+    assert framework["leader_elect"] is True and framework["log_format"] == "json"
+
+
+def test_scoped_namespaces_map_onto_the_framework(monkeypatch: pytest.MonkeyPatch) -> None:
+    result, _, framework = invoke(["--namespaces=a,b"], monkeypatch)
+    assert result.exit_code == 0, result.output
+    assert framework["namespace"] == ("a,b",)
+    result, _, framework = invoke([], monkeypatch, env={"KUBERNETES_NAMESPACE": "team-a"})
+    assert framework["namespace"] == ("team-a",)
+
+
+def test_switches_take_go_style_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    for args, expected in ((["--auto-reload-all"], True), (["--auto-reload-all=false"], False),
+                           (["--auto-reload-all=true", "--dry-run"], True), ([], False)):
+        result, settings, _ = invoke(args, monkeypatch)
+        assert result.exit_code == 0, result.output
+        assert settings["auto_reload_all"] is expected, args
+    result, _, _ = invoke(["--reload-on-create=maybe"], monkeypatch)
+    assert result.exit_code == 2 and "--reload-on-create" in result.output
+
+
+def test_repeated_list_flags_add_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    result, settings, _ = invoke(["--namespace-selector", "reloader:enabled", "--namespace-selector", "env=*",
+                                  "--namespaces-to-ignore=a", "--namespaces-to-ignore=b,c",
+                                  "--ignored-workload-types=jobs", "--ignored-workload-types=daemonsets"],
+                                 monkeypatch)
+    assert result.exit_code == 0, result.output
+    s = Settings.from_values(settings)
+    assert s.namespace_selector == "reloader=enabled,env"
+    assert s.ignored_namespaces == {"a", "b", "c"} and not s.reloads("daemonsets")
+
+
+@pytest.mark.parametrize("flag", sorted(UNSUPPORTED))
+def test_unsupported_flags_are_refused_with_what_to_do(flag: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = [f"--{flag}"] if flag in ("enable-pprof", "enable-csi-integration") else [f"--{flag}", "x"]
+    result, _, _ = invoke(args, monkeypatch)
+    assert result.exit_code == 2, result.output
+    assert f"--{flag}" in result.output and "not supported by kubeloop's reloader" in result.output
+    with pytest.raises(ValueError, match=f"--{flag}"):
+        Settings.from_values({flag.replace("-", "_"): "x"})
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["--namespace-selector", "reloader:enabled:yes"], "--namespace-selector"),
+    (["--namespace-selector", "a in (x"], "--namespace-selector"),
+    (["--resource-label-selector", "team=web*"], "--resource-label-selector"),
+    (["--ignored-workload-types=pods"], "--ignored-workload-types"),
+    (["--resources-to-ignore=services"], "--resources-to-ignore"),
+    (["--resources-to-ignore=secrets", "--resources-to-ignore=configmaps"], "--resources-to-ignore"),
+    (["--reload-strategy=rolling"], "--reload-strategy"),
+    (["--log-level=trace"], "--log-level"),
+])
+def test_bad_values_stop_with_the_flags_name(args: list[str], named: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    result, _, _ = invoke(args, monkeypatch)
+    assert result.exit_code == 2, result.output
+    assert named in result.output, result.output
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ("reloader:enabled", "reloader=enabled"), ("team:*", "team"), ("team=*", "team"),
+    ("a=b,c:d", "a=b,c=d"), (("a:b", "c"), "a:b,c".replace("a:b", "a=b")), ('"x:y"', "x=y"),
+    ("tier in (web, api),!legacy", "tier in (web, api),!legacy"), ("example.com/team:web", "example.com/team=web"),
+    ("", ""),
+])
+def test_reloader_selector_syntax(given: str | tuple[str, ...], expected: str) -> None:
+    assert selector("--namespace-selector", given) == expected
+
+
+def test_converted_selectors_match_what_reloader_matches() -> None:
+    requirements = parse(selector("--namespace-selector", ("reloader:enabled", "team:*")))
+    assert matches(requirements, {"reloader": "enabled", "team": "x"})
+    assert not matches(requirements, {"reloader": "enabled"})
+    assert not matches(requirements, {"reloader": "disabled", "team": "x"})
+
+
+def test_list_items() -> None:
+    assert items(("a,b", " c ", '"d,e"')) == ["a", "b", "c", "d", "e"]
+    assert items("x in (1,2),y") == ["x in (1,2)", "y"]
+    assert items(None) == [] and items("") == []
+
+
+def test_pod_template_annotations_stand_in_kind_by_kind() -> None:
+    template = {"reloader.stakater.com/auto": "true", "configmap.reloader.stakater.com/reload": "t"}
+    assert policy_of({}, template_annotations=template).auto == {CONFIG_MAP, SECRET}
+    # The workload speaks about Secrets only: ConfigMaps still follow the template.
+    p = policy_of({"secret.reloader.stakater.com/reload": "s"}, template_annotations=template)
+    assert p.auto == {CONFIG_MAP} and p.named == {CONFIG_MAP: ("t",), SECRET: ("s",)}
+    # "auto" on the workload covers both kinds: the template is not read at all.
+    p = policy_of({"reloader.stakater.com/auto": "false"}, template_annotations=template)
+    assert not p.tracks_anything
+    # Exclusions and "ignore" are the workload's only (as in Reloader).
+    p = policy_of({}, template_annotations={**template, "reloader.stakater.com/ignore": "true",
+                                            "configmaps.exclude.reloader.stakater.com/reload": "t"})
+    assert not p.ignored and p.excluded[CONFIG_MAP] == ()
+
+
+def test_with_a_resource_label_selector_label_changes_wake_the_workloads() -> None:
+    from kubeloop.cache import Event
+
+    def cm(labels: dict[str, str]) -> dict[str, Any]:
+        return {"kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n", "labels": labels}, "data": {}}
+
+    op = build_operator()
+    relabelled = Event("modified", cm({"team": "web"}), cm({}))
+    (plain, _) = op.controllers()[0].watches
+    assert not any(p(relabelled) for p in plain.predicates)  # labels alone do not matter by default
+    op.settings.update(resource_label_selector="team:web")
+    watches = op.controllers()[0].watches
+    assert watches and all(any(p(relabelled) for p in w.predicates) for w in watches)
