@@ -267,3 +267,93 @@ async def test_kubeloop_run_refuses_what_it_cannot_honour(kube_cluster) -> None:
         assert proc.returncode == 2, err.decode()[-2000:]
         assert "Error: " in err.decode() and named in err.decode(), err.decode()[-2000:]
         assert "Traceback" not in err.decode(), err.decode()[-2000:]
+
+
+# --- Argo Rollouts and CronJobs, as Reloader reloads them ----------------------------------------------------
+
+ROLLOUT_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "rollouts.argoproj.io"},
+    "spec": {"group": "argoproj.io", "scope": "Namespaced",
+             "names": {"plural": "rollouts", "singular": "rollout", "kind": "Rollout", "listKind": "RolloutList"},
+             "versions": [{"name": "v1alpha1", "served": True, "storage": True, "subresources": {"status": {}},
+                           "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                               "spec": {"type": "object", "properties": {
+                                   "replicas": {"type": "integer"}, "paused": {"type": "boolean"},
+                                   "restartAt": {"type": "string", "format": "date-time"},
+                                   **{f: {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                                      for f in ("selector", "template", "strategy")}}},
+                               "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]}}
+
+
+async def install_rollout_crd(client: Client) -> None:
+    await client.apply(ROLLOUT_CRD, field_manager="kubeloop-test", force=True)
+    await wait_for(client, "customresourcedefinitions.apiextensions.k8s.io", "rollouts.argoproj.io", timeout=30,
+                   predicate=lambda crd: any(c["type"] == "Established" and c["status"] == "True"
+                                             for c in (crd.get("status") or {}).get("conditions") or ()))
+
+
+def rollout(name: str, ns: str, spec: Obj, annotations: dict[str, str]) -> Obj:
+    return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+            "metadata": {"name": name, "namespace": ns, "annotations": annotations},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                     "strategy": {"canary": {"steps": [{"setWeight": 50}]}},
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": spec}}}
+
+
+async def test_argo_rollouts_both_strategies(kube_cluster, kube_client: Client, namespace: str) -> None:
+    """Issue 17 (5): a Rollout gets the template change (a merge patch keeping its other containers and
+    env), or ``spec.restartAt`` when annotated ``rollout-strategy: restart``."""
+    ns = namespace
+    await install_rollout_crd(kube_client)
+    await kube_client.create(config_map("conf", ns, {"k": "1"}))
+    spec = pod_spec(volumes=[cm_volume("conf")], env=[{"name": "KEEP", "value": "me"}])
+    spec["containers"].append({"name": "sidecar", "image": "busybox", "env": [{"name": "S", "value": "1"}]})
+    resource = "rollouts.argoproj.io"
+    await kube_client.create(rollout("web", ns, spec, AUTO))
+    await kube_client.create(rollout("restarting", ns, spec, {
+        **AUTO, "reloader.stakater.com/rollout-strategy": "restart"}))
+    op = reloader(argo_rollouts=True, reload_strategy="env-vars")
+    async with run_operator(kube_cluster, kube_client, op, ns) as running:
+        before = {n: await wait_for(kube_client, resource, n, ns, lambda r: recorded(r) is not None, timeout=30)
+                  for n in ("web", "restarting")}
+        await kube_client.patch("configmaps", "conf", {"data": {"k": "2"}}, ns)
+        web = await wait_for(kube_client, resource, "web", ns, timeout=30,
+                             predicate=lambda r: recorded(r) != recorded(before["web"]))
+        app, sidecar = web["spec"]["template"]["spec"]["containers"]
+        assert [e["name"] for e in app["env"]] == ["KEEP", "STAKATER_CONF_CONFIGMAP"]
+        assert app["image"] == "nginx:1.27" and app["volumeMounts"] and sidecar == spec["containers"][1]
+        restarted = await wait_for(kube_client, resource, "restarting", ns, timeout=30,
+                                   predicate=lambda r: bool(r["spec"].get("restartAt")))
+        assert restarted["spec"]["template"] == before["restarting"]["spec"]["template"]
+        assert recorded(restarted) != recorded(before["restarting"])
+    assert running.audit().ok, running.audit().message
+
+
+async def test_cronjob_create_job(kube_cluster, kube_client: Client, namespace: str) -> None:
+    """Issue 17 (5): with --cronjob-action create-job a change runs a Job from the CronJob's template,
+    owned by the CronJob, as Reloader does; the CronJob's template stays as it is."""
+    ns = namespace
+    await kube_client.create(config_map("report-conf", ns, {"k": "1"}))
+    job_pod = {**pod_spec(env_from=[{"configMapRef": {"name": "report-conf"}}]), "restartPolicy": "Never"}
+    await kube_client.create({
+        "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "report", "namespace": ns,
+                                                                  "annotations": AUTO},
+        "spec": {"schedule": "0 0 1 1 *", "suspend": True, "jobTemplate": {
+            "metadata": {"labels": {"team": "reports"}}, "spec": {"template": {"spec": job_pod}}}}})
+    op = reloader(reload_cronjobs=True, cronjob_action="create-job")
+    async with run_operator(kube_cluster, kube_client, op, ns) as running:
+        first = await wait_recorded(kube_client, "cronjobs.batch", "report", ns)
+        await kube_client.patch("configmaps", "report-conf", {"data": {"k": "2"}}, ns)
+        cron = await wait_for(kube_client, "cronjobs.batch", "report", ns, timeout=30,
+                              predicate=lambda c: recorded(c) != recorded(first))
+        (job,) = (await kube_client.list("jobs.batch", ns))["items"]
+        assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+        assert job["metadata"]["labels"]["team"] == "reports"
+        (owner,) = job["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["name"], owner["uid"]) == ("CronJob", "report", cron["metadata"]["uid"])
+        assert job["spec"]["template"]["spec"]["containers"][0]["envFrom"] == job_pod["containers"][0]["envFrom"]
+        assert cron["spec"]["jobTemplate"]["spec"]["template"] == first["spec"]["jobTemplate"]["spec"]["template"]
+        await asyncio.sleep(QUIET)
+        assert len((await kube_client.list("jobs.batch", ns))["items"]) == 1, "one Job per change"
+    assert running.audit().ok, running.audit().message

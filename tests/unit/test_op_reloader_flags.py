@@ -181,3 +181,19 @@ def test_with_a_resource_label_selector_label_changes_wake_the_workloads() -> No
     op.settings.update(resource_label_selector="team:web")
     watches = op.controllers()[0].watches
     assert watches and all(any(p(relabelled) for p in w.predicates) for w in watches)
+
+
+def test_rbac_follows_the_settings() -> None:
+    def rules(**settings: Any) -> dict[tuple[str, str], set[str]]:
+        op = build_operator()
+        op.settings.update(settings)
+        out: dict[tuple[str, str], set[str]] = {}
+        for p in op.permissions():
+            out.setdefault((p.group, p.resource), set()).update(p.verbs)
+        return out
+
+    default = rules()
+    assert ("argoproj.io", "rollouts") not in default and ("batch", "jobs") not in default
+    assert rules(argo_rollouts=True)[("argoproj.io", "rollouts")] == {"list", "watch", "patch"}
+    assert ("batch", "jobs") not in rules(cronjob_action="create-job")  # CronJobs are not reloaded
+    assert rules(reload_cronjobs=True, cronjob_action="create-job")[("batch", "jobs")] == {"create"}

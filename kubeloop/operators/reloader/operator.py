@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from kubeloop.cache.store import Obj
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, Watch, predicates
@@ -48,6 +49,14 @@ class ReloaderOperator(Operator):
             kept.append(controller)
         return kept
 
+    def permissions(self) -> list[Any]:
+        """Least privilege for these settings: patching Rollouts only with --argo-rollouts, creating Jobs
+        only with --cronjob-action create-job (a Job runs any pod its creator writes)."""
+        settings = Settings.from_values(self.settings)
+        wanted = {("argoproj.io", "rollouts"): settings.reloads("rollouts"),
+                  ("batch", "jobs"): settings.reloads("cronjobs") and settings.cronjob_action == "create-job"}
+        return [p for p in super().permissions() if wanted.get((p.group, p.resource), True)]
+
     def _namespace_mapper(self, kind: WorkloadKind) -> Callable[[Obj], list[str]]:
         def workloads_in(namespace: Obj) -> list[str]:
             runtime = self.reloader.runtime
@@ -70,6 +79,7 @@ def build_operator(name: str = "reloader") -> ReloaderOperator:
                      name=f"{name}-{kind.type}")(reloader.reconciler(kind))
         op.permission(kind.resource, ["patch"])  # the rollout (and the recorded hash)
     op.permission(builtin.NAMESPACE, ["list", "watch"])  # only used with --namespace-selector
+    op.permission(builtin.JOB, ["create"])  # only used with --cronjob-action create-job
     return op
 
 

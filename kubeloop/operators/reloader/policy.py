@@ -38,6 +38,7 @@ class Policy:
     named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind → names or regexes
     excluded: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind → names or regexes
     strategy: str | None = None
+    rollout_strategy: str = "rollout"  # Argo Rollouts only: "rollout" (the template) or "restart"
 
     @property
     def tracks_anything(self) -> bool:
@@ -65,6 +66,7 @@ def policy_of(annotations: Annotations | None, *, auto_all: bool = False,
         named={k: _names(src, _kinded(k, "reload")) for k, src in by_kind.items()},
         excluded={k: _names(a, f"{_WORD[k]}s.exclude.{{p}}/reload") for k in SOURCE_KINDS},
         strategy=a.get(STRATEGY) or None,
+        rollout_strategy=_value(a, "{p}/rollout-strategy") or "rollout",
     )
 
 
@@ -120,6 +122,11 @@ def _flag(a: Annotations, template: str) -> bool | None:
     if "true" in values:
         return True
     return False if "false" in values else None
+
+
+def _value(a: Annotations, template: str) -> str | None:
+    values = [str(a[key]).strip() for p in PREFIXES if (key := template.format(p=p)) in a]
+    return values[0] if values else None
 
 
 def _names(a: Annotations, template: str) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeloop.cache import Event, Informer
-from kubeloop.client import ApiError, Conflict
+from kubeloop.client import AlreadyExists, ApiError, Conflict
 from kubeloop.helpers import selectors
 from kubeloop.manager import Manager
 from kubeloop.operator import Operator
@@ -27,6 +27,7 @@ from kubeloop.operators.reloader.fingerprint import (
     value_digests,
     without_data,
 )
+from kubeloop.operators.reloader.jobs import job_from
 from kubeloop.operators.reloader.metrics import reload_executed, reload_skipped
 from kubeloop.operators.reloader.pacing import TokenBucket, loop_suspected, rolled, settle, settled
 from kubeloop.operators.reloader.policy import (
@@ -45,7 +46,16 @@ from kubeloop.operators.reloader.policy import (
 )
 from kubeloop.operators.reloader.references import Ref, merge, pod_template_refs
 from kubeloop.operators.reloader.settings import STRATEGIES, Settings
-from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind, already_applied, template_change
+from kubeloop.operators.reloader.workloads import (
+    CRONJOBS,
+    KINDS,
+    ROLLOUTS,
+    WorkloadKind,
+    already_applied,
+    expand_lists,
+    restart_at,
+    template_change,
+)
 from kubeloop.reconcile import Context, Result
 from kubeloop.resources import builtin
 
@@ -232,24 +242,36 @@ class Reloader:
         strategy = policy.strategy if policy.strategy in STRATEGIES else rt.settings.reload_strategy
         template = kind.template(workload)
         change = template_change(strategy, fingerprint.hash, triggers, template)
-        if already_applied(template, change):
+        job = None
+        if kind is CRONJOBS and rt.settings.cronjob_action == "create-job":
+            job, body = job_from(workload, change, fingerprint.hash), {}
+            strategy = f"{strategy}, Job {job['metadata']['name']}"
+        elif kind is ROLLOUTS and policy.rollout_strategy == "restart":
+            body, strategy = restart_at(), "restartAt"
+        elif already_applied(template, change):
             await self._record(rt, ctx, kind, fingerprint)  # this hash's rollout is already under way
             return
+        else:
+            body = kind.nest(change if kind.patch_type == "strategic" else expand_lists(template, change))
         # One patch rolls and records: the hash can never be recorded without its rollout, or the other
         # way round. resourceVersion makes it fail (409, retried) if our view of the workload is stale.
+        # (A Job is created first, under a name fixed by the hash: a retry finds it and only records.)
         patch = {"metadata": {"resourceVersion": _meta(workload)["resourceVersion"],
-                              "annotations": record_annotations(fingerprint, rt.settings)},
-                 **kind.nest(change)}
+                              "annotations": record_annotations(fingerprint, rt.settings)}, **body}
         what = describe(triggers, recorded)
         labels = (ctx.namespace or "", kind.resource.kind)
         if rt.settings.dry_run:
-            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type="strategic",
+            if job:
+                await ctx.client.create(job, ctx.namespace, dry_run=True)
+            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type=kind.patch_type,
                                    dry_run=True)
             ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint), hashed_keys(rt.settings))
             await self._skip(ctx, kind, "dry_run", fingerprint, f"would roll: {what}")
             return
         try:
-            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type="strategic")
+            if job:
+                await _create_once(ctx, job)
+            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type=kind.patch_type)
         except Conflict:
             rt.limiter.give_back()
             raise  # a stale view: the framework retries with the current object
@@ -337,6 +359,13 @@ class Reloader:
 
 
 # --- pure helpers ------------------------------------------------------------------------------------------
+
+async def _create_once(ctx: Context, job: Obj) -> None:
+    try:
+        await ctx.client.create(job, ctx.namespace)
+    except AlreadyExists:
+        pass  # created by an attempt whose record then hit a conflict: this hash has its Job
+
 
 def source_index(kind: WorkloadKind) -> Callable[[Obj], tuple[str, ...]]:
     """Index of a workload informer: every object its template references or its annotations name
