@@ -197,3 +197,37 @@ def test_rbac_follows_the_settings() -> None:
     assert rules(argo_rollouts=True)[("argoproj.io", "rollouts")] == {"list", "watch", "patch"}
     assert ("batch", "jobs") not in rules(cronjob_action="create-job")  # CronJobs are not reloaded
     assert rules(reload_cronjobs=True, cronjob_action="create-job")[("batch", "jobs")] == {"create"}
+    assert ("", "secrets") not in rules(resources_to_ignore="secrets")
+    assert ("", "secrets") in rules(resources_to_ignore="configmaps")
+
+
+def test_merge_patches_for_custom_resources_carry_whole_lists() -> None:
+    from kubeloop.operators.reloader.workloads import expand_lists
+
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [
+        {"name": "app", "image": "i", "env": [{"name": "KEEP", "value": "1"},
+                                              {"name": "STAKATER_X_CONFIGMAP", "value": "old"}]},
+        {"name": "sidecar", "image": "s"}]}}
+    change = {"spec": {"containers": [{"name": "app", "env": [{"name": "STAKATER_X_CONFIGMAP", "value": "new"},
+                                                              {"name": "STAKATER_Y_SECRET", "value": "y"}]}]}}
+    assert expand_lists(template, change) == {"spec": {"containers": [
+        {"name": "app", "image": "i", "env": [{"name": "KEEP", "value": "1"},
+                                              {"name": "STAKATER_X_CONFIGMAP", "value": "new"},
+                                              {"name": "STAKATER_Y_SECRET", "value": "y"}]},
+        {"name": "sidecar", "image": "s"}]}}
+    annotation = {"metadata": {"annotations": {"h": "1"}}}
+    assert expand_lists(template, annotation) == annotation  # maps stay partial
+
+
+def test_job_from_cronjob() -> None:
+    from kubeloop.operators.reloader.jobs import job_from, job_name
+
+    cron = {"metadata": {"name": "nightly-report", "namespace": "n", "uid": "u1"},
+            "spec": {"jobTemplate": {"metadata": {"labels": {"t": "r"}, "annotations": {"x": "y"}},
+                                     "spec": {"backoffLimit": 1, "template": {"spec": {"containers": []}}}}}}
+    job = job_from(cron, {"metadata": {"annotations": {"h": "abc"}}}, "abcdef0123456789")
+    assert job["metadata"]["name"] == "nightly-report-reload-abcdef0123"
+    assert job["metadata"]["annotations"] == {"cronjob.kubernetes.io/instantiate": "manual", "x": "y"}
+    assert job["metadata"]["ownerReferences"][0]["uid"] == "u1" and job["spec"]["backoffLimit"] == 1
+    assert job["spec"]["template"] == {"metadata": {"annotations": {"h": "abc"}}, "spec": {"containers": []}}
+    assert len(job_name("x" * 80, "f" * 64)) == 52

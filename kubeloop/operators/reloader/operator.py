@@ -51,10 +51,12 @@ class ReloaderOperator(Operator):
 
     def permissions(self) -> list[Any]:
         """Least privilege for these settings: patching Rollouts only with --argo-rollouts, creating Jobs
-        only with --cronjob-action create-job (a Job runs any pod its creator writes)."""
+        only with --cronjob-action create-job (a Job runs any pod its creator writes), reading Secrets
+        (or ConfigMaps) only when they are watched."""
         settings = Settings.from_values(self.settings)
         wanted = {("argoproj.io", "rollouts"): settings.reloads("rollouts"),
-                  ("batch", "jobs"): settings.reloads("cronjobs") and settings.cronjob_action == "create-job"}
+                  ("batch", "jobs"): settings.reloads("cronjobs") and settings.cronjob_action == "create-job",
+                  ("", "secrets"): settings.tracks(SECRET), ("", "configmaps"): settings.tracks(CONFIG_MAP)}
         return [p for p in super().permissions() if wanted.get((p.group, p.resource), True)]
 
     def _namespace_mapper(self, kind: WorkloadKind) -> Callable[[Obj], list[str]]:
