@@ -274,3 +274,20 @@ async def test_failed_rollout_is_reported_and_raised() -> None:
     with pytest.raises(Forbidden):
         await reconcile(rt, workload, ctx)
     assert ctx.events[0][:2] == ("Warning", "ReloadFailed")
+
+
+def test_a_missing_named_object_holds_nothing_back() -> None:
+    """Issue 17 (1): only the template's required objects block; a named-only one is reported."""
+    objs = [cm("here", {"k": "1"})]
+    workload = deployment({"configmap.reloader.stakater.com/reload": "here,typo"})
+    assert tracked(runtime(objs), workload) == {"ConfigMap/here": object_hash("ConfigMap", "here", objs[0]),
+                                                "ConfigMap/typo": "UNKNOWN"}
+    # With --reload-on-create its absence is part of the hash, so that its creation is a change.
+    found = tracked(runtime(objs, reload_on_create=True), workload)
+    assert found["ConfigMap/typo"] == "UNKNOWN"
+    hashes, _, _ = Reloader(build_operator()).tracked(runtime(objs, reload_on_create=True), DEPLOYMENTS,
+                                                      workload, policy_of(workload["metadata"]["annotations"]))
+    assert {r.id: h for r, h in hashes.items()}["ConfigMap/typo"] == ABSENT
+    # Named and read by the template: required, as before.
+    assert tracked(runtime(objs), deployment({"configmap.reloader.stakater.com/reload": "gone"}, ["gone"])) == {
+        "ConfigMap/gone": "MISSING"}

@@ -201,13 +201,13 @@ class Reloader:
         needs (they hold the rollout back); and the missing ones only its annotations name (they do not:
         the others still roll the workload, as with Reloader)."""
         ns = _meta(workload).get("namespace")
-        from_template = [r for r in pod_template_refs(kind.template(workload))
-                         if r.kind in policy.auto or r.kind in policy.search]
+        template_refs = pod_template_refs(kind.template(workload))
+        from_template = [r for r in template_refs if r.kind in policy.auto or r.kind in policy.search]
         named = [Ref(k, name) for k, names in policy.named.items() for pattern in names
                  for name in (rt.sources_named(k, ns, pattern) if is_pattern(pattern) else (pattern,))]
         # ``search`` picks the referenced objects that say ``match``; auto or named ones need not.
         needs_match = {r.id for r in from_template if r.kind not in policy.auto} - {r.id for r in named}
-        named_only = {r.id for r in named} - {r.id for r in from_template}
+        named_only = {r.id for r in named} - {r.id for r in template_refs}  # the pods do not need them
         hashes: dict[Ref, str] = {}
         missing: list[Ref] = []
         unknown: list[Ref] = []
