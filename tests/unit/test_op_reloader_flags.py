@@ -231,3 +231,9 @@ def test_job_from_cronjob() -> None:
     assert job["metadata"]["ownerReferences"][0]["uid"] == "u1" and job["spec"]["backoffLimit"] == 1
     assert job["spec"]["template"] == {"metadata": {"annotations": {"h": "abc"}}, "spec": {"containers": []}}
     assert len(job_name("x" * 80, "f" * 64)) == 52
+
+
+def test_a_selector_from_the_environment_is_one_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    result, settings, _ = invoke([], monkeypatch, env={"KUBELOOP_NAMESPACE_SELECTOR": "tier in (web, api),team:x"})
+    assert result.exit_code == 0, result.output
+    assert Settings.from_values(settings).namespace_selector == "tier in (web, api),team=x"
