@@ -107,6 +107,34 @@ async def test_annotations_on_the_pod_template(kube_cluster, kube_client: Client
     assert running.audit().ok, running.audit().message
 
 
+async def test_pause_period_batches_changes_into_one_rollout(kube_cluster, kube_client: Client,
+                                                              namespace: str) -> None:
+    """Reloader's ``deployment.reloader.stakater.com/pause-period`` on a Deployment: changes within the
+    period after the first one roll out together, once, when it ends (the debounce alone would roll
+    each of these two changes, 1.5 s apart)."""
+    ns = namespace
+    for name in ("a", "b"):
+        await kube_client.create(config_map(name, ns, {"k": "1"}))
+    await kube_client.create(deployment("app", ns, pod_spec(volumes=[cm_volume("a"), cm_volume("b")]), {
+        **AUTO, "deployment.reloader.stakater.com/pause-period": "4s"}))
+    async with run_operator(kube_cluster, kube_client, reloader(), ns) as running:
+        await wait_recorded(kube_client, DEPLOYMENTS, "app", ns)
+        started = asyncio.get_running_loop().time()
+        await kube_client.patch("configmaps", "a", {"data": {"k": "2"}}, ns)
+        await asyncio.sleep(1.5)
+        assert revision(await kube_client.get(DEPLOYMENTS, "app", ns)) == 1, "held by the pause-period"
+        await kube_client.patch("configmaps", "b", {"data": {"k": "2"}}, ns)
+        await wait_for(kube_client, DEPLOYMENTS, "app", ns, lambda d: revision(d) == 2, timeout=30)
+        assert asyncio.get_running_loop().time() - started >= 3.5
+        await asyncio.sleep(QUIET)
+        assert revision(await kube_client.get(DEPLOYMENTS, "app", ns)) == 2, "one rollout for both"
+        (event,) = await events(kube_client, ns, "app", "Reloaded")
+        assert "ConfigMap a changed" in event["note"] and "ConfigMap b changed" in event["note"]
+        held = await events(kube_client, ns, "app", "ReloadSkipped")
+        assert held and "pause-period 4s" in held[0]["note"]
+    assert running.audit().ok, running.audit().message
+
+
 async def test_reloader_selector_syntax(kube_cluster, kube_client: Client, namespace: str) -> None:
     """Issue 17 (3): ``key:*`` / ``key:value`` (and repeated flags) select what Reloader selects."""
     ns = namespace

@@ -237,3 +237,18 @@ def test_a_selector_from_the_environment_is_one_value(monkeypatch: pytest.Monkey
     result, settings, _ = invoke([], monkeypatch, env={"KUBELOOP_NAMESPACE_SELECTOR": "tier in (web, api),team:x"})
     assert result.exit_code == 0, result.output
     assert Settings.from_values(settings).namespace_selector == "tier in (web, api),team=x"
+
+
+def test_pause_period_is_a_go_duration_and_a_fixed_window() -> None:
+    from kubeloop.operators.reloader.pacing import settle
+    from kubeloop.operators.reloader.policy import duration
+
+    assert duration("5m") == 300 and duration("1h30m") == 5400 and duration("1.5s") == 1.5
+    for bad in ("5", "5 m", "-1s", "0s", "1d", "m", ""):
+        with pytest.raises(ValueError):
+            duration(bad)
+    assert policy_of({"deployment.reloader.stakater.com/pause-period": "5m"}).pause_period == "5m"
+    memory: dict[str, Any] = {}
+    assert settle(memory, "h1", 0.5, 100.0, period=10.0) == 10.0
+    assert settle(memory, "h2", 0.5, 104.0, period=10.0) == 6.0  # a new change does not extend it
+    assert settle(memory, "h2", 0.5, 110.0, period=10.0) == 0.0

@@ -29,10 +29,10 @@ UNSUPPORTED = {
     "pprof-addr": "no Go profiler in a Python process (see --enable-pprof)",
     "enable-csi-integration": "SecretProviderClasses are not watched; sync them into a Secret "
                               "(secretObjects) and reference that Secret",
-    "pause-deployment-annotation": "pausing a Deployment after a reload is not implemented; "
-                                   "--debounce-seconds groups a burst of changes into one rollout",
-    "pause-deployment-time-annotation": "pausing a Deployment after a reload is not implemented "
-                                        "(see --pause-deployment-annotation)",
+    "pause-deployment-annotation": "custom annotation names are not supported; "
+                                   "deployment.reloader.stakater.com/pause-period is read",
+    "pause-deployment-time-annotation": "no Deployment is paused here (the rollout is held for the "
+                                        "pause-period instead), so no paused-at annotation is written",
     **{f"{name}-annotation": "custom annotation names are not supported; kubeloop reads Reloader's "
                              "default names (reloader.stakater.com/…) and reloader.kubeloop.dev/…"
        for name in ("configmap", "secret", "auto", "ignore", "configmap-auto", "secret-auto", "auto-search",

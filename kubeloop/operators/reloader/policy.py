@@ -25,7 +25,23 @@ TEMPLATE_HASH = f"{KUBELOOP}/config-hash"  # pod-template annotation of the "ann
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # what `kubectl rollout restart` sets
 STRATEGY = f"{KUBELOOP}/strategy"  # per-workload override of --reload-strategy
 
+PAUSE_PERIOD = "deployment.{p}/pause-period"  # Reloader's, on a Deployment: batch changes for this long
+
 Annotations = Mapping[str, str]
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration(text: str) -> float:
+    """Seconds of a Go duration (``30s``, ``5m``, ``1h30m``), as Reloader parses ``pause-period``.
+    Raises ValueError unless it is one, and positive."""
+    parts = _DURATION.findall(text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        raise ValueError(f"{text!r} is not a duration such as 30s, 5m or 1h30m")
+    seconds = sum(float(n) * _UNIT[u] for n, u in parts)
+    if seconds <= 0:
+        raise ValueError(f"{text!r} is not a positive duration")
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -39,6 +55,7 @@ class Policy:
     excluded: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind → names or regexes
     strategy: str | None = None
     rollout_strategy: str = "rollout"  # Argo Rollouts only: "rollout" (the template) or "restart"
+    pause_period: str | None = None  # Deployments only: Reloader's batching window, a Go duration
 
     @property
     def tracks_anything(self) -> bool:
@@ -67,6 +84,7 @@ def policy_of(annotations: Annotations | None, *, auto_all: bool = False,
         excluded={k: _names(a, f"{_WORD[k]}s.exclude.{{p}}/reload") for k in SOURCE_KINDS},
         strategy=a.get(STRATEGY) or None,
         rollout_strategy=_value(a, "{p}/rollout-strategy") or "rollout",
+        pause_period=_value(a, PAUSE_PERIOD),
     )
 
 

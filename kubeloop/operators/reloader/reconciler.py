@@ -38,6 +38,7 @@ from kubeloop.operators.reloader.policy import (
     SECRET,
     SOURCES,
     Policy,
+    duration,
     is_pattern,
     matches_any,
     policy_of,
@@ -48,6 +49,7 @@ from kubeloop.operators.reloader.references import Ref, merge, pod_template_refs
 from kubeloop.operators.reloader.settings import STRATEGIES, Settings
 from kubeloop.operators.reloader.workloads import (
     CRONJOBS,
+    DEPLOYMENTS,
     KINDS,
     ROLLOUTS,
     WorkloadKind,
@@ -179,7 +181,11 @@ class Reloader:
             settled(ctx.memory)
             await self._skip(ctx, kind, "paused", fingerprint, "paused; it rolls when resumed")
             return None
-        if wait := settle(ctx.memory, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic()):
+        period = await self._pause_period(ctx, kind, policy)
+        if wait := settle(ctx.memory, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic(), period):
+            if period is not None:
+                await self._skip(ctx, kind, "pause_period", fingerprint, f"held by pause-period "
+                                 f"{policy.pause_period}: changes until then roll out together")
             return Result(requeue_after=wait)  # more changes may follow: one rollout for the burst
         if loop_suspected(ctx.memory, ctx.memory.get("first_at", time.monotonic()), rt.settings.loop_rollouts,
                           rt.settings.loop_window_seconds):
@@ -318,6 +324,20 @@ class Reloader:
         reload_skipped.labels("missing_source", ctx.namespace or "", kind.resource.kind).inc()
         await ctx.event("Warning", "ReloadSourceMissing", f"{', '.join(ids)} not found; no rollout until "
                                                           "it exists (see --reload-on-delete)")
+
+    async def _pause_period(self, ctx: Context, kind: WorkloadKind, policy: Policy) -> float | None:
+        """Reloader's ``deployment.reloader.stakater.com/pause-period`` in seconds; a value that is not a
+        duration is reported once (and the usual debounce applies)."""
+        if kind is not DEPLOYMENTS or not policy.pause_period:
+            return None
+        try:
+            return duration(policy.pause_period)
+        except ValueError as exc:
+            if ctx.memory.get("bad_pause_period") != policy.pause_period:
+                ctx.memory["bad_pause_period"] = policy.pause_period
+                await ctx.event("Warning", "ReloadConfigInvalid", f"pause-period: {exc}; using "
+                                                                  "--debounce-seconds instead")
+            return None
 
     async def _unknown(self, ctx: Context, kind: WorkloadKind, unknown: list[Ref]) -> None:
         """Warns (once per set) about objects a ``reload`` annotation names that do not exist: a typo, or
