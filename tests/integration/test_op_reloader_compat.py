@@ -135,6 +135,28 @@ async def test_pause_period_batches_changes_into_one_rollout(kube_cluster, kube_
     assert running.audit().ok, running.audit().message
 
 
+async def test_renamed_annotations(kube_cluster, kube_client: Client, namespace: str) -> None:
+    """Reloader's rename flags (its chart's ``custom_annotations``): the renamed keys are read, the
+    default ones they replace are not."""
+    ns = namespace
+    await kube_client.create(config_map("conf", ns, {"k": "1"}))
+    await kube_client.create(config_map("skipped", ns, {"k": "1"}, annotations={"example.com/skip": "true"}))
+    volumes = [cm_volume("conf"), cm_volume("skipped")]
+    await kube_client.create(deployment("renamed", ns, pod_spec(volumes=volumes), {"example.com/reload": "true"}))
+    await kube_client.create(deployment("default-key", ns, pod_spec(volumes=volumes), AUTO))
+    op = reloader(auto_annotation="example.com/reload", ignore_annotation="example.com/skip")
+    async with run_operator(kube_cluster, kube_client, op, ns) as running:
+        await wait_recorded(kube_client, DEPLOYMENTS, "renamed", ns)
+        await kube_client.patch("configmaps", "skipped", {"data": {"k": "2"}}, ns)
+        await asyncio.sleep(QUIET)
+        assert revision(await kube_client.get(DEPLOYMENTS, "renamed", ns)) == 1, "ignored by the renamed key"
+        await kube_client.patch("configmaps", "conf", {"data": {"k": "2"}}, ns)
+        await wait_for(kube_client, DEPLOYMENTS, "renamed", ns, lambda d: revision(d) == 2, timeout=30)
+        other = await kube_client.get(DEPLOYMENTS, "default-key", ns)
+        assert revision(other) == 1 and recorded(other) is None, "the replaced key is not read"
+    assert running.audit().ok, running.audit().message
+
+
 async def test_reloader_selector_syntax(kube_cluster, kube_client: Client, namespace: str) -> None:
     """Issue 17 (3): ``key:*`` / ``key:value`` (and repeated flags) select what Reloader selects."""
     ns = namespace

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from kubeloop.cache import Event
 from kubeloop.helpers.selectors import matches, parse
 from kubeloop.operators.reloader import build_operator
-from kubeloop.operators.reloader.compat import UNSUPPORTED
+from kubeloop.operators.reloader.compat import RENAMES, UNSUPPORTED
 from kubeloop.operators.reloader.fingerprint import (
     ABSENT,
     DIGESTS,
@@ -337,5 +337,6 @@ def test_every_setting_is_a_flag_and_an_env_var(monkeypatch: pytest.MonkeyPatch)
     settings = Settings.from_values(seen)
     assert settings.dry_run and settings.reload_cronjobs and settings.reload_strategy == "env-vars"
     assert settings.debounce_seconds == 0.5 and settings.ignored_namespaces == {"a", "b"}
-    refused = {f.replace("-", "_") for f in UNSUPPORTED}
-    assert {o.name.replace("-", "_") for o in op.options} - refused == set(Settings.__dataclass_fields__)
+    refused_or_renames = {f.replace("-", "_") for f in [*UNSUPPORTED, *RENAMES]}  # the latter make ``names``
+    assert ({o.name.replace("-", "_") for o in op.options} - refused_or_renames
+            == set(Settings.__dataclass_fields__) - {"names"})

@@ -252,3 +252,22 @@ def test_pause_period_is_a_go_duration_and_a_fixed_window() -> None:
     assert settle(memory, "h1", 0.5, 100.0, period=10.0) == 10.0
     assert settle(memory, "h2", 0.5, 104.0, period=10.0) == 6.0  # a new change does not extend it
     assert settle(memory, "h2", 0.5, 110.0, period=10.0) == 0.0
+
+
+def test_annotation_renames(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reloader's --auto-annotation & co. (its chart's custom_annotations) replace its keys."""
+    from kubeloop.operators.reloader.policy import source_ignored
+
+    result, settings, _ = invoke(["--auto-annotation", "example.com/reload", "--ignore-annotation",
+                                  "example.com/skip", "--configmap-annotation", "example.com/configs"],
+                                 monkeypatch)
+    assert result.exit_code == 0, result.output
+    names = Settings.from_values(settings).names
+    assert policy_of({"example.com/reload": "true"}, names=names).auto == {CONFIG_MAP, SECRET}
+    assert not policy_of({"reloader.stakater.com/auto": "true"}, names=names).tracks_anything
+    assert policy_of({"reloader.kubeloop.dev/auto": "true"}, names=names).auto  # kubeloop's own stays
+    assert policy_of({"example.com/configs": "a"}, names=names).named[CONFIG_MAP] == ("a",)
+    assert source_ignored({"example.com/skip": "true"}, names)
+    assert not source_ignored({"reloader.stakater.com/ignore": "true"}, names)
+    result, _, _ = invoke(["--auto-annotation", "not a key"], monkeypatch)
+    assert result.exit_code == 2 and "--auto-annotation" in result.output

@@ -5,6 +5,7 @@ meaning here, refused with what to use instead."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -29,14 +30,20 @@ UNSUPPORTED = {
     "pprof-addr": "no Go profiler in a Python process (see --enable-pprof)",
     "enable-csi-integration": "SecretProviderClasses are not watched; sync them into a Secret "
                               "(secretObjects) and reference that Secret",
-    "pause-deployment-annotation": "custom annotation names are not supported; "
-                                   "deployment.reloader.stakater.com/pause-period is read",
     "pause-deployment-time-annotation": "no Deployment is paused here (the rollout is held for the "
                                         "pause-period instead), so no paused-at annotation is written",
-    **{f"{name}-annotation": "custom annotation names are not supported; kubeloop reads Reloader's "
-                             "default names (reloader.stakater.com/…) and reloader.kubeloop.dev/…"
-       for name in ("configmap", "secret", "auto", "ignore", "configmap-auto", "secret-auto", "auto-search",
-                    "search-match")},
+}
+# Reloader's flags that rename one of its annotations: flag → the annotation it replaces.
+RENAMES = {
+    "configmap-annotation": "configmap.reloader.stakater.com/reload",
+    "secret-annotation": "secret.reloader.stakater.com/reload",
+    "auto-annotation": "reloader.stakater.com/auto",
+    "configmap-auto-annotation": "configmap.reloader.stakater.com/auto",
+    "secret-auto-annotation": "secret.reloader.stakater.com/auto",
+    "auto-search-annotation": "reloader.stakater.com/search",
+    "search-match-annotation": "reloader.stakater.com/match",
+    "ignore-annotation": "reloader.stakater.com/ignore",
+    "pause-deployment-annotation": "deployment.reloader.stakater.com/pause-period",
 }
 BOOLEAN = ("enable-pprof", "enable-csi-integration")  # on/off flags: only "on" is refused
 
@@ -97,10 +104,13 @@ class _RefusedSwitch(click.types.BoolParamType):
 
 
 def declare(op: Operator) -> None:
-    """Reloader's flags that are framework flags here, and the ones refused."""
+    """Reloader's flags that are framework flags here, its annotation renames, and the ones refused."""
     op.flag_alias("leader-elect", "--enable-ha")  # Reloader's chart passes it with more than one replica
     op.flag_alias("namespace", "--namespaces")  # scoped mode: watch only these namespaces
     op.env_alias("namespace", "KUBERNETES_NAMESPACE")  # Reloader's single-namespace mode
+    for flag, default in RENAMES.items():
+        op.option(flag, None, f"Read this annotation instead of {default} (Reloader's rename).",
+                  type=checked(functools.partial(annotation_key, f"--{flag}")))
     for flag, reason in UNSUPPORTED.items():
         kind = _RefusedSwitch(reason) if flag in BOOLEAN else _Refused(reason)
         op.option(flag, False if flag in BOOLEAN else None, f"Reloader's; not supported: {reason}.", type=kind)
@@ -111,6 +121,23 @@ def refuse_unsupported(values: Mapping[str, Any]) -> None:
     for flag, reason in UNSUPPORTED.items():
         if values.get(flag.replace("-", "_")):
             raise SettingError(f"--{flag}: not supported by kubeloop's reloader: {reason}")
+
+
+def annotation_key(flag: str, value: str) -> str:
+    """An annotation key as the API server accepts it (``[prefix/]name``)."""
+    name = value.rpartition("/")[2]
+    if not _KEY.match(value) or len(name) > 63 or len(value) - len(name) > 254:
+        raise SettingError(f"{flag}: {value!r} is not an annotation key (such as example.com/reload)")
+    return value
+
+
+def renamed(values: Mapping[str, Any]) -> dict[str, str]:
+    """Reloader's annotation keys → the keys given by its rename flags."""
+    out = {}
+    for flag, default in RENAMES.items():
+        if value := values.get(flag.replace("-", "_")):
+            out[default] = annotation_key(f"--{flag}", str(value))
+    return out
 
 
 def items(value: str | tuple[str, ...] | list[str] | None) -> list[str]:

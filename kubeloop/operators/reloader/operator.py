@@ -15,7 +15,7 @@ from kubeloop.operators.reloader.reconciler import (
     SOURCE_RESOURCES,
     Reloader,
     source_changed,
-    source_or_labels_changed,
+    source_or_metadata_changed,
 )
 from kubeloop.operators.reloader.settings import Settings, declare
 from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind
@@ -39,9 +39,9 @@ class ReloaderOperator(Operator):
                 continue
             controller.watches = [w for w in controller.watches
                                   if settings.tracks(getattr(w.resource, "kind", ""))]
-            if settings.resource_label_selector:
-                # Labels decide which objects count: gaining or losing them is a change to look at.
-                controller.watches = [replace(w, predicates=(source_or_labels_changed,))
+            if settings.resource_label_selector or settings.names.renamed:
+                # Labels (or renamed annotations) decide which objects count: a change to look at.
+                controller.watches = [replace(w, predicates=(source_or_metadata_changed,))
                                       for w in controller.watches]
             if settings.namespace_selector:
                 controller.watches.append(Watch(builtin.NAMESPACE, mapper=self._namespace_mapper(kind),

@@ -45,6 +45,20 @@ def duration(text: str) -> float:
 
 
 @dataclass(frozen=True)
+class Names:
+    """The annotation keys in use: Reloader lets each of its keys be renamed by a flag
+    (``--auto-annotation my.org/reload``); the renamed key replaces Reloader's, kubeloop's own stays."""
+
+    renamed: Mapping[str, str] = field(default_factory=dict)  # Reloader's key → the key read instead
+
+    def keys(self, template: str) -> list[str]:
+        return [self.renamed.get(key, key) for key in (template.format(p=p) for p in PREFIXES)]
+
+
+DEFAULT_NAMES = Names()
+
+
+@dataclass(frozen=True)
 class Policy:
     """Which ConfigMaps and Secrets a workload wants to be rolled for."""
 
@@ -66,49 +80,50 @@ class Policy:
 
 
 def policy_of(annotations: Annotations | None, *, auto_all: bool = False,
-              template_annotations: Annotations | None = None) -> Policy:
+              template_annotations: Annotations | None = None, names: Names = DEFAULT_NAMES) -> Policy:
     """Reads a workload's annotations. ``auto_all`` (opt-out mode) makes every workload ``auto``
     unless it says ``auto: "false"``.
 
     Like Reloader, the pod template's annotations stand in for the workload's, kind by kind: when the
     workload sets none of ``auto``, ``search``, ``<kind>.…/auto`` or ``<kind>.…/reload``, those four are
     read from the template. Exclusions, ``ignore`` and the strategy are read from the workload only."""
-    a = annotations or {}
-    by_kind = {k: _kind_source(a, template_annotations or {}, k) for k in SOURCE_KINDS}
-    auto = frozenset(k for k, src in by_kind.items() if _auto(src, k, auto_all))
+    a, n = annotations or {}, names
+    by_kind = {k: _kind_source(a, template_annotations or {}, k, n) for k in SOURCE_KINDS}
+    auto = frozenset(k for k, src in by_kind.items() if _auto(src, k, auto_all, n))
     return Policy(
-        ignored=_flag(a, "{p}/ignore") is True,
+        ignored=_flag(a, n.keys("{p}/ignore")) is True,
         auto=auto,
-        search=frozenset(k for k, src in by_kind.items() if _flag(src, "{p}/search") is True),
-        named={k: _names(src, _kinded(k, "reload")) for k, src in by_kind.items()},
-        excluded={k: _names(a, f"{_WORD[k]}s.exclude.{{p}}/reload") for k in SOURCE_KINDS},
+        search=frozenset(k for k, src in by_kind.items() if _flag(src, n.keys("{p}/search")) is True),
+        named={k: _names(src, n.keys(_kinded(k, "reload"))) for k, src in by_kind.items()},
+        excluded={k: _names(a, n.keys(f"{_WORD[k]}s.exclude.{{p}}/reload")) for k in SOURCE_KINDS},
         strategy=a.get(STRATEGY) or None,
-        rollout_strategy=_value(a, "{p}/rollout-strategy") or "rollout",
-        pause_period=_value(a, PAUSE_PERIOD),
+        rollout_strategy=_value(a, n.keys("{p}/rollout-strategy")) or "rollout",
+        pause_period=_value(a, n.keys(PAUSE_PERIOD)),
     )
 
 
-def _kind_source(workload: Annotations, template: Annotations, kind: str) -> Annotations:
+def _kind_source(workload: Annotations, template: Annotations, kind: str, names: Names) -> Annotations:
     """The annotations that say what to do for ``kind``: the workload's, or (when it says nothing
     about ``kind``) its pod template's."""
     wanted = ("{p}/auto", "{p}/search", _kinded(kind, "auto"), _kinded(kind, "reload"))
-    said = any(t.format(p=p) in workload for t in wanted for p in PREFIXES)
+    said = any(key in workload for t in wanted for key in names.keys(t))
     return workload if said or not template else template
 
 
-def _auto(a: Annotations, kind: str, auto_all: bool) -> bool:
-    auto_flag = _flag(a, "{p}/auto")
-    return auto_flag is True or (auto_all and auto_flag is not False) or _flag(a, _kinded(kind, "auto")) is True
+def _auto(a: Annotations, kind: str, auto_all: bool, names: Names) -> bool:
+    auto_flag = _flag(a, names.keys("{p}/auto"))
+    return (auto_flag is True or (auto_all and auto_flag is not False)
+            or _flag(a, names.keys(_kinded(kind, "auto"))) is True)
 
 
-def source_ignored(annotations: Annotations | None) -> bool:
+def source_ignored(annotations: Annotations | None, names: Names = DEFAULT_NAMES) -> bool:
     """A ConfigMap or Secret annotated ``ignore: "true"`` never triggers a rollout."""
-    return _flag(annotations or {}, "{p}/ignore") is True
+    return _flag(annotations or {}, names.keys("{p}/ignore")) is True
 
 
-def source_matches(annotations: Annotations | None) -> bool:
+def source_matches(annotations: Annotations | None, names: Names = DEFAULT_NAMES) -> bool:
     """The ``match: "true"`` annotation that ``search`` workloads look for."""
-    return _flag(annotations or {}, "{p}/match") is True
+    return _flag(annotations or {}, names.keys("{p}/match")) is True
 
 
 def is_pattern(name: str) -> bool:
@@ -134,23 +149,23 @@ def _kinded(kind: str, what: str) -> str:
     return f"{_WORD[kind]}.{{p}}/{what}"
 
 
-def _flag(a: Annotations, template: str) -> bool | None:
-    """True/False if any prefix sets the annotation to true/false (true wins), None if unset."""
-    values = [str(a[key]).strip().lower() for p in PREFIXES if (key := template.format(p=p)) in a]
+def _flag(a: Annotations, keys: list[str]) -> bool | None:
+    """True/False if any of the keys sets the annotation to true/false (true wins), None if unset."""
+    values = [str(a[key]).strip().lower() for key in keys if key in a]
     if "true" in values:
         return True
     return False if "false" in values else None
 
 
-def _value(a: Annotations, template: str) -> str | None:
-    values = [str(a[key]).strip() for p in PREFIXES if (key := template.format(p=p)) in a]
+def _value(a: Annotations, keys: list[str]) -> str | None:
+    values = [str(a[key]).strip() for key in keys if key in a]
     return values[0] if values else None
 
 
-def _names(a: Annotations, template: str) -> tuple[str, ...]:
+def _names(a: Annotations, keys: list[str]) -> tuple[str, ...]:
     out: list[str] = []
-    for p in PREFIXES:
-        for name in (a.get(template.format(p=p)) or "").split(","):
+    for key in keys:
+        for name in (a.get(key) or "").split(","):
             if name.strip() and name.strip() not in out:
                 out.append(name.strip())
     return tuple(out)

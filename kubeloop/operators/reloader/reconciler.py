@@ -32,11 +32,13 @@ from kubeloop.operators.reloader.metrics import reload_executed, reload_skipped
 from kubeloop.operators.reloader.pacing import TokenBucket, loop_suspected, rolled, settle, settled
 from kubeloop.operators.reloader.policy import (
     CONFIG_MAP,
+    DEFAULT_NAMES,
     HASH,
     HASHED_KEYS,
     PREFIXES,
     SECRET,
     SOURCES,
+    Names,
     Policy,
     duration,
     is_pattern,
@@ -118,7 +120,7 @@ class Reloader:
         cache = manager.cache
         sources = {kind: await cache.informer(res, transform=without_data)
                    for kind, res in SOURCE_RESOURCES.items() if settings.tracks(kind)}
-        workloads = {k.type: await cache.informer(k.resource, indexes={INDEX: source_index(k)})
+        workloads = {k.type: await cache.informer(k.resource, indexes={INDEX: source_index(k, settings.names)})
                      for k in KINDS if settings.reloads(k.type)}
         namespaces = (await cache.informer(builtin.NAMESPACE, metadata_only=True)
                       if settings.namespace_selector else None)
@@ -154,7 +156,7 @@ class Reloader:
 
     async def reconcile(self, kind: WorkloadKind, workload: Obj, ctx: Context) -> Result | None:
         rt = self._runtime()
-        policy = workload_policy(kind, workload, auto_all=rt.settings.auto_reload_all)
+        policy = workload_policy(kind, workload, auto_all=rt.settings.auto_reload_all, names=rt.settings.names)
         if not policy.tracks_anything or not rt.in_scope(ctx.namespace):
             return None
         hashes, missing, unknown = self.tracked(rt, kind, workload, policy)
@@ -231,10 +233,11 @@ class Reloader:
                     missing += [] if ref.optional else [ref]
                 continue
             meta = _meta(source)
-            if source_ignored(meta.get("annotations")) or not selectors.matches(rt.resource_selector,
-                                                                                meta.get("labels")):
+            annotations = meta.get("annotations")
+            if source_ignored(annotations, rt.settings.names) or not selectors.matches(rt.resource_selector,
+                                                                                       meta.get("labels")):
                 continue
-            if ref.id in needs_match and not source_matches(meta.get("annotations")):
+            if ref.id in needs_match and not source_matches(annotations, rt.settings.names):
                 continue
             keys = ref.keys if rt.settings.hash_used_keys_only else None
             hashes[ref] = object_hash(ref.kind, ref.name, source, keys)
@@ -387,24 +390,25 @@ async def _create_once(ctx: Context, job: Obj) -> None:
         pass  # created by an attempt whose record then hit a conflict: this hash has its Job
 
 
-def source_index(kind: WorkloadKind) -> Callable[[Obj], tuple[str, ...]]:
+def source_index(kind: WorkloadKind, names: Names = DEFAULT_NAMES) -> Callable[[Obj], tuple[str, ...]]:
     """Index of a workload informer: every object its template references or its annotations name
     (regular expressions as ``Kind/namespace/*``)."""
     def index(obj: Obj) -> tuple[str, ...]:
         meta = _meta(obj)
         ns = meta.get("namespace")
         keys = {f"{r.kind}/{ns}/{r.name}" for r in pod_template_refs(kind.template(obj))}
-        for source_kind, names in workload_policy(kind, obj).named.items():
-            keys |= {f"{source_kind}/{ns}/{'*' if is_pattern(n) else n}" for n in names}
+        for source_kind, named in workload_policy(kind, obj, names=names).named.items():
+            keys |= {f"{source_kind}/{ns}/{'*' if is_pattern(n) else n}" for n in named}
         return tuple(sorted(keys))
     return index
 
 
-def workload_policy(kind: WorkloadKind, workload: Obj, *, auto_all: bool = False) -> Policy:
+def workload_policy(kind: WorkloadKind, workload: Obj, *, auto_all: bool = False,
+                    names: Names = DEFAULT_NAMES) -> Policy:
     """The workload's policy, from its annotations or (Reloader's fallback) its pod template's."""
     template_meta = kind.template(workload).get("metadata") or {}
     return policy_of(_meta(workload).get("annotations"), auto_all=auto_all,
-                     template_annotations=template_meta.get("annotations"))
+                     template_annotations=template_meta.get("annotations"), names=names)
 
 
 def source_changed(event: Event) -> bool:
@@ -415,12 +419,14 @@ def source_changed(event: Event) -> bool:
             or _reloader_annotations(event.old) != _reloader_annotations(event.object))
 
 
-def source_or_labels_changed(event: Event) -> bool:
-    """``source_changed``, or the labels changed (with --resource-label-selector they decide whether
-    the object counts at all)."""
+def source_or_metadata_changed(event: Event) -> bool:
+    """``source_changed``, or any label or annotation changed: with --resource-label-selector labels
+    decide whether the object counts at all, and renamed annotations (--ignore-annotation, ...) need
+    not carry Reloader's prefix."""
     if source_changed(event) or event.old is None:
         return True
-    return _meta(event.old).get("labels") != _meta(event.object).get("labels")
+    old, new = _meta(event.old), _meta(event.object)
+    return (old.get("labels"), old.get("annotations")) != (new.get("labels"), new.get("annotations"))
 
 
 def record_annotations(fingerprint: Fingerprint, settings: Settings) -> dict[str, str]:

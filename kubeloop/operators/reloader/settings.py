@@ -16,7 +16,7 @@ from kubeloop.helpers import selectors
 from kubeloop.operator import Operator
 from kubeloop.operators.reloader import compat
 from kubeloop.operators.reloader.compat import SettingError
-from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET
+from kubeloop.operators.reloader.policy import CONFIG_MAP, DEFAULT_NAMES, SECRET, Names
 
 STRATEGIES = ("annotations", "env-vars", "restarted-at")
 WORKLOAD_TYPES = ("deployments", "statefulsets", "daemonsets", "cronjobs", "rollouts")
@@ -52,13 +52,14 @@ class Settings:
     dry_run: bool = False
     loop_rollouts: int = 5
     loop_window_seconds: float = 60.0
+    names: Names = DEFAULT_NAMES  # from Reloader's rename flags (--auto-annotation, ...)
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Settings:
         """From ``operator.settings`` (unknown keys ignored). Validates what a typo would silently
         break, and normalizes Reloader's spellings (selectors become Kubernetes selectors)."""
         compat.refuse_unsupported(values)
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"names"}
         raw = cls(**{k: v for k, v in values.items() if k in known and v is not None})
         if raw.reload_strategy not in STRATEGIES:
             raise SettingError(f"--reload-strategy: {raw.reload_strategy!r} is not one of {', '.join(STRATEGIES)}")
@@ -66,7 +67,8 @@ class Settings:
             raise SettingError(f"--cronjob-action: {raw.cronjob_action!r} is not one of {', '.join(CRONJOB_ACTIONS)}")
         _workload_types(raw.ignored_workload_types)
         _ignored_sources(raw.resources_to_ignore)
-        return _replace(raw, namespace_selector=compat.selector("--namespace-selector", raw.namespace_selector),
+        return _replace(raw, names=Names(compat.renamed(values)),
+                        namespace_selector=compat.selector("--namespace-selector", raw.namespace_selector),
                         resource_label_selector=compat.selector("--resource-label-selector",
                                                                 raw.resource_label_selector))
 
