@@ -291,3 +291,24 @@ def test_a_missing_named_object_holds_nothing_back() -> None:
     # Named and read by the template: required, as before.
     assert tracked(runtime(objs), deployment({"configmap.reloader.stakater.com/reload": "gone"}, ["gone"])) == {
         "ConfigMap/gone": "MISSING"}
+
+
+async def test_rollout_with_an_unknown_rollout_strategy_says_so_and_rolls_the_template() -> None:
+    from kubeloop.operators.reloader.workloads import ROLLOUTS
+
+    annotations = {**AUTO, "reloader.stakater.com/rollout-strategy": "restrat"}
+    rollout = {**deployment(annotations, ["a"]), "apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout"}
+    rt = runtime([cm("a", {"k": "1"})], argo_rollouts=True, debounce_seconds=0)
+    reloader = Reloader(build_operator())
+    reloader.runtime = rt
+    ctx = Ctx()
+    await reloader.reconcile(ROLLOUTS, rollout, ctx)  # type: ignore[arg-type]
+    ((patch, _),) = ctx.patches
+    rollout = apply(rollout, patch)
+    rt.sources["ConfigMap"].store.upsert(without_data(cm("a", {"k": "2"})))
+    ctx = Ctx()
+    await reloader.reconcile(ROLLOUTS, rollout, ctx)  # type: ignore[arg-type]
+    ((patch, kw),) = ctx.patches
+    assert kw == {"type": "merge"} and TEMPLATE_HASH in patch["spec"]["template"]["metadata"]["annotations"]
+    assert [(k, r) for k, r, _ in ctx.events] == [("Warning", "ReloadConfigInvalid"), ("Normal", "Reloaded")]
+    assert "rollout-strategy 'restrat'" in ctx.events[0][2]

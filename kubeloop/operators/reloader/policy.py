@@ -37,10 +37,10 @@ def duration(text: str) -> float:
     Raises ValueError unless it is one, and positive."""
     parts = _DURATION.findall(text.strip())
     if not parts or "".join(n + u for n, u in parts) != text.strip():
-        raise ValueError(f"{text!r} is not a duration such as 30s, 5m or 1h30m")
+        raise ValueError("not a duration such as 30s, 5m or 1h30m")
     seconds = sum(float(n) * _UNIT[u] for n, u in parts)
     if seconds <= 0:
-        raise ValueError(f"{text!r} is not a positive duration")
+        raise ValueError("not a positive duration")
     return seconds
 
 

@@ -257,6 +257,10 @@ class Reloader:
             strategy = f"{strategy}, Job {job['metadata']['name']}"
         elif kind is ROLLOUTS and policy.rollout_strategy == "restart":
             body, strategy = restart_at(), "restartAt"
+        elif kind is ROLLOUTS and policy.rollout_strategy != "rollout" and not already_applied(template, change):
+            await _invalid(ctx, "rollout-strategy", policy.rollout_strategy, "neither rollout nor restart; "
+                                                                             "changing the pod template (rollout)")
+            body = kind.nest(expand_lists(template, change))
         elif already_applied(template, change):
             await self._record(rt, ctx, kind, fingerprint)  # this hash's rollout is already under way
             return
@@ -336,10 +340,7 @@ class Reloader:
         try:
             return duration(policy.pause_period)
         except ValueError as exc:
-            if ctx.memory.get("bad_pause_period") != policy.pause_period:
-                ctx.memory["bad_pause_period"] = policy.pause_period
-                await ctx.event("Warning", "ReloadConfigInvalid", f"pause-period: {exc}; using "
-                                                                  "--debounce-seconds instead")
+            await _invalid(ctx, "pause-period", policy.pause_period, f"{exc}; using --debounce-seconds instead")
             return None
 
     async def _unknown(self, ctx: Context, kind: WorkloadKind, unknown: list[Ref]) -> None:
@@ -382,6 +383,13 @@ class Reloader:
 
 
 # --- pure helpers ------------------------------------------------------------------------------------------
+
+async def _invalid(ctx: Context, annotation: str, value: str, message: str) -> None:
+    """Says once (per value) that an annotation's value cannot be used, and what is done instead."""
+    if ctx.memory.get(f"invalid {annotation}") != value:
+        ctx.memory[f"invalid {annotation}"] = value
+        await ctx.event("Warning", "ReloadConfigInvalid", f"{annotation} {value!r}: {message}")
+
 
 async def _create_once(ctx: Context, job: Obj) -> None:
     try:
