@@ -271,3 +271,18 @@ def test_annotation_renames(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not source_ignored({"reloader.stakater.com/ignore": "true"}, names)
     result, _, _ = invoke(["--auto-annotation", "not a key"], monkeypatch)
     assert result.exit_code == 2 and "--auto-annotation" in result.output
+
+
+async def test_argo_rollouts_without_the_crd_is_a_setting_error() -> None:
+    from types import SimpleNamespace
+
+    from kubeloop.client import NotFound
+
+    async def resolve(name: str) -> None:
+        raise NotFound(404, "NotFound", f"the server doesn't have a resource type {name!r}")
+
+    op = build_operator()
+    op.settings.update(argo_rollouts=True)
+    manager = SimpleNamespace(client=SimpleNamespace(registry=SimpleNamespace(resolve=resolve)))
+    with pytest.raises(ValueError, match="--argo-rollouts: the API server serves no argoproj.io/v1alpha1 Rollout"):
+        await op.reloader.start(manager)  # type: ignore[arg-type]

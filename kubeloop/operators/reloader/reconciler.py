@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeloop.cache import Event, Informer
-from kubeloop.client import AlreadyExists, ApiError, Conflict
+from kubeloop.client import AlreadyExists, ApiError, Conflict, NotFound
 from kubeloop.helpers import selectors
 from kubeloop.manager import Manager
 from kubeloop.operator import Operator
+from kubeloop.operators.reloader.compat import SettingError
 from kubeloop.operators.reloader.fingerprint import (
     ABSENT,
     PREFIX,
@@ -53,6 +54,7 @@ from kubeloop.operators.reloader.workloads import (
     CRONJOBS,
     DEPLOYMENTS,
     KINDS,
+    ROLLOUT,
     ROLLOUTS,
     WorkloadKind,
     already_applied,
@@ -117,6 +119,8 @@ class Reloader:
         """on_startup hook: creates the shared informers first, so that the controllers join them with
         the data-stripping transform and the reference index in place."""
         settings = Settings.from_values(self.operator.settings)
+        if settings.reloads("rollouts"):
+            await _require_rollouts(manager)
         cache = manager.cache
         sources = {kind: await cache.informer(res, transform=without_data)
                    for kind, res in SOURCE_RESOURCES.items() if settings.tracks(kind)}
@@ -383,6 +387,15 @@ class Reloader:
 
 
 # --- pure helpers ------------------------------------------------------------------------------------------
+
+async def _require_rollouts(manager: Manager) -> None:
+    """--argo-rollouts on a cluster without Argo Rollouts is a setting error, not a cache that never syncs."""
+    try:
+        await manager.client.registry.resolve(f"{ROLLOUT.api_version}/{ROLLOUT.kind}")
+    except NotFound:
+        raise SettingError(f"--argo-rollouts: the API server serves no {ROLLOUT.api_version} {ROLLOUT.kind}; "
+                           "install Argo Rollouts (its CRD) or leave the flag off") from None
+
 
 async def _invalid(ctx: Context, annotation: str, value: str, message: str) -> None:
     """Says once (per value) that an annotation's value cannot be used, and what is done instead."""
