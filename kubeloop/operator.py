@@ -40,6 +40,7 @@ class Option:
     envvars: tuple[str, ...] = ()
     type: Any = str
     multiple: bool = False
+    aliases: tuple[str, ...] = ()  # more spellings of the flag, e.g. another tool's ("--is-Argo-Rollouts")
 
 
 @dataclass
@@ -68,6 +69,7 @@ class Operator:
         self.options: list[Option] = []
         self.settings: dict[str, Any] = {}  # option values, filled by ``kubeloop run``
         self.env_aliases: dict[str, tuple[str, ...]] = {}  # framework flag -> extra environment variables
+        self.flag_aliases: dict[str, tuple[str, ...]] = {}  # framework flag -> extra spellings ("--enable-ha")
         self.startup: list[Callable[..., Any]] = []
         self._specs: dict[Any, _Spec] = {}
         self._extra_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None]] = []
@@ -148,16 +150,22 @@ class Operator:
     # --- settings and hooks --------------------------------------------------------------------------
 
     def option(self, name: str, default: Any = None, help: str = "", envvars: Sequence[str] = (),
-               type: Any = str, multiple: bool = False) -> None:
-        """Declares an operator setting: ``--name`` on ``kubeloop run`` and env ``KUBELOOP_NAME``
-        (plus ``envvars``); the value lands in ``operator.settings[name]``."""
-        self.options.append(Option(name, default, help, tuple(envvars), type, multiple))
+               type: Any = str, multiple: bool = False, aliases: Sequence[str] = ()) -> None:
+        """Declares an operator setting: ``--name`` on ``kubeloop run`` (plus ``aliases``, full flags
+        such as ``--is-Argo-Rollouts``) and env ``KUBELOOP_NAME`` (plus ``envvars``); the value lands in
+        ``operator.settings[name]``."""
+        self.options.append(Option(name, default, help, tuple(envvars), type, multiple, tuple(aliases)))
         self.settings.setdefault(name.replace("-", "_"), default)
 
     def env_alias(self, flag: str, *envvars: str) -> None:
         """Lets a framework flag of ``kubeloop run`` (e.g. ``namespace``) also be read from ``envvars``,
         after its own ``KUBELOOP_*`` variable; for operators that keep an established interface."""
         self.env_aliases[flag] = (*self.env_aliases.get(flag, ()), *envvars)
+
+    def flag_alias(self, flag: str, *aliases: str) -> None:
+        """Lets a framework flag of ``kubeloop run`` also be spelled ``aliases`` (full flags, e.g.
+        ``--enable-ha`` for ``leader-elect``); for operators that replace a tool with other flag names."""
+        self.flag_aliases[flag] = (*self.flag_aliases.get(flag, ()), *aliases)
 
     def on_startup(self, fn: F) -> F:
         """``async def fn(manager)`` runs before the controllers are set up."""

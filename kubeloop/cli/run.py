@@ -56,10 +56,18 @@ def load_operator(target: str) -> Operator:
     return operators[0]
 
 
-def _opt(name: str, **kw: Any) -> click.Option:
+def _opt(name: str, aliases: tuple[str, ...] = (), **kw: Any) -> click.Option:
     env = "KUBELOOP_" + name.upper().replace("-", "_")
-    return click.Option([f"--{name}"], envvar=kw.pop("envvar", env), show_envvar=True,
+    if kw.pop("is_flag", None) or _is_bool(kw.get("type")):
+        # An on/off flag: ``--dry-run`` alone means true, and like Go's flags (which many operators'
+        # manifests were written for) ``--dry-run=true`` / ``--dry-run=false`` are accepted as well.
+        kw.update(is_flag=False, flag_value=True, type=kw.get("type") or click.BOOL)
+    return click.Option([f"--{name}", *aliases], envvar=kw.pop("envvar", env), show_envvar=True,
                         show_default=kw.pop("show_default", "default" in kw), **kw)
+
+
+def _is_bool(type_: Any) -> bool:
+    return type_ is bool or isinstance(type_, click.types.BoolParamType)
 
 
 def common_options() -> list[click.Option]:
@@ -93,9 +101,8 @@ def common_options() -> list[click.Option]:
 
 
 def build_command(operator: Operator) -> click.Command:
-    # A bool setting is an on/off flag (``--dry-run``), not an option wanting a value (``--dry-run true``).
-    extra = [_opt(o.name, default=o.default, help=o.help, type=o.type, multiple=o.multiple,
-                  is_flag=(o.type is bool) or None,
+    # A bool setting is an on/off flag (``--dry-run``) that also takes ``=true``/``=false`` (see _opt).
+    extra = [_opt(o.name, o.aliases, default=o.default, help=o.help, type=o.type, multiple=o.multiple,
                   envvar=[f"KUBELOOP_{o.name.upper().replace('-', '_')}", *o.envvars]) for o in operator.options]
 
     def callback(**values: Any) -> None:
@@ -110,6 +117,7 @@ def build_command(operator: Operator) -> click.Command:
         if aliases:
             current = [opt.envvar] if isinstance(opt.envvar, str) else list(opt.envvar or ())
             opt.envvar = [*current, *aliases]
+        opt.opts += list(operator.flag_aliases.get((opt.name or "").replace("_", "-"), ()))
     params: list[click.Parameter] = [*common, *extra]
     return click.Command(operator.name, params=params, callback=callback,
                          help=f"Run the {operator.name} operator.")

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from kubeloop.cache import Event
 from kubeloop.helpers.selectors import matches, parse
 from kubeloop.operators.reloader import build_operator
+from kubeloop.operators.reloader.compat import RENAMES, UNSUPPORTED
 from kubeloop.operators.reloader.fingerprint import (
     ABSENT,
     DIGESTS,
@@ -289,7 +290,7 @@ def test_settings_validate_and_filter_controllers() -> None:
     with pytest.raises(ValueError):
         Settings.from_values({"reload_strategy": "yolo"})
     with pytest.raises(ValueError):
-        Settings.from_values({"ignored_workload_types": "deployments,jobs"})
+        Settings.from_values({"ignored_workload_types": "deployments,pods"})
     op = build_operator()
     assert [c.name for c in op.controllers()] == ["reloader-deployments", "reloader-statefulsets",
                                                   "reloader-daemonsets"]
@@ -336,4 +337,6 @@ def test_every_setting_is_a_flag_and_an_env_var(monkeypatch: pytest.MonkeyPatch)
     settings = Settings.from_values(seen)
     assert settings.dry_run and settings.reload_cronjobs and settings.reload_strategy == "env-vars"
     assert settings.debounce_seconds == 0.5 and settings.ignored_namespaces == {"a", "b"}
-    assert {o.name.replace("-", "_") for o in op.options} == set(Settings.__dataclass_fields__)
+    refused_or_renames = {f.replace("-", "_") for f in [*UNSUPPORTED, *RENAMES]}  # the latter make ``names``
+    assert ({o.name.replace("-", "_") for o in op.options} - refused_or_renames
+            == set(Settings.__dataclass_fields__) - {"names"})

@@ -59,8 +59,9 @@ def deployment(annotations: dict[str, str], volumes: list[str] = (), env: list[t
 
 def tracked(rt: Runtime, workload: Obj) -> dict[str, str]:
     policy = policy_of(workload["metadata"]["annotations"], auto_all=rt.settings.auto_reload_all)
-    hashes, missing = Reloader(build_operator()).tracked(rt, DEPLOYMENTS, workload, policy)
-    return {**{r.id: h for r, h in hashes.items()}, **{r.id: "MISSING" for r in missing}}
+    hashes, missing, unknown = Reloader(build_operator()).tracked(rt, DEPLOYMENTS, workload, policy)
+    return {**{r.id: h for r, h in hashes.items()}, **{r.id: "MISSING" for r in missing},
+            **{r.id: "UNKNOWN" for r in unknown}}
 
 
 AUTO = {"reloader.stakater.com/auto": "true"}
@@ -273,3 +274,41 @@ async def test_failed_rollout_is_reported_and_raised() -> None:
     with pytest.raises(Forbidden):
         await reconcile(rt, workload, ctx)
     assert ctx.events[0][:2] == ("Warning", "ReloadFailed")
+
+
+def test_a_missing_named_object_holds_nothing_back() -> None:
+    """Issue 17 (1): only the template's required objects block; a named-only one is reported."""
+    objs = [cm("here", {"k": "1"})]
+    workload = deployment({"configmap.reloader.stakater.com/reload": "here,typo"})
+    assert tracked(runtime(objs), workload) == {"ConfigMap/here": object_hash("ConfigMap", "here", objs[0]),
+                                                "ConfigMap/typo": "UNKNOWN"}
+    # With --reload-on-create its absence is part of the hash, so that its creation is a change.
+    found = tracked(runtime(objs, reload_on_create=True), workload)
+    assert found["ConfigMap/typo"] == "UNKNOWN"
+    hashes, _, _ = Reloader(build_operator()).tracked(runtime(objs, reload_on_create=True), DEPLOYMENTS,
+                                                      workload, policy_of(workload["metadata"]["annotations"]))
+    assert {r.id: h for r, h in hashes.items()}["ConfigMap/typo"] == ABSENT
+    # Named and read by the template: required, as before.
+    assert tracked(runtime(objs), deployment({"configmap.reloader.stakater.com/reload": "gone"}, ["gone"])) == {
+        "ConfigMap/gone": "MISSING"}
+
+
+async def test_rollout_with_an_unknown_rollout_strategy_says_so_and_rolls_the_template() -> None:
+    from kubeloop.operators.reloader.workloads import ROLLOUTS
+
+    annotations = {**AUTO, "reloader.stakater.com/rollout-strategy": "restrat"}
+    rollout = {**deployment(annotations, ["a"]), "apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout"}
+    rt = runtime([cm("a", {"k": "1"})], argo_rollouts=True, debounce_seconds=0)
+    reloader = Reloader(build_operator())
+    reloader.runtime = rt
+    ctx = Ctx()
+    await reloader.reconcile(ROLLOUTS, rollout, ctx)  # type: ignore[arg-type]
+    ((patch, _),) = ctx.patches
+    rollout = apply(rollout, patch)
+    rt.sources["ConfigMap"].store.upsert(without_data(cm("a", {"k": "2"})))
+    ctx = Ctx()
+    await reloader.reconcile(ROLLOUTS, rollout, ctx)  # type: ignore[arg-type]
+    ((patch, kw),) = ctx.patches
+    assert kw == {"type": "merge"} and TEMPLATE_HASH in patch["spec"]["template"]["metadata"]["annotations"]
+    assert [(k, r) for k, r, _ in ctx.events] == [("Warning", "ReloadConfigInvalid"), ("Normal", "Reloaded")]
+    assert "rollout-strategy 'restrat'" in ctx.events[0][2]

@@ -1,5 +1,6 @@
-"""reloader: rolls Deployments, StatefulSets and DaemonSets (and optionally CronJobs) when the
-ConfigMaps or Secrets they use change — level-based, by content hash, Reloader-annotation compatible.
+"""reloader: rolls Deployments, StatefulSets and DaemonSets (and optionally CronJobs and Argo Rollouts)
+when the ConfigMaps or Secrets they use change — level-based, by content hash, a drop-in for
+stakater/Reloader's annotations and flags.
 
 ``kubeloop run reloader`` runs it; see README.md in this folder."""
 

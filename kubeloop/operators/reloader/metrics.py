@@ -11,4 +11,4 @@ reload_executed = Counter(
     ["success", "namespace", "kind"], registry=REGISTRY)
 reload_skipped = Counter(
     "reloader_reload_skipped", "Rollouts that were due but not made, by reason (paused, rate_limited, "
-    "missing_source, dry_run).", ["reason", "namespace", "kind"], registry=REGISTRY)
+    "missing_source, dry_run, pause_period, loop).", ["reason", "namespace", "kind"], registry=REGISTRY)

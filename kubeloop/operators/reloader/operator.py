@@ -4,12 +4,19 @@ ConfigMaps and Secrets they use (mapped through a reference index on the workloa
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 from kubeloop.cache.store import Obj
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, Watch, predicates
 from kubeloop.operator import Operator
 from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET
-from kubeloop.operators.reloader.reconciler import SOURCE_RESOURCES, Reloader, source_changed
+from kubeloop.operators.reloader.reconciler import (
+    SOURCE_RESOURCES,
+    Reloader,
+    source_changed,
+    source_or_metadata_changed,
+)
 from kubeloop.operators.reloader.settings import Settings, declare
 from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind
 from kubeloop.resources import builtin
@@ -32,11 +39,25 @@ class ReloaderOperator(Operator):
                 continue
             controller.watches = [w for w in controller.watches
                                   if settings.tracks(getattr(w.resource, "kind", ""))]
+            if settings.resource_label_selector or settings.names.renamed:
+                # Labels (or renamed annotations) decide which objects count: a change to look at.
+                controller.watches = [replace(w, predicates=(source_or_metadata_changed,))
+                                      for w in controller.watches]
             if settings.namespace_selector:
                 controller.watches.append(Watch(builtin.NAMESPACE, mapper=self._namespace_mapper(kind),
                                                 predicates=(predicates.labels_changed,), metadata_only=True))
             kept.append(controller)
         return kept
+
+    def permissions(self) -> list[Any]:
+        """Least privilege for these settings: patching Rollouts only with --argo-rollouts, creating Jobs
+        only with --cronjob-action create-job (a Job runs any pod its creator writes), reading Secrets
+        (or ConfigMaps) only when they are watched."""
+        settings = Settings.from_values(self.settings)
+        wanted = {("argoproj.io", "rollouts"): settings.reloads("rollouts"),
+                  ("batch", "jobs"): settings.reloads("cronjobs") and settings.cronjob_action == "create-job",
+                  ("", "secrets"): settings.tracks(SECRET), ("", "configmaps"): settings.tracks(CONFIG_MAP)}
+        return [p for p in super().permissions() if wanted.get((p.group, p.resource), True)]
 
     def _namespace_mapper(self, kind: WorkloadKind) -> Callable[[Obj], list[str]]:
         def workloads_in(namespace: Obj) -> list[str]:
@@ -60,6 +81,7 @@ def build_operator(name: str = "reloader") -> ReloaderOperator:
                      name=f"{name}-{kind.type}")(reloader.reconciler(kind))
         op.permission(kind.resource, ["patch"])  # the rollout (and the recorded hash)
     op.permission(builtin.NAMESPACE, ["list", "watch"])  # only used with --namespace-selector
+    op.permission(builtin.JOB, ["create"])  # only used with --cronjob-action create-job
     return op
 
 

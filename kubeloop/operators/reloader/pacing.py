@@ -10,14 +10,18 @@ from typing import Any
 MAX_WINDOWS = 10  # a workload whose objects never stop changing still rolls after this many windows
 
 
-def settle(memory: dict[str, Any], wanted: str, window: float, now: float) -> float:
+def settle(memory: dict[str, Any], wanted: str, window: float, now: float, period: float | None = None) -> float:
     """Seconds to wait before rolling to hash ``wanted``: 0 once it has been stable for ``window``
     seconds (or the first change of the burst is MAX_WINDOWS windows old). ``memory`` is the
-    reconcile's per-object memory; a new hash restarts the window."""
+    reconcile's per-object memory; a new hash restarts the window. With a ``period`` (Reloader's
+    ``pause-period``) the rollout waits exactly that long after the first change of the burst, and
+    takes every change made meanwhile."""
     if memory.get("pending") != wanted:
         memory["pending"] = wanted
         memory["changed_at"] = now
         memory.setdefault("first_at", now)
+    if period is not None:
+        return max(0.0, memory["first_at"] + period - now)
     due = min(memory["changed_at"] + window, memory["first_at"] + MAX_WINDOWS * window)
     return max(0.0, due - now)
 

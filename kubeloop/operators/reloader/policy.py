@@ -25,7 +25,37 @@ TEMPLATE_HASH = f"{KUBELOOP}/config-hash"  # pod-template annotation of the "ann
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # what `kubectl rollout restart` sets
 STRATEGY = f"{KUBELOOP}/strategy"  # per-workload override of --reload-strategy
 
+PAUSE_PERIOD = "deployment.{p}/pause-period"  # Reloader's, on a Deployment: batch changes for this long
+
 Annotations = Mapping[str, str]
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration(text: str) -> float:
+    """Seconds of a Go duration (``30s``, ``5m``, ``1h30m``), as Reloader parses ``pause-period``.
+    Raises ValueError unless it is one, and positive."""
+    parts = _DURATION.findall(text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        raise ValueError("not a duration such as 30s, 5m or 1h30m")
+    seconds = sum(float(n) * _UNIT[u] for n, u in parts)
+    if seconds <= 0:
+        raise ValueError("not a positive duration")
+    return seconds
+
+
+@dataclass(frozen=True)
+class Names:
+    """The annotation keys in use: Reloader lets each of its keys be renamed by a flag
+    (``--auto-annotation my.org/reload``); the renamed key replaces Reloader's, kubeloop's own stays."""
+
+    renamed: Mapping[str, str] = field(default_factory=dict)  # Reloader's key → the key read instead
+
+    def keys(self, template: str) -> list[str]:
+        return [self.renamed.get(key, key) for key in (template.format(p=p) for p in PREFIXES)]
+
+
+DEFAULT_NAMES = Names()
 
 
 @dataclass(frozen=True)
@@ -34,10 +64,12 @@ class Policy:
 
     ignored: bool = False
     auto: frozenset[str] = frozenset()  # kinds whose pod-template references are all tracked
-    search: bool = False  # track referenced objects that carry the ``match`` annotation
+    search: frozenset[str] = frozenset()  # kinds whose referenced objects count if they say ``match``
     named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind → names or regexes
     excluded: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # kind → names or regexes
     strategy: str | None = None
+    rollout_strategy: str = "rollout"  # Argo Rollouts only: "rollout" (the template) or "restart"
+    pause_period: str | None = None  # Deployments only: Reloader's batching window, a Go duration
 
     @property
     def tracks_anything(self) -> bool:
@@ -47,31 +79,51 @@ class Policy:
         return matches_any(name, self.excluded.get(kind, ()))
 
 
-def policy_of(annotations: Annotations | None, *, auto_all: bool = False) -> Policy:
+def policy_of(annotations: Annotations | None, *, auto_all: bool = False,
+              template_annotations: Annotations | None = None, names: Names = DEFAULT_NAMES) -> Policy:
     """Reads a workload's annotations. ``auto_all`` (opt-out mode) makes every workload ``auto``
-    unless it says ``auto: "false"``."""
-    a = annotations or {}
-    auto_flag = _flag(a, "{p}/auto")
-    every_kind = auto_flag is True or (auto_all and auto_flag is not False)
-    auto = frozenset(k for k in SOURCE_KINDS if every_kind or _flag(a, _kinded(k, "auto")) is True)
+    unless it says ``auto: "false"``.
+
+    Like Reloader, the pod template's annotations stand in for the workload's, kind by kind: when the
+    workload sets none of ``auto``, ``search``, ``<kind>.…/auto`` or ``<kind>.…/reload``, those four are
+    read from the template. Exclusions, ``ignore`` and the strategy are read from the workload only."""
+    a, n = annotations or {}, names
+    by_kind = {k: _kind_source(a, template_annotations or {}, k, n) for k in SOURCE_KINDS}
+    auto = frozenset(k for k, src in by_kind.items() if _auto(src, k, auto_all, n))
     return Policy(
-        ignored=_flag(a, "{p}/ignore") is True,
+        ignored=_flag(a, n.keys("{p}/ignore")) is True,
         auto=auto,
-        search=_flag(a, "{p}/search") is True,
-        named={k: _names(a, _kinded(k, "reload")) for k in SOURCE_KINDS},
-        excluded={k: _names(a, f"{_WORD[k]}s.exclude.{{p}}/reload") for k in SOURCE_KINDS},
+        search=frozenset(k for k, src in by_kind.items() if _flag(src, n.keys("{p}/search")) is True),
+        named={k: _names(src, n.keys(_kinded(k, "reload"))) for k, src in by_kind.items()},
+        excluded={k: _names(a, n.keys(f"{_WORD[k]}s.exclude.{{p}}/reload")) for k in SOURCE_KINDS},
         strategy=a.get(STRATEGY) or None,
+        rollout_strategy=_value(a, n.keys("{p}/rollout-strategy")) or "rollout",
+        pause_period=_value(a, n.keys(PAUSE_PERIOD)),
     )
 
 
-def source_ignored(annotations: Annotations | None) -> bool:
+def _kind_source(workload: Annotations, template: Annotations, kind: str, names: Names) -> Annotations:
+    """The annotations that say what to do for ``kind``: the workload's, or (when it says nothing
+    about ``kind``) its pod template's."""
+    wanted = ("{p}/auto", "{p}/search", _kinded(kind, "auto"), _kinded(kind, "reload"))
+    said = any(key in workload for t in wanted for key in names.keys(t))
+    return workload if said or not template else template
+
+
+def _auto(a: Annotations, kind: str, auto_all: bool, names: Names) -> bool:
+    auto_flag = _flag(a, names.keys("{p}/auto"))
+    return (auto_flag is True or (auto_all and auto_flag is not False)
+            or _flag(a, names.keys(_kinded(kind, "auto"))) is True)
+
+
+def source_ignored(annotations: Annotations | None, names: Names = DEFAULT_NAMES) -> bool:
     """A ConfigMap or Secret annotated ``ignore: "true"`` never triggers a rollout."""
-    return _flag(annotations or {}, "{p}/ignore") is True
+    return _flag(annotations or {}, names.keys("{p}/ignore")) is True
 
 
-def source_matches(annotations: Annotations | None) -> bool:
+def source_matches(annotations: Annotations | None, names: Names = DEFAULT_NAMES) -> bool:
     """The ``match: "true"`` annotation that ``search`` workloads look for."""
-    return _flag(annotations or {}, "{p}/match") is True
+    return _flag(annotations or {}, names.keys("{p}/match")) is True
 
 
 def is_pattern(name: str) -> bool:
@@ -97,18 +149,23 @@ def _kinded(kind: str, what: str) -> str:
     return f"{_WORD[kind]}.{{p}}/{what}"
 
 
-def _flag(a: Annotations, template: str) -> bool | None:
-    """True/False if any prefix sets the annotation to true/false (true wins), None if unset."""
-    values = [str(a[key]).strip().lower() for p in PREFIXES if (key := template.format(p=p)) in a]
+def _flag(a: Annotations, keys: list[str]) -> bool | None:
+    """True/False if any of the keys sets the annotation to true/false (true wins), None if unset."""
+    values = [str(a[key]).strip().lower() for key in keys if key in a]
     if "true" in values:
         return True
     return False if "false" in values else None
 
 
-def _names(a: Annotations, template: str) -> tuple[str, ...]:
+def _value(a: Annotations, keys: list[str]) -> str | None:
+    values = [str(a[key]).strip() for key in keys if key in a]
+    return values[0] if values else None
+
+
+def _names(a: Annotations, keys: list[str]) -> tuple[str, ...]:
     out: list[str] = []
-    for p in PREFIXES:
-        for name in (a.get(template.format(p=p)) or "").split(","):
+    for key in keys:
+        for name in (a.get(key) or "").split(","):
             if name.strip() and name.strip() not in out:
                 out.append(name.strip())
     return tuple(out)

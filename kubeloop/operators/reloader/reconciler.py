@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeloop.cache import Event, Informer
-from kubeloop.client import ApiError, Conflict
+from kubeloop.client import AlreadyExists, ApiError, Conflict, NotFound
 from kubeloop.helpers import selectors
 from kubeloop.manager import Manager
 from kubeloop.operator import Operator
+from kubeloop.operators.reloader.compat import SettingError
 from kubeloop.operators.reloader.fingerprint import (
     ABSENT,
     PREFIX,
@@ -27,16 +28,20 @@ from kubeloop.operators.reloader.fingerprint import (
     value_digests,
     without_data,
 )
+from kubeloop.operators.reloader.jobs import job_from
 from kubeloop.operators.reloader.metrics import reload_executed, reload_skipped
 from kubeloop.operators.reloader.pacing import TokenBucket, loop_suspected, rolled, settle, settled
 from kubeloop.operators.reloader.policy import (
     CONFIG_MAP,
+    DEFAULT_NAMES,
     HASH,
     HASHED_KEYS,
     PREFIXES,
     SECRET,
     SOURCES,
+    Names,
     Policy,
+    duration,
     is_pattern,
     matches_any,
     policy_of,
@@ -45,7 +50,18 @@ from kubeloop.operators.reloader.policy import (
 )
 from kubeloop.operators.reloader.references import Ref, merge, pod_template_refs
 from kubeloop.operators.reloader.settings import STRATEGIES, Settings
-from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind, already_applied, template_change
+from kubeloop.operators.reloader.workloads import (
+    CRONJOBS,
+    DEPLOYMENTS,
+    KINDS,
+    ROLLOUT,
+    ROLLOUTS,
+    WorkloadKind,
+    already_applied,
+    expand_lists,
+    restart_at,
+    template_change,
+)
 from kubeloop.reconcile import Context, Result
 from kubeloop.resources import builtin
 
@@ -103,19 +119,24 @@ class Reloader:
         """on_startup hook: creates the shared informers first, so that the controllers join them with
         the data-stripping transform and the reference index in place."""
         settings = Settings.from_values(self.operator.settings)
+        if settings.reloads("rollouts"):
+            await _require_rollouts(manager)
         cache = manager.cache
         sources = {kind: await cache.informer(res, transform=without_data)
                    for kind, res in SOURCE_RESOURCES.items() if settings.tracks(kind)}
-        workloads = {k.type: await cache.informer(k.resource, indexes={INDEX: source_index(k)})
+        workloads = {k.type: await cache.informer(k.resource, indexes={INDEX: source_index(k, settings.names)})
                      for k in KINDS if settings.reloads(k.type)}
         namespaces = (await cache.informer(builtin.NAMESPACE, metadata_only=True)
                       if settings.namespace_selector else None)
         self.runtime = Runtime(settings, TokenBucket(settings.max_reloads_per_second, settings.reload_burst),
-                               sources, workloads, namespaces, selectors.parse(settings.namespace_selector),
-                               selectors.parse(settings.resource_label_selector))
+                               sources, workloads, namespaces, settings.namespace_requirements,
+                               settings.resource_requirements)
         log.info("reloader: strategy %s, %s mode, debounce %.1fs%s", settings.reload_strategy,
                  "opt-out" if settings.auto_reload_all else "opt-in", settings.debounce_seconds,
                  " (dry run)" if settings.dry_run else "")
+        if settings.sync_after_restart is False:
+            log.warning("--sync-after-restart=false: changes made while the reloader was down still roll the "
+                        "workloads they concern (the hashes are compared at start-up); this cannot be turned off")
 
     def mapper(self, kind: WorkloadKind, source_kind: str) -> Callable[[Obj], list[str]]:
         """Maps a changed ConfigMap/Secret to the workloads of ``kind`` that name it (by the index)."""
@@ -139,10 +160,11 @@ class Reloader:
 
     async def reconcile(self, kind: WorkloadKind, workload: Obj, ctx: Context) -> Result | None:
         rt = self._runtime()
-        policy = policy_of(_meta(workload).get("annotations"), auto_all=rt.settings.auto_reload_all)
+        policy = workload_policy(kind, workload, auto_all=rt.settings.auto_reload_all, names=rt.settings.names)
         if not policy.tracks_anything or not rt.in_scope(ctx.namespace):
             return None
-        hashes, missing = self.tracked(rt, kind, workload, policy)
+        hashes, missing, unknown = self.tracked(rt, kind, workload, policy)
+        await self._unknown(ctx, kind, unknown)
         if missing and not rt.settings.reload_on_delete:
             settled(ctx.memory)  # a burst resumes from scratch once the object is back
             await self._missing(ctx, kind, missing)
@@ -165,7 +187,11 @@ class Reloader:
             settled(ctx.memory)
             await self._skip(ctx, kind, "paused", fingerprint, "paused; it rolls when resumed")
             return None
-        if wait := settle(ctx.memory, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic()):
+        period = await self._pause_period(ctx, kind, policy)
+        if wait := settle(ctx.memory, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic(), period):
+            if period is not None:
+                await self._skip(ctx, kind, "pause_period", fingerprint, f"held by pause-period "
+                                 f"{policy.pause_period}: changes until then roll out together")
             return Result(requeue_after=wait)  # more changes may follow: one rollout for the burst
         if loop_suspected(ctx.memory, ctx.memory.get("first_at", time.monotonic()), rt.settings.loop_rollouts,
                           rt.settings.loop_window_seconds):
@@ -182,35 +208,44 @@ class Reloader:
         return None
 
     def tracked(self, rt: Runtime, kind: WorkloadKind, workload: Obj,
-                policy: Policy) -> tuple[dict[Ref, str], list[Ref]]:
-        """The objects this workload is rolled for, with their hashes; and the required ones missing."""
+                policy: Policy) -> tuple[dict[Ref, str], list[Ref], list[Ref]]:
+        """The objects this workload is rolled for, with their hashes; the missing ones its pod template
+        needs (they hold the rollout back); and the missing ones only its annotations name (they do not:
+        the others still roll the workload, as with Reloader)."""
         ns = _meta(workload).get("namespace")
-        from_template = [r for r in pod_template_refs(kind.template(workload))
-                         if r.kind in policy.auto or policy.search]
+        template_refs = pod_template_refs(kind.template(workload))
+        from_template = [r for r in template_refs if r.kind in policy.auto or r.kind in policy.search]
         named = [Ref(k, name) for k, names in policy.named.items() for pattern in names
                  for name in (rt.sources_named(k, ns, pattern) if is_pattern(pattern) else (pattern,))]
         # ``search`` picks the referenced objects that say ``match``; auto or named ones need not.
         needs_match = {r.id for r in from_template if r.kind not in policy.auto} - {r.id for r in named}
+        named_only = {r.id for r in named} - {r.id for r in template_refs}  # the pods do not need them
         hashes: dict[Ref, str] = {}
         missing: list[Ref] = []
+        unknown: list[Ref] = []
         for ref in merge([*from_template, *named]):
             if not rt.settings.tracks(ref.kind) or policy.is_excluded(ref.kind, ref.name):
                 continue
             source = rt.source(ref.kind, ns, ref.name)
             if source is None:
-                if ref.id not in needs_match:  # a missing object cannot say ``match``
+                if ref.id in named_only:
+                    unknown.append(ref)
+                    if rt.settings.reload_on_create or rt.settings.reload_on_delete:
+                        hashes[ref] = ABSENT  # so that its creation (or deletion) is a change
+                elif ref.id not in needs_match:  # a missing object cannot say ``match``
                     hashes[ref] = ABSENT
                     missing += [] if ref.optional else [ref]
                 continue
             meta = _meta(source)
-            if source_ignored(meta.get("annotations")) or not selectors.matches(rt.resource_selector,
-                                                                                meta.get("labels")):
+            annotations = meta.get("annotations")
+            if source_ignored(annotations, rt.settings.names) or not selectors.matches(rt.resource_selector,
+                                                                                       meta.get("labels")):
                 continue
-            if ref.id in needs_match and not source_matches(meta.get("annotations")):
+            if ref.id in needs_match and not source_matches(annotations, rt.settings.names):
                 continue
             keys = ref.keys if rt.settings.hash_used_keys_only else None
             hashes[ref] = object_hash(ref.kind, ref.name, source, keys)
-        return hashes, missing
+        return hashes, missing, unknown
 
     # --- acting ----------------------------------------------------------------------------------------
 
@@ -220,24 +255,40 @@ class Reloader:
         strategy = policy.strategy if policy.strategy in STRATEGIES else rt.settings.reload_strategy
         template = kind.template(workload)
         change = template_change(strategy, fingerprint.hash, triggers, template)
-        if already_applied(template, change):
+        job = None
+        if kind is CRONJOBS and rt.settings.cronjob_action == "create-job":
+            job, body = job_from(workload, change, fingerprint.hash), {}
+            strategy = f"{strategy}, Job {job['metadata']['name']}"
+        elif kind is ROLLOUTS and policy.rollout_strategy == "restart":
+            body, strategy = restart_at(), "restartAt"
+        elif kind is ROLLOUTS and policy.rollout_strategy != "rollout" and not already_applied(template, change):
+            await _invalid(ctx, "rollout-strategy", policy.rollout_strategy, "neither rollout nor restart; "
+                                                                             "changing the pod template (rollout)")
+            body = kind.nest(expand_lists(template, change))
+        elif already_applied(template, change):
             await self._record(rt, ctx, kind, fingerprint)  # this hash's rollout is already under way
             return
+        else:
+            body = kind.nest(change if kind.patch_type == "strategic" else expand_lists(template, change))
         # One patch rolls and records: the hash can never be recorded without its rollout, or the other
         # way round. resourceVersion makes it fail (409, retried) if our view of the workload is stale.
+        # (A Job is created first, under a name fixed by the hash: a retry finds it and only records.)
         patch = {"metadata": {"resourceVersion": _meta(workload)["resourceVersion"],
-                              "annotations": record_annotations(fingerprint, rt.settings)},
-                 **kind.nest(change)}
+                              "annotations": record_annotations(fingerprint, rt.settings)}, **body}
         what = describe(triggers, recorded)
         labels = (ctx.namespace or "", kind.resource.kind)
         if rt.settings.dry_run:
-            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type="strategic",
+            if job:
+                await ctx.client.create(job, ctx.namespace, dry_run=True)
+            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type=kind.patch_type,
                                    dry_run=True)
             ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint), hashed_keys(rt.settings))
             await self._skip(ctx, kind, "dry_run", fingerprint, f"would roll: {what}")
             return
         try:
-            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type="strategic")
+            if job:
+                await _create_once(ctx, job)
+            await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type=kind.patch_type)
         except Conflict:
             rt.limiter.give_back()
             raise  # a stale view: the framework retries with the current object
@@ -285,6 +336,28 @@ class Reloader:
         await ctx.event("Warning", "ReloadSourceMissing", f"{', '.join(ids)} not found; no rollout until "
                                                           "it exists (see --reload-on-delete)")
 
+    async def _pause_period(self, ctx: Context, kind: WorkloadKind, policy: Policy) -> float | None:
+        """Reloader's ``deployment.reloader.stakater.com/pause-period`` in seconds; a value that is not a
+        duration is reported once (and the usual debounce applies)."""
+        if kind is not DEPLOYMENTS or not policy.pause_period:
+            return None
+        try:
+            return duration(policy.pause_period)
+        except ValueError as exc:
+            await _invalid(ctx, "pause-period", policy.pause_period, f"{exc}; using --debounce-seconds instead")
+            return None
+
+    async def _unknown(self, ctx: Context, kind: WorkloadKind, unknown: list[Ref]) -> None:
+        """Warns (once per set) about objects a ``reload`` annotation names that do not exist: a typo, or
+        an object not created yet. They do not hold back rollouts for the objects that exist."""
+        ids = tuple(sorted(r.id for r in unknown))
+        if ctx.memory.get("unknown", ()) == ids:
+            return
+        ctx.memory["unknown"] = ids
+        if ids:
+            await ctx.event("Warning", "ReloadSourceMissing", f"{', '.join(ids)} named in a reload annotation "
+                                                              "not found; the others still trigger rollouts")
+
     async def _skip(self, ctx: Context, kind: WorkloadKind, reason: str, fingerprint: Fingerprint,
                     note: str | None = None) -> None:
         """Counts (and, with a note, reports) a due rollout not made — once per reason and hash."""
@@ -315,17 +388,48 @@ class Reloader:
 
 # --- pure helpers ------------------------------------------------------------------------------------------
 
-def source_index(kind: WorkloadKind) -> Callable[[Obj], tuple[str, ...]]:
+async def _require_rollouts(manager: Manager) -> None:
+    """--argo-rollouts on a cluster without Argo Rollouts is a setting error, not a cache that never syncs."""
+    try:
+        await manager.client.registry.resolve(f"{ROLLOUT.api_version}/{ROLLOUT.kind}")
+    except NotFound:
+        raise SettingError(f"--argo-rollouts: the API server serves no {ROLLOUT.api_version} {ROLLOUT.kind}; "
+                           "install Argo Rollouts (its CRD) or leave the flag off") from None
+
+
+async def _invalid(ctx: Context, annotation: str, value: str, message: str) -> None:
+    """Says once (per value) that an annotation's value cannot be used, and what is done instead."""
+    if ctx.memory.get(f"invalid {annotation}") != value:
+        ctx.memory[f"invalid {annotation}"] = value
+        await ctx.event("Warning", "ReloadConfigInvalid", f"{annotation} {value!r}: {message}")
+
+
+async def _create_once(ctx: Context, job: Obj) -> None:
+    try:
+        await ctx.client.create(job, ctx.namespace)
+    except AlreadyExists:
+        pass  # created by an attempt whose record then hit a conflict: this hash has its Job
+
+
+def source_index(kind: WorkloadKind, names: Names = DEFAULT_NAMES) -> Callable[[Obj], tuple[str, ...]]:
     """Index of a workload informer: every object its template references or its annotations name
     (regular expressions as ``Kind/namespace/*``)."""
     def index(obj: Obj) -> tuple[str, ...]:
         meta = _meta(obj)
         ns = meta.get("namespace")
         keys = {f"{r.kind}/{ns}/{r.name}" for r in pod_template_refs(kind.template(obj))}
-        for source_kind, names in policy_of(meta.get("annotations")).named.items():
-            keys |= {f"{source_kind}/{ns}/{'*' if is_pattern(n) else n}" for n in names}
+        for source_kind, named in workload_policy(kind, obj, names=names).named.items():
+            keys |= {f"{source_kind}/{ns}/{'*' if is_pattern(n) else n}" for n in named}
         return tuple(sorted(keys))
     return index
+
+
+def workload_policy(kind: WorkloadKind, workload: Obj, *, auto_all: bool = False,
+                    names: Names = DEFAULT_NAMES) -> Policy:
+    """The workload's policy, from its annotations or (Reloader's fallback) its pod template's."""
+    template_meta = kind.template(workload).get("metadata") or {}
+    return policy_of(_meta(workload).get("annotations"), auto_all=auto_all,
+                     template_annotations=template_meta.get("annotations"), names=names)
 
 
 def source_changed(event: Event) -> bool:
@@ -334,6 +438,16 @@ def source_changed(event: Event) -> bool:
         return True
     return (value_digests(event.old) != value_digests(event.object)
             or _reloader_annotations(event.old) != _reloader_annotations(event.object))
+
+
+def source_or_metadata_changed(event: Event) -> bool:
+    """``source_changed``, or any label or annotation changed: with --resource-label-selector labels
+    decide whether the object counts at all, and renamed annotations (--ignore-annotation, ...) need
+    not carry Reloader's prefix."""
+    if source_changed(event) or event.old is None:
+        return True
+    old, new = _meta(event.old), _meta(event.object)
+    return (old.get("labels"), old.get("annotations")) != (new.get("labels"), new.get("annotations"))
 
 
 def record_annotations(fingerprint: Fingerprint, settings: Settings) -> dict[str, str]:

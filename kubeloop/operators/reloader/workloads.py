@@ -7,7 +7,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from kubeloop.client import Resource
 from kubeloop.operators.reloader.policy import RESTARTED_AT, TEMPLATE_HASH
@@ -22,6 +22,9 @@ class WorkloadKind:
     type: str  # as in --ignored-workload-types
     resource: Resource
     template_path: tuple[str, ...]
+    # Custom resources take no strategic-merge patch: a JSON merge patch, whose lists replace whole lists
+    # (see ``expand_lists``).
+    patch_type: Literal["strategic", "merge"] = "strategic"
 
     def template(self, obj: Obj) -> Obj:
         node: Any = obj
@@ -48,7 +51,11 @@ STATEFULSETS = WorkloadKind("statefulsets", STATEFUL_SET, SPEC_TEMPLATE)
 DAEMONSETS = WorkloadKind("daemonsets", DAEMON_SET, SPEC_TEMPLATE)
 # A CronJob has no pods to replace: its job template is updated so the next Jobs use the new data.
 CRONJOBS = WorkloadKind("cronjobs", CRON_JOB, ("spec", "jobTemplate", "spec", "template"))
-KINDS = (DEPLOYMENTS, STATEFULSETS, DAEMONSETS, CRONJOBS)
+# Argo Rollouts (a CRD, only with --argo-rollouts): rolled by their template, like a Deployment, or by
+# ``spec.restartAt`` when annotated ``reloader.stakater.com/rollout-strategy: restart`` (Reloader's two).
+ROLLOUT = Resource("argoproj.io", "v1alpha1", "rollouts", "Rollout")
+ROLLOUTS = WorkloadKind("rollouts", ROLLOUT, SPEC_TEMPLATE, patch_type="merge")
+KINDS = (DEPLOYMENTS, STATEFULSETS, DAEMONSETS, CRONJOBS, ROLLOUTS)
 
 
 # --- strategies ----------------------------------------------------------------------------------------
@@ -88,6 +95,41 @@ def _env_patch(changed: Mapping[Ref, str], pod_spec: Obj) -> Obj:
             env.append({"name": env_var_name(ref), "value": value})
     return {field: [{"name": name, "env": env} for name, env in by_name.items()]
             for field, by_name in lists.items()}
+
+
+def restart_at(now: dt.datetime | None = None) -> Obj:
+    """The Rollout patch of Reloader's ``restart`` strategy: Argo replaces the pods, template unchanged."""
+    return {"spec": {"restartAt": (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")}}
+
+
+def expand_lists(current: Any, change: Any) -> Any:
+    """A template change as a JSON merge patch: maps stay partial, but every list in it becomes the whole
+    list (the current items with the change's merged in by name), since a merge patch replaces lists."""
+    if isinstance(change, dict):
+        node = current if isinstance(current, dict) else {}
+        return {k: expand_lists(node.get(k), v) for k, v in change.items()}
+    if isinstance(change, list):
+        return merged(current, change)
+    return change
+
+
+def merged(current: Any, change: Any) -> Any:
+    """``change`` applied to ``current`` the way a strategic-merge patch would: maps merge, lists of
+    named items merge by name, anything else is replaced."""
+    if isinstance(change, dict) and isinstance(current, dict):
+        return {**current, **{k: merged(current.get(k), v) for k, v in change.items()}}
+    if isinstance(change, list) and isinstance(current, list):
+        out = list(current)
+        names = [item.get("name") if isinstance(item, dict) else None for item in out]
+        for item in change:
+            name = item.get("name") if isinstance(item, dict) else None
+            if name is not None and name in names:
+                i = names.index(name)
+                out[i] = merged(out[i], item)
+            else:
+                out.append(item)
+        return out
+    return change
 
 
 def already_applied(template: Obj, change: Obj) -> bool:

@@ -1,0 +1,217 @@
+"""Reloader's command line, read the way Reloader reads it: list flags (comma-separated, repeatable,
+possibly wrapped in the quotes its Helm chart adds), its ``key:value`` / ``key=*`` label selectors, its
+flags that are framework flags here (``--enable-ha``, ``--namespaces``), and its flags that have no
+meaning here, refused with what to use instead."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import click
+
+from kubeloop.helpers import selectors
+from kubeloop.operator import Operator
+
+
+class SettingError(click.UsageError, ValueError):
+    """A setting that cannot be used. A ValueError for code that builds settings itself; a UsageError so
+    that ``kubeloop run reloader`` reports it as ``Error: --flag: ...`` (exit code 2), not a traceback."""
+
+
+# Reloader's flags without an equivalent here: flag → why, and what to do instead.
+UNSUPPORTED = {
+    "webhook-url": "kubeloop's reloader always rolls the workload; it has no webhook mode (use --dry-run "
+                   "to only report, and watch the ReloadSkipped events)",
+    "enable-pprof": "no Go profiler in a Python process (profile the pod with py-spy; /metrics is on "
+                    "--metrics-bind-address)",
+    "pprof-addr": "no Go profiler in a Python process (see --enable-pprof)",
+    "enable-csi-integration": "SecretProviderClasses are not watched; sync them into a Secret "
+                              "(secretObjects) and reference that Secret",
+    "pause-deployment-time-annotation": "no Deployment is paused here (the rollout is held for the "
+                                        "pause-period instead), so no paused-at annotation is written",
+}
+# Reloader's flags that rename one of its annotations: flag → the annotation it replaces.
+RENAMES = {
+    "configmap-annotation": "configmap.reloader.stakater.com/reload",
+    "secret-annotation": "secret.reloader.stakater.com/reload",
+    "auto-annotation": "reloader.stakater.com/auto",
+    "configmap-auto-annotation": "configmap.reloader.stakater.com/auto",
+    "secret-auto-annotation": "secret.reloader.stakater.com/auto",
+    "auto-search-annotation": "reloader.stakater.com/search",
+    "search-match-annotation": "reloader.stakater.com/match",
+    "ignore-annotation": "reloader.stakater.com/ignore",
+    "pause-deployment-annotation": "deployment.reloader.stakater.com/pause-period",
+}
+BOOLEAN = ("enable-pprof", "enable-csi-integration")  # on/off flags: only "on" is refused
+
+
+class _Item(click.ParamType):
+    """One value of a list flag. From an environment variable the whole value is one item (click
+    would split it at spaces, which breaks selectors such as ``tier in (web, api)``)."""
+
+    name = "text"
+    envvar_list_splitter = "\n"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return str(value)
+
+
+ITEM = _Item()
+
+
+class _Checked(_Item):
+    """A list-flag value checked as soon as it is read, so that ``kubeloop run`` stops with the flag's
+    name before connecting anywhere."""
+
+    def __init__(self, check: Callable[[str], object]) -> None:
+        self.check = check
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            self.check(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        return str(value)
+
+
+def checked(check: Callable[[str], object]) -> click.ParamType:
+    return _Checked(check)
+
+
+class _Refused(click.ParamType):
+    name = "unsupported"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        self.fail(f"not supported by kubeloop's reloader: {self.reason}", param, ctx)
+
+
+class _RefusedSwitch(click.types.BoolParamType):
+    """An on/off flag accepted when off (as by default) and refused when on."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if super().convert(value, param, ctx):
+            self.fail(f"not supported by kubeloop's reloader: {self.reason}", param, ctx)
+        return False
+
+
+def declare(op: Operator) -> None:
+    """Reloader's flags that are framework flags here, its annotation renames, and the ones refused."""
+    op.flag_alias("leader-elect", "--enable-ha")  # Reloader's chart passes it with more than one replica
+    op.flag_alias("namespace", "--namespaces")  # scoped mode: watch only these namespaces
+    op.env_alias("namespace", "KUBERNETES_NAMESPACE")  # Reloader's single-namespace mode
+    for flag, default in RENAMES.items():
+        op.option(flag, None, f"Read this annotation instead of {default} (Reloader's rename).",
+                  type=checked(functools.partial(annotation_key, f"--{flag}")))
+    for flag, reason in UNSUPPORTED.items():
+        kind = _RefusedSwitch(reason) if flag in BOOLEAN else _Refused(reason)
+        op.option(flag, False if flag in BOOLEAN else None, f"Reloader's; not supported: {reason}.", type=kind)
+
+
+def refuse_unsupported(values: Mapping[str, Any]) -> None:
+    """The same refusal for settings given without the command line (tests, embedding)."""
+    for flag, reason in UNSUPPORTED.items():
+        if values.get(flag.replace("-", "_")):
+            raise SettingError(f"--{flag}: not supported by kubeloop's reloader: {reason}")
+
+
+def annotation_key(flag: str, value: str) -> str:
+    """An annotation key as the API server accepts it (``[prefix/]name``)."""
+    name = value.rpartition("/")[2]
+    if not _KEY.match(value) or len(name) > 63 or len(value) - len(name) > 254:
+        raise SettingError(f"{flag}: {value!r} is not an annotation key (such as example.com/reload)")
+    return value
+
+
+def renamed(values: Mapping[str, Any]) -> dict[str, str]:
+    """Reloader's annotation keys → the keys given by its rename flags."""
+    out = {}
+    for flag, default in RENAMES.items():
+        if value := values.get(flag.replace("-", "_")):
+            out[default] = annotation_key(f"--{flag}", str(value))
+    return out
+
+
+def items(value: str | tuple[str, ...] | list[str] | None) -> list[str]:
+    """The values of a list flag: repeated flags and commas both separate (commas inside ``( )`` do
+    not, so ``tier in (web,api)`` stays one); the double quotes Reloader's chart puts around a value
+    are dropped, as Go's flag parser drops them."""
+    values = [value] if isinstance(value, str) else list(value or ())
+    out: list[str] = []
+    for v in values:
+        v = v.strip()
+        if len(v) >= 2 and v[0] == v[-1] == '"':
+            v = v[1:-1]
+        out += [part.strip() for part in _split(v) if part.strip()]
+    return out
+
+
+def selector(flag: str, value: str | tuple[str, ...] | None) -> str:
+    """Reloader's selector syntax as a Kubernetes label selector: ``key:value`` is ``key=value``,
+    ``key:*`` and ``key=*`` are ``key`` (the label exists); anything else is read as a Kubernetes
+    selector. Raises ValueError naming the flag for anything that is not a valid selector, rather than
+    keep a selector that silently matches nothing."""
+    given = items(value)
+    terms = [_reloader_term(t) for t in given]
+    bad = [g for g, t in zip(given, terms, strict=True) if not _valid(_parse(t))]
+    if bad:
+        raise SettingError(f"{flag}: cannot parse {bad[0]!r} as a label selector (use key=value, key:value, "
+                         "key!=value, key=* or key:* for \"has the label\", !key, key in (a,b); "
+                         "comma-separate or repeat the flag)")
+    return ",".join(terms)
+
+
+_WILDCARD = re.compile(r"^([^:=!\s()]+)\s*(?::|==?)\s*\*$")
+_COLON = re.compile(r"^([^:=!\s()]+)\s*:\s*(\S*)$")
+_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+_KEY = re.compile(rf"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?{_NAME}$")
+_VALUE = re.compile(rf"^({_NAME})?$")
+
+
+def _reloader_term(term: str) -> str:
+    if m := _WILDCARD.match(term):
+        return m.group(1)
+    if m := _COLON.match(term):
+        return f"{m.group(1)}={m.group(2)}"
+    return term
+
+
+def _parse(term: str) -> tuple[selectors.Requirement, ...] | None:
+    try:
+        return selectors.parse(term)
+    except ValueError:
+        return None
+
+
+def _valid(requirements: tuple[selectors.Requirement, ...] | None) -> bool:
+    """Label keys and values as the API server would accept them (a key with ``:`` or ``*`` can never
+    be on any object, so a selector naming one would select nothing, silently)."""
+    if not requirements:
+        return False
+    for r in requirements:
+        name = r.key.rpartition("/")[2]
+        if not _KEY.match(r.key) or len(name) > 63 or len(r.key) - len(name) > 254:
+            return False
+        if any(not _VALUE.match(v) or len(v) > 63 for v in r.values):
+            return False
+    return True
+
+
+def _split(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    return [*parts, current]
