@@ -1,8 +1,10 @@
 """``python -m faults``: runs the fault scenarios and regenerates docs/RELIABILITY.md.
 
-python -m faults                          # every scenario, N=200 widgets, 10 SIGKILL points (own cluster)
+python -m faults                          # every scenario under 5 seeds, N=200 widgets, 10 SIGKILL points
+                                          # (own cluster)
 python -m faults --full                   # the issue's full run: 100 SIGKILL points, longer storms
-python -m faults --scenarios sigkill,conflicts --n 50 --kills 5 --seed 7
+python -m faults --scenarios sigkill,conflicts --n 50 --kills 5 --seed 7   # one seed
+python -m faults --seeds 1,2,3            # each scenario under these seeds (default: 1,7,42,1234,99999)
 python -m faults --kubeconfig PATH        # an existing 127.0.0.1 cluster; scenarios that restart or
                                           # compact the control plane are skipped
 python -m faults --report-only            # re-render the report from the saved results
@@ -37,7 +39,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kills", type=int, help="SIGKILL points per kill scenario (default 10; --full 100)")
     p.add_argument("--bundled-n", type=int, help="objects per bundled-operator scenario (default 30)")
     p.add_argument("--storm-seconds", type=float, help="length of the update storms (default 12)")
-    p.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
+    p.add_argument("--seeds", type=_seeds, default=list(runner.DEFAULT_SEEDS),
+                   help="comma-separated seeds; every scenario runs once under each (default "
+                        f"{','.join(map(str, runner.DEFAULT_SEEDS))}); a failure under any seed is a failure")
+    p.add_argument("--seed", type=int, help="one seed only (the same as --seeds N)")
     p.add_argument("--timeout", type=float, default=180.0, help="convergence deadline after a fault (s)")
     p.add_argument("--kubeconfig", help="use this cluster (127.0.0.1 only) instead of LocalCluster('faults')")
     p.add_argument("--cluster-name", default="faults")
@@ -51,8 +56,22 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seeds takes comma-separated integers, e.g. 1,7,42; got {text!r}")
+    if not seeds:
+        raise argparse.ArgumentTypeError("--seeds needs at least one seed")
+    return seeds
+
+
+def seeds_from(args: argparse.Namespace) -> list[int]:
+    return [args.seed] if args.seed is not None else args.seeds
+
+
 def size_from(args: argparse.Namespace) -> Size:
-    size = Size(seed=args.seed, timeout=args.timeout)
+    size = Size(seed=seeds_from(args)[0], timeout=args.timeout)
     if args.full:
         size.n, size.kills, size.storm_seconds, size.bundled_n = 300, 100, 60.0, 60
     size.n = args.n or size.n
@@ -76,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         data = json.loads(args.results.read_text())
     else:
         options = runner.Options(
-            size=size_from(args), scenarios=[s.strip() for s in args.scenarios.split(",")] if args.scenarios else None,
+            size=size_from(args), seeds=seeds_from(args), scenarios=[s.strip() for s in args.scenarios.split(",")] if args.scenarios else None,
             kubeconfig=args.kubeconfig, cluster_name=args.cluster_name, keep_cluster=args.keep_cluster,
             log_dir=args.log_dir, results=args.results,
             invocation="python -m faults" + "".join(" " + shlex.quote(a) for a in argv))

@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# The bound every scenario is held to: after its fault ends (or the scenario's last write to an object,
+# if later), every object converges within this many seconds. A row past it fails, even with nothing lost.
+CONVERGENCE_BOUND_S = 30.0
+
 
 @dataclass
 class Row:
@@ -22,10 +26,16 @@ class Row:
     details: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     seconds: float = 0.0  # wall time of the scenario
+    seed: int | None = None  # the seed of every random choice of this run
+
+    @property
+    def within_bound(self) -> bool:
+        return self.converge_max_s is None or self.converge_max_s <= CONVERGENCE_BOUND_S
 
     @property
     def ok(self) -> bool:
-        return self.error is None and self.never_converged == 0 and self.duplicates == 0 and self.crashes == 0
+        return (self.error is None and self.never_converged == 0 and self.duplicates == 0 and self.crashes == 0
+                and self.within_bound)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

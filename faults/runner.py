@@ -14,7 +14,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,14 @@ from faults.rig import Size
 log = logging.getLogger("faults")
 
 
+# The seeds of a default run: one lucky seed proves nothing (issue 24), so every scenario runs under each.
+DEFAULT_SEEDS = (1, 7, 42, 1234, 99999)
+
+
 @dataclass
 class Options:
     size: Size = field(default_factory=Size)
+    seeds: list[int] = field(default_factory=lambda: list(DEFAULT_SEEDS))
     scenarios: list[str] | None = None  # None: all
     kubeconfig: str | None = None  # an existing cluster (destructive scenarios are skipped)
     cluster_name: str = "faults"
@@ -103,36 +108,46 @@ async def run(options: Options) -> dict[str, Any]:
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "invocation": options.invocation, "git": _git(), "versions": await versions(env),
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-            "size": options.size.__dict__, "cluster": "own LocalCluster" if own else "given kubeconfig",
+            "size": options.size.__dict__, "seeds": options.seeds, "cluster": "own LocalCluster" if own else "given kubeconfig",
             "log_dir": str(log_dir),
         }
         for spec in specs:
             if spec.destructive and not env.destructive:
                 say(f"{spec.name}: skipped (restarts or compacts the control plane: needs the harness's own cluster)")
                 continue
-            say(f"{spec.name}: {spec.fault} ...")
-            started = time.monotonic()
-            try:
-                rows = await asyncio.wait_for(spec.run(env, options.size), options.scenario_timeout)
-            except Exception as exc:  # noqa: BLE001 - a broken scenario is reported, the run goes on
-                (log_dir / f"{spec.name}.traceback").write_text(traceback.format_exc())
-                rows = [Row(spec.name, ",".join(spec.operators), spec.fault,
-                            error=f"{type(exc).__name__}: {exc}"[:300],
-                            seconds=round(time.monotonic() - started, 1))]
-            for row in rows:
-                verdict = "ok" if row.ok else "FAILED"
-                say(f"  {row.scenario} [{row.operator}]: {verdict}: {row.objects} objects, "
-                    f"{row.never_converged} never converged, {row.duplicates} duplicated, "
-                    f"p99 {_s(row.converge_p99_s)}, max {_s(row.converge_max_s)}, {row.restarts} restarts, "
-                    f"{row.crashes} crashes{'; ' + row.error if row.error else ''}")
-                data["results"].append(row.to_dict())
-            if options.results:
-                save(data, options.results)
+            for seed in options.seeds:
+                rows = await _run_one(spec, env, replace(options.size, seed=seed), options, log_dir)
+                data["results"].extend(row.to_dict() for row in rows)
+                if options.results:
+                    save(data, options.results)
     finally:
         await env.close()
         if own and not options.keep_cluster:
             await asyncio.to_thread(cluster.down, True)
     return data
+
+
+async def _run_one(spec: Any, env: Env, size: Size, options: Options, log_dir: Path) -> list[Row]:
+    """One scenario under one seed; a scenario that raises is a failed row, and the run goes on."""
+    say = options.say
+    say(f"{spec.name} (seed {size.seed}): {spec.fault} ...")
+    env.log_dir = log_dir / f"seed-{size.seed}"  # each seed's operator logs apart: counts are read from them
+    env.log_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        rows = await asyncio.wait_for(spec.run(env, size), options.scenario_timeout)
+    except Exception as exc:  # noqa: BLE001 - a broken scenario is reported, the run goes on
+        (log_dir / f"{spec.name}-seed{size.seed}.traceback").write_text(traceback.format_exc())
+        rows = [Row(spec.name, ",".join(spec.operators), spec.fault, error=f"{type(exc).__name__}: {exc}"[:300],
+                    seconds=round(time.monotonic() - started, 1))]
+    for row in rows:
+        row.seed = size.seed
+        verdict = "ok" if row.ok else "FAILED"
+        say(f"  {row.scenario} [{row.operator}]: {verdict}: {row.objects} objects, "
+            f"{row.never_converged} never converged, {row.duplicates} duplicated, "
+            f"p99 {_s(row.converge_p99_s)}, max {_s(row.converge_max_s)}, {row.restarts} restarts, "
+            f"{row.crashes} crashes{'; ' + row.error if row.error else ''}")
+    return rows
 
 
 def _s(seconds: float | None) -> str:

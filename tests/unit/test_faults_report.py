@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from faults import cli, report
 from faults.harness import MetricsTotals, check_loopback
-from faults.results import Row
+from faults.results import CONVERGENCE_BOUND_S, Row
 from faults.stats import metric_sum, parse_metrics, percentile
 
 METRICS = """# HELP rest_client_requests_total Number of HTTP requests
@@ -55,17 +55,39 @@ def test_report_table_and_claim() -> None:
             "results": [good.to_dict()]}
     text = report.render(data)
     assert "**Nothing**" in text and "python -m faults" in text and "v1.35.4" in text
-    assert "| sigkill | widget | 200 | 0 | 0 | 1.23 | 2.00 | 2.00 | 10 | 0 | ok |" in text
+    assert "| sigkill | widget | 200 | 0 | 0 | 1.23 | 2.00 | 2.00 | 10 | 0 | 1/1 | ok |" in text
     assert "takeover_s: 15.1, 16.0" in text
     bad = Row("conflicts", "widget", "409s", objects=5, duplicates=1)
     text = report.render({**data, "results": [good.to_dict(), bad.to_dict()]})
     assert "**Nothing**" not in text and "1 scenario run(s) below failed" in text and "**FAILED**" in text
 
 
+def test_a_run_past_the_convergence_bound_fails() -> None:
+    assert Row("s", "widget", "f", converge_max_s=CONVERGENCE_BOUND_S).ok
+    late = Row("s", "widget", "f", converge_max_s=CONVERGENCE_BOUND_S + 0.1)
+    assert not late.ok and not late.to_dict()["ok"]
+    assert f"**FAILED** (over {CONVERGENCE_BOUND_S:g} s)" in report.render({"results": [late.to_dict()]})
+
+
+def test_report_shows_each_seed_and_the_worst_case() -> None:
+    runs = [Row("namespace-delete", "widget", "ns", objects=200, converge_max_s=4.0, seed=1),
+            Row("namespace-delete", "widget", "ns", objects=200, never_converged=3, converge_max_s=9.5, seed=7),
+            Row("conflicts", "widget", "409", objects=200, converge_max_s=0.5, seed=1),
+            Row("conflicts", "widget", "409", objects=200, converge_max_s=0.4, seed=7)]
+    text = report.render({"meta": {"seeds": [1, 7]}, "results": [r.to_dict() for r in runs]})
+    assert "seeds 1, 7" in text and "1 scenario run(s) below failed" in text
+    assert "| namespace-delete | widget | 200 | 3 | 0 | – | 9.50 | – | 0 | 0 | 1/2 | **FAILED** |" in text
+    assert "| conflicts | widget | 200 | 0 | 0 | – | 0.50 | – | 0 | 0 | 2/2 | ok |" in text
+    assert "| namespace-delete | widget | 7 | 3 | 0 | – | 9.50 | **FAILED** |" in text
+
+
 def test_cli_sizes() -> None:
     args = cli.parser().parse_args([])
     size = cli.size_from(args)
     assert (size.n, size.kills, size.seed) == (200, 10, 1)
+    assert cli.seeds_from(args) == [1, 7, 42, 1234, 99999]  # several seeds unless told otherwise
+    assert cli.seeds_from(cli.parser().parse_args(["--seeds", "3,4"])) == [3, 4]
+    assert cli.seeds_from(cli.parser().parse_args(["--seed", "9"])) == [9]
     full = cli.size_from(cli.parser().parse_args(["--full", "--seed", "7"]))
     assert (full.kills, full.seed) == (100, 7)
     assert cli.size_from(cli.parser().parse_args(["--n", "20", "--kills", "0"])).kills == 0
