@@ -29,14 +29,23 @@ def test_object_failures_are_not(error: BaseException) -> None:
     assert not is_transient(error)
 
 
-async def test_controller_retries_a_forbidden_reconcile_within_the_transient_cap() -> None:
+@pytest.mark.parametrize("error", [
+    # rbac-revoke-write: the ClusterRole lost write on ConfigMaps for ~8 s.
+    errors.Forbidden(403, "Forbidden", 'configmaps "w-0001-w" is forbidden: User "x" cannot patch'),
+    # namespace-delete: children cannot be created in a terminating namespace, then the finalizer patch
+    # meets a stale cache; the last failure left the key in a minutes-long backoff with no event to come.
+    errors.Forbidden(403, "Forbidden", "unable to create new content in namespace ns because it is being "
+                                       "terminated"),
+    errors.Conflict(409, "Conflict", "finalizers of w-0039 changed since they were read (stale cache)"),
+])
+async def test_controller_retries_an_environment_failure_within_the_transient_cap(error: Exception) -> None:
     async def reconcile(obj: dict, ctx: object) -> None:
         raise AssertionError("not called")
 
-    controller = Controller("t-transient", "configmaps", reconcile)
+    controller = Controller(f"t-transient-{id(error)}", "configmaps", reconcile)
 
     async def forbidden(request: object, reconcile_id: str) -> None:
-        raise errors.Forbidden(403, "Forbidden", "configmaps is forbidden")
+        raise error
 
     controller._reconcile_once = forbidden  # type: ignore[method-assign]
     controller._resource = type("R", (), {"kind": "ConfigMap"})()  # type: ignore[assignment]
