@@ -189,25 +189,33 @@ NOTES = """
   resource. Recovery after a long cut-off is bounded by the reconnect backoff the watcher accumulated
   meanwhile (client-go's reflector: 0.8 s doubling to 30 s, jittered).
 - **Half-open connections.** A watch whose connection goes silent is caught by the watch inactivity
-  timeout (`--watch-inactivity-timeout`, default 330 s, 5 s in `half-open`) and reopened. Requests already
-  in flight on the dead connections wait out the client's request timeout (60 s): that, not the watch,
-  bounds convergence after a silent network failure (client-go over HTTP/1.1 has no bound at all by
-  default). The first request to time out closes every connection of the client's pool, so idle
-  keep-alive connections on the dead path are not handed to the next requests, and watches on it reopen
-  then rather than after their own inactivity timeout (5.5 minutes by default). A quiet watch does not
-  close the pool: it may be silent for a minute between bookmarks, and with this scenario's 5 s timeout
-  that closed healthy connections with writes in flight. This scenario run alone after that change
-  (`--scenarios half-open`, on the bench cluster; raw: `faults/results/half-open-pool-drop.json`):
-  200 converged, p99 60.08 s, as before; the requests in flight are the bound.
+  timeout (`--watch-inactivity-timeout`, default 330 s, 5 s in `half-open`) and reopened. Requests in
+  flight on the dead connections used to wait out the client's request timeout (60 s: `half-open`
+  converged in 61 s). HTTP/1.1 has no ping, so the client now looks for the evidence another way: a
+  request for one object that has had no answer for 8 s while the API server answers `GET /version` on a
+  new connection within 3 s is sitting on a dead path, and the client closes every connection of that
+  pool (its requests fail and are retried or requeued, its watches reopen at once). A server that does
+  not answer the probe either is slow, not cut off: its requests keep their timeout. client-go's HTTP/2
+  health check takes ~45 s (30 s read-idle + 15 s ping). A watch that is silent while no request is in
+  flight is still only caught by its inactivity timeout: the API server sends a bookmark about once a
+  minute, so that timeout cannot safely go much below ~70 s.
 - **Leader takeover** after a SIGKILL takes the lease duration (15 s, controller-runtime's default) plus a
   retry period: the standby must not act before the dead leader's lease expires (`takeover_s`). No status
   write by a replica outside its own term was seen (`writes_outside_own_term`).
 - **RBAC revoked at runtime**: every 403 is one log line naming the verb and resource with what to do (it
   was a full traceback per retry, thousands of lines in seconds); the operator keeps running (no crash
-  loop, no restart) and recovers once the permission is back. Recovery is bounded by the per-object retry
-  backoff accumulated while forbidden (5 ms doubling, capped at 300 s) and, for list/watch, by the
-  watcher's reconnect backoff. Losing list/watch on an owned kind does not stop the primary objects from
-  converging; hand edits of the owned objects are reverted once the watch is back.
+  loop, no restart) and recovers once the permission is back. Failures about the environment — 401/403,
+  409, 429, 5xx, lost connections — now retry on their own short schedule (5 ms doubling to 8 s,
+  jittered) instead of the per-object exponential backoff (capped at 300 s), which is kept for errors
+  about the object. Before, keys that failed a dozen times during the 8 s outage waited up to 160 s after
+  it ended, with no event to wake them (`rbac-revoke-write` failed under seeds 42 and 7). Losing
+  list/watch on an owned kind does not stop the primary objects from converging; hand edits of the owned
+  objects are reverted once the watch is back.
+- **A namespace deleted under the operator** (`namespace-delete`): its children cannot be created in a
+  terminating namespace (403) and finalizer patches meet a stale cache (409); with the per-object backoff
+  those failures pushed some keys into minutes-long waits, so their finalizers stayed and the namespace
+  hung in `Terminating` for over 3 minutes (seeds 7, 1234). Both are environment failures now, retried
+  within 8 s.
 - **Conflicts and throttling** cost retries, not correctness: 409s are retried from a fresher cache
   (`operator_409s`), 429s wait at least their Retry-After, plus a jittered backoff that grows with
   each attempt so requests throttled together do not all come back together (`operator_429s`; the
