@@ -103,6 +103,7 @@ class WidgetObserver:
         self.configmaps = Follow(client, "configmaps", self._on_configmap, namespace=namespace,
                                  label_selector=LABEL)
         self.expect_gone: set[str] = set()
+        self.forgotten: set[str] = set()  # gone for a reason outside the operator: gone for good
         self.min_rv: dict[str, int] = {}  # the harness's last write of each widget (its resourceVersion)
         self.last_write: dict[str, float] = {}
         self.converged_at: dict[str, float | None] = {}
@@ -125,8 +126,12 @@ class WidgetObserver:
     # --- what the harness did -------------------------------------------------------------------
 
     def wrote(self, obj: Obj, t: float | None = None) -> None:
-        """The harness wrote ``obj`` (the server's answer): it must converge again from now."""
+        """The harness wrote ``obj`` (the server's answer): it must converge again from now. A write to
+        a forgotten key that lands after ``forget`` (a storm round still in flight when the scenario took
+        the namespace away) changes nothing: the object is still expected to go."""
         key = key_of(obj)
+        if key in self.forgotten:
+            return
         self.min_rv[key] = max(self.min_rv.get(key, 0), rv(obj))
         self.last_write[key] = t if t is not None else now()
         self.converged_at[key] = None
@@ -141,6 +146,7 @@ class WidgetObserver:
     def forget(self, keys: set[str]) -> None:
         """Objects that vanished for a reason outside the operator (their namespace or CRD went)."""
         for key in keys:
+            self.forgotten.add(key)
             self.expect_gone.add(key)
             self.converged_at[key] = None
 

@@ -116,3 +116,20 @@ def test_rbac_surgery_takes_verbs_from_one_resource_only() -> None:
     line = ('2026-01-01 ERROR kubeloop.controller: reconcile failed: configmaps "w" is forbidden: no; '
             'grant it [widget ns/w id=1]')
     assert _failure(line) == 'reconcile failed: configmaps "w" is forbidden: no; grant it'
+
+
+def test_a_write_landing_after_forget_does_not_make_a_doomed_widget_expected() -> None:
+    # issue 24, namespace-delete: a storm round in flight when the namespace was deleted patched a few of
+    # its widgets after forget(); wrote() made them "expected to converge" again, so the widgets that went
+    # with their namespace counted as never converged (and the 180 s wait for them was reported as the
+    # namespace's deletion time). The operator had released every one of them.
+    from faults.observe import WidgetObserver
+
+    obs = WidgetObserver(client=None)  # type: ignore[arg-type]  # no cluster: bookkeeping only
+    widget = {"metadata": {"namespace": "doomed", "name": "w-0021", "resourceVersion": "7", "uid": "u"},
+              "spec": {"value": 2}}
+    obs.wrote(widget)
+    obs.forget({"doomed/w-0021"})
+    obs.wrote({**widget, "metadata": {**widget["metadata"], "resourceVersion": "9"}})  # the late write
+    assert "doomed/w-0021" in obs.expect_gone
+    assert obs.is_converged("doomed/w-0021")  # gone (nothing in the caches) is what it should be
