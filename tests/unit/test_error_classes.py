@@ -32,10 +32,10 @@ def test_object_failures_are_not(error: BaseException) -> None:
 @pytest.mark.parametrize("error", [
     # rbac-revoke-write: the ClusterRole lost write on ConfigMaps for ~8 s.
     errors.Forbidden(403, "Forbidden", 'configmaps "w-0001-w" is forbidden: User "x" cannot patch'),
-    # namespace-delete: children cannot be created in a terminating namespace, then the finalizer patch
-    # meets a stale cache; the last failure left the key in a minutes-long backoff with no event to come.
+    # A namespace being deleted refuses new children (403) until the object's own deletion arrives.
     errors.Forbidden(403, "Forbidden", "unable to create new content in namespace ns because it is being "
                                        "terminated"),
+    # A write that lost to a newer version; the watch brings that version.
     errors.Conflict(409, "Conflict", "finalizers of w-0039 changed since they were read (stale cache)"),
 ])
 async def test_controller_retries_an_environment_failure_within_the_transient_cap(error: Exception) -> None:
