@@ -61,5 +61,7 @@ async def test_website_is_served_listed_and_unlisted(
         # remove the finalizer, and the namespace would stay Terminating.
         await kube_client.delete(RESOURCE, "blog", namespace)
         await wait_for_deletion(kube_client, RESOURCE, "blog", namespace, timeout=30)
-    report = running.audit()
+    # --8<-- [start:audit]
+    report = running.audit()  # what the operator used, against what its generated RBAC grants
     assert report.ok, report.message
+    # --8<-- [end:audit]

@@ -47,6 +47,7 @@ async def set_index_entry(site: Website, ctx: Context, *, listed: bool) -> None:
                            field_manager=f"website-{site.metadata.name}")
 
 
+# --8<-- [start:reconcile]
 @operator.reconcile(Website, owns=[CONFIG_MAP, DEPLOYMENT])
 async def reconcile_website(site: Website, ctx: Context) -> None:
     # Level-based: what should exist follows from the Website as it is now, whatever changed.
@@ -63,9 +64,12 @@ async def reconcile_website(site: Website, ctx: Context) -> None:
         "conditions": ctx.condition("Ready", ready, "Available" if ready else "Progressing",
                                     f"{available} of {site.spec.replicas} web servers available"),
     })
+# --8<-- [end:reconcile]
 
 
+# --8<-- [start:finalizer]
 @operator.finalize(Website)
 async def unlist_website(site: Website, ctx: Context) -> None:
     # Runs once the Website is being deleted; the framework removes its finalizer after this returns.
     await set_index_entry(site, ctx, listed=False)
+# --8<-- [end:finalizer]
