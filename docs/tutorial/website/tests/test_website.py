@@ -31,8 +31,10 @@ def ready(obj: dict[str, Any]) -> bool:
 async def test_website_is_served_listed_and_unlisted(
     kube_cluster: Any, kube_client: Client, namespace: str
 ) -> None:
+    # --8<-- [start:run]
     async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
         await kube_client.create(new_website("home", namespace, "Home & garden"))
+        # --8<-- [end:run]
         page = await wait_for(kube_client, "configmaps", "home-page", namespace, timeout=30)
         assert "<title>Home &amp; garden</title>" in page["data"]["index.html"]
         # Ready only once the Deployment's web servers are available.
