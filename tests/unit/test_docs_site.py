@@ -4,6 +4,7 @@ unresolved API reference fails it), as CI builds it; and strict mode does catch 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,3 +54,22 @@ def test_strict_build_fails_on_a_broken_link(tmp_path: Path) -> None:
 def test_generated_reports_escape_only_reference_like_brackets() -> None:
     text = "| a | matches '^([01][0-9]):' | `x[0][1]` |\n```\nl[0][1]\n```"
     assert escape_reference_brackets(text) == "| a | matches '^([01]\\[0-9]):' | `x[0][1]` |\n```\nl[0][1]\n```"
+
+
+GENERATED = {"BENCHMARKS.md", "PERFORMANCE.md", "RELIABILITY.md"}  # written by python -m bench / faults
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_INCLUDE = re.compile(r'^\s*--8<-- "[^"]+"\s*$')
+
+
+def test_every_code_block_is_included_from_a_tested_file_or_runs() -> None:
+    """A block is a snippet include (of files the tests run), a `text` diagram or output, or Python
+    that is executed here; anything else would be an example no test keeps honest."""
+    for page in sorted((REPO / "docs").rglob("*.md")):
+        if page.name in GENERATED:
+            continue
+        for lang, body in _FENCE.findall(page.read_text()):
+            lines = [line for line in body.splitlines() if line.strip()]
+            if lines and all(_INCLUDE.match(line) for line in lines) or lang == "text":
+                continue
+            assert lang == "python", f"{page.relative_to(REPO)}: a {lang or 'plain'} block nobody runs:\n{body}"
+            exec(compile(body, str(page), "exec"), {})  # noqa: S102 - the docs' own example
