@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeloop.client import Client
+import pytest
+from kubeloop.client import Client, Invalid
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import run_operator
 
@@ -48,6 +49,10 @@ async def test_website_is_served_listed_and_unlisted(
                        lambda o: o["spec"]["replicas"] == 2, timeout=30)
         site = await wait_for(kube_client, RESOURCE, "home", namespace, ready, timeout=60)
         assert site["status"]["availableReplicas"] == 2
+
+        # The CRD's schema comes from the model: the API server refuses what the model forbids.
+        with pytest.raises(Invalid, match="spec.replicas"):
+            await kube_client.create(new_website("huge", namespace, "Huge", replicas=50))
 
         # A second Website gets its own entry in the shared index, next to the first one's.
         await kube_client.create(new_website("blog", namespace, "Blog"))
