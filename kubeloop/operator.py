@@ -63,6 +63,14 @@ class _Spec:
 
 
 class Operator:
+    """Collects an operator's reconcilers, finalizers, cause handlers, settings and permissions.
+
+    ``name`` names the operator everywhere: its ServiceAccount and RBAC, its field manager, its
+    Deployment, its Lease, and the default finalizer ``<finalizer_domain>/<name>``. Turn it into
+    controllers with ``Manager.add_operator`` (what ``kubeloop run`` does), or run it in a test with
+    ``kubeloop.testing.operator.run_operator``.
+    """
+
     def __init__(self, name: str, *, finalizer_domain: str = "kubeloop.dev") -> None:
         self.name = name
         self.finalizer_domain = finalizer_domain
@@ -125,6 +133,9 @@ class Operator:
     # --- by cause (compiled onto the same engine) ----------------------------------------------------
 
     def on_create(self, resource: ResourceRef) -> Callable[[F], F]:
+        """``async def fn(obj, ctx)`` the first time this process sees an object, Kopf-style, compiled onto
+        the level-based engine. The last handled state is kept in memory, not in the object: after a
+        restart every object counts as new, so the handler must be idempotent."""
         return self._cause(resource, lambda c, fn: c.create.append(fn))
 
     def on_update(self, resource: ResourceRef, field: str | None = None) -> Callable[[F], F]:
@@ -132,9 +143,13 @@ class Operator:
         return self._cause(resource, lambda c, fn: c.update.append((fn, field)))
 
     def on_delete(self, resource: ResourceRef) -> Callable[[F], F]:
+        """``async def fn(obj, ctx)`` when an object is being deleted; the operator's finalizer holds the
+        deletion until it succeeds.
+        """
         return self._cause(resource, lambda c, fn: c.delete.append(fn))
 
     def timer(self, resource: ResourceRef, interval: float) -> Callable[[F], F]:
+        """``async def fn(obj, ctx)`` every ``interval`` seconds for each existing object."""
         return self._cause(resource, lambda c, fn: c.timers.append((fn, interval)))
 
     def daemon(self, resource: ResourceRef) -> Callable[[F], F]:
@@ -230,6 +245,9 @@ class Operator:
     # --- building ------------------------------------------------------------------------------------
 
     def controllers(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[Controller]:
+        """One ``Controller`` per registered resource, each with ``concurrency`` workers unless the
+        resource set its own; what ``Manager.add_operator`` adds.
+        """
         out = []
         for spec in self._specs.values():
             out.append(self._build(spec, concurrency))

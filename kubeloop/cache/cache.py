@@ -72,9 +72,11 @@ class Cache:
 
     @property
     def informers(self) -> list[Informer]:
+        """Every informer created so far."""
         return list(self._informers.values())
 
     def start(self) -> None:
+        """Starts every informer (and those created later, at once)."""
         self._started = True
         for informer in self._informers.values():
             informer.start()
@@ -93,9 +95,11 @@ class Cache:
             gc.freeze()
 
     def synced(self) -> bool:
+        """Whether every informer has completed its first list (what ``/readyz`` reports)."""
         return all(i.synced.is_set() for i in self._informers.values())
 
     async def stop(self) -> None:
+        """Stops every informer's watches."""
         await asyncio.gather(*(i.stop() for i in self._informers.values()))
         self._started = False
 
@@ -108,6 +112,9 @@ class Cache:
         return informer.store.get_by(name, namespace if informer.resource.namespaced else None)
 
     async def list(self, ref: ResourceRef, namespace: str | None = None, **kw: Any) -> list[Obj]:
+        """The cached objects of a resource, in ``namespace`` if given (its informer is created and synced
+        if needed).
+        """
         informer = await self.informer(ref, **kw)
         if not informer.synced.is_set():
             informer.start()

@@ -64,9 +64,11 @@ class Client:
 
     @classmethod
     async def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **kw: Any) -> Client:
+        """A client for a kubeconfig file (default: $KUBECONFIG, else ~/.kube/config) and context."""
         return cls(Config.from_kubeconfig(path, context), **kw)
 
     async def close(self) -> None:
+        """Closes the connection pool; ``async with`` a client does it too."""
         await self.transport.close()
 
     async def __aenter__(self) -> Client:
@@ -77,9 +79,13 @@ class Client:
 
     @property
     def default_namespace(self) -> str:
+        """The kubeconfig context's namespace (in a pod: its own), used when a call names none."""
         return self.config.namespace
 
     async def resource(self, ref: ResourceRef) -> Resource:
+        """The ``Resource`` for a reference: a Resource as is, a model's, or a string ("configmaps",
+        "deployments.apps", "apps/v1/Deployment") resolved through discovery (``NotFound`` if not served).
+        """
         if isinstance(ref, Resource):
             return ref
         if isinstance(ref, str):
@@ -87,12 +93,14 @@ class Client:
         return ref.resource()
 
     async def resource_of(self, body: dict[str, Any]) -> Resource:
+        """The ``Resource`` of an object body, from its ``apiVersion`` and ``kind``."""
         return await self.registry.resolve(f"{body['apiVersion']}/{body['kind']}")
 
     # --- reads -------------------------------------------------------------------------------------
 
     async def get(self, ref: ResourceRef, name: str, namespace: str | None = None, *,
                   subresource: str | None = None) -> dict[str, Any]:
+        """GETs one object (or its ``subresource``); ``NotFound`` if it does not exist."""
         res = await self.resource(ref)
         ns = self._ns(res, namespace)
         self._record("get", res, subresource, ns)
@@ -159,6 +167,7 @@ class Client:
                      resource: ResourceRef | None = None, subresource: str | None = None,
                      name: str | None = None, dry_run: bool = False,
                      field_validation: str | None = None) -> dict[str, Any]:
+        """POSTs ``body`` (its namespace from ``namespace`` or its metadata); ``AlreadyExists`` if taken."""
         res = await (self.resource(resource) if resource else self.resource_of(body))
         ns = self._ns(res, namespace or body.get("metadata", {}).get("namespace"))
         self._record("create", res, subresource, ns)
@@ -182,6 +191,9 @@ class Client:
                     type: PatchType = "merge", subresource: str | None = None,
                     field_manager: str | None = None, force: bool = False, dry_run: bool = False,
                     field_validation: str | None = None) -> dict[str, Any]:
+        """PATCHes an object with ``type`` "merge", "json" (a list of operations), "strategic" or
+        "apply" (server-side apply, with ``field_manager`` and ``force``).
+        """
         res = await self.resource(ref)
         ns = self._ns(res, namespace)
         self._record("patch", res, subresource, ns)
@@ -219,6 +231,7 @@ class Client:
     async def delete_collection(self, ref: ResourceRef, namespace: str | None = None, *,
                                 label_selector: str | None = None, field_selector: str | None = None,
                                 propagation_policy: str | None = None, dry_run: bool = False) -> dict:
+        """Deletes the objects matching the selectors in one request."""
         res = await self.resource(ref)
         self._record("deletecollection", res, None, namespace)
         return await self.transport.request(

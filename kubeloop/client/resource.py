@@ -24,6 +24,7 @@ class Resource:
 
     @property
     def api_version(self) -> str:
+        """``group/version``, or ``version`` for the core group (``apps/v1``, ``v1``)."""
         return f"{self.group}/{self.version}" if self.group else self.version
 
     @property

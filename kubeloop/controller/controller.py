@@ -67,6 +67,12 @@ class Watch:
 
 @dataclass
 class Controller:
+    """Reconciles one resource: its informer and those of owned and watched kinds feed keys into a
+    de-duplicating ``WorkQueue``; ``concurrency`` workers call ``reconcile`` (never twice at once for
+    one key), send failures through ``error_policy`` and backoff, and run ``cleanup`` under
+    ``finalizer``. Usually built by ``Operator.controllers`` rather than by hand.
+    """
+
     name: str
     resource: ResourceRef
     reconcile: ReconcileFn
@@ -129,15 +135,18 @@ class Controller:
 
     @property
     def informer(self) -> Informer:
+        """The informer (list+watch and store) of the primary resource."""
         assert self._informer is not None, "controller not set up"
         return self._informer
 
     @property
     def primary(self) -> Resource:
+        """The primary ``Resource``, resolved through discovery at setup."""
         assert self._resource is not None, "controller not set up"
         return self._resource
 
     def owned_informer(self, ref: ResourceRef) -> Informer:
+        """The informer of an owned kind (``KeyError`` naming the fix if ``ref`` is not in ``owns``)."""
         for res, informer in self._owned.items():
             if ref == res or ref in (res.kind, res.plural, res.group_resource) or (
                     hasattr(ref, "resource") and ref.resource() == res):  # type: ignore[union-attr]

@@ -21,18 +21,22 @@ def generation_changed(event: Event) -> bool:
 
 
 def labels_changed(event: Event) -> bool:
+    """Skips updates that did not change ``metadata.labels``."""
     return event.type != "modified" or _meta(event.old, "labels") != _meta(event.object, "labels")
 
 
 def annotations_changed(event: Event) -> bool:
+    """Skips updates that did not change ``metadata.annotations``."""
     return event.type != "modified" or _meta(event.old, "annotations") != _meta(event.object, "annotations")
 
 
 def any_of(*predicates: Predicate) -> Predicate:
+    """Passes an event when any of ``predicates`` passes it."""
     return lambda event: any(p(event) for p in predicates)
 
 
 def has_label(key: str, value: str | None = None) -> Predicate:
+    """Passes events of objects labelled ``key`` (with ``value``, when given)."""
     def check(event: Event) -> bool:
         labels = _meta(event.object, "labels") or {}
         return key in labels and (value is None or labels[key] == value)  # type: ignore[operator,index]

@@ -7,6 +7,7 @@ from typing import Any
 
 
 def now_rfc3339() -> str:
+    """The current time as Kubernetes writes timestamps (UTC, seconds)."""
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -33,9 +34,11 @@ def set_condition(conditions: list[dict[str, Any]] | None, type: str, status: bo
 
 
 def get_condition(conditions: list[dict[str, Any]] | None, type: str) -> dict[str, Any] | None:
+    """The condition of ``type``, or None."""
     return next((c for c in conditions or [] if c.get("type") == type), None)
 
 
 def is_true(conditions: list[dict[str, Any]] | None, type: str) -> bool:
+    """Whether the condition of ``type`` exists with status "True"."""
     cond = get_condition(conditions, type)
     return bool(cond and cond.get("status") == "True")

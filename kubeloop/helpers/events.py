@@ -25,6 +25,7 @@ def _micro_time() -> str:
 
 
 def object_reference(obj: Obj) -> dict[str, Any]:
+    """The ``regarding`` reference of an Event about ``obj``."""
     meta = obj.get("metadata", {})
     ref = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "name": meta.get("name"),
            "uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}
@@ -34,6 +35,11 @@ def object_reference(obj: Obj) -> dict[str, Any]:
 
 
 class EventRecorder:
+    """Records ``events.k8s.io/v1`` Events for a controller. Repeats of the same (object, type,
+    reason, note) within a series bump the count of one Event instead of creating new ones, so a
+    reconcile that fails in a loop does not flood the API server.
+    """
+
     def __init__(self, client: Client, controller: str, instance: str | None = None) -> None:
         self.client = client
         self.controller = controller
@@ -86,7 +92,9 @@ class EventRecorder:
         self._series[key] = (namespace, name, count, time.monotonic())
 
     async def normal(self, regarding: Obj, reason: str, note: str, action: str | None = None) -> None:
+        """Records a Normal event about ``regarding``."""
         await self.emit(regarding, "Normal", reason, note, action)
 
     async def warning(self, regarding: Obj, reason: str, note: str, action: str | None = None) -> None:
+        """Records a Warning event about ``regarding``."""
         await self.emit(regarding, "Warning", reason, note, action)

@@ -14,14 +14,19 @@ Obj = dict[str, Any]
 
 
 def has_finalizer(obj: Obj, name: str) -> bool:
+    """Whether ``obj`` carries the finalizer ``name``."""
     return name in (obj.get("metadata", {}).get("finalizers") or ())
 
 
 def is_deleting(obj: Obj) -> bool:
+    """Whether ``obj`` is being deleted (it has a ``deletionTimestamp``; finalizers hold it)."""
     return bool(obj.get("metadata", {}).get("deletionTimestamp"))
 
 
 async def add_finalizer(client: Client, resource: Resource, obj: Obj, name: str) -> Obj:
+    """Adds finalizer ``name`` to ``obj`` (no request if it is there); 409 Conflict if the
+    finalizers changed since ``obj`` was read.
+    """
     meta = obj["metadata"]
     current = meta.get("finalizers")
     if current and name in current:
@@ -36,6 +41,9 @@ async def add_finalizer(client: Client, resource: Resource, obj: Obj, name: str)
 
 
 async def remove_finalizer(client: Client, resource: Resource, obj: Obj, name: str) -> Obj | None:
+    """Removes finalizer ``name`` from ``obj``, leaving other controllers' finalizers alone; 409
+    Conflict if the finalizers changed since ``obj`` was read.
+    """
     meta = obj["metadata"]
     current = list(meta.get("finalizers") or ())
     if name not in current:

@@ -9,12 +9,16 @@ Obj = dict[str, Any]
 
 
 def controller_reference(owner: Obj, *, block_owner_deletion: bool = True) -> dict[str, Any]:
+    """An ownerReference to ``owner`` with ``controller: true``: garbage collection deletes the
+    child with its owner (``blockOwnerDeletion`` holds a foreground deletion of the owner until then).
+    """
     meta = owner["metadata"]
     return {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": meta["name"],
             "uid": meta["uid"], "controller": True, "blockOwnerDeletion": block_owner_deletion}
 
 
 def controller_of(obj: Obj) -> dict[str, Any] | None:
+    """The ownerReference of ``obj`` that has ``controller: true``, or None."""
     for ref in obj.get("metadata", {}).get("ownerReferences") or ():
         if ref.get("controller"):
             return ref
@@ -22,6 +26,7 @@ def controller_of(obj: Obj) -> dict[str, Any] | None:
 
 
 def is_controlled_by(obj: Obj, owner: Obj) -> bool:
+    """Whether ``owner`` (by UID) is the controller of ``obj``."""
     ref = controller_of(obj)
     return bool(ref and ref.get("uid") == owner["metadata"]["uid"])
 

@@ -32,6 +32,12 @@ class LeadershipLost(RuntimeError):
 
 @dataclass
 class ManagerOptions:
+    """How a ``Manager`` runs: which namespaces it watches (None: all), leader election (off unless
+    ``leader_elect``; the Lease ``leader_election_id`` in ``leader_election_namespace``, with client-go's
+    durations), the metrics and health probe addresses, how long a graceful shutdown and the initial
+    cache sync may take, and the cache's memory settings. ``kubeloop run`` fills it from its flags.
+    """
+
     namespaces: list[str] | None = None  # None = all namespaces
     leader_elect: bool = False
     leader_election_id: str = "kubeloop"
@@ -51,6 +57,11 @@ class ManagerOptions:
 
 
 class Manager:
+    """Runs controllers on one shared cache, under leader election when enabled, serving metrics
+    (``/metrics``) and health probes (``/healthz``, ``/readyz``). ``await manager.run()`` runs it inside
+    any asyncio program; ``manager.stop()`` ends it gracefully.
+    """
+
     def __init__(self, client: Client, options: ManagerOptions | None = None, name: str = "kubeloop") -> None:
         self.client = client
         self.options = options or ManagerOptions()
@@ -77,10 +88,14 @@ class Manager:
             self.add(controller)
 
     def add(self, controller: Controller) -> Controller:
+        """Adds one controller (set up and started by ``run``); returns it."""
         self.controllers.append(controller)
         return controller
 
     def stop(self) -> None:
+        """Asks ``run`` to stop: controllers finish their current reconciles (up to the graceful
+        shutdown timeout), then the cache and HTTP servers stop and the Lease is released.
+        """
         self._stop.set()
 
     async def run(self, install_signal_handlers: bool = False) -> None:

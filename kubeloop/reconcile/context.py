@@ -23,6 +23,13 @@ Obj = dict[str, Any]
 
 @dataclass
 class Context:
+    """What a reconcile gets besides its object: the client, the shared cache, and helpers bound to
+    the object being reconciled (its status, conditions, events and owned children).
+
+    ``raw`` is the object as cached (a dict), also when the reconciler's ``obj`` is a typed model;
+    ``memory`` is a dict kept for this object across its reconciles (dropped when it is deleted).
+    """
+
     client: Client
     cache: Cache
     request: Request
@@ -36,14 +43,17 @@ class Context:
 
     @property
     def name(self) -> str:
+        """The reconciled object's name."""
         return self.request.name
 
     @property
     def namespace(self) -> str | None:
+        """The reconciled object's namespace (None if cluster-scoped)."""
         return self.request.namespace
 
     @property
     def field_manager(self) -> str:
+        """The server-side apply field manager of this controller's writes."""
         return self.controller.field_manager
 
     # --- status ------------------------------------------------------------------------------------
@@ -74,6 +84,9 @@ class Context:
     # --- events ------------------------------------------------------------------------------------
 
     async def event(self, type: str, reason: str, note: str, regarding: Obj | None = None) -> None:
+        """Records an Event (``type`` "Normal" or "Warning") on this object, or on ``regarding``;
+        repeats of the same event are counted on one Event object instead of creating more.
+        """
         await self.events.emit(regarding or self.raw, type, reason, note)
 
     # --- children ----------------------------------------------------------------------------------

@@ -23,10 +23,12 @@ class Request:
 
     @property
     def key(self) -> str:
+        """The work-queue key: ``namespace/name``, or ``name`` when cluster-scoped."""
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
     @classmethod
     def from_key(cls, key: str) -> Request:
+        """The request for a work-queue key: ``namespace/name``, or ``name`` for a cluster-scoped object."""
         ns, _, name = key.rpartition("/")
         return cls(name, ns or None)
 

@@ -22,6 +22,10 @@ from kubeloop.testing.wait import wait_for
 
 @dataclass
 class RunningOperator:
+    """An operator started by ``run_operator``: its manager, its client (authenticated as its
+    ServiceAccount, recording every permission it uses) and the RBAC objects it was given.
+    """
+
     manager: Manager
     client: Client  # authenticated as the operator's ServiceAccount, recording what it uses
     rbac: list[dict[str, Any]] = field(default_factory=list)
@@ -33,6 +37,7 @@ class RunningOperator:
 
 
 async def install_crds(admin: Client, operator: Operator) -> None:
+    """Applies the CRDs of ``operator``'s models and waits until each is Established and served."""
     for crd in crds_for(operator.custom_resources()):
         await admin.apply(crd, field_manager="kubeloop-test", force=True)
         await wait_for(admin, "customresourcedefinitions", crd["metadata"]["name"], timeout=30,

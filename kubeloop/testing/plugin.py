@@ -27,10 +27,12 @@ ENV_KEEP = "KUBELOOP_TEST_KEEP"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Declares the ``cluster`` marker."""
     config.addinivalue_line("markers", "cluster: needs the local control plane")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks tests that use ``kube_cluster`` with ``cluster``, so ``-m "not cluster"`` skips them."""
     for item in items:
         if "kube_cluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.cluster)

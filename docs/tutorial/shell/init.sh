@@ -1,0 +1,1 @@
+kubeloop init website --group tutorial.kubeloop.dev

@@ -1,0 +1,1 @@
+kubeloop undeploy website --delete-crds --delete-namespace
