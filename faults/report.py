@@ -83,6 +83,12 @@ def _f(value: Any) -> str:
     return str(value)
 
 
+def _code(text: str) -> str:
+    """The API server's words verbatim, as a code span: they hold regular expressions such as
+    ``[01][0-9]`` that Markdown would read as reference links."""
+    return "`" + text.replace("`", "'") + "`"
+
+
 def _detail(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(_detail(v) for v in value)
@@ -169,7 +175,7 @@ def render(data: dict[str, Any]) -> str:
             said = c["message"].split(" is invalid: ", 1)[-1].lstrip("[").replace("|", "\\|")
             said = said.split(", <nil>: Invalid value: null: some validation rules were not checked")[0]
             out.append(f"| {c['case']} | {'yes' if c['refused'] else '**no**'} | "
-                       f"{'`' + c['field'] + '`' if c['named'] else '**not named**'} | {said[:160]} |\n")
+                       f"{'`' + c['field'] + '`' if c['named'] else '**not named**'} | {_code(said[:160])} |\n")
     if meta.get("log_dir"):
         # Name the folder, not this machine's path: the report is committed.
         out.append("\nOperator logs of each run go to a temporary folder (`--log-dir` keeps them); they are "

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from mkdocs_hooks import escape_reference_brackets
-
 REPO = Path(__file__).resolve().parents[2]
 pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
 pytest.importorskip("material", reason="the docs extra is not installed: pip install -e '.[docs]'")
@@ -44,16 +42,10 @@ def test_strict_build_fails_on_a_broken_link(tmp_path: Path) -> None:
         page.write("\nSee [the missing page](no-such-page.md).\n")
     config = (REPO / "mkdocs.yml").read_text()
     config = config.replace("docs_dir: docs", f"docs_dir: {docs}")
-    config = config.replace("  - mkdocs_hooks.py", f"  - {REPO / 'mkdocs_hooks.py'}")
     (tmp_path / "mkdocs.yml").write_text(config)
     proc = _build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert proc.returncode != 0
     assert "no-such-page.md" in proc.stderr
-
-
-def test_generated_reports_escape_only_reference_like_brackets() -> None:
-    text = "| a | matches '^([01][0-9]):' | `x[0][1]` |\n```\nl[0][1]\n```"
-    assert escape_reference_brackets(text) == "| a | matches '^([01]\\[0-9]):' | `x[0][1]` |\n```\nl[0][1]\n```"
 
 
 GENERATED = {"BENCHMARKS.md", "PERFORMANCE.md", "RELIABILITY.md"}  # written by python -m bench / faults
