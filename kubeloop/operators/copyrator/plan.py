@@ -273,6 +273,11 @@ def _skip_reason(source: Mapping[str, Any], name: str) -> str | None:
         reason = "NoConsent"
     if reason is None and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
         reason = "InvalidTargetName"
+    # Never a copy named like the cluster's CA bundle: where it is missing (a new namespace, before
+    # kube-controller-manager publishes it), a tenant's copy would be mounted by every pod as the API
+    # server's CA, and the publisher, which keeps our marks when it corrects the data, would fight us.
+    if reason is None and source.get("kind") == "ConfigMap" and name in PROTECTED_CONFIGMAPS:
+        reason = "ProtectedTargetName"
     return reason
 
 
@@ -330,7 +335,7 @@ def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Map
         return Decision("conflict", "SourceInPlace", f"{kind} is a source of this rule: never written over")
     if rule.conflictPolicy == "Skip":
         return Decision("conflict", "AlreadyExists", f"{kind} exists and is not a copy (conflictPolicy Skip)")
-    if not boundary.may_take_over(rule, existing):
+    if not boundary.may_take_over(rule, existing, labels_of(desired).get(SOURCE_NAMESPACE_LABEL, "")):
         return Decision("conflict", "NoTakeoverConsent",
                         f"{kind} exists and does not consent to conflictPolicy {rule.conflictPolicy}: its "
                         f"owner can annotate it {TAKEOVER_ANNOTATION}: {rule.metadata.namespace}")
