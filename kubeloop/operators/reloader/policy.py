@@ -4,9 +4,12 @@ operator writes."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from re import _parser as _sre_parser  # type: ignore[attr-defined]  # the stdlib's own parser (3.11+)
+from typing import Any
 
 STAKATER = "reloader.stakater.com"
 KUBELOOP = "reloader.kubeloop.dev"
@@ -137,12 +140,77 @@ def matches_any(name: str, names_or_patterns: tuple[str, ...]) -> bool:
         if candidate == name:
             return True
         if is_pattern(candidate):
-            try:
-                if re.fullmatch(candidate, name):
-                    return True
-            except re.error:
-                continue  # an invalid expression matches nothing
+            compiled = _compiled(candidate)
+            if compiled is not None and compiled.fullmatch(name):
+                return True  # an invalid or refused expression matches nothing (reported by the reconcile)
     return False
+
+
+# Reloader matches these expressions with Go's RE2, in linear time. Python's engine backtracks, and the
+# names matched are chosen by whoever may create objects in the namespace (up to 253 characters): a
+# nested quantifier such as "(a+)+b" takes hours on one such name, blocking the operator for every
+# namespace. So only expressions that match in at most quadratic time are used: at most two
+# repetitions (and four optional parts), none inside another or over an alternation, no
+# backreferences or lookarounds — which is all that selecting object names needs.
+MAX_PATTERN_LENGTH = 256
+_LOOPS, _OPTIONALS = 2, 4
+_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
+_REFUSED = {"GROUPREF": "a backreference", "GROUPREF_EXISTS": "a conditional", "ASSERT": "a lookaround",
+            "ASSERT_NOT": "a lookaround"}
+
+
+class _Refused(Exception):
+    pass
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why a ``reload``/``exclude`` regular expression is not used (None: it is)."""
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        return f"longer than {MAX_PATTERN_LENGTH} characters"
+    try:
+        tree = _sre_parser.parse(pattern)
+    except re.error as exc:
+        return f"not a regular expression ({exc})"
+    counts = {"loops": 0, "optionals": 0}
+    try:
+        _walk(tree, nested=False, counts=counts)
+    except _Refused as exc:
+        return str(exc)
+    if counts["loops"] > _LOOPS or counts["optionals"] > _OPTIONALS:
+        return f"more than {_LOOPS} repetitions or {_OPTIONALS} optional parts"
+    return None
+
+
+def _walk(items: Any, *, nested: bool, counts: dict[str, int]) -> bool:
+    """Counts the choice points of a parsed expression; raises _Refused for those that backtrack
+    exponentially. Returns whether ``items`` holds a choice (a repetition or an alternation)."""
+    choice = False
+    for op, arg in items:
+        name = str(op)
+        if name in _REFUSED:
+            raise _Refused(f"{_REFUSED[name]} is not supported")
+        if name in _REPEATS:
+            low, high, body = arg
+            if high > 1 and nested:
+                raise _Refused("a repetition inside a repetition")
+            counts["loops" if high - low > 1 else "optionals"] += high != low
+            if _walk(body, nested=nested or high > 1, counts=counts) and high > 1:
+                raise _Refused("a repetition of a repetition or of an alternation")
+            choice = choice or high != low
+        elif name == "BRANCH":
+            for branch in arg[1]:
+                _walk(branch, nested=nested, counts=counts)
+            choice = True
+        elif name == "SUBPATTERN":
+            choice = _walk(arg[-1], nested=nested, counts=counts) or choice
+        elif name == "ATOMIC_GROUP":
+            choice = _walk(arg, nested=nested, counts=counts) or choice
+    return choice
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> re.Pattern[str] | None:
+    return None if pattern_problem(pattern) else re.compile(pattern)
 
 
 def _kinded(kind: str, what: str) -> str:
