@@ -49,10 +49,14 @@ MARK_LABELS = (RULE_LABEL, RULE_NAMESPACE_LABEL, SOURCE_NAMESPACE_LABEL)
 MARK_ANNOTATIONS = (RULE_ANNOTATION, SOURCE_ANNOTATION, SOURCE_UID_ANNOTATION, HASH_ANNOTATION)
 
 # Keys never copied whatever the allow-list says: they are other tools' ownership or tracking marks
-# (a copy carrying them would be claimed, pruned or overwritten by kubectl, Helm, Argo CD or Flux).
+# (a copy carrying them would be claimed, pruned or overwritten by kubectl, Helm, Argo CD or Flux),
+# or the instructions of other replicators, which users migrating from them still run: Reflector or
+# kubernetes-replicator would fill a copy carrying "reflects"/"replicate-from" with other data (a
+# fight), and push one carrying "reflection-auto-*"/"replicate-to" beyond the rule's scope.
 DENIED_KEYS = (
     f"{DOMAIN}/*", "kubectl.kubernetes.io/*", "app.kubernetes.io/managed-by", "meta.helm.sh/*",
     "helm.sh/*", "argocd.argoproj.io/*", "*.toolkit.fluxcd.io/*", "kubernetes.io/service-account.*",
+    "reflector.v1.k8s.emberstack.com/*", "replicator.v1.mittwald.de/*",
 )
 # Secrets that must never leave their namespace: credentials minted for it, or other tools' state.
 PROTECTED_SECRET_TYPES = frozenset({
