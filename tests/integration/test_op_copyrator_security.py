@@ -346,6 +346,27 @@ async def test_no_copy_takes_the_name_of_the_clusters_ca_bundle(teams: Teams) ->
         await t.admin.delete("namespaces", fresh)
 
 
+async def test_a_released_copy_is_not_laundered_through_another_teams_rule(teams: Teams) -> None:
+    """orphanOnDelete: the tenant's rule plants a copy in team-b, then is deleted, releasing it. The
+    object left in team-b must not pass for team-b's own: team-b's rule selecting that label copies
+    team-b's genuine object (positive control), not the planted one."""
+    t = teams
+    planted, own, label = f"planted-{t.token}", f"own-{t.token}", {"launder": t.token}
+    await t.tenant.create(configmap(planted, t.team_a, {"k": "tenant"}, label))
+    await t.tenant.create(rule("plant", t.team_a, label, [t.team_b], orphanOnDelete=True))
+    await wait_for(t.admin, "configmaps", planted, t.team_b, timeout=30, description="the planted copy")
+    await t.tenant.delete(RULES, "plant", t.team_a)
+    await wait_for_deletion(t.admin, RULES, "plant", t.team_a, timeout=30)
+    left = await t.admin.get("configmaps", planted, t.team_b)  # released, not deleted
+    assert RULE_ANNOTATION not in (left["metadata"].get("annotations") or {})
+    await t.admin.create(configmap(own, t.team_b, {"k": "team-b"}, label))
+    await t.admin.create(rule("publish", t.team_b, label, [t.team_c]))
+    await wait_for(t.admin, "configmaps", own, t.team_c, timeout=30, description="team-b's own object copied")
+    status = await wait_status(t.admin, t.team_b, "publish", lambda s: s.get("copyCount") == 1, "1 copy")
+    assert status["skippedSources"] == [{"source": f"{t.team_b}/{planted}", "reason": "ReleasedCopy"}]
+    assert await absent(t.admin, planted, t.team_c)
+
+
 async def test_zz_rbac_audit(copyrator: RunningOperator) -> None:
     report = copyrator.audit()
     assert report.ok, report.message

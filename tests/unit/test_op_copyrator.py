@@ -277,6 +277,8 @@ def test_release_removes_only_our_marks() -> None:
     assert patch["resourceVersion"] == "7"
     ours = {k for k in copy["metadata"]["labels"] if k.startswith("copyrator.flant.com/")}
     assert set(patch["labels"]) == ours
+    released_from = patch["annotations"].pop("copyrator.flant.com/released-from")
+    assert released_from == "default/main-rule"
     assert all(v is None for v in [*patch["labels"].values(), *patch["annotations"].values()])
 
 

@@ -47,6 +47,11 @@ RULE_NAMESPACE_LABEL = f"{DOMAIN}/rule-namespace"
 SOURCE_NAMESPACE_LABEL = f"{DOMAIN}/source-namespace"
 MARK_LABELS = (RULE_LABEL, RULE_NAMESPACE_LABEL, SOURCE_NAMESPACE_LABEL)
 MARK_ANNOTATIONS = (RULE_ANNOTATION, SOURCE_ANNOTATION, SOURCE_UID_ANNOTATION, HASH_ANNOTATION)
+# Left on a released copy (orphanOnDelete), naming the rule that made it. Such an object is never a
+# source: without it, a tenant's rule could plant objects in other namespaces that, once released,
+# look like their own and are copied onwards by their rules, with the consents given to those rules.
+# The namespace's owner removes the annotation to make the object theirs.
+RELEASED_ANNOTATION = f"{DOMAIN}/released-from"
 
 # Keys never copied whatever the allow-list says: they are other tools' ownership or tracking marks
 # (a copy carrying them would be claimed, pruned or overwritten by kubectl, Helm, Argo CD or Flux),
@@ -273,6 +278,8 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
 
 def _skip_reason(source: Mapping[str, Any], name: str) -> str | None:
     reason = protected_reason(source)
+    if reason is None and RELEASED_ANNOTATION in annotations_of(source):
+        reason = "ReleasedCopy"
     if reason is None and refuses_copies(source):
         reason = "NoConsent"
     if reason is None and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
@@ -353,12 +360,13 @@ def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Map
 
 
 def released(obj: Mapping[str, Any]) -> Obj:
-    """A merge patch removing copyrator's marks (``orphanOnDelete``): the object stays, unmanaged."""
+    """A merge patch removing copyrator's marks (``orphanOnDelete``): the object stays, unmanaged, and
+    says which rule released it (``RELEASED_ANNOTATION``: never a source until its owner removes it)."""
     patch: Obj = {"resourceVersion": meta(obj).get("resourceVersion")}  # fails if changed meanwhile
     labels = {k: None for k in MARK_LABELS if k in labels_of(obj)}
-    annotations = {k: None for k in MARK_ANNOTATIONS if k in annotations_of(obj)}
+    annotations: dict[str, str | None] = {k: None for k in MARK_ANNOTATIONS if k in annotations_of(obj)}
+    annotations[RELEASED_ANNOTATION] = owner_of(obj) or ""
     if labels:
         patch["labels"] = labels
-    if annotations:
-        patch["annotations"] = annotations
+    patch["annotations"] = annotations
     return {"metadata": patch}
