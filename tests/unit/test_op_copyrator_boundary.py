@@ -83,6 +83,9 @@ def test_boundary_from_flag_values() -> None:
     assert Boundary.from_settings({"trusted_namespace": ()}, "copyrator").trusted == ("copyrator",)
     assert Boundary.from_settings({"trusted_namespace": ("",)}, "copyrator").trusted == ()
     assert Boundary.from_settings({"trusted_namespace": ("ops",)}, "copyrator").trusted == ("ops",)
+    # Run in "default" (the article's manifests applied as they are), it trusts nobody unless told.
+    assert Boundary.from_settings({"trusted_namespace": ()}, "default").trusted == ()
+    assert Boundary.from_settings({"trusted_namespace": ("default",)}, "default").trusted == ("default",)
 
 
 # --- what a rule may read -------------------------------------------------------------------------

@@ -34,6 +34,7 @@ CONSENT_ANNOTATION = f"{DOMAIN}/allow-copy"
 # rule keys ("namespace/name"), globs allowed.
 TAKEOVER_ANNOTATION = f"{DOMAIN}/allow-takeover"
 SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease"})
+UNTRUSTED = frozenset({"default"})  # never trusted unless named by --trusted-namespace
 _ANYONE = ("true", "*")
 _NOBODY = ("", "false")
 
@@ -97,7 +98,10 @@ class Boundary:
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], operator_namespace: str | None) -> Boundary:
         given = settings.get("trusted_namespace")  # () when not given; ("",) for "trust none"
-        default = (operator_namespace,) if operator_namespace else ()
+        # The operator's namespace is trusted by default because only admins write there; not so
+        # "default" (where the article's manifests land when applied without a namespace), which
+        # many users may write to: trusting it takes --trusted-namespace default.
+        default = (operator_namespace,) if operator_namespace and operator_namespace not in UNTRUSTED else ()
         return cls(trusted=_names(given) if given else default,
                    allow_system=bool(settings.get("allow_system_namespaces")),
                    operator_namespace=operator_namespace,
