@@ -356,6 +356,7 @@ def test_name_patterns_that_match_in_bounded_time_are_used(pattern: str) -> None
     ("(a+)+b", "inside a repetition"), ("(.*a){8}", "inside a repetition"), ("(a|aa)+b", "alternation"),
     ("a?" * 25 + "a" * 25, "more than"), ("[a-z]*[a-z]*[a-z]*[0-9]", "more than"),
     (r"(a)\1", "backreference"), ("(?=a).*", "lookaround"), ("foo(", "not a regular expression"),
+    ("a{99999999999999999999}", "not a regular expression"),
     ("x|" * 200, "longer than"),
 ])
 def test_backtracking_name_patterns_are_refused_and_match_nothing(pattern: str, problem: str) -> None:

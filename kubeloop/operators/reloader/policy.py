@@ -169,7 +169,7 @@ def pattern_problem(pattern: str) -> str | None:
         return f"longer than {MAX_PATTERN_LENGTH} characters"
     try:
         tree = _sre_parser.parse(pattern)
-    except re.error as exc:
+    except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999999999999}: OverflowError
         return f"not a regular expression ({exc})"
     counts = {"loops": 0, "optionals": 0}
     try:
