@@ -36,6 +36,7 @@ from kubeloop.operators.reloader.policy import (
     DEFAULT_NAMES,
     HASH,
     HASHED_KEYS,
+    MAX_PATTERNS,
     PREFIXES,
     SECRET,
     SOURCES,
@@ -410,6 +411,8 @@ async def _refused_patterns(ctx: Context, policy: Policy) -> None:
     """Says (once per set) which regular expressions of the reload/exclude annotations are not used."""
     given = {n for names in (*policy.named.values(), *policy.excluded.values()) for n in names if is_pattern(n)}
     refused = sorted(f"{p[:80]} ({problem})" for p in given if (problem := pattern_problem(p)))
+    if policy.dropped:
+        refused.append(f"{len(policy.dropped)} more beyond the first {MAX_PATTERNS} (not used)")
     if refused:
         await _invalid(ctx, "reload annotation", "; ".join(refused),
                        "these regular expressions match nothing: only expressions with at most two "
