@@ -272,3 +272,15 @@ def test_no_pass_ever_writes_over_or_deletes_a_source(layout: tuple[list[Obj], l
     for place, original in system.items():  # not one byte of kube-system
         assert cluster.objects.get(place) is original
     assert not any(p[0] == "kube-system" for p, o in cluster.objects.items() if owner_of(o))
+
+
+@pytest.mark.parametrize(("value", "to_team_c"), [
+    (" TRUE ", True), ("False", False), (" false ", False), ("team-c\tteam-d", True), ("team-c,,", True),
+    ("Team-C", False), ("team-[c]", True), ("team-c/*", False), ("yes", False), ("*", True), ("", True),
+])
+def test_consent_spellings(value: str, to_team_c: bool) -> None:
+    """How the owner's allow-copy value reads (review of issue 17): case-insensitive keywords,
+    whitespace and commas separate, globs; namespace names are matched case-sensitively, so a
+    misspelling consents to less, never more. ("" on a ConfigMap of the rule's namespace: no limit.)"""
+    source = cm("x", "team-a", **({CONSENT_ANNOTATION: value} if value else {}))
+    assert consents_to(source, "team-c") is to_team_c
