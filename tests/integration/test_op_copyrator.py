@@ -381,13 +381,15 @@ async def test_deletion_and_orphaning(copyrator: RunningOperator, kube_client: C
     await wait_for_deletion(kube_client, RULES, "deleting", src, timeout=30)
     for ns in (t1, t2):
         assert await absent(kube_client, "configmaps", "two", ns)
-    # ... unless orphanOnDelete: the copies stay, without copyrator's marks.
+    # ... unless orphanOnDelete: the copies stay, without copyrator's marks (saying who released them).
     await kube_client.delete(RULES, "keeping", src)
     await wait_for_deletion(kube_client, RULES, "keeping", src, timeout=30)
     for ns in (t1, t2):
         kept = await kube_client.get("configmaps", "kept-two", ns)
         assert kept["data"] == {"n": "2"}
-        marks = [*(kept["metadata"].get("annotations") or {}), *(kept["metadata"].get("labels") or {})]
+        annotations = dict(kept["metadata"].get("annotations") or {})
+        assert annotations.pop("copyrator.flant.com/released-from") == f"{src}/keeping"
+        marks = [*annotations, *(kept["metadata"].get("labels") or {})]
         assert not any(k.startswith("copyrator.flant.com/") for k in marks), marks
 
 

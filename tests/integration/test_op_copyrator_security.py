@@ -299,6 +299,74 @@ async def test_two_source_namespaces_never_take_over_each_other(teams: Teams) ->
         unchanged(old, await t.admin.get("configmaps", name, ns))
 
 
+async def test_a_trusted_rule_reading_a_tenants_namespace_lends_it_no_take_over(
+        teams: Teams, copyrator: RunningOperator) -> None:
+    """An admin's rule in the trusted (operator's) namespace reads team-a, with Overwrite. The names
+    and contents of team-a's sources are the tenant's: they must not overwrite team-b's object, which
+    did not consent. The admin's own source (trusted content) still takes over without consent."""
+    t = teams
+    home = copyrator.manager.options.leader_election_namespace
+    assert home
+    victim, ours = f"victim-t-{t.token}", f"ops-{t.token}"
+    await t.admin.create(configmap(victim, t.team_b, {"k": "theirs"}, {}))
+    await t.admin.create(configmap(ours, t.team_c, {"k": "old"}, {}))  # positive control: taken over
+    before = await t.admin.get("configmaps", victim, t.team_b)
+    await t.admin.create(configmap(ours, home, {"k": "ops"}, {"publish": t.token}))
+    await t.tenant.create(configmap(victim, t.team_a, {"k": "tenant"}, {"publish": t.token}))
+    await t.admin.create(rule("publish", home, {"publish": t.token}, [t.team_b, t.team_c],
+                              namespace=[home, t.team_a], conflictPolicy="Overwrite"))
+    await wait_for(t.admin, "configmaps", ours, t.team_c, lambda o: o.get("data") == {"k": "ops"},
+                   timeout=30, description="the trusted source overwrote team-c's object")
+    status = await wait_status(t.admin, home, "publish", lambda s: s.get("conflictCount") == 1, "1 conflict")
+    assert reasons(status) == {(t.team_b, victim, "NoTakeoverConsent")}
+    unchanged(before, await t.admin.get("configmaps", victim, t.team_b))
+    await t.admin.delete(RULES, "publish", home)
+    await wait_for_deletion(t.admin, RULES, "publish", home, timeout=30)
+
+
+async def test_no_copy_takes_the_name_of_the_clusters_ca_bundle(teams: Teams) -> None:
+    """kube-root-ca.crt is what every pod trusts as the API server's CA. A tenant's copy by that name,
+    in a namespace created after the rule (racing kube-controller-manager's publisher), would be
+    mounted into pods there and fought over with the publisher. No copy is ever named so."""
+    t = teams
+    fresh = f"team-d-{t.token}"
+    await t.tenant.create(configmap(f"ca-{t.token}", t.team_a, {"ca.crt": "tenant's CA"}, {"ca": t.token}))
+    await t.tenant.create(rule("ca", t.team_a, {"ca": t.token}, [t.team_b, fresh], targetName="kube-root-ca.crt"))
+    await t.admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": fresh}})
+    try:
+        status = await wait_status(t.admin, t.team_a, "ca", lambda s: bool(s.get("skippedSources")), "skipped")
+        assert status["skippedSources"] == [{"source": f"{t.team_a}/ca-{t.token}", "reason": "ProtectedTargetName"}]
+        assert not status.get("copyCount")
+        for ns in (t.team_b, fresh):
+            ca = await wait_for(t.admin, "configmaps", "kube-root-ca.crt", ns, timeout=30,
+                                description=f"the cluster's CA bundle in {ns}")
+            assert RULE_ANNOTATION not in (ca["metadata"].get("annotations") or {})
+            assert "tenant's CA" not in str(ca.get("data"))
+    finally:
+        await t.admin.delete("namespaces", fresh)
+
+
+async def test_a_released_copy_is_not_laundered_through_another_teams_rule(teams: Teams) -> None:
+    """orphanOnDelete: the tenant's rule plants a copy in team-b, then is deleted, releasing it. The
+    object left in team-b must not pass for team-b's own: team-b's rule selecting that label copies
+    team-b's genuine object (positive control), not the planted one."""
+    t = teams
+    planted, own, label = f"planted-{t.token}", f"own-{t.token}", {"launder": t.token}
+    await t.tenant.create(configmap(planted, t.team_a, {"k": "tenant"}, label))
+    await t.tenant.create(rule("plant", t.team_a, label, [t.team_b], orphanOnDelete=True))
+    await wait_for(t.admin, "configmaps", planted, t.team_b, timeout=30, description="the planted copy")
+    await t.tenant.delete(RULES, "plant", t.team_a)
+    await wait_for_deletion(t.admin, RULES, "plant", t.team_a, timeout=30)
+    left = await t.admin.get("configmaps", planted, t.team_b)  # released, not deleted
+    assert RULE_ANNOTATION not in (left["metadata"].get("annotations") or {})
+    await t.admin.create(configmap(own, t.team_b, {"k": "team-b"}, label))
+    await t.admin.create(rule("publish", t.team_b, label, [t.team_c]))
+    await wait_for(t.admin, "configmaps", own, t.team_c, timeout=30, description="team-b's own object copied")
+    status = await wait_status(t.admin, t.team_b, "publish", lambda s: s.get("copyCount") == 1, "1 copy")
+    assert status["skippedSources"] == [{"source": f"{t.team_b}/{planted}", "reason": "ReleasedCopy"}]
+    assert await absent(t.admin, planted, t.team_c)
+
+
 async def test_zz_rbac_audit(copyrator: RunningOperator) -> None:
     report = copyrator.audit()
     assert report.ok, report.message

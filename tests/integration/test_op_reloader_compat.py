@@ -259,6 +259,52 @@ async def attack_from(tenant: Client, a: str, b: str) -> None:
         await asyncio.sleep(0.7)
 
 
+async def longest_stall(stop: asyncio.Event) -> float:
+    """The longest time the event loop (the operator runs in it) went without running this task."""
+    loop, worst = asyncio.get_running_loop(), 0.0
+    while not stop.is_set():
+        before = loop.time()
+        await asyncio.sleep(0.05)
+        worst = max(worst, loop.time() - before)
+    return worst
+
+
+async def test_a_tenants_regular_expression_cannot_stall_the_operator(kube_cluster, kube_client: Client,
+                                                                       namespace: str) -> None:
+    """Reloader matches reload-annotation expressions with RE2 (linear time); Python's engine backtracks.
+    A tenant of A names a ConfigMap "aaa…a" and annotates its Deployment with "(a+)+[0-9]": each match
+    would block the operator (every namespace) for seconds — for 28 characters; a 253-character name
+    blocks it for good. The expression is refused with a Warning naming it, and B still rolls."""
+    a, b = namespace, f"{namespace}-b"
+    evil = "(a+)+[0-9]"
+    await kube_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": b}})
+    try:
+        await kube_client.create(config_map("shared", b, {"k": "1"}))
+        await kube_client.create(deployment("victim", b, pod_spec(volumes=[cm_volume("shared")]), AUTO))
+        tenant = await tenant_client(kube_cluster, kube_client, a)
+        try:
+            async with run_operator(kube_cluster, kube_client, reloader(), a, watch_namespaces=[a, b]) as running:
+                await wait_recorded(kube_client, DEPLOYMENTS, "victim", b)
+                stop = asyncio.Event()
+                stall = asyncio.create_task(longest_stall(stop))
+                await tenant.create(config_map("a" * 28, a, {"k": "1"}))
+                await tenant.create(deployment("mine", a, pod_spec(), {
+                    "configmap.reloader.stakater.com/reload": evil}))
+                await asyncio.sleep(1)
+                await tenant.patch("configmaps", "a" * 28, {"data": {"k": "2"}}, a)  # matching again
+                await kube_client.patch("configmaps", "shared", {"data": {"k": "2"}}, b)
+                await wait_for(kube_client, DEPLOYMENTS, "victim", b, lambda d: revision(d) == 2, timeout=60)
+                stop.set()
+                assert await stall < 2, f"the operator's event loop was blocked for {await stall:.1f}s"
+                warned = await eventually(lambda: events(kube_client, a, "mine", "ReloadConfigInvalid"))
+                assert evil in warned[0]["note"] and "reload annotation" in warned[0]["note"]
+            assert running.audit().ok, running.audit().message
+        finally:
+            await tenant.close()
+    finally:
+        await kube_client.delete("namespaces", b)
+
+
 # --- `kubeloop run reloader` with Reloader's arguments --------------------------------------------------------
 
 async def kubeloop_run(*args: str) -> asyncio.subprocess.Process:

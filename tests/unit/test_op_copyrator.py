@@ -134,9 +134,11 @@ def test_copy_carries_content_allowed_metadata_and_marks_only() -> None:
                                                   "team": "x"},
                 binaryData={"bin": "AAE="}, immutable=True,
                 metadata={"annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}",
-                                          "meta.helm.sh/release-name": "r", "note": "keep", "other": "drop"},
+                                          "meta.helm.sh/release-name": "r", "note": "keep", "other": "drop",
+                                          "reflector.v1.k8s.emberstack.com/reflection-auto-enabled": "true",
+                                          "replicator.v1.mittwald.de/replicate-to": "kube-system"},
                           "ownerReferences": [{"kind": "X", "name": "x", "uid": "u", "controller": True}]})
-    copy = build_copy(rule(copyAnnotations=["note", "kubectl.kubernetes.io/*", "meta.helm.sh/*"]), source,
+    copy = build_copy(rule(copyAnnotations=["note", "kubectl.kubernetes.io/*", "meta.helm.sh/*", "re*"]), source,
                       "team-a", "app")
     meta = copy["metadata"]
     assert (copy["data"], copy["binaryData"], copy["immutable"]) == ({"a": "1"}, {"bin": "AAE="}, True)
@@ -275,6 +277,8 @@ def test_release_removes_only_our_marks() -> None:
     assert patch["resourceVersion"] == "7"
     ours = {k for k in copy["metadata"]["labels"] if k.startswith("copyrator.flant.com/")}
     assert set(patch["labels"]) == ours
+    released_from = patch["annotations"].pop("copyrator.flant.com/released-from")
+    assert released_from == "default/main-rule"
     assert all(v is None for v in [*patch["labels"].values(), *patch["annotations"].values()])
 
 

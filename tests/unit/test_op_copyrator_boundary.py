@@ -83,6 +83,9 @@ def test_boundary_from_flag_values() -> None:
     assert Boundary.from_settings({"trusted_namespace": ()}, "copyrator").trusted == ("copyrator",)
     assert Boundary.from_settings({"trusted_namespace": ("",)}, "copyrator").trusted == ()
     assert Boundary.from_settings({"trusted_namespace": ("ops",)}, "copyrator").trusted == ("ops",)
+    # Run in "default" (the article's manifests applied as they are), it trusts nobody unless told.
+    assert Boundary.from_settings({"trusted_namespace": ()}, "default").trusted == ()
+    assert Boundary.from_settings({"trusted_namespace": ("default",)}, "default").trusted == ("default",)
 
 
 # --- what a rule may read -------------------------------------------------------------------------
@@ -132,6 +135,28 @@ def test_take_over_needs_the_targets_consent(value: str | None, allowed: bool) -
         assert decision.reason == "NoTakeoverConsent" and TAKEOVER_ANNOTATION in decision.message
 
 
+def test_trust_takes_over_only_with_content_from_trusted_namespaces() -> None:
+    """A trusted rule reading a tenant's namespace copies names and contents that tenant chose: those
+    never take over an object without its consent; the trusted namespace's own sources still do."""
+    r = rule("ops", conflictPolicy="Overwrite", namespace=["ops", "team-a"])
+    trusted = Boundary(trusted=("ops",))
+    theirs = cm("victim", "team-b", data="theirs", labelled=False)
+    from_tenant = build_copy(r, cm("victim", "team-a", data="tenant"), "team-b", "victim")
+    from_ops = build_copy(r, cm("victim", "ops", data="ops"), "team-b", "victim")
+    assert decide(r, theirs, from_tenant, trusted).reason == "NoTakeoverConsent"
+    assert decide(r, theirs, from_ops, trusted).action == "overwrite"
+    assert decide(r, theirs, from_tenant, Boundary(trusted=("ops", "team-a"))).action == "overwrite"
+    consenting = cm("victim", "team-b", labelled=False, **{TAKEOVER_ANNOTATION: "ops"})
+    assert decide(r, consenting, from_tenant, trusted).action == "overwrite"
+
+
+def test_no_copy_is_named_like_the_clusters_ca_bundle() -> None:
+    p = plan(rule(targetName="kube-root-ca.crt"), [cm("x", "team-a")], NAMESPACES)
+    assert not p.copies and p.skipped == [("team-a/x", "ProtectedTargetName")]
+    p = plan(rule(targetName="{name}.crt"), [cm("kube-root-ca", "team-a")], NAMESPACES)
+    assert not p.copies and p.skipped == [("team-a/kube-root-ca", "ProtectedTargetName")]
+
+
 # --- a rule's sources are never its targets: the two-namespace layout ----------------------------
 
 
@@ -149,7 +174,8 @@ class Cluster:
             existing = self.objects.get(place)
             action = decide(r, existing, copy, boundary).action
             if action in ("adopt", "overwrite"):  # only what consented (or for a trusted rule)
-                assert existing is not None and boundary.may_take_over(r, existing), (r.key, action, place)
+                source_ns = copy["metadata"]["labels"]["copyrator.flant.com/source-namespace"]
+                assert existing is not None and boundary.may_take_over(r, existing, source_ns), (r.key, action, place)
             if action in ("create", "recreate"):
                 self.objects[place] = {**copy, "metadata": {**copy["metadata"], "uid": f"u{next(_uids)}"}}
             elif action in ("update", "adopt", "overwrite"):
@@ -246,3 +272,15 @@ def test_no_pass_ever_writes_over_or_deletes_a_source(layout: tuple[list[Obj], l
     for place, original in system.items():  # not one byte of kube-system
         assert cluster.objects.get(place) is original
     assert not any(p[0] == "kube-system" for p, o in cluster.objects.items() if owner_of(o))
+
+
+@pytest.mark.parametrize(("value", "to_team_c"), [
+    (" TRUE ", True), ("False", False), (" false ", False), ("team-c\tteam-d", True), ("team-c,,", True),
+    ("Team-C", False), ("team-[c]", True), ("team-c/*", False), ("yes", False), ("*", True), ("", True),
+])
+def test_consent_spellings(value: str, to_team_c: bool) -> None:
+    """How the owner's allow-copy value reads (review of issue 17): case-insensitive keywords,
+    whitespace and commas separate, globs; namespace names are matched case-sensitively, so a
+    misspelling consents to less, never more. ("" on a ConfigMap of the rule's namespace: no limit.)"""
+    source = cm("x", "team-a", **({CONSENT_ANNOTATION: value} if value else {}))
+    assert consents_to(source, "team-c") is to_team_c

@@ -340,3 +340,45 @@ def test_every_setting_is_a_flag_and_an_env_var(monkeypatch: pytest.MonkeyPatch)
     refused_or_renames = {f.replace("-", "_") for f in [*UNSUPPORTED, *RENAMES]}  # the latter make ``names``
     assert ({o.name.replace("-", "_") for o in op.options} - refused_or_renames
             == set(Settings.__dataclass_fields__) - {"names"})
+
+
+# --- regular expressions a tenant writes (reload/exclude annotations) ---------------------------------
+
+
+@pytest.mark.parametrize("pattern", ["config-.*", ".*-secret", "app-.*-config", "(foo|bar)-.*", "(ab)*",
+                                     "(a*)?b", "[a-z]+-v[0-9]?", "(one|two|three|four)-(a|b)-.*"])
+def test_name_patterns_that_match_in_bounded_time_are_used(pattern: str) -> None:
+    from kubeloop.operators.reloader.policy import pattern_problem
+    assert pattern_problem(pattern) is None
+
+
+@pytest.mark.parametrize(("pattern", "problem"), [
+    ("(a+)+b", "inside a repetition"), ("(.*a){8}", "inside a repetition"), ("(a|aa)+b", "alternation"),
+    ("a?" * 25 + "a" * 25, "ways"), ("(a|aa)" * 40 + "b", "ways"), ("(a|aa)" * 5 + "b", "ways"),
+    ("[a-z]*[a-z]*[a-z]*[0-9]", "more than"),
+    (r"(a)\1", "backreference"), ("(?=a).*", "lookaround"), ("foo(", "not a regular expression"),
+    ("a{99999999999999999999}", "not a regular expression"),
+    ("x|" * 200, "longer than"),
+])
+def test_backtracking_name_patterns_are_refused_and_match_nothing(pattern: str, problem: str) -> None:
+    """Python's engine backtracks on these (seconds to hours on a 253-character name); RE2, which
+    Reloader uses, would not. Refused, they match nothing — and return at once."""
+    import time
+
+    from kubeloop.operators.reloader.policy import matches_any, pattern_problem
+    assert problem in (pattern_problem(pattern) or "")
+    started = time.monotonic()
+    assert not matches_any("a" * 253, (pattern,))
+    assert time.monotonic() - started < 0.5
+
+
+def test_at_most_sixteen_regular_expressions_per_workload_are_used() -> None:
+    """Each is matched against every object name of the namespace: their number bounds the work."""
+    from kubeloop.operators.reloader.policy import MAX_PATTERNS, policy_of
+    patterns = [f"p{i}-.*" for i in range(20)]
+    policy = policy_of({"configmap.reloader.stakater.com/reload": ",".join(["plain", *patterns[:10]]),
+                        "secrets.exclude.reloader.stakater.com/reload": ",".join(patterns[10:])})
+    assert policy.named["ConfigMap"] == ("plain", *patterns[:10])  # plain names are not counted
+    assert policy.excluded["Secret"] == tuple(patterns[10:MAX_PATTERNS])
+    assert policy.dropped == tuple(patterns[MAX_PATTERNS:])
+    assert not policy.is_excluded("Secret", "p19-x") and policy.is_excluded("Secret", "p15-x")

@@ -9,7 +9,7 @@ boundary keeps a rule's reach to what its author could do plus what other owners
 - targets: ``kube-system``, ``kube-public``, ``kube-node-lease`` and the operator's own namespace
   never receive copies unless the operator runs with ``--allow-system-namespaces``;
 - take-over (``Adopt``/``Overwrite``): only of objects carrying ``allow-takeover`` naming the rule
-  (or its namespace), unless the rule's namespace is trusted.
+  (or its namespace), unless the rule's namespace and the source's are both trusted.
 
 A rule in a trusted namespace is free of the first and last points: by default the operator's own
 namespace (where the article's Deployment keeps its rules, and which only cluster admins can write
@@ -34,6 +34,7 @@ CONSENT_ANNOTATION = f"{DOMAIN}/allow-copy"
 # rule keys ("namespace/name"), globs allowed.
 TAKEOVER_ANNOTATION = f"{DOMAIN}/allow-takeover"
 SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease"})
+UNTRUSTED = frozenset({"default"})  # never trusted unless named by --trusted-namespace
 _ANYONE = ("true", "*")
 _NOBODY = ("", "false")
 
@@ -97,15 +98,20 @@ class Boundary:
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], operator_namespace: str | None) -> Boundary:
         given = settings.get("trusted_namespace")  # () when not given; ("",) for "trust none"
-        default = (operator_namespace,) if operator_namespace else ()
+        # The operator's namespace is trusted by default because only admins write there; not so
+        # "default" (where the article's manifests land when applied without a namespace), which
+        # many users may write to: trusting it takes --trusted-namespace default.
+        default = (operator_namespace,) if operator_namespace and operator_namespace not in UNTRUSTED else ()
         return cls(trusted=_names(given) if given else default,
                    allow_system=bool(settings.get("allow_system_namespaces")),
                    operator_namespace=operator_namespace,
                    closed_too=_names(settings.get("closed_namespace")))
 
     def trusts(self, rule: CopyratorRule) -> bool:
-        ns = rule.metadata.namespace or ""
-        return any(fnmatch.fnmatchcase(ns, p) for p in self.trusted)
+        return self.trusts_namespace(rule.metadata.namespace or "")
+
+    def trusts_namespace(self, namespace: str) -> bool:
+        return any(fnmatch.fnmatchcase(namespace, p) for p in self.trusted)
 
     def closed(self, namespace: str) -> bool:
         """Copies never go to this namespace."""
@@ -121,8 +127,13 @@ class Boundary:
         ns = (obj.get("metadata") or {}).get("namespace")
         return ns == rule.metadata.namespace or has_consent(obj) or self.trusts(rule)
 
-    def may_take_over(self, rule: CopyratorRule, obj: Mapping[str, Any]) -> bool:
-        return self.trusts(rule) or consents_to_takeover(obj, rule)
+    def may_take_over(self, rule: CopyratorRule, obj: Mapping[str, Any], source_namespace: str) -> bool:
+        """``obj`` may be adopted or overwritten by a copy of a source in ``source_namespace``. Trust
+        lends the operator's reach only to content written in trusted namespaces: a trusted rule that
+        reads (say) ``team-a`` copies names and contents team-a's tenant chose, and without consent
+        they would overwrite any same-named object in every namespace."""
+        trusted = self.trusts(rule) and self.trusts_namespace(source_namespace)
+        return trusted or consents_to_takeover(obj, rule)
 
 
 STRICT = Boundary()

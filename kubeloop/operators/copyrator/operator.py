@@ -9,6 +9,7 @@ periodic resync. Each reconcile computes the full desired set and diffs it with 
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -20,13 +21,14 @@ from kubeloop.cache import Event
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller
 from kubeloop.manager import Manager
 from kubeloop.operators.copyrator import metrics
-from kubeloop.operators.copyrator.boundary import Boundary
+from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
 from kubeloop.operators.copyrator.sync import Outcome, Sync, collect_leftovers
 from kubeloop.operators.copyrator.world import World, namespace_changed
 from kubeloop.resources.builtin import CONFIG_MAP, NAMESPACE, SECRET
 
+log = logging.getLogger("kubeloop.copyrator")
 FINALIZER = f"{DOMAIN}/copies"
 MAX_LISTED = 20  # entries per status list: status must stay small whatever the cluster size
 MAX_NAMESPACES_LISTED = 50
@@ -73,8 +75,9 @@ operator.env_alias("namespace", "NAMESPACE")
 operator.option("trusted-namespace", (), multiple=True,
                 help="Rules in these namespaces (names or globs; repeat or comma-separate) read ConfigMaps "
                      "from any namespace and take over objects (Adopt/Overwrite) without the owner's "
-                     "consent. Only for namespaces where only cluster admins create CopyratorRules. "
-                     "Default: the operator's own namespace; \"\" trusts none.")
+                     "consent (with sources in trusted namespaces). Only for namespaces where only cluster "
+                     "admins create CopyratorRules. Default: the operator's own namespace unless it is "
+                     "default; \"\" trusts none.")
 operator.option("allow-system-namespaces", False, type=bool,
                 help="Let copies go to kube-system, kube-public, kube-node-lease and the operator's own "
                      "namespace (default: never).")
@@ -103,7 +106,11 @@ def rule_changed(event: Event) -> bool:
 @operator.on_startup
 async def bind(manager: Manager) -> None:
     await world.bind(manager.client, manager.cache, operator.rule_field_selector())
-    world.boundary = Boundary.from_settings(operator.settings, own_namespace())
+    home = own_namespace()
+    world.boundary = Boundary.from_settings(operator.settings, home)
+    if home in UNTRUSTED and not world.boundary.trusts_namespace(home):
+        log.warning("copyrator runs in namespace %s, which many may write to: rules there are not trusted "
+                    "(give --trusted-namespace %s if only admins write there)", home, home)
 
 
 def own_namespace() -> str | None:

@@ -47,12 +47,21 @@ RULE_NAMESPACE_LABEL = f"{DOMAIN}/rule-namespace"
 SOURCE_NAMESPACE_LABEL = f"{DOMAIN}/source-namespace"
 MARK_LABELS = (RULE_LABEL, RULE_NAMESPACE_LABEL, SOURCE_NAMESPACE_LABEL)
 MARK_ANNOTATIONS = (RULE_ANNOTATION, SOURCE_ANNOTATION, SOURCE_UID_ANNOTATION, HASH_ANNOTATION)
+# Left on a released copy (orphanOnDelete), naming the rule that made it. Such an object is never a
+# source: without it, a tenant's rule could plant objects in other namespaces that, once released,
+# look like their own and are copied onwards by their rules, with the consents given to those rules.
+# The namespace's owner removes the annotation to make the object theirs.
+RELEASED_ANNOTATION = f"{DOMAIN}/released-from"
 
 # Keys never copied whatever the allow-list says: they are other tools' ownership or tracking marks
-# (a copy carrying them would be claimed, pruned or overwritten by kubectl, Helm, Argo CD or Flux).
+# (a copy carrying them would be claimed, pruned or overwritten by kubectl, Helm, Argo CD or Flux),
+# or the instructions of other replicators, which users migrating from them still run: Reflector or
+# kubernetes-replicator would fill a copy carrying "reflects"/"replicate-from" with other data (a
+# fight), and push one carrying "reflection-auto-*"/"replicate-to" beyond the rule's scope.
 DENIED_KEYS = (
     f"{DOMAIN}/*", "kubectl.kubernetes.io/*", "app.kubernetes.io/managed-by", "meta.helm.sh/*",
     "helm.sh/*", "argocd.argoproj.io/*", "*.toolkit.fluxcd.io/*", "kubernetes.io/service-account.*",
+    "reflector.v1.k8s.emberstack.com/*", "replicator.v1.mittwald.de/*",
 )
 # Secrets that must never leave their namespace: credentials minted for it, or other tools' state.
 PROTECTED_SECRET_TYPES = frozenset({
@@ -269,10 +278,17 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
 
 def _skip_reason(source: Mapping[str, Any], name: str) -> str | None:
     reason = protected_reason(source)
+    if reason is None and RELEASED_ANNOTATION in annotations_of(source):
+        reason = "ReleasedCopy"
     if reason is None and refuses_copies(source):
         reason = "NoConsent"
     if reason is None and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
         reason = "InvalidTargetName"
+    # Never a copy named like the cluster's CA bundle: where it is missing (a new namespace, before
+    # kube-controller-manager publishes it), a tenant's copy would be mounted by every pod as the API
+    # server's CA, and the publisher, which keeps our marks when it corrects the data, would fight us.
+    if reason is None and source.get("kind") == "ConfigMap" and name in PROTECTED_CONFIGMAPS:
+        reason = "ProtectedTargetName"
     return reason
 
 
@@ -330,7 +346,7 @@ def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Map
         return Decision("conflict", "SourceInPlace", f"{kind} is a source of this rule: never written over")
     if rule.conflictPolicy == "Skip":
         return Decision("conflict", "AlreadyExists", f"{kind} exists and is not a copy (conflictPolicy Skip)")
-    if not boundary.may_take_over(rule, existing):
+    if not boundary.may_take_over(rule, existing, labels_of(desired).get(SOURCE_NAMESPACE_LABEL, "")):
         return Decision("conflict", "NoTakeoverConsent",
                         f"{kind} exists and does not consent to conflictPolicy {rule.conflictPolicy}: its "
                         f"owner can annotate it {TAKEOVER_ANNOTATION}: {rule.metadata.namespace}")
@@ -344,12 +360,13 @@ def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Map
 
 
 def released(obj: Mapping[str, Any]) -> Obj:
-    """A merge patch removing copyrator's marks (``orphanOnDelete``): the object stays, unmanaged."""
+    """A merge patch removing copyrator's marks (``orphanOnDelete``): the object stays, unmanaged, and
+    says which rule released it (``RELEASED_ANNOTATION``: never a source until its owner removes it)."""
     patch: Obj = {"resourceVersion": meta(obj).get("resourceVersion")}  # fails if changed meanwhile
     labels = {k: None for k in MARK_LABELS if k in labels_of(obj)}
-    annotations = {k: None for k in MARK_ANNOTATIONS if k in annotations_of(obj)}
+    annotations: dict[str, str | None] = {k: None for k in MARK_ANNOTATIONS if k in annotations_of(obj)}
+    annotations[RELEASED_ANNOTATION] = owner_of(obj) or ""
     if labels:
         patch["labels"] = labels
-    if annotations:
-        patch["annotations"] = annotations
+    patch["annotations"] = annotations
     return {"metadata": patch}

@@ -36,6 +36,7 @@ from kubeloop.operators.reloader.policy import (
     DEFAULT_NAMES,
     HASH,
     HASHED_KEYS,
+    MAX_PATTERNS,
     PREFIXES,
     SECRET,
     SOURCES,
@@ -44,6 +45,7 @@ from kubeloop.operators.reloader.policy import (
     duration,
     is_pattern,
     matches_any,
+    pattern_problem,
     policy_of,
     source_ignored,
     source_matches,
@@ -163,6 +165,7 @@ class Reloader:
         policy = workload_policy(kind, workload, auto_all=rt.settings.auto_reload_all, names=rt.settings.names)
         if not policy.tracks_anything or not rt.in_scope(ctx.namespace):
             return None
+        await _refused_patterns(ctx, policy)
         hashes, missing, unknown = self.tracked(rt, kind, workload, policy)
         await self._unknown(ctx, kind, unknown)
         if missing and not rt.settings.reload_on_delete:
@@ -402,6 +405,19 @@ async def _invalid(ctx: Context, annotation: str, value: str, message: str) -> N
     if ctx.memory.get(f"invalid {annotation}") != value:
         ctx.memory[f"invalid {annotation}"] = value
         await ctx.event("Warning", "ReloadConfigInvalid", f"{annotation} {value!r}: {message}")
+
+
+async def _refused_patterns(ctx: Context, policy: Policy) -> None:
+    """Says (once per set) which regular expressions of the reload/exclude annotations are not used."""
+    given = {n for names in (*policy.named.values(), *policy.excluded.values()) for n in names if is_pattern(n)}
+    refused = sorted(f"{p[:80]} ({problem})" for p in given if (problem := pattern_problem(p)))
+    if policy.dropped:
+        refused.append(f"{len(policy.dropped)} more beyond the first {MAX_PATTERNS} (not used)")
+    if refused:
+        await _invalid(ctx, "reload annotation", "; ".join(refused),
+                       "these regular expressions match nothing: only expressions with at most two "
+                       "repetitions, none nested or over an alternation, are used (a backtracking match "
+                       "could stall the operator for every namespace)")
 
 
 async def _create_once(ctx: Context, job: Obj) -> None:
