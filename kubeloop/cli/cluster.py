@@ -9,8 +9,8 @@ import click
 
 from kubeloop.envtest import BuildError, ClusterError, LocalCluster, ensure_built
 
-_name = click.option("--name", "-n", default="default", show_default=True,
-                     help="Cluster name (one data dir each).")
+_name = click.option("--name", "-n", default="default", show_default=True, envvar="KUBELOOP_CLUSTER_NAME",
+                     show_envvar=True, help="Cluster name (one data dir each).")
 _version = click.option(
     "--kubernetes-version", default=None, metavar="X.Y.Z",
     help="Kubernetes release to build/run (default: $KUBELOOP_KUBERNETES_VERSION or the pinned one).",

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from kubeloop.cache.cache import CacheSyncTimeout
+from kubeloop.cli import preflight
 from kubeloop.client import Client
 from kubeloop.manager import LeadershipLost, Manager, ManagerOptions
 from kubeloop.operator import Operator
@@ -17,6 +18,17 @@ log = logging.getLogger("kubeloop.run")
 def _namespaces(values: tuple[str, ...] | None) -> list[str] | None:
     names = [n.strip() for v in values or () for n in v.split(",") if n.strip()]
     return names or None
+
+
+async def _preflight(client: Client, operator: Operator, settings: dict[str, Any],
+                     namespaces: list[str] | None) -> None:
+    """Server reachable, CRDs installed (or installed now with --install-crds), list/watch allowed."""
+    target = settings.get("target") or operator.name
+    await preflight.check_reachable(client)
+    if settings.get("install_crds"):
+        await preflight.install_crds(client, operator)
+    served = await preflight.check_served(client, operator, target, bool(settings.get("install_crds")))
+    await preflight.check_rbac(client, operator, served, namespaces, target)
 
 
 async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
@@ -36,6 +48,7 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
     manager = Manager(client, options, name=operator.name)
     log.info("starting %s against %s", operator.name, client.config.source)
     try:
+        await _preflight(client, operator, settings, options.namespaces)
         manager.add_operator(operator, settings["max_concurrent_reconciles"], settings["resync_period"])
         await manager.run(install_signal_handlers=True)
         return 0
