@@ -214,13 +214,15 @@ def _guarded(run: Callable[[], int], debug: bool) -> int:
 
     try:
         return run()
-    except (StartupError, ConfigError) as exc:
-        message = str(exc)
     except click.ClickException:
         raise  # a bad flag value: click prints it with the usage line (exit code 2)
+    except (StartupError, ConfigError) as exc:
+        failure: Exception = exc
+        message = str(exc)
     except Exception as exc:  # noqa: BLE001 - anything else still gets one line, not a traceback
+        failure = exc
         message = f"unexpected {type(exc).__name__}: {exc}. Run again with --debug for the traceback."
     if debug:
-        traceback.print_exc()
+        traceback.print_exception(failure)
     click.echo(f"Error: {message}", err=True)
     return 1
