@@ -215,19 +215,12 @@ class Operator:
         return [(spec.resource, spec.finalizer or f"{self.finalizer_domain}/{self.name}")
                 for spec in self._specs.values() if spec.cleanup or spec.causes.needs_finalizer]
 
-    def resources(self) -> list[ResourceRef]:
-        """Every resource this operator's controllers list and watch (primary, owned, watched), as
-        declared (strings, Resource constants or models), without duplicates."""
-        refs: list[ResourceRef] = []
-        for spec in self._specs.values():
-            for ref in (spec.resource, *spec.owns, *(w.resource for w in spec.watches)):
-                if ref not in refs:
-                    refs.append(ref)
-        return refs
-
     def custom_resources(self) -> list[type]:
         """The typed custom resources this operator reconciles or watches (their CRDs ship with it)."""
-        refs: list[Any] = [*self.resources(), *self._served]
+        refs: list[Any] = []
+        for spec in self._specs.values():
+            refs += [spec.resource, *spec.owns, *(w.resource for w in spec.watches)]
+        refs += self._served
         out: list[type] = []
         for ref in refs:
             if isinstance(ref, type) and hasattr(ref, "crd_info") and ref not in out:

@@ -17,6 +17,10 @@ _version = click.option(
 )
 
 
+def _silent(msg: str) -> None:
+    """``--quiet``: no progress lines; errors still reach stderr through _fail."""
+
+
 def _fail(exc: Exception) -> None:
     click.echo(f"error: {exc}", err=True)
     sys.exit(1)
@@ -55,8 +59,9 @@ def build(kubernetes_version: str | None, force: bool, quiet: bool) -> None:
 @_quiet
 def up(name: str, kubernetes_version: str | None, nodes: int, quiet: bool) -> None:
     """Start the cluster (building first if needed). Idempotent."""
-    cluster = LocalCluster(name, kubernetes_version=kubernetes_version, nodes=nodes,
-                           **({"log": lambda _msg: None} if quiet else {}))
+    cluster = LocalCluster(name, kubernetes_version=kubernetes_version, nodes=nodes)
+    if quiet:
+        cluster.log = _silent
     try:
         cluster.up()
     except (BuildError, ClusterError) as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,6 +15,7 @@ from kubeloop.client import Client
 from kubeloop.client.api import ResourceRef
 from kubeloop.client.errors import ApiError, Forbidden, NotFound
 from kubeloop.client.resource import Resource
+from kubeloop.controller import Controller
 from kubeloop.operator import Operator
 from kubeloop.resources import crds_for
 
@@ -93,14 +95,34 @@ async def _wait_established(client: Client, name: str, timeout: float = 30.0) ->
                        f"after {timeout:g}s; see `kubectl describe crd {name}`")
 
 
-async def check_served(client: Client, operator: Operator, target: str, install: bool) -> list[Resource]:
+@dataclass(frozen=True)
+class Watched:
+    """One resource the controllers will list and watch; ``everywhere``: in all namespaces even when
+    the manager is limited to some (``Watch(all_namespaces=True)``)."""
+
+    ref: ResourceRef
+    everywhere: bool = False
+
+
+def watched(controllers: Sequence[Controller]) -> list[Watched]:
+    """What the manager's controllers (as the operator built them for these settings) will watch."""
+    out: list[Watched] = []
+    for controller in controllers:
+        items = [Watched(controller.resource), *(Watched(ref) for ref in controller.owns),
+                 *(Watched(w.resource, w.all_namespaces) for w in controller.watches)]
+        out += [item for item in items if item not in out]
+    return out
+
+
+async def check_served(client: Client, operator: Operator, items: Sequence[Watched], target: str,
+                       install: bool) -> list[tuple[Resource, bool]]:
     """Resolves every watched resource against discovery; an unserved one is a StartupError."""
     out = []
-    for ref in operator.resources():
+    for item in items:
         try:
-            out.append(await client.registry.resolve(_lookup_name(ref)))
+            out.append((await client.registry.resolve(_lookup_name(item.ref)), item.everywhere))
         except NotFound:
-            raise StartupError(await _unserved_message(client, operator, target, ref, install)) from None
+            raise StartupError(await _unserved_message(client, operator, target, item.ref, install)) from None
     return out
 
 
@@ -129,6 +151,9 @@ async def _unserved_message(client: Client, operator: Operator, target: str, ref
     name = _lookup_name(ref)
     head = (f"the API server {server} does not serve {name!r}, which operator {operator.name!r} watches: "
             "no installed CustomResourceDefinition (or API) provides it. ")
+    if not isinstance(ref, str):  # a Resource constant: another project's kind (e.g. Argo Rollouts)
+        return head + ("Install the CRDs of the project that defines it, or turn off the setting that "
+                       "makes the operator watch it.")
     if install:
         head += ("--install-crds cannot help: the operator names it by a string, so kubeloop has no model "
                  "to build its CRD from. ")
@@ -145,12 +170,13 @@ async def _other_version(client: Client, group_resource: str) -> Resource | None
         return None
 
 
-async def check_rbac(client: Client, operator: Operator, resources: Sequence[Resource],
+async def check_rbac(client: Client, operator: Operator, resources: Sequence[tuple[Resource, bool]],
                      namespaces: list[str] | None, target: str) -> None:
     """Asks the server (SelfSubjectAccessReview) whether this identity may list and watch every
     resource in the scope the cache will watch; a denial is a StartupError naming verb and resource."""
-    for res in resources:
-        scopes: list[str | None] = list(namespaces) if (namespaces and res.namespaced) else [None]
+    for res, everywhere in resources:
+        limited = bool(namespaces) and res.namespaced and not everywhere
+        scopes: list[str | None] = list(namespaces or []) if limited else [None]
         for namespace in scopes:
             for verb in ("list", "watch"):
                 allowed = await _can_i(client, verb, res, namespace)

@@ -20,15 +20,16 @@ def _namespaces(values: tuple[str, ...] | None) -> list[str] | None:
     return names or None
 
 
-async def _preflight(client: Client, operator: Operator, settings: dict[str, Any],
-                     namespaces: list[str] | None) -> None:
-    """Server reachable, CRDs installed (or installed now with --install-crds), list/watch allowed."""
-    target = settings.get("target") or operator.name
+async def _preflight(manager: Manager, operator: Operator, settings: dict[str, Any]) -> None:
+    """Server reachable, CRDs installed (or installed now with --install-crds), list/watch allowed, for
+    the controllers the manager will run (an operator may build them from its settings)."""
+    client, target, install = manager.client, settings.get("target") or operator.name, settings.get("install_crds")
     await preflight.check_reachable(client)
-    if settings.get("install_crds"):
+    if install:
         await preflight.install_crds(client, operator)
-    served = await preflight.check_served(client, operator, target, bool(settings.get("install_crds")))
-    await preflight.check_rbac(client, operator, served, namespaces, target)
+    items = preflight.watched(manager.controllers)
+    served = await preflight.check_served(client, operator, items, target, bool(install))
+    await preflight.check_rbac(client, operator, served, manager.options.namespaces, target)
 
 
 async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
@@ -48,8 +49,8 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
     manager = Manager(client, options, name=operator.name)
     log.info("starting %s against %s", operator.name, client.config.source)
     try:
-        await _preflight(client, operator, settings, options.namespaces)
         manager.add_operator(operator, settings["max_concurrent_reconciles"], settings["resync_period"])
+        await _preflight(manager, operator, settings)
         await manager.run(install_signal_handlers=True)
         return 0
     except LeadershipLost as exc:

@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from kubeloop.envtest import gotool, versions
 from kubeloop.envtest.progress import StepTimes, run_with_progress
@@ -182,8 +181,9 @@ def finished_binaries(directory: Path, version: str) -> list[str]:
     stamp = read_stamp(directory) or {}
     if stamp.get("component") != PARTIAL or stamp.get("version") != version:
         return []
-    done = stamp.get("done") if isinstance(stamp.get("done"), list) else []
-    return [b for b in done if b in KUBERNETES_COMMANDS and os.access(directory / b, os.X_OK)]
+    done = stamp.get("done")
+    names = [str(b) for b in done] if isinstance(done, list) else []
+    return [b for b in names if b in KUBERNETES_COMMANDS and os.access(directory / b, os.X_OK)]
 
 
 def _write_stamp(directory: Path, component: str, version: str, **extra: object) -> None:
@@ -364,7 +364,8 @@ class Builder:
         for directory in sorted(root.glob("*")) if root.is_dir() else []:
             stamp = read_stamp(directory) or {}
             if stamp.get("component") == PARTIAL:
-                done.append(f"{directory.name} ({', '.join(map(str, stamp.get('done') or []))})")
+                finished = finished_binaries(directory, str(stamp.get("version")))
+                done.append(f"{directory.name} ({', '.join(finished) or 'nothing yet'})")
             elif stamp:
                 done.append(directory.name)
         return ", ".join(done)
