@@ -184,3 +184,11 @@ def test_debug_shows_the_traceback_of_a_start_up_error(flag: str, tmp_path: Path
     bad = write(tmp_path, "bad.yaml", "clusters: [oops\n")
     rc, out = kubeloop_run("immortal", "--kubeconfig", bad, *NO_PORTS, flag, cwd=tmp_path)
     assert rc != 0 and "Traceback" in out and "not valid YAML" in out, out
+
+
+def test_generate_rbac_for_a_kind_named_by_a_string_is_one_error(tmp_path: Path) -> None:
+    target = write(tmp_path, "gadgets.py", DICT_OPERATOR)
+    proc = subprocess.run([sys.executable, "-m", "kubeloop.cli.main", "generate", "rbac", target], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert_one_error(proc.returncode, proc.stdout + proc.stderr, "cannot tell which resource",
+                     "'gadgets.missing.kubeloop.dev'", "CustomResource model")
