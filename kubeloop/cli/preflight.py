@@ -18,6 +18,7 @@ from kubeloop.client.resource import Resource
 from kubeloop.controller import Controller
 from kubeloop.operator import Operator
 from kubeloop.resources import crds_for
+from kubeloop.resources.builtin import LEASE
 
 log = logging.getLogger("kubeloop.run")
 
@@ -185,6 +186,15 @@ async def check_rbac(client: Client, operator: Operator, resources: Sequence[tup
                                                                 target))
 
 
+async def check_lease_rbac(client: Client, operator: Operator, namespace: str, target: str) -> None:
+    """``--leader-elect`` reads, creates and updates one Lease in ``namespace``: a denial would stop the
+    run at the first attempt, so it is named here with the fix, like list/watch."""
+    for verb in ("get", "create", "update"):
+        if await _can_i(client, verb, LEASE, namespace) is False:
+            raise StartupError(await _forbidden_message(client, operator, verb, LEASE, namespace, target,
+                                                        why="for --leader-elect"))
+
+
 async def _can_i(client: Client, verb: str, res: Resource, namespace: str | None) -> bool | None:
     """True/False as the server decides; None when it cannot be asked (then the run just goes on)."""
     attributes: dict[str, Any] = {"verb": verb, "group": res.group, "resource": res.plural}
@@ -201,10 +211,10 @@ async def _can_i(client: Client, verb: str, res: Resource, namespace: str | None
 
 
 async def _forbidden_message(client: Client, operator: Operator, verb: str, res: Resource,
-                             namespace: str | None, target: str) -> str:
+                             namespace: str | None, target: str, why: str = "to watch them") -> str:
     where = f"in namespace {namespace}" if namespace else "in all namespaces (cluster-wide)"
     who = await _whoami(client)
-    return (f"{who} may not {verb} {res.group_resource} {where}, which the operator needs to watch them "
+    return (f"{who} may not {verb} {res.group_resource} {where}, which the operator needs {why} "
             f"(API server {client.config.server}). Grant the operator's least-privilege RBAC: "
             f"`kubeloop generate rbac {target} | kubectl apply --server-side -f -` (it binds ServiceAccount "
             f"{operator.name}-system/{operator.name}; run as that account, or bind its ClusterRole to {who}); "

@@ -214,6 +214,8 @@ def _guarded(run: Callable[[], int], debug: bool) -> int:
 
     try:
         return run()
+    except KeyboardInterrupt:
+        return 130  # Ctrl-C before the signal handlers were installed: no traceback either
     except click.ClickException:
         raise  # a bad flag value: click prints it with the usage line (exit code 2)
     except (StartupError, ConfigError) as exc:

@@ -30,6 +30,9 @@ async def _preflight(manager: Manager, operator: Operator, settings: dict[str, A
     items = preflight.watched(manager.controllers)
     served = await preflight.check_served(client, operator, items, target, bool(install))
     await preflight.check_rbac(client, operator, served, manager.options.namespaces, target)
+    if manager.options.leader_elect:
+        namespace = manager.options.leader_election_namespace or client.default_namespace
+        await preflight.check_lease_rbac(client, operator, namespace, target)
 
 
 async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:

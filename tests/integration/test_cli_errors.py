@@ -192,3 +192,23 @@ def test_generate_rbac_for_a_kind_named_by_a_string_is_one_error(tmp_path: Path)
                           capture_output=True, text=True, timeout=60)
     assert_one_error(proc.returncode, proc.stdout + proc.stderr, "cannot tell which resource",
                      "'gadgets.missing.kubeloop.dev'", "CustomResource model")
+
+
+async def test_forbidden_lease_names_leader_election(kube_cluster, kube_client: Client, namespace: str,
+                                                     tmp_path: Path) -> None:
+    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "watcher", "namespace": namespace}}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "watch-configmaps", "namespace": namespace},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "watch"]}]}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": "watch-configmaps", "namespace": namespace},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "watch-configmaps"},
+               "subjects": [{"kind": "ServiceAccount", "name": "watcher", "namespace": namespace}]}
+    for obj in (sa, role, binding):
+        await kube_client.create(obj)
+    kubeconfig = kube_cluster.service_account_kubeconfig(namespace, "watcher", tmp_path / "sa.kubeconfig")
+    target = write(tmp_path, "cm.py", CONFIGMAP_OPERATOR)
+    args = (target, "--kubeconfig", str(kubeconfig), "--namespace", namespace, *NO_PORTS)
+    rc, out = kubeloop_run(*args, "--leader-elect", "--leader-election-namespace", namespace, cwd=tmp_path)
+    assert_one_error(rc, out, f"may not get leases.coordination.k8s.io in namespace {namespace}",
+                     "for --leader-elect", "kubeloop generate rbac")
