@@ -98,6 +98,12 @@ def test_readme_operator_example_runs_as_written(kube_cluster, tmp_path: Path) -
     env = user_env(kube_cluster, kube_cluster.kubectl_path, probe_port)
     if not (Path(sys.executable).parent / "kubeloop").exists():
         pytest.skip("the kubeloop console script is not installed next to this Python")
+    # The production way to install the CRD, which the README gives inline: it must work as well.
+    install = re.search(r"`(kubeloop generate crd echo\.py \| kubectl apply[^`]*)`", README.read_text())
+    assert install, "README: the inline `kubeloop generate crd echo.py | kubectl apply ...` is gone"
+    applied = subprocess.run(["bash", "-euo", "pipefail", "-c", f"export KUBECONFIG={kube_cluster.kubeconfig}; "
+                              + install.group(1)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert applied.returncode == 0 and "echoes.demo.kubeloop.dev" in applied.stdout, applied.stdout + applied.stderr
     operator = subprocess.Popen(["bash", "-euo", "pipefail", "-c", run_block], cwd=tmp_path, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
