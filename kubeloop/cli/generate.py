@@ -67,7 +67,10 @@ def command(kind: str, target: str, output: Path | None, namespace: str | None, 
         return
     if kind == "crd" and not operator.custom_resources():
         raise click.ClickException(f"{operator.name} declares no custom resources")
-    objs = select(manifests(target, operator, namespace or f"{operator.name}-system", image, replicas), kind)
+    try:
+        objs = select(manifests(target, operator, namespace or f"{operator.name}-system", image, replicas), kind)
+    except ValueError as exc:  # a kind named by a string that is not built in: no cluster to ask
+        raise click.ClickException(f"{target}: {exc}") from exc
     if kind == "crd":
         objs = crds_for(operator.custom_resources())
     if output is None:

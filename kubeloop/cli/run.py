@@ -7,10 +7,14 @@ controller-runtime's where one exists.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import importlib
 import importlib.util
 import logging
+import os
 import sys
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,37 +27,81 @@ BUNDLED = ("immortal", "blackadder", "copyrator", "reloader")
 log = logging.getLogger("kubeloop.run")
 
 
+class TargetLoadError(click.ClickException):
+    """The target was found but importing it raised: a bug in the user's module, shown in one line
+    (``--debug`` shows the traceback, kept as ``__cause__``)."""
+
+
 def load_operator(target: str) -> Operator:
     """Finds the Operator in a bundled operator, a ``package.module[:attr]`` or a ``file.py[:attr]``."""
     path, _, attr = target.partition(":")
     if path in BUNDLED:
         module = importlib.import_module(f"kubeloop.operators.{path}")
     elif path.endswith(".py") or Path(path).is_file():
-        file = Path(path)
-        if not file.is_file():
-            raise click.BadParameter(f"no such file: {path}", param_hint="TARGET")
-        spec = importlib.util.spec_from_file_location(file.stem, file)
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[file.stem] = module
-        sys.path.insert(0, str(file.parent.resolve()))
-        spec.loader.exec_module(module)
+        module = _load_file(Path(path))
     else:
-        try:
-            module = importlib.import_module(path)
-        except ModuleNotFoundError as exc:
-            raise click.BadParameter(f"{path!r} is not a bundled operator ({', '.join(BUNDLED)}), a file or an "
-                                     f"importable module: {exc}", param_hint="TARGET") from exc
+        module = _import_module(path)
+    operators = {name: v for name, v in vars(module).items() if isinstance(v, Operator)}
     if attr:
         found = getattr(module, attr, None)
         if not isinstance(found, Operator):
-            raise click.BadParameter(f"{target}: {attr!r} is not a kubeloop.Operator", param_hint="TARGET")
+            known = ", ".join(operators) or "none"
+            raise click.BadParameter(f"{target}: {attr!r} is not a kubeloop.Operator{_did_you_mean(attr, operators)}"
+                                     f" (Operators in {path}: {known})", param_hint="TARGET")
         return found
-    operators = [v for v in vars(module).values() if isinstance(v, Operator)]
     if len(operators) != 1:
-        raise click.BadParameter(f"{path} defines {len(operators)} kubeloop.Operator objects; name one as "
-                                 f"{path}:NAME", param_hint="TARGET")
-    return operators[0]
+        hint = (f"name one as {path}:NAME ({', '.join(operators)})" if operators else
+                "create one with `op = kubeloop.Operator(\"my-operator\")` and register a reconciler on it")
+        raise click.BadParameter(f"{path} defines {len(operators)} kubeloop.Operator objects; {hint}",
+                                 param_hint="TARGET")
+    return next(iter(operators.values()))
+
+
+def _load_file(file: Path) -> Any:
+    if not file.is_file():
+        nearby = [p.name for p in (file.parent if file.parent.is_dir() else Path(".")).glob("*.py")]
+        raise click.BadParameter(f"no such file: {file}{_did_you_mean(file.name, nearby)}", param_hint="TARGET")
+    spec = importlib.util.spec_from_file_location(file.stem, file)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[file.stem] = module
+    sys.path.insert(0, str(file.parent.resolve()))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise TargetLoadError(f"loading {file} failed: {_describe(exc, str(file.resolve()))}") from exc
+    return module
+
+
+def _import_module(path: str) -> Any:
+    try:
+        return importlib.import_module(path)
+    except ModuleNotFoundError as exc:
+        if exc.name and (path == exc.name or path.startswith(exc.name + ".")):
+            local = [p.name for p in Path(".").glob("*.py")] + [p.stem for p in Path(".").glob("*.py")]
+            raise click.BadParameter(
+                f"{path!r} is not a bundled operator ({', '.join(BUNDLED)}), a file or an importable module"
+                f"{_did_you_mean(path, [*BUNDLED, *local])}", param_hint="TARGET") from exc
+        raise TargetLoadError(f"importing {path} failed: {_describe(exc, None)}") from exc
+    except Exception as exc:
+        raise TargetLoadError(f"importing {path} failed: {_describe(exc, None)}") from exc
+
+
+def _did_you_mean(word: str, candidates: Any) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _describe(exc: BaseException, file: str | None) -> str:
+    """``Type: message`` plus where in the user's file it happened; the full traceback is --debug's."""
+    where = ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if file and f.filename == file] or frames[-1:]
+    if isinstance(exc, SyntaxError):
+        where = f" ({exc.filename}, line {exc.lineno})"
+    elif mine:
+        where = f" ({mine[-1].filename}, line {mine[-1].lineno})"
+    return f"{type(exc).__name__}: {exc}{where}. Run with --debug for the traceback."
 
 
 def _opt(name: str, aliases: tuple[str, ...] = (), **kw: Any) -> click.Option:
@@ -97,10 +145,14 @@ def common_options() -> list[click.Option]:
         _opt("watch-inactivity-timeout", default=330.0, type=float,
              help="Seconds a watch may stay silent (no event, no bookmark) before it is taken for a dead "
                   "connection and reopened."),
+        _opt("install-crds", is_flag=True, default=False,
+             help="Development: apply the CRDs of the operator's CustomResource models before starting "
+                  "(in production apply `kubeloop generate crd TARGET` instead)."),
+        _opt("debug", is_flag=True, default=False, help="Show the Python traceback of a start-up error."),
     ]
 
 
-def build_command(operator: Operator) -> click.Command:
+def build_command(operator: Operator, target: str | None = None) -> click.Command:
     # A bool setting is an on/off flag (``--dry-run``) that also takes ``=true``/``=false`` (see _opt).
     extra = [_opt(o.name, o.aliases, default=o.default, help=o.help, type=o.type, multiple=o.multiple,
                   envvar=[f"KUBELOOP_{o.name.upper().replace('-', '_')}", *o.envvars]) for o in operator.options]
@@ -109,7 +161,8 @@ def build_command(operator: Operator) -> click.Command:
         for o in operator.options:
             operator.settings[o.name.replace("-", "_")] = values.pop(o.name.replace("-", "_"))
         from kubeloop.cli.runner import run_operator
-        sys.exit(asyncio.run(run_operator(operator, values)))
+        values["target"] = target or operator.name
+        sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))
 
     common = common_options()
     for opt in common:
@@ -138,5 +191,40 @@ def command(ctx: click.Context, target: str | None, args: tuple[str, ...]) -> No
         for opt in common_options():
             click.echo(f"  --{opt.name.replace('_', '-'):28} {opt.help or ''}")
         return
-    operator = load_operator(target)
-    build_command(operator).main(list(args), prog_name=f"kubeloop run {target}")
+    try:
+        operator = load_operator(target)
+    except TargetLoadError as exc:
+        if _debug_requested(args):
+            traceback.print_exception(exc.__cause__ or exc)
+        raise
+    build_command(operator, target).main(list(args), prog_name=f"kubeloop run {target}")
+
+
+def _debug_requested(args: tuple[str, ...]) -> bool:
+    # The operator's flags are parsed only once it is loaded; a load error needs --debug earlier.
+    env = os.environ.get("KUBELOOP_DEBUG", "").lower() not in ("", "0", "false", "no")
+    return env or any(a == "--debug" or a == "--debug=true" for a in args)
+
+
+def _guarded(run: Callable[[], int], debug: bool) -> int:
+    """Runs the operator; a start-up problem is one paragraph on stderr and exit code 1, and its
+    traceback only with --debug."""
+    from kubeloop.cli.preflight import StartupError
+    from kubeloop.client.config import ConfigError
+
+    try:
+        return run()
+    except KeyboardInterrupt:
+        return 130  # Ctrl-C before the signal handlers were installed: no traceback either
+    except click.ClickException:
+        raise  # a bad flag value: click prints it with the usage line (exit code 2)
+    except (StartupError, ConfigError) as exc:
+        failure: Exception = exc
+        message = str(exc)
+    except Exception as exc:  # noqa: BLE001 - anything else still gets one line, not a traceback
+        failure = exc
+        message = f"unexpected {type(exc).__name__}: {exc}. Run again with --debug for the traceback."
+    if debug:
+        traceback.print_exception(failure)
+    click.echo(f"Error: {message}", err=True)
+    return 1

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from kubeloop.cache.cache import CacheSyncTimeout
+from kubeloop.cli import preflight
 from kubeloop.client import Client
 from kubeloop.manager import LeadershipLost, Manager, ManagerOptions
 from kubeloop.operator import Operator
@@ -17,6 +18,21 @@ log = logging.getLogger("kubeloop.run")
 def _namespaces(values: tuple[str, ...] | None) -> list[str] | None:
     names = [n.strip() for v in values or () for n in v.split(",") if n.strip()]
     return names or None
+
+
+async def _preflight(manager: Manager, operator: Operator, settings: dict[str, Any]) -> None:
+    """Server reachable, CRDs installed (or installed now with --install-crds), list/watch allowed, for
+    the controllers the manager will run (an operator may build them from its settings)."""
+    client, target, install = manager.client, settings.get("target") or operator.name, settings.get("install_crds")
+    await preflight.check_reachable(client)
+    if install:
+        await preflight.install_crds(client, operator)
+    items = preflight.watched(manager.controllers)
+    served = await preflight.check_served(client, operator, items, target, bool(install))
+    await preflight.check_rbac(client, operator, served, manager.options.namespaces, target)
+    if manager.options.leader_elect:
+        namespace = manager.options.leader_election_namespace or client.default_namespace
+        await preflight.check_lease_rbac(client, operator, namespace, target)
 
 
 async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
@@ -37,6 +53,7 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
     log.info("starting %s against %s", operator.name, client.config.source)
     try:
         manager.add_operator(operator, settings["max_concurrent_reconciles"], settings["resync_period"])
+        await _preflight(manager, operator, settings)
         await manager.run(install_signal_handlers=True)
         return 0
     except LeadershipLost as exc:

@@ -165,7 +165,10 @@ class Config:
 
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None) -> Config:
-        paths = [Path(path)] if path else _kubeconfig_paths()
+        paths = [Path(path).expanduser()] if path else _kubeconfig_paths()
+        if path and not paths[0].is_file():
+            raise ConfigError(f"--kubeconfig {path}: no such file; pass the path of an existing kubeconfig "
+                              "(`kubeloop cluster kubeconfig` prints the local cluster's)")
         merged = _merge([p for p in paths if p.exists()])
         if not merged:
             raise ConfigError(f"no kubeconfig found at {', '.join(map(str, paths))}: pass --kubeconfig, "
@@ -177,6 +180,9 @@ class Config:
         cluster = _named(merged, "clusters", ctx.get("cluster"), "cluster")
         user = _named(merged, "users", ctx.get("user"), "user", required=False)
         base = Path(merged["__dirs"].get(ctx.get("cluster"), "."))
+        if not cluster.get("server"):
+            raise ConfigError(f"kubeconfig cluster {ctx.get('cluster')!r} has no server address; fix the "
+                              "kubeconfig")
         return cls(
             server=cluster["server"].rstrip("/"),
             auth=_auth_for(user, base, cluster),
@@ -192,7 +198,13 @@ class Config:
         """kubectl's order: an explicit kubeconfig, else $KUBECONFIG/~/.kube/config, else in-cluster."""
         if kubeconfig or context or any(p.exists() for p in _kubeconfig_paths()):
             return cls.from_kubeconfig(kubeconfig, context)
-        return cls.in_cluster()
+        try:
+            return cls.in_cluster()
+        except ConfigError as exc:
+            tried = ", ".join(map(str, _kubeconfig_paths()))
+            raise ConfigError(f"no kubeconfig found (looked at {tried}) and {exc}: pass --kubeconfig PATH or "
+                              "set KUBECONFIG (`kubeloop cluster up` starts a local cluster and prints its "
+                              "kubeconfig)") from None
 
 
 def _kubeconfig_paths() -> list[Path]:
@@ -206,7 +218,7 @@ def _merge(paths: list[Path]) -> dict[str, Any]:
     """kubectl's merge rule: the first file to set a value or define a name wins."""
     merged: dict[str, Any] = {"clusters": [], "contexts": [], "users": [], "__dirs": {}}
     for path in paths:
-        doc = yaml.safe_load(path.read_text()) or {}
+        doc = _read_kubeconfig(path)
         merged.setdefault("current-context", doc.get("current-context"))
         if not merged["current-context"]:
             merged["current-context"] = doc.get("current-context")
@@ -220,6 +232,21 @@ def _merge(paths: list[Path]) -> dict[str, Any]:
                     if section == "users":
                         merged["__dirs"]["user:" + item["name"]] = str(path.parent)
     return merged if any(merged[s] for s in ("clusters", "contexts", "users")) else {}
+
+
+def _read_kubeconfig(path: Path) -> dict[str, Any]:
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConfigError(f"kubeconfig {path} is not valid YAML{where}: {problem}; fix the file or point "
+                          "--kubeconfig/KUBECONFIG at another one") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"kubeconfig {path} is not a kubeconfig (a YAML mapping with clusters, contexts "
+                          f"and users), it holds a {type(doc).__name__}")
+    return doc
 
 
 def _named(merged: dict[str, Any], section: str, name: str | None, key: str, required: bool = True) -> dict:

@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
-from kubeloop.envtest import versions
+from kubeloop.envtest import gotool, versions
+from kubeloop.envtest.progress import StepTimes, run_with_progress
 from kubeloop.envtest.versions import Layout
 
 KUBERNETES_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
@@ -35,6 +35,7 @@ KWOK_STAGE_FILES = (
     "kustomize/stage/pod/fast/pod-delete.yaml",
 )
 STAMP = ".kubeloop-stamp.json"
+PARTIAL = "kubernetes-partial"  # the stamp of a Kubernetes build that stopped part-way
 # A stable build date keeps binaries reproducible; the version string is what users look at.
 BUILD_DATE = "1970-01-01T00:00:00Z"
 
@@ -50,12 +51,8 @@ def _stderr(msg: str) -> None:
     print(f"kubeloop: {msg}", file=sys.stderr, flush=True)
 
 
-def _require_go() -> None:
-    if shutil.which("go") is None:
-        raise BuildError(
-            "`go` was not found on PATH. kubeloop builds the Kubernetes control plane from "
-            "source and needs a Go toolchain (https://go.dev/dl/)."
-        )
+def _quiet(msg: str) -> None:
+    """``--quiet``: no progress; failures still raise BuildError with the end of the Go output."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +176,16 @@ def stamp_ok(directory: Path, component: str, version: str, binaries: Iterable[s
     return all(os.access(directory / b, os.X_OK) for b in binaries)
 
 
+def finished_binaries(directory: Path, version: str) -> list[str]:
+    """The Kubernetes binaries an unfinished build of ``version`` completed (its partial stamp)."""
+    stamp = read_stamp(directory) or {}
+    if stamp.get("component") != PARTIAL or stamp.get("version") != version:
+        return []
+    done = stamp.get("done")
+    names = [str(b) for b in done] if isinstance(done, list) else []
+    return [b for b in names if b in KUBERNETES_COMMANDS and os.access(directory / b, os.X_OK)]
+
+
 def _write_stamp(directory: Path, component: str, version: str, **extra: object) -> None:
     data = {"component": component, "version": version, **extra}
     (directory / STAMP).write_text(json.dumps(data, indent=2) + "\n")
@@ -190,9 +197,21 @@ def _write_stamp(directory: Path, component: str, version: str, **extra: object)
 class Builder:
     """Runs the Go toolchain, one step at a time (the builds are CPU bound)."""
 
-    def __init__(self, layout: Layout | None = None, log: Logger = _stderr) -> None:
+    def __init__(self, layout: Layout | None = None, log: Logger = _stderr,
+                 go: gotool.GoChoice | None = None) -> None:
         self.layout = layout or Layout.default()
         self.log = log
+        self._go_choice = go  # chosen on first use: PATH's go if new enough, else PyPI's
+        self.times = StepTimes(self.layout.root / "build-times.json")
+
+    @property
+    def go(self) -> gotool.GoChoice:
+        if self._go_choice is None:
+            try:
+                self._go_choice = gotool.select_go(versions.GO_MINIMUM, self.layout.root, self.log)
+            except gotool.GoToolchainError as exc:
+                raise BuildError(str(exc)) from exc
+        return self._go_choice
 
     # public -------------------------------------------------------------------------------
 
@@ -213,7 +232,7 @@ class Builder:
         self.build_etcd(etcd, force=force)
         self.build_kwok(kwok, force=force)
         if not k8s_ready:
-            self.build_kubernetes(k8s, upstream_go_mod, etcd_pin=pinned_etcd or etcd)
+            self.build_kubernetes(k8s, upstream_go_mod, etcd_pin=pinned_etcd or etcd, force=force)
         return self.toolchain(k8s, etcd, kwok)
 
     def cached(self, kubernetes_version: str | None = None) -> Toolchain | None:
@@ -240,8 +259,10 @@ class Builder:
             kwok_dir=self.layout.kwok_dir(kwok),
         )
 
-    def build_kubernetes(self, version: str, upstream_go_mod: str, etcd_pin: str) -> Path:
+    def build_kubernetes(self, version: str, upstream_go_mod: str, etcd_pin: str, force: bool = False) -> Path:
         out = self.layout.kubernetes_dir(version)
+        # Binaries a failed build already finished are kept and recorded, so a retry resumes after them.
+        done = [] if force else finished_binaries(out, version)
         work = self._fresh_work_dir("k8s", version)
         (work / "go.mod").write_text(kubernetes_wrapper_go_mod(version, upstream_go_mod))
         packages = [f"k8s.io/kubernetes/cmd/{cmd}" for cmd in KUBERNETES_COMMANDS]
@@ -251,8 +272,13 @@ class Builder:
         ldflags = kubernetes_ldflags(version)
         # One `go build` per binary so progress is visible; shared packages come from the build cache.
         for cmd, pkg in zip(KUBERNETES_COMMANDS, packages, strict=True):
+            if cmd in done:
+                self.log(f"{cmd} v{version}: kept from the previous, unfinished build")
+                continue
             argv = ["go", "build", "-tags", "providerless", "-trimpath", "-ldflags", ldflags]
             self._step(f"{cmd} v{version}", [*argv, "-o", str(out / cmd), pkg], work)
+            done.append(cmd)
+            _write_stamp(out, PARTIAL, version, done=done)
         _write_stamp(out, "kubernetes", version, etcd=etcd_pin, go=self._go_version())
         return out
 
@@ -300,7 +326,6 @@ class Builder:
 
     def _module_info(self, module: str, cwd: Path) -> dict[str, str]:
         """``go mod download -json`` of one module (downloads it into the module cache)."""
-        _require_go()
         self.log(f"fetching {module} (Go module proxy)")
         proc = self._go(["go", "mod", "download", "-json", module], cwd, capture=True)
         try:
@@ -313,42 +338,58 @@ class Builder:
 
     def _step(self, what: str, argv: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> None:
         log_file = cwd / "build.log"
-        self.log(f"building {what} ...")
+        key = what.split(" v")[0]  # "kube-apiserver v1.35.4" -> "kube-apiserver": estimates survive upgrades
+        estimate = self.times.get(key)
+        self.log(f"building {what} ..." + (f" (about {estimate:.0f}s last time)" if estimate else ""))
         started = time.monotonic()
         with log_file.open("a") as fh:
             fh.write(f"\n$ {' '.join(argv)}\n")
             fh.flush()
-            proc = self._go(argv, cwd, stdout=fh, extra_env=extra_env)
+            returncode = run_with_progress(self._argv(argv), cwd, self._env(extra_env), fh, what, estimate,
+                                           self.log)
         elapsed = time.monotonic() - started
-        if proc.returncode != 0:
+        if returncode != 0:
             tail = "\n".join(log_file.read_text().splitlines()[-25:])
-            raise BuildError(f"{what} failed after {elapsed:.0f}s (log: {log_file}):\n{tail}")
+            kept = self._already_built()
+            raise BuildError(f"{what} failed after {elapsed:.0f}s (log: {log_file}); "
+                             f"{'kept, already built: ' + kept if kept else 'nothing was built yet'}. "
+                             f"The end of the Go output:\n{tail}")
+        self.times.record(key, elapsed)
         self.log(f"{what} done in {elapsed:.1f}s")
 
-    def _go(
-        self,
-        argv: list[str],
-        cwd: Path,
-        *,
-        capture: bool = False,
-        stdout: IO[str] | None = None,
-        extra_env: dict[str, str] | None = None,
-    ) -> subprocess.CompletedProcess[str]:
-        _require_go()
+    def _already_built(self) -> str:
+        """Components whose binaries are complete in the cache (a failed step never removes them)."""
+        root = self.layout.root / "bin"
+        done = []
+        for directory in sorted(root.glob("*")) if root.is_dir() else []:
+            stamp = read_stamp(directory) or {}
+            if stamp.get("component") == PARTIAL:
+                finished = finished_binaries(directory, str(stamp.get("version")))
+                done.append(f"{directory.name} ({', '.join(finished) or 'nothing yet'})")
+            elif stamp:
+                done.append(directory.name)
+        return ", ".join(done)
+
+    def _argv(self, argv: list[str]) -> list[str]:
+        return [self.go.binary, *argv[1:]] if argv and argv[0] == "go" else argv
+
+    def _env(self, extra_env: dict[str, str] | None) -> dict[str, str]:
         env = dict(os.environ)
         # -mod=mod lets the wrapper go.sum be completed on the fly; CGO off gives static binaries.
         env["GOFLAGS"] = f"{env.get('GOFLAGS', '')} -mod=mod".strip()
         env["CGO_ENABLED"] = "0"
+        if self.go.source != "PATH":
+            # A fetched Go must not pick up another installation's GOROOT, and tools it runs find it first.
+            env["GOROOT"] = str(Path(self.go.binary).parents[1])
+            env["PATH"] = os.pathsep.join([self.go.goroot_bin, env.get("PATH", "")])
         env.update(extra_env or {})
-        if capture:
-            return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
-        return subprocess.run(argv, cwd=cwd, env=env, stdout=stdout, stderr=subprocess.STDOUT, text=True)
+        return env
+
+    def _go(self, argv: list[str], cwd: Path, *, capture: bool = False) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self._argv(argv), cwd=cwd, env=self._env(None), capture_output=capture, text=True)
 
     def _go_version(self) -> str:
-        try:
-            return subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True).stdout.strip()
-        except OSError:
-            return ""
+        return f"go{self.go.version}"
 
     def _fresh_work_dir(self, component: str, version: str) -> Path:
         work = self.layout.work_dir(component, version)
@@ -372,7 +413,7 @@ class Builder:
 
 
 def ensure_built(
-    kubernetes_version: str | None = None, force: bool = False, log: Logger = _stderr
+    kubernetes_version: str | None = None, force: bool = False, log: Logger = _stderr, quiet: bool = False
 ) -> Toolchain:
     """Build (or reuse from the cache) everything a LocalCluster needs."""
-    return Builder(log=log).ensure(kubernetes_version, force=force)
+    return Builder(log=_quiet if quiet else log).ensure(kubernetes_version, force=force)

