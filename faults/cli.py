@@ -60,7 +60,8 @@ def _seeds(text: str) -> list[int]:
     try:
         seeds = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--seeds takes comma-separated integers, e.g. 1,7,42; got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"--seeds takes comma-separated integers, e.g. 1,7,42; got {text!r}") from None
     if not seeds:
         raise argparse.ArgumentTypeError("--seeds needs at least one seed")
     return seeds
@@ -95,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         data = json.loads(args.results.read_text())
     else:
         options = runner.Options(
-            size=size_from(args), seeds=seeds_from(args), scenarios=[s.strip() for s in args.scenarios.split(",")] if args.scenarios else None,
+            size=size_from(args), seeds=seeds_from(args),
+            scenarios=[s.strip() for s in args.scenarios.split(",")] if args.scenarios else None,
             kubeconfig=args.kubeconfig, cluster_name=args.cluster_name, keep_cluster=args.keep_cluster,
             log_dir=args.log_dir, results=args.results,
             invocation="python -m faults" + "".join(" " + shlex.quote(a) for a in argv))

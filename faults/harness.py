@@ -109,7 +109,8 @@ class Env:
                 "metadata": {"name": name, "labels": {"faults.kubeloop.dev/run": "true", **(labels or {})}}}
         with contextlib.suppress(AlreadyExists):
             await retrying(lambda: self.admin.create(body))
-        await wait_for(self.admin, "serviceaccounts", "default", name, timeout=60,
+        # kube-controller-manager makes it; after API server restarts its watches may still be backing off.
+        await wait_for(self.admin, "serviceaccounts", "default", name, timeout=180,
                        description="the namespace's default ServiceAccount")
         return name
 

@@ -49,7 +49,8 @@ METHOD = """
 ## How to read it
 
 - **never converged** must be 0: after the fault, every object reaches its desired state within the
-  harness's deadline ({timeout:g} s; the bound above is the stricter test), checked with fresh LISTs (the ground truth), not the operator's cache.
+  harness's deadline ({timeout:g} s; the bound above is the stricter test), checked with fresh LISTs
+  (the ground truth), not the operator's cache.
   Objects the scenario deletes must be gone, finalizers released; leftovers count here.
 - **duplicated** must be 0: side effects made twice. Synthetic: a Widget's ConfigMap created more than once
   (a new UID for the same Widget), a value going backwards (a stale write landing after a newer one), or a

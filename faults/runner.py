@@ -108,7 +108,8 @@ async def run(options: Options) -> dict[str, Any]:
             "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "invocation": options.invocation, "git": _git(), "versions": await versions(env),
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-            "size": options.size.__dict__, "seeds": options.seeds, "cluster": "own LocalCluster" if own else "given kubeconfig",
+            "size": options.size.__dict__, "seeds": options.seeds,
+            "cluster": "own LocalCluster" if own else "given kubeconfig",
             "log_dir": str(log_dir),
         }
         for spec in specs:

@@ -17,7 +17,7 @@ from faults.harness import Env, now, retrying
 from faults.results import Row
 from faults.rig import WIDGET, Size, WidgetRig, keys_in
 from faults.widget import Widget
-from kubeloop.client import ApiError, Gone, NotFound
+from kubeloop.client import ApiError, NotFound
 from kubeloop.resources import crds_for
 from kubeloop.testing.wait import wait_for_crd, wait_for_deletion
 
@@ -79,8 +79,8 @@ async def _probe_watch(env: Env, resource_version: str) -> str:
                     obj = event.get("object") or {}
                     return f"{obj.get('code')} {obj.get('reason')}: {obj.get('message')}"
                 return f"served ({event.get('type')} events from the watch cache)"
-    except Gone as exc:
-        return f"410 {exc.reason}: {exc.message}"
+    except ApiError as exc:  # 410 Gone, or 429 while a restarted server's watch cache initialises
+        return f"{exc.status} {exc.reason}: {exc.message}"
     except TimeoutError:
         return "served (no event)"
     return "served (closed)"
@@ -98,7 +98,8 @@ async def etcd_compaction(env: Env, size: Size) -> list[Row]:
         await rig.observer.wait_converged(size.timeout)  # type: ignore[union-attr]
         for restart in (False, True):
             relists = rig.proc.log_count("expired (410), relisting")
-            seen = (await env.admin.list(WIDGET, limit=1))["metadata"]["resourceVersion"]
+            listed = await retrying(lambda: env.admin.list(WIDGET, limit=1), what="list")
+            seen = listed["metadata"]["resourceVersion"]
             proxy.refuse = True
             proxy.reset_all()
             await storm.run(min(5.0, size.storm_seconds / 2))
