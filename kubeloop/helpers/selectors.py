@@ -32,7 +32,7 @@ class Requirement:
 def parse(selector: str | None) -> tuple[Requirement, ...]:
     """Raises ValueError on a malformed selector (a bad setting should stop the operator at once)."""
     out = []
-    for part in _split(selector or ""):
+    for part in split(selector or ""):
         m = _SET.match(part)
         if not m:
             raise ValueError(f"invalid label selector requirement {part!r} in {selector!r}")
@@ -53,7 +53,7 @@ def matches(requirements: tuple[Requirement, ...], labels: Mapping[str, str] | N
     return all(r.matches(labels or {}) for r in requirements)
 
 
-def _split(selector: str) -> list[str]:
+def split(selector: str) -> list[str]:
     """Splits on the commas that are not inside ``in (...)`` value lists."""
     parts, depth, current = [], 0, ""
     for ch in selector:

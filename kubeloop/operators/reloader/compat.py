@@ -150,7 +150,7 @@ def items(value: str | tuple[str, ...] | list[str] | None) -> list[str]:
         v = v.strip()
         if len(v) >= 2 and v[0] == v[-1] == '"':
             v = v[1:-1]
-        out += [part.strip() for part in _split(v) if part.strip()]
+        out += [part.strip() for part in selectors.split(v)]
     return out
 
 
@@ -203,15 +203,3 @@ def _valid(requirements: tuple[selectors.Requirement, ...] | None) -> bool:
         if any(not _VALUE.match(v) or len(v) > 63 for v in r.values):
             return False
     return True
-
-
-def _split(text: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for ch in text:
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    return [*parts, current]
