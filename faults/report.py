@@ -195,17 +195,21 @@ NOTES = """
   informer relists and converges. A CRD deleted and created again (`crd-recreate`) does the same for its
   resource. Recovery after a long cut-off is bounded by the reconnect backoff the watcher accumulated
   meanwhile (client-go's reflector: 0.8 s doubling to 30 s, jittered).
-- **Half-open connections.** A watch whose connection goes silent is caught by the watch inactivity
-  timeout (`--watch-inactivity-timeout`, default 330 s, 5 s in `half-open`) and reopened. Requests in
-  flight on the dead connections used to wait out the client's request timeout (60 s: `half-open`
-  converged in 61 s). HTTP/1.1 has no ping, so the client now looks for the evidence another way: a
-  request for one object that has had no answer for 8 s while the API server answers `GET /version` on a
-  new connection within 3 s is sitting on a dead path, and the client closes every connection of that
-  pool (its requests fail and are retried or requeued, its watches reopen at once). A server that does
-  not answer the probe either is slow, not cut off: its requests keep their timeout. client-go's HTTP/2
-  health check takes ~45 s (30 s read-idle + 15 s ping). A watch that is silent while no request is in
-  flight is still only caught by its inactivity timeout: the API server sends a bookmark about once a
-  minute, so that timeout cannot safely go much below ~70 s.
+- **Half-open connections.** Two kinds. A path that silently drops packets (a node gone, a NAT entry
+  expired) is noticed by the kernel: every connection has TCP keepalive (4 s idle, 3 probes 2 s apart)
+  and a 10 s user timeout, so a quiet watch on it fails in 10–12 s (a unit test takes loopback down
+  under an open watch in a network namespace of its own) instead of at its inactivity timeout
+  (`--watch-inactivity-timeout`, default 330 s). A peer whose kernel still answers but whose program
+  went mute — what `half-open` does, with a proxy that stops relaying — passes those checks. Requests in
+  flight on such connections used to wait out the 60 s request timeout (`half-open` converged in 61 s);
+  HTTP/1.1 has no ping, so now a request for one object that has had no answer for 8 s while the API
+  server answers `GET /version` on a new connection within 3 s is taken to sit on a dead path, and the
+  client closes every connection of that pool: its requests fail and are retried or requeued, its
+  watches reopen at once. A server that does not answer the probe either is slow, not cut off: its
+  requests keep their timeout. (client-go's HTTP/2 health check: ~45 s, 30 s read-idle + 15 s ping.) A
+  watch on a mute connection with no request in flight is still caught only by its inactivity timeout
+  (5 s in `half-open`, where the storm never leaves a live watch silent that long): the API server sends
+  a bookmark about once a minute, so that default cannot safely go much below ~70 s.
 - **Leader takeover** after a SIGKILL takes the lease duration (15 s, controller-runtime's default) plus a
   retry period: the standby must not act before the dead leader's lease expires (`takeover_s`). No status
   write by a replica outside its own term was seen (`writes_outside_own_term`).
