@@ -41,10 +41,10 @@ _JUDGED_VERBS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 # Below HTTP, the kernel watches every connection: an idle one is probed after KEEPALIVE_IDLE seconds,
 # every KEEPALIVE_INTERVAL, and closed after KEEPALIVE_COUNT probes go unanswered; data unacknowledged
 # for USER_TIMEOUT closes it too. A path that silently drops packets (a node gone, a NAT entry expired)
-# then fails a quiet watch in ~14 s instead of its inactivity timeout. (A peer whose kernel still
+# then fails a quiet watch in 10-12 s instead of its inactivity timeout. (A peer whose kernel still
 # acknowledges but whose program went mute passes these checks: the probe above covers requests.)
-KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 5, 3, 3
-USER_TIMEOUT = 15.0
+KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 4, 2, 3
+USER_TIMEOUT = 10.0
 
 
 class RateLimiter:
