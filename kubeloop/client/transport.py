@@ -9,6 +9,7 @@ import asyncio
 import itertools
 import logging
 import random
+import socket
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -37,6 +38,13 @@ _CONNECTION_ERRORS = (TimeoutError, aiohttp.ClientConnectionError, aiohttp.Clien
 SILENT_AFTER = 8.0
 PROBE_TIMEOUT = 3.0
 _JUDGED_VERBS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
+# Below HTTP, the kernel watches every connection: an idle one is probed after KEEPALIVE_IDLE seconds,
+# every KEEPALIVE_INTERVAL, and closed after KEEPALIVE_COUNT probes go unanswered; data unacknowledged
+# for USER_TIMEOUT closes it too. A path that silently drops packets (a node gone, a NAT entry expired)
+# then fails a quiet watch in 10-12 s instead of its inactivity timeout. (A peer whose kernel still
+# acknowledges but whose program went mute passes these checks: the probe above covers requests.)
+KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 4, 2, 3
+USER_TIMEOUT = 10.0
 
 
 class RateLimiter:
@@ -67,7 +75,9 @@ class Transport:
 
     def __init__(self, config: Config, *, qps: float = 0.0, burst: int = 400,
                  timeout: float = 60.0, user_agent: str = "kubeloop",
-                 silent_after: float = SILENT_AFTER, probe_timeout: float = PROBE_TIMEOUT) -> None:
+                 silent_after: float = SILENT_AFTER, probe_timeout: float = PROBE_TIMEOUT,
+                 keepalive: tuple[float, float, int, float] = (KEEPALIVE_IDLE, KEEPALIVE_INTERVAL,
+                                                               KEEPALIVE_COUNT, USER_TIMEOUT)) -> None:
         self.config = config
         self.host = urlsplit(config.server).netloc
         self.limiter = RateLimiter(qps, burst)
@@ -79,6 +89,7 @@ class Transport:
         self._watches: set[tuple[aiohttp.ClientSession, aiohttp.StreamReader]] = set()
         self._ssl: tuple[int, ssl.SSLContext | bool] | None = None
         self.silent_after, self.probe_timeout = silent_after, probe_timeout
+        self.keepalive = keepalive  # (idle s, interval s, probes, user timeout s)
         self._inflight: dict[int, tuple[float, aiohttp.ClientSession]] = {}  # id → (started, pool)
         self._ids = itertools.count()
         self._checker: asyncio.Task[None] | None = None
@@ -101,7 +112,7 @@ class Transport:
 
     async def _session_for(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=100, ttl_dns_cache=300)
+            connector = aiohttp.TCPConnector(limit=100, ttl_dns_cache=300, socket_factory=self._socket)
             self._session = aiohttp.ClientSession(
                 connector=connector, json_serialize=lambda o: orjson.dumps(o).decode(),
                 headers={"User-Agent": self.user_agent})
@@ -148,6 +159,19 @@ class Transport:
         task = asyncio.get_running_loop().create_task(session.close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+    def _socket(self, addr_info: tuple[Any, ...]) -> socket.socket:
+        """A TCP socket with keepalive probing and a user timeout (see KEEPALIVE_IDLE)."""
+        family, type_, proto, *_ = addr_info
+        sock = socket.socket(family, type_, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        for name, value in (("TCP_KEEPIDLE", self.keepalive[0]), ("TCP_KEEPINTVL", self.keepalive[1]),
+                            ("TCP_KEEPCNT", self.keepalive[2]),
+                            ("TCP_USER_TIMEOUT", int(self.keepalive[3] * 1000))):
+            option = getattr(socket, name, None)  # Linux has all four; other systems some
+            if option is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, option, int(value))
+        return sock
 
     def _watch_silence(self) -> None:
         if self._checker is None or self._checker.done():

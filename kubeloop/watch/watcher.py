@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 
 from kubeloop.client import Client, Resource
-from kubeloop.client.errors import ApiError, BadRequest, Forbidden, Gone, Invalid, NotFound
+from kubeloop.client.errors import ApiError, BadRequest, Forbidden, Gone, Invalid, NotFound, TooManyRequests
 from kubeloop.watch.backoff import Backoff
 
 log = logging.getLogger("kubeloop.watch")
@@ -114,6 +114,8 @@ class Watcher:
                 self.last_error = exc
                 delay = self.backoff.next()
                 level = logging.ERROR if isinstance(exc, Forbidden | NotFound) else logging.WARNING
+                if isinstance(exc, TooManyRequests) and "initializing" in exc.message:
+                    level = logging.INFO  # a just-installed CRD's watch cache is filling: normal, brief
                 log.log(level, "%s: watch failed (%s); retrying in %.1fs", self.resource, describe_error(exc),
                         delay)
                 await asyncio.sleep(delay)

@@ -118,3 +118,16 @@ async def test_streaming_lists_can_be_turned_off() -> None:
     w = watcher(client, streaming_list=False)
     (listed,) = await take(w, 1)
     assert isinstance(listed, Relisted) and client.lists == 1
+
+
+async def test_a_watch_cache_still_filling_is_not_a_warning(caplog: Any) -> None:
+    # Right after a CRD is installed the API server answers its watches 429 "storage is
+    # (re)initializing" for a moment: the demo printed that as a warning a user would worry about.
+    from kubeloop.client.errors import TooManyRequests
+
+    client = ScriptedClient(TooManyRequests(429, "TooManyRequests", "storage is (re)initializing"),
+                            [bookmark("60", True)], page=[widget("a", "40")])
+    with caplog.at_level("INFO", logger="kubeloop.watch"):
+        await take(watcher(client), 1)
+    failed = [r for r in caplog.records if "watch failed" in r.getMessage()]
+    assert failed and all(r.levelname == "INFO" for r in failed)
