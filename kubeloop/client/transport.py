@@ -35,6 +35,9 @@ _CONNECTION_ERRORS = (TimeoutError, aiohttp.ClientConnectionError, aiohttp.Clien
 # seconds while the server answers a probe on a new connection within PROBE_TIMEOUT sits on a dead path,
 # and the pool is dropped (``_drop_pool``). Lists are not judged (a big page may take a while), nor is
 # a server that does not answer the probe either (it is slow or down: the request timeout applies).
+# The price: a request the server legitimately holds longer while answering others (an admission
+# webhook slower than 8 s, a long wait in an API Priority and Fairness queue) is cut too: a read is
+# retried, a write goes to its controller's error policy (a transient failure, retried within 8 s).
 SILENT_AFTER = 8.0
 PROBE_TIMEOUT = 3.0
 _JUDGED_VERBS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
