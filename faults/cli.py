@@ -56,6 +56,25 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# Where files go, not what runs: left out of the recorded invocation (and so of the committed report,
+# which must not name this machine's paths).
+_OUTPUT_FLAGS = {"--log-dir": True, "--results": True, "--output": True, "--no-report": False}
+
+
+def invocation(argv: list[str]) -> str:
+    """The command as run, less the flags that only say where output goes."""
+    kept, skip = [], False
+    for arg in argv:
+        flag = arg.split("=", 1)[0]
+        if skip:
+            skip = False
+        elif flag in _OUTPUT_FLAGS:
+            skip = _OUTPUT_FLAGS[flag] and "=" not in arg
+        else:
+            kept.append(arg)
+    return "python -m faults" + "".join(" " + shlex.quote(a) for a in kept)
+
+
 def _seeds(text: str) -> list[int]:
     try:
         seeds = [int(part) for part in text.split(",") if part.strip()]
@@ -100,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             scenarios=[s.strip() for s in args.scenarios.split(",")] if args.scenarios else None,
             kubeconfig=args.kubeconfig, cluster_name=args.cluster_name, keep_cluster=args.keep_cluster,
             log_dir=args.log_dir, results=args.results,
-            invocation="python -m faults" + "".join(" " + shlex.quote(a) for a in argv))
+            invocation=invocation(argv))
         data = asyncio.run(runner.run(options))
     if not args.no_report:
         report.write(data, args.output)

@@ -177,8 +177,7 @@ def render(data: dict[str, Any]) -> str:
             said = said.split(", <nil>: Invalid value: null: some validation rules were not checked")[0]
             out.append(f"| {c['case']} | {'yes' if c['refused'] else '**no**'} | "
                        f"{'`' + c['field'] + '`' if c['named'] else '**not named**'} | {_code(said[:160])} |\n")
-    if meta.get("log_dir"):
-        # Name the folder, not this machine's path: the report is committed.
+    if rows:
         out.append("\nOperator logs of each run go to a temporary folder (`--log-dir` keeps them); they are "
                    "not kept in the repository.\n")
     return "".join(out)

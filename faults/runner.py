@@ -92,6 +92,7 @@ async def run(options: Options) -> dict[str, Any]:
                              f"{', '.join(s.name for s in specs)})")
         specs = [s for s in specs if s.name in options.scenarios]
     log_dir = options.log_dir or Path(tempfile.mkdtemp(prefix="kubeloop-faults-"))
+    say(f"operator logs go to {log_dir}")
     cluster: Any
     own = options.kubeconfig is None
     if own:
@@ -110,7 +111,6 @@ async def run(options: Options) -> dict[str, Any]:
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
             "size": options.size.__dict__, "seeds": options.seeds,
             "cluster": "own LocalCluster" if own else "given kubeconfig",
-            "log_dir": str(log_dir),
         }
         for spec in specs:
             if spec.destructive and not env.destructive:

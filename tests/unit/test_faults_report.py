@@ -93,6 +93,13 @@ def test_cli_sizes() -> None:
     assert cli.size_from(cli.parser().parse_args(["--n", "20", "--kills", "0"])).kills == 0
 
 
+def test_the_recorded_invocation_names_no_output_paths() -> None:
+    # The report is committed: it must not carry this machine's paths.
+    argv = ["--seeds", "1,7", "--log-dir", "/tmp/x", "--results=/tmp/r.json", "--no-report",
+            "--output", "/tmp/o.md", "--cluster-name", "f"]
+    assert cli.invocation(argv) == "python -m faults --seeds 1,7 --cluster-name f"
+
+
 def test_only_loopback_clusters() -> None:
     check_loopback("https://127.0.0.1:6443")
     try:
