@@ -19,6 +19,7 @@ from kubeloop.controller import Controller
 from kubeloop.operator import Operator
 from kubeloop.resources import crds_for
 from kubeloop.resources.builtin import LEASE
+from kubeloop.testing.wait import wait_for_crd
 
 log = logging.getLogger("kubeloop.run")
 
@@ -79,21 +80,12 @@ async def install_crds(client: Client, operator: Operator) -> None:
             raise StartupError(f"--install-crds: not allowed to apply CustomResourceDefinition {name}: "
                                f"{exc.message}. Installing CRDs needs cluster-admin-like rights; have an "
                                f"administrator run `kubeloop generate crd TARGET | kubectl apply -f -`.") from exc
-        await _wait_established(client, name)
+        try:
+            await wait_for_crd(client, name)  # Established, and its kinds in discovery
+        except AssertionError as exc:
+            raise StartupError(f"--install-crds: CustomResourceDefinition {name} was applied but is not "
+                               f"served yet ({exc}); see `kubectl describe crd {name}`") from None
         log.info("--install-crds: CustomResourceDefinition %s applied and established", name)
-    await client.registry.refresh()
-
-
-async def _wait_established(client: Client, name: str, timeout: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while asyncio.get_running_loop().time() < deadline:
-        crd = await client.get("customresourcedefinitions", name)
-        conditions = (crd.get("status") or {}).get("conditions") or []
-        if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
-            return
-        await asyncio.sleep(0.2)
-    raise StartupError(f"--install-crds: CustomResourceDefinition {name} was applied but is not Established "
-                       f"after {timeout:g}s; see `kubectl describe crd {name}`")
 
 
 @dataclass(frozen=True)

@@ -219,12 +219,9 @@ def _guarded(run: Callable[[], int], debug: bool) -> int:
     except click.ClickException:
         raise  # a bad flag value: click prints it with the usage line (exit code 2)
     except (StartupError, ConfigError) as exc:
-        failure: Exception = exc
-        message = str(exc)
-    except Exception as exc:  # noqa: BLE001 - anything else still gets one line, not a traceback
-        failure = exc
-        message = f"unexpected {type(exc).__name__}: {exc}. Run again with --debug for the traceback."
-    if debug:
-        traceback.print_exception(failure)
-    click.echo(f"Error: {message}", err=True)
-    return 1
+        # A problem of the setup, named with its fix. Anything else is a bug (in the operator or in
+        # kubeloop) and keeps its traceback: it may come hours into a run, when --debug is too late.
+        if debug:
+            traceback.print_exception(exc)
+        click.echo(f"Error: {exc}", err=True)
+        return 1
