@@ -22,8 +22,8 @@ from faults.rig import Size
 from faults.scenarios import Spec
 from faults.stats import percentile
 from kubeloop.client import ApiError, NotFound
+from kubeloop.client.wait import wait_for_deletion
 from kubeloop.operator import Operator
-from kubeloop.testing.wait import wait_for_deletion
 
 Obj = dict[str, Any]
 

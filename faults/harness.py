@@ -26,10 +26,10 @@ import aiohttp
 import yaml
 
 from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
+from kubeloop.client.wait import wait_for, wait_for_deletion
 from kubeloop.operator import Operator
 from kubeloop.resources import render_rbac
 from kubeloop.testing.operator import install_crds
-from kubeloop.testing.wait import wait_for, wait_for_deletion
 
 REPO = Path(__file__).resolve().parents[1]
 log = logging.getLogger("faults")

@@ -18,8 +18,8 @@ from faults.results import Row
 from faults.rig import WIDGET, Size, WidgetRig, keys_in
 from faults.widget import Widget
 from kubeloop.client import ApiError, NotFound
+from kubeloop.client.wait import wait_for_crd, wait_for_deletion
 from kubeloop.resources import crds_for
-from kubeloop.testing.wait import wait_for_crd, wait_for_deletion
 
 APF = "flowcontrol.apiserver.k8s.io/v1"
 LEASES = "leases.coordination.k8s.io"

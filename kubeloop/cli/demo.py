@@ -38,7 +38,7 @@ async def _deployment_scenario(client: Client, say: Say) -> None:
             "metadata": {"labels": {"app": "web"}},
             "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]}}}}, field_manager="kubeloop-demo")
     say("applied Deployment web (nginx, 3 replicas)")
-    from kubeloop.testing.wait import wait_for
+    from kubeloop.client.wait import wait_for
     await wait_for(client, "deployments.apps", "web", DEMO_NAMESPACE, timeout=120,
                    predicate=lambda d: d.get("status", {}).get("availableReplicas") == 3,
                    description="Deployment web to have 3 available replicas")

@@ -28,7 +28,7 @@ def _cluster_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _run(kubeconfig: str | None, context: str | None, work: Callable[[Any], Awaitable[Any]]) -> Any:
-    from kubeloop.client import Client
+    from kubeloop.client import Client, WaitTimeout
     from kubeloop.packaging.deploy import FIELD_MANAGER
 
     async def main() -> Any:
@@ -37,7 +37,7 @@ def _run(kubeconfig: str | None, context: str | None, work: Callable[[Any], Awai
 
     try:
         return asyncio.run(main())
-    except AssertionError as exc:  # a wait timed out
+    except WaitTimeout as exc:
         raise click.ClickException(str(exc)) from exc
 
 

@@ -15,11 +15,11 @@ from kubeloop.client import Client
 from kubeloop.client.api import ResourceRef
 from kubeloop.client.errors import ApiError, Forbidden, NotFound
 from kubeloop.client.resource import Resource
+from kubeloop.client.wait import WaitTimeout, wait_for_crd
 from kubeloop.controller import Controller
 from kubeloop.operator import Operator
 from kubeloop.resources import crds_for
 from kubeloop.resources.builtin import LEASE
-from kubeloop.testing.wait import wait_for_crd
 
 log = logging.getLogger("kubeloop.run")
 
@@ -82,7 +82,7 @@ async def install_crds(client: Client, operator: Operator) -> None:
                                f"administrator run `kubeloop generate crd TARGET | kubectl apply -f -`.") from exc
         try:
             await wait_for_crd(client, name)  # Established, and its kinds in discovery
-        except AssertionError as exc:
+        except WaitTimeout as exc:
             raise StartupError(f"--install-crds: CustomResourceDefinition {name} was applied but is not "
                                f"served yet ({exc}); see `kubectl describe crd {name}`") from None
         log.info("--install-crds: CustomResourceDefinition %s applied and established", name)

@@ -1,4 +1,4 @@
-"""The Kubernetes client: configuration, transport, discovery, verbs and typed errors."""
+"""The Kubernetes client: configuration, transport, discovery, verbs, typed errors and watch-driven waits."""
 
 from kubeloop.client import errors
 from kubeloop.client.api import Client, UsedPermission
@@ -15,7 +15,8 @@ from kubeloop.client.errors import (
     is_transient,
 )
 from kubeloop.client.resource import Resource
+from kubeloop.client.wait import WaitTimeout, wait_for, wait_for_crd, wait_for_deletion
 
 __all__ = ["AlreadyExists", "ApiError", "Client", "Config", "ConfigError", "Conflict", "Forbidden", "Gone",
-           "Invalid", "NotFound", "Resource", "TooManyRequests", "UsedPermission", "errors",
-           "is_transient"]
+           "Invalid", "NotFound", "Resource", "TooManyRequests", "UsedPermission", "WaitTimeout", "errors",
+           "is_transient", "wait_for", "wait_for_crd", "wait_for_deletion"]

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubeloop.client import Client, Conflict, NotFound
+from kubeloop.client.wait import wait_for, wait_for_crd, wait_for_deletion
 from kubeloop.helpers.finalizers import remove_finalizer
 from kubeloop.resources.manifests import KIND_ORDER
-from kubeloop.testing.wait import wait_for, wait_for_crd, wait_for_deletion
 
 FIELD_MANAGER = "kubeloop-deploy"
 PART_OF = "app.kubernetes.io/part-of"

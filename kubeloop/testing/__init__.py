@@ -1,5 +1,5 @@
 """Test kit: a pytest plugin (fixtures ``kube_cluster``, ``kube_client``, ``namespace``) running tests
-against a real local control plane, and watch-driven ``wait_for`` / ``wait_for_deletion`` / ``wait_for_crd``.
+against a real local control plane, and the client's watch-driven ``wait_for`` / ``wait_for_deletion`` / ``wait_for_crd``, re-exported.
 
 The plugin module is loaded by pytest in every project that has kubeloop installed, so this
 package imports nothing heavy up front.
@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kubeloop.testing.wait import abbreviate, wait_for, wait_for_crd, wait_for_deletion
+    from kubeloop.client.wait import abbreviate, wait_for, wait_for_crd, wait_for_deletion
 
 __all__ = ["abbreviate", "wait_for", "wait_for_crd", "wait_for_deletion"]
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from kubeloop.testing import wait
+        from kubeloop.client import wait
 
         return getattr(wait, name)
     raise AttributeError(f"module 'kubeloop.testing' has no attribute {name!r}")

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from kubeloop.client import Client
+from kubeloop.client.wait import wait_for
 from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operator import Operator
 from kubeloop.resources import RbacAudit, crds_for, render_rbac
-from kubeloop.testing.wait import wait_for
 
 
 @dataclass

@@ -95,7 +95,7 @@ if HAVE_PYTEST_ASYNCIO:
     async def namespace(kube_client: Any, request: pytest.FixtureRequest) -> AsyncIterator[str]:
         """A unique namespace ``t-<test>-<rand>`` whose default ServiceAccount exists."""
         from kubeloop.client import NotFound
-        from kubeloop.testing.wait import wait_for
+        from kubeloop.client.wait import wait_for
 
         name = _namespace_name(request.node.name)
         body = {"apiVersion": "v1", "kind": "Namespace",

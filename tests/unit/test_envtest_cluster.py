@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from kubeloop.client.wait import abbreviate
 from kubeloop.envtest import cluster as cl
 from kubeloop.envtest.cluster import LocalCluster
 from kubeloop.testing.plugin import _namespace_name
-from kubeloop.testing.wait import abbreviate
 
 
 def _sleeper() -> subprocess.Popen[bytes]:

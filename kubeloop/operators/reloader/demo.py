@@ -11,11 +11,10 @@ from typing import Any
 
 import yaml
 
-from kubeloop.client import Client, NotFound
+from kubeloop.client import Client, NotFound, wait_for, wait_for_deletion
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operators.reloader.operator import build_operator
 from kubeloop.operators.reloader.policy import HASH
-from kubeloop.testing.wait import wait_for, wait_for_deletion
 
 Say = Callable[[str], None]
 Obj = dict[str, Any]

@@ -1,7 +1,9 @@
 """Wait for an object to reach a state, driven by a WATCH rather than a sleep loop.
 
-A watch reacts within milliseconds of the change and does not hammer the API server; on timeout
-the AssertionError says what was expected and shows the last version of the object seen.
+A watch reacts within milliseconds of the change and does not hammer the API server; on timeout a
+``WaitTimeout`` says what was expected and shows the last version of the object seen. It lives in the
+client because deploying (CRDs Established, Deployments available) needs it as much as tests do;
+``kubeloop.testing`` re-exports it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,17 @@ from typing import Any
 
 import orjson
 
-from kubeloop.client import Client, Gone
+from kubeloop.client.api import Client
+from kubeloop.client.errors import Gone, NotFound
 from kubeloop.client.resource import Resource
 
 Predicate = Callable[[dict[str, Any]], bool]
 _MISSING = object()  # "no object seen / it does not exist", distinct from any dict
+
+
+class WaitTimeout(TimeoutError, AssertionError):
+    """A wait ran out of time. A ``TimeoutError`` for programs, and an ``AssertionError`` so that a test
+    using ``wait_for`` reads as a failed expectation rather than an error."""
 
 
 def abbreviate(obj: Any, limit: int = 1500) -> str:
@@ -85,7 +93,7 @@ async def wait_for(
 ) -> dict[str, Any]:
     """Wait until object ``name`` exists and ``predicate(obj)`` is true; return that object.
 
-    Raises AssertionError on timeout, naming the expectation and the last object seen.
+    Raises ``WaitTimeout`` on timeout, naming the expectation and the last object seen.
     """
     res, ns = await _scope(client, resource, namespace)
     seen: list[Any] = [_MISSING]
@@ -100,7 +108,7 @@ async def wait_for(
     except TimeoutError:
         where = f"{ns}/{name}" if ns else name
         what = description or getattr(predicate, "__name__", "predicate")
-        raise AssertionError(
+        raise WaitTimeout(
             f"timed out after {timeout:g}s waiting for {res.group_resource} {where}: {what}\n"
             f"last seen: {abbreviate(seen[0])}"
         ) from None
@@ -114,7 +122,7 @@ async def wait_for_deletion(
     *,
     timeout: float = 30.0,
 ) -> None:
-    """Wait until object ``name`` is gone (finalizers done); AssertionError on timeout."""
+    """Wait until object ``name`` is gone (finalizers done); ``WaitTimeout`` on timeout."""
     res, ns = await _scope(client, resource, namespace)
     seen: list[Any] = [_MISSING]
     try:
@@ -122,7 +130,7 @@ async def wait_for_deletion(
             await _observe(client, res, name, ns, lambda obj: obj is _MISSING, seen)
     except TimeoutError:
         where = f"{ns}/{name}" if ns else name
-        raise AssertionError(
+        raise WaitTimeout(
             f"timed out after {timeout:g}s waiting for {res.group_resource} {where} to be deleted\n"
             f"last seen: {abbreviate(seen[0])}"
         ) from None
@@ -135,8 +143,6 @@ async def wait_for_crd(client: Client, name: str, *, timeout: float = 30.0) -> d
     right after "Established" can still get "the server doesn't have a resource type". Discovery
     cannot be watched, hence the short polling in the second half.
     """
-    from kubeloop.client import NotFound
-
     def established(obj: dict[str, Any]) -> bool:
         conditions = (obj.get("status") or {}).get("conditions") or []
         return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
@@ -155,7 +161,7 @@ async def wait_for_crd(client: Client, name: str, *, timeout: float = 30.0) -> d
                 break
             except NotFound:
                 if asyncio.get_running_loop().time() + delay > deadline:
-                    raise AssertionError(f"CRD {name} is Established but {ref} never appeared in discovery "
+                    raise WaitTimeout(f"CRD {name} is Established but {ref} never appeared in discovery "
                                          f"within {timeout:g}s") from None
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
