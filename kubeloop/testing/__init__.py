@@ -1,5 +1,6 @@
 """Test kit: a pytest plugin (fixtures ``kube_cluster``, ``kube_client``, ``namespace``) running tests
-against a real local control plane, and the client's watch-driven ``wait_for`` / ``wait_for_deletion`` / ``wait_for_crd``, re-exported.
+against a real local control plane; it re-exports the client's watch-driven ``wait_for``,
+``wait_for_deletion`` and ``wait_for_crd``.
 
 The plugin module is loaded by pytest in every project that has kubeloop installed, so this
 package imports nothing heavy up front.
