@@ -64,3 +64,13 @@ leader_election_master_status = Gauge(
     "leader_election_master_status",
     "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.",
     ["name"], registry=REGISTRY)
+
+# controller_runtime_webhook_* (label "webhook" = the webhook's path, as controller-runtime labels it)
+webhook_requests = Counter("controller_runtime_webhook_requests",
+                           "Total number of admission requests by HTTP status code.", ["webhook", "code"],
+                           registry=REGISTRY)
+webhook_latency = Histogram("controller_runtime_webhook_latency_seconds",
+                            "Histogram of the latency of processing admission requests", ["webhook"],
+                            buckets=(0.001, 0.0025, *_LATENCY), registry=REGISTRY)
+webhook_in_flight = Gauge("controller_runtime_webhook_requests_in_flight",
+                          "Current number of admission requests being served.", ["webhook"], registry=REGISTRY)

@@ -86,7 +86,8 @@ def _new_key() -> ec.EllipticCurvePrivateKey:
     return ec.generate_private_key(ec.SECP256R1())
 
 
-def _builder(subject: x509.Name, issuer: x509.Name, public_key: object) -> x509.CertificateBuilder:
+def _builder(subject: x509.Name, issuer: x509.Name, public_key: object,
+             validity: dt.timedelta = VALIDITY) -> x509.CertificateBuilder:
     now = dt.datetime.now(dt.UTC)
     return (
         x509.CertificateBuilder()
@@ -95,15 +96,17 @@ def _builder(subject: x509.Name, issuer: x509.Name, public_key: object) -> x509.
         .public_key(public_key)  # type: ignore[arg-type]
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=5))  # tolerate small clock skew
-        .not_valid_after(now + VALIDITY)
+        .not_valid_after(now + validity)
     )
 
 
-def make_ca(cn: str = "kubeloop-ca") -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+def make_ca(cn: str = "kubeloop-ca", *, validity: dt.timedelta = VALIDITY,
+            ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    """A self-signed CA (``validity``: how long it is valid; the webhook server issues shorter leaves)."""
     key = _new_key()
     name = _name(cn)
     cert = (
-        _builder(name, name, key.public_key())
+        _builder(name, name, key.public_key(), validity)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
@@ -128,12 +131,13 @@ def issue(
     server: bool = False,
     dns_names: tuple[str, ...] = (),
     ips: tuple[str, ...] = (),
+    validity: dt.timedelta = VALIDITY,
 ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     """A leaf certificate signed by the CA: a client cert, or a serving cert with SANs."""
     key = _new_key()
     usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
     builder = (
-        _builder(_name(cn, org), ca_cert.subject, key.public_key())
+        _builder(_name(cn, org), ca_cert.subject, key.public_key(), validity)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
