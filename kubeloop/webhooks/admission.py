@@ -112,7 +112,7 @@ def parse_admission(body: Any) -> AdmissionRequest:
     operation = _require(req, "operation", str, "request")
     if operation not in OPERATIONS:
         raise MalformedReview(f"request.operation {operation!r} is not one of {', '.join(OPERATIONS)}")
-    user = req.get("userInfo") or {}
+    user = _optional_object(req, "userInfo") or {}
     return AdmissionRequest(
         uid=_require(req, "uid", str, "request"), operation=operation,
         kind=_require(req, "kind", dict, "request"), resource=_require(req, "resource", dict, "request"),

@@ -9,17 +9,21 @@ suite (same cluster) never goes through it. kubectl runs in a thread: the server
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import aiohttp
 import pytest
 import pytest_asyncio
 
 from kubeloop.client import ApiError, Client, Invalid, NotFound
 from kubeloop.client.resource import Resource
+from kubeloop.client.wait import wait_for_crd
+from kubeloop.envtest import LocalCluster
 from kubeloop.testing import wait_for
 from kubeloop.webhooks import (
     AdmissionRequest,
@@ -34,6 +38,7 @@ from kubeloop.webhooks import (
     validating_configuration,
     with_conversion,
 )
+from kubeloop.webhooks.migration import migrate_storage
 
 SEEN: list[AdmissionRequest] = []
 CONFIGMAPS = Rule(("",), ("v1",), ("configmaps",), ("CREATE", "UPDATE"))
@@ -300,3 +305,56 @@ async def test_rotation_mid_traffic_fails_no_request(kube_client: Client, namesp
             assert any(h > start for h in handshakes), f"no handshake after a rotation: {handshakes}"
     finally:
         server.certs.ssl_context.sni_callback = None
+
+
+async def stored_api_versions(kube_cluster: Any, keys: list[str]) -> list[str]:
+    """The apiVersion each object is encoded in, read from etcd itself (CRs are stored as JSON)."""
+    port = kube_cluster._state()["ports"]["etcd"]  # noqa: SLF001 - the test cluster's own etcd
+    out = []
+    async with aiohttp.ClientSession() as session:
+        for key in keys:
+            body = {"key": base64.b64encode(key.encode()).decode()}
+            async with session.post(f"http://127.0.0.1:{port}/v3/kv/range", json=body) as resp:
+                kvs = (await resp.json()).get("kvs") or []
+            assert kvs, f"{key} is not in etcd"
+            out.append(json.loads(base64.b64decode(kvs[0]["value"]))["apiVersion"])
+    return out
+
+
+async def test_storage_version_migration(kube_client: Client, kube_cluster: Any, namespace: str,
+                                         server: WebhookServer) -> None:
+    if not isinstance(kube_cluster, LocalCluster):
+        pytest.skip("reads etcd directly: needs the local cluster")
+    crd = with_conversion(NOTES_CRD, Endpoint(url=server.url("")), "/convert-notes",
+                          ca_bundle=server.certs.ca_bundle_b64)
+    crd["metadata"]["name"] = f"memos.{GROUP}"
+    crd["spec"]["names"] = {"kind": "Memo", "plural": "memos", "singular": "memo", "listKind": "MemoList"}
+    name = crd["metadata"]["name"]
+    alpha = Resource(GROUP, "v1alpha1", "memos", "Memo")
+    await kube_client.create(crd)
+    try:
+        await wait_for_crd(kube_client, name, timeout=30)
+        for i in range(3):
+            await kube_client.create({"apiVersion": f"{GROUP}/v1alpha1", "kind": "Memo", "metadata": {
+                "name": f"m{i}", "namespace": namespace}, "spec": {"message": f"memo {i}"}}, resource=alpha)
+        keys = [f"/registry/{GROUP}/memos/{namespace}/m{i}" for i in range(3)]
+        assert await stored_api_versions(kube_cluster, keys) == [f"{GROUP}/v1beta1"] * 3
+
+        versions = crd["spec"]["versions"]
+        for v in versions:
+            v["storage"] = v["name"] == "v1alpha1"
+        await kube_client.patch("customresourcedefinitions", name, {"spec": {"versions": versions}})
+
+        async def migrated() -> bool:
+            # Re-running is safe; it is repeated until the API server writes in the new storage version.
+            assert await migrate_storage(kube_client, name) == 3
+            return await stored_api_versions(kube_cluster, keys) == [f"{GROUP}/v1alpha1"] * 3
+
+        await eventually(migrated, "the objects to be re-encoded as v1alpha1")
+        crd_now = await kube_client.get("customresourcedefinitions", name)
+        assert crd_now["status"]["storedVersions"] == ["v1alpha1"]
+        beta = json.loads((await kubectl(kube_cluster, "get", f"memos.v1beta1.{GROUP}", "-n", namespace,
+                                         "-o", "json")).stdout)
+        assert sorted(i["spec"]["text"] for i in beta["items"]) == ["memo 0", "memo 1", "memo 2"]
+    finally:
+        await kube_client.delete("customresourcedefinitions", name)

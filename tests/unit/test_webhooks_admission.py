@@ -36,6 +36,7 @@ def test_request_view() -> None:
     (review(operation="PATCH"), "request.operation 'PATCH'"),
     (review(uid=7), "request.uid must be a str"),
     (review(object="x"), "request.object must be an object"),
+    (review(userInfo=["alice"]), "request.userInfo must be an object"),
 ])
 def test_malformed_reviews_say_what_is_wrong(body: Any, reason: str) -> None:
     with pytest.raises(MalformedReview, match=reason):
