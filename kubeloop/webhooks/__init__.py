@@ -2,7 +2,8 @@
 
 One concept per module: ``certs`` (CA, serving certificate, rotation), ``patch`` (RFC 6902 diff),
 ``admission`` (AdmissionReview v1), ``conversion`` (ConversionReview v1, hub and spokes), ``server``
-(the aiohttp HTTPS server), ``manifests`` (webhook configurations, the CRD conversion stanza).
+(the aiohttp HTTPS server), ``manifests`` (webhook configurations, the CRD conversion stanza),
+``migration`` (rewriting a CRD's objects in a new storage version).
 """
 
 from kubeloop.webhooks.admission import AdmissionRequest, Denied, MalformedReview, UserInfo
@@ -17,6 +18,7 @@ from kubeloop.webhooks.manifests import (
     validating_configuration,
     with_conversion,
 )
+from kubeloop.webhooks.migration import migrate_storage
 from kubeloop.webhooks.patch import diff
 from kubeloop.webhooks.server import Webhook, WebhookServer
 
@@ -36,6 +38,7 @@ __all__ = [
     "WebhookSpec",
     "conversion_stanza",
     "diff",
+    "migrate_storage",
     "mutating_configuration",
     "round_trip_failures",
     "round_trip_test",
