@@ -64,6 +64,14 @@ class Rule:
     operations: tuple[str, ...] = DEFAULT_OPERATIONS
     scope: str = "*"
 
+    def __post_init__(self) -> None:
+        unknown = set(self.operations) - {"CREATE", "UPDATE", "DELETE", "CONNECT", "*"}
+        if unknown or not self.operations:
+            raise ValueError(f"Rule operations {list(self.operations)} must be some of CREATE, UPDATE, DELETE, "
+                             "CONNECT (or '*')")
+        if self.scope not in ("*", "Cluster", "Namespaced"):
+            raise ValueError(f"Rule scope {self.scope!r} must be '*', 'Cluster' or 'Namespaced'")
+
     def manifest(self) -> dict[str, Any]:
         """The rule as the API wants it."""
         return {"apiGroups": list(self.api_groups), "apiVersions": list(self.api_versions),
@@ -89,6 +97,10 @@ class WebhookSpec:
             raise ValueError(f"webhook name {self.name!r} must be fully qualified, e.g. 'validate.example.com'")
         if self.failure_policy not in ("Fail", "Ignore"):
             raise ValueError(f"failure_policy {self.failure_policy!r} must be 'Fail' or 'Ignore'")
+        if not 1 <= self.timeout_seconds <= 30:
+            raise ValueError(f"timeout_seconds {self.timeout_seconds} must be between 1 and 30 (the API's range)")
+        if not self.path.startswith("/"):
+            raise ValueError(f"webhook path {self.path!r} must start with '/'")
 
 
 def excluding_namespaces(*names: str) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import ipaddress
 
@@ -30,6 +31,18 @@ def test_rotation_is_due_only_near_expiry() -> None:
     assert certs.needs_rotation(certs.not_after - dt.timedelta(minutes=59))
     certs.rotate()
     assert certs.rotations == 2
+    certs.close()
+
+
+async def test_keep_fresh_rotates_when_due() -> None:
+    # 4 s of validity (whole seconds in X.509), renewal with 2 s left: due 1-2 s after issue.
+    certs = WebhookCerts(validity=dt.timedelta(seconds=4), renew_before=dt.timedelta(seconds=2))
+    task = asyncio.create_task(certs.keep_fresh(check_every=0.05))
+    await asyncio.sleep(0.5)
+    assert certs.rotations == 1, "rotated before it was due"
+    await asyncio.sleep(2.0)
+    task.cancel()
+    assert certs.rotations >= 2
     certs.close()
 
 
@@ -84,6 +97,9 @@ def test_local_url_and_cert_manager() -> None:
     (lambda: Endpoint(service="s"), "needs namespace="),
     (lambda: Endpoint(), "exactly one of"),
     (lambda: WebhookSpec("check", "/x", ()), "fully qualified"),
+    (lambda: WebhookSpec("a.b.c", "/x", (), timeout_seconds=60), "between 1 and 30"),
+    (lambda: WebhookSpec("a.b.c", "x", ()), "must start with '/'"),
+    (lambda: Rule(("",), ("v1",), ("pods",), ("create",)), "must be some of CREATE"),
 ])
 def test_bad_manifest_input(build: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
