@@ -1,6 +1,6 @@
-"""``python -m bench``: see ``bench.cli``."""
+"""``python -m harness.bench``: see ``harness.bench.cli``."""
 
-from bench.cli import main
+from harness.bench.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

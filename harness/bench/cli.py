@@ -1,10 +1,10 @@
-"""``python -m bench``: one command that runs the benchmark and regenerates docs/BENCHMARKS.md.
+"""``python -m harness.bench``: one command that runs the benchmark and regenerates docs/BENCHMARKS.md.
 
-python -m bench                                  # the full run (N=1,000 and 5,000, 3 repeats)
-python -m bench --quick                          # N=200, 1 repeat, 10 s idle: a few minutes
-python -m bench --scale                          # adds N=20,000 and start-up with 50,000 cached
-python -m bench --report-only                    # re-render the report from the saved results
-python -m bench --kubeconfig PATH ...            # against an existing cluster instead of its own
+python -m harness.bench                          # the full run (N=1,000 and 5,000, 3 repeats)
+python -m harness.bench --quick                  # N=200, 1 repeat, 10 s idle: a few minutes
+python -m harness.bench --scale                  # adds N=20,000 and start-up with 50,000 cached
+python -m harness.bench --report-only            # re-render the report from the saved results
+python -m harness.bench --kubeconfig PATH ...    # against an existing cluster instead of its own
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import shlex
 import sys
 from pathlib import Path
 
-from bench import report, runner, scenarios
-from bench.contestants import CONTESTANTS
+from harness.bench import report, runner, scenarios
+from harness.bench.contestants import CONTESTANTS
 
 DOCS = runner.REPO / "docs"
-DEFAULT_RESULTS = runner.REPO / "bench" / "results" / "latest.json"
+DEFAULT_RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 
 
 def _csv(value: str) -> list[str]:
@@ -33,7 +33,7 @@ def _ints(value: str) -> list[int]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m harness.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--n", type=_ints, default=None,
                    help="object counts, comma-separated (default 1000,5000; 0: none)")
@@ -54,7 +54,7 @@ def parser() -> argparse.ArgumentParser:
         "--operators",
         type=_csv,
         default=[],
-        help="bundled-operator scenarios too: names from bench/operators.py, or 'all' available",
+        help="bundled-operator scenarios too: names from harness/bench/operators.py, or 'all' available",
     )
     p.add_argument("--operator-n", type=int, help="object count of every operator scenario (default: its own)")
     p.add_argument("--quick", action="store_true", help="N=200, 1 repeat, 10 s idle (unless given)")
@@ -122,7 +122,7 @@ def options_from(args: argparse.Namespace, argv: list[str]) -> runner.Options:
         append=args.append,
         # The invocation goes into the committed report: the home directory as ~, and no log directory
         # (a path of this machine that changes nothing measured).
-        invocation=("python -m bench" + "".join(" " + shlex.quote(a) for a in _without_log_dir(argv))).replace(
+        invocation=("python -m harness.bench" + "".join(" " + shlex.quote(a) for a in _without_log_dir(argv))).replace(
             str(Path.home()) + "/", "~/"),
     )
 

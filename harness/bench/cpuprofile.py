@@ -1,11 +1,11 @@
 """Runs a module under cProfile with a CPU-time clock and writes the stats when it exits.
 
-    python bench/cpuprofile.py OUT.pstats -m kubeloop.cli.main run ...
-    python bench/cpuprofile.py OUT.pstats bench/contestants/ceiling.py ...
+    python harness/bench/cpuprofile.py OUT.pstats -m kubeloop.cli.main run ...
+    python harness/bench/cpuprofile.py OUT.pstats harness/bench/contestants/ceiling.py ...
 
 A CPU clock (``time.process_time``) rather than wall time, so that a busy machine (the API server
 and the loader share the cores) does not blame whatever code was running when the process was
-descheduled. Read with ``python -m pstats OUT.pstats`` or ``bench.cpuprofile.summary``; the harness
+descheduled. Read with ``python -m pstats OUT.pstats`` or ``harness.bench.cpuprofile.summary``; the harness
 stores ``breakdown`` of it with the run, and the report compares contestants with it.
 """
 

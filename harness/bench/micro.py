@@ -1,4 +1,4 @@
-"""Framework overhead per reconcile, without an API server: ``python -m bench.micro``.
+"""Framework overhead per reconcile, without an API server: ``python -m harness.bench.micro``.
 
 Drives the real work queue and ``Controller.process`` (metrics, logging context, ``Context``,
 ``patch_status``'s no-change check) with a reconciler that makes no request, over objects held in a

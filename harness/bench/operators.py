@@ -36,10 +36,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from bench import apimetrics
-from bench.contestants import Contestant, free_port
-from bench.scenarios import RunResult, Session, _pct
-from bench.workload import LABEL, Workload, bounded
+from harness.bench import apimetrics
+from harness.bench.contestants import Contestant, free_port
+from harness.bench.scenarios import RunResult, Session, _pct
+from harness.bench.workload import LABEL, Workload, bounded
 from kubeloop.client import Client, Forbidden, NotFound
 
 Obj = dict[str, Any]

@@ -17,13 +17,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench import operators, scenarios
-from bench.contestants import CONTESTANTS, Contestant
-from bench.scenarios import RunResult, Session, Settings
-from bench.workload import LABEL, Workload
+from harness.bench import operators, scenarios
+from harness.bench.contestants import CONTESTANTS, Contestant
+from harness.bench.scenarios import RunResult, Session, Settings
+from harness.bench.workload import LABEL, Workload
 from kubeloop.client import Client
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CONTESTANTS = ("kubeloop", "kopf", "ceiling")
 
 
@@ -35,7 +35,7 @@ class Options:
     contestants: list[str] = field(default_factory=lambda: list(DEFAULT_CONTESTANTS))
     idle_seconds: float = 60.0
     startup_n: int = 50_000
-    operators: list[str] = field(default_factory=list)  # bundled-operator scenarios (bench.operators)
+    operators: list[str] = field(default_factory=list)  # bundled-operator scenarios (harness.bench.operators)
     operator_n: int | None = None  # overrides each operator scenario's object count (quick runs)
     kubeconfig: str | None = None  # an existing cluster; None = start LocalCluster(cluster_name)
     cluster_name: str = "bench"

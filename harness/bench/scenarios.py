@@ -27,11 +27,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import apimetrics, cpuprofile
-from bench.contestants import Contestant
-from bench.procs import Sample, TreeSampler
-from bench.tracker import Tracker
-from bench.workload import GROUP, Workload, names
+from harness.bench import apimetrics, cpuprofile
+from harness.bench.contestants import Contestant
+from harness.bench.procs import Sample, TreeSampler
+from harness.bench.tracker import Tracker
+from harness.bench.workload import GROUP, Workload, names
 from kubeloop.client import Client
 
 LIVE = ("stream", "update", "idle")

@@ -13,8 +13,8 @@ import contextlib
 import time
 from typing import Any
 
-from bench.apimetrics import HarnessCounter
-from bench.workload import GROUP, PLURAL, RESOURCE
+from harness.bench.apimetrics import HarnessCounter
+from harness.bench.workload import GROUP, PLURAL, RESOURCE
 from kubeloop.client import Client
 
 

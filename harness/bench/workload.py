@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from bench.apimetrics import HarnessCounter
+from harness.bench.apimetrics import HarnessCounter
 from kubeloop.client import Client, Conflict, NotFound
 from kubeloop.client.errors import ServerTimeout
 from kubeloop.testing import wait_for

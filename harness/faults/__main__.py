@@ -1,6 +1,6 @@
-"""``python -m faults``: see ``faults.cli``."""
+"""``python -m harness.faults``: see ``harness.faults.cli``."""
 
-from faults.cli import main
+from harness.faults.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,7 +1,7 @@
 """Invalid custom resources for every bundled CRD, and what the API server must say about each: the
 field path it names and a fragment of its message (generated structural schema, enums, bounds,
 patterns, and CEL). Shared by ``tests/integration/test_bad_input.py`` and the ``invalid-objects``
-scenario of ``python -m faults``, which prints the table in docs/RELIABILITY.md."""
+scenario of ``python -m harness.faults``, which prints the table in docs/RELIABILITY.md."""
 
 from __future__ import annotations
 

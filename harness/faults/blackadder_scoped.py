@@ -1,4 +1,4 @@
-"""blackadder as ``kubeloop run faults.blackadder_scoped``: handles only the ChaosAgents matching
+"""blackadder as ``kubeloop run harness.faults.blackadder_scoped``: handles only the ChaosAgents matching
 ``$FAULTS_AGENT_SELECTOR``, so a scenario on a shared cluster never acts on anyone else's agents."""
 
 import os

@@ -15,12 +15,12 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from faults.harness import Env, OperatorProcess, OperatorSetup, gather_bounded, now, retrying
-from faults.observe import Follow, key_of
-from faults.results import Row
-from faults.rig import Size
-from faults.scenarios import Spec
-from faults.stats import percentile
+from harness.faults.env import Env, OperatorProcess, OperatorSetup, gather_bounded, now, retrying
+from harness.faults.observe import Follow, key_of
+from harness.faults.results import Row
+from harness.faults.rig import Size
+from harness.faults.scenarios import Spec
+from harness.faults.stats import percentile
 from kubeloop.client import ApiError, NotFound
 from kubeloop.operator import Operator
 from kubeloop.testing.wait import wait_for_deletion
@@ -369,7 +369,8 @@ async def blackadder_restore(env: Env, size: Size) -> list[Row]:
                     break
                 await asyncio.sleep(0.5)
 
-    async with BRig(env, size, "blackadder", operator, "faults.blackadder_scoped", labels={label: "yes"}) as rig:
+    async with BRig(env, size, "blackadder", operator, "harness.faults.blackadder_scoped",
+                    labels={label: "yes"}) as rig:
         ns = rig.namespaces[0]
         writes_after_restore: dict[str, int] = {}
         restored: set[str] = set()
@@ -446,7 +447,7 @@ async def blackadder_restore(env: Env, size: Size) -> list[Row]:
 
 async def invalid_objects(env: Env, size: Size) -> list[Row]:
     """The table of faults.badinput against this cluster: every invalid object refused, naming the field."""
-    from faults.badinput import check_all
+    from harness.faults.badinput import check_all
     from kubeloop.operators.blackadder import build_operator as blackadder
     from kubeloop.operators.copyrator import operator as copyrator
     from kubeloop.operators.immortal import operator as immortal

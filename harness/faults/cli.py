@@ -1,14 +1,15 @@
-"""``python -m faults``: runs the fault scenarios and regenerates docs/RELIABILITY.md.
+"""``python -m harness.faults``: runs the fault scenarios and regenerates docs/RELIABILITY.md.
 
-python -m faults                          # every scenario under 5 seeds, N=200 widgets, 10 SIGKILL points
-                                          # (own cluster)
-python -m faults --full                   # the issue's full run: 100 SIGKILL points, longer storms
-python -m faults --scenarios sigkill,conflicts --n 50 --kills 5 --seed 7   # one seed
-python -m faults --seeds 1,2,3            # each scenario under these seeds (default: 1,7,42,1234,99999)
-python -m faults --kubeconfig PATH        # an existing 127.0.0.1 cluster; scenarios that restart or
-                                          # compact the control plane are skipped
-python -m faults --report-only            # re-render the report from the saved results
-python -m faults --list                   # the scenarios
+python -m harness.faults                          # every scenario under 5 seeds, N=200 widgets,
+                                                  # 10 SIGKILL points (own cluster)
+python -m harness.faults --full                   # the issue's full run: 100 SIGKILL points, longer storms
+python -m harness.faults --scenarios sigkill,conflicts --n 50 --kills 5 --seed 7   # one seed
+python -m harness.faults --seeds 1,2,3            # each scenario under these seeds (default:
+                                                  # 1,7,42,1234,99999)
+python -m harness.faults --kubeconfig PATH        # an existing 127.0.0.1 cluster; scenarios that restart or
+                                                  # compact the control plane are skipped
+python -m harness.faults --report-only            # re-render the report from the saved results
+python -m harness.faults --list                   # the scenarios
 """
 
 from __future__ import annotations
@@ -21,16 +22,16 @@ import shlex
 import sys
 from pathlib import Path
 
-from faults import report, runner
-from faults.harness import REPO
-from faults.rig import Size
+from harness.faults import report, runner
+from harness.faults.env import REPO
+from harness.faults.rig import Size
 
-DEFAULT_RESULTS = REPO / "faults" / "results" / "latest.json"
+DEFAULT_RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 DEFAULT_DOC = REPO / "docs" / "RELIABILITY.md"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m faults", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m harness.faults", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scenarios", help="comma-separated scenario names (default: all; see --list)")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
@@ -72,7 +73,7 @@ def invocation(argv: list[str]) -> str:
             skip = _OUTPUT_FLAGS[flag] and "=" not in arg
         else:
             kept.append(arg)
-    return "python -m faults" + "".join(" " + shlex.quote(a) for a in kept)
+    return "python -m harness.faults" + "".join(" " + shlex.quote(a) for a in kept)
 
 
 def _seeds(text: str) -> list[int]:

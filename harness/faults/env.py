@@ -31,7 +31,7 @@ from kubeloop.resources import render_rbac
 from kubeloop.testing.operator import install_crds
 from kubeloop.testing.wait import wait_for, wait_for_deletion
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 log = logging.getLogger("faults")
 T = TypeVar("T")
 _TRANSIENT = (aiohttp.ClientError, OSError, asyncio.TimeoutError)

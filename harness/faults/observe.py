@@ -11,8 +11,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from faults.harness import now
-from faults.widget import LABEL, Widget, configmap_name, converged
+from harness.faults.env import now
+from harness.faults.widget import LABEL, Widget, configmap_name, converged
 from kubeloop.client import ApiError, Client
 
 log = logging.getLogger("faults")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from faults.results import CONVERGENCE_BOUND_S, Row
+from harness.faults.results import CONVERGENCE_BOUND_S, Row
 
 HEADER = """# Reliability: what kubeloop loses and duplicates under faults
 
@@ -21,7 +21,7 @@ Generated {date} on {machine}; kubeloop {kubeloop} ({git}), Kubernetes {kubernet
 kwok {kwok}, Python {python}, aiohttp {aiohttp}. Every scenario ran under each of the seeds {seeds}
 (every random choice — storm, kill points, victims — follows the seed); {n} Widgets per synthetic
 scenario, {bundled_n} objects per bundled-operator scenario, {kills} SIGKILL points.
-`python -m faults --full` is the issue's full run (100 kill points); `--seeds`, `--n`, `--kills` scale it.
+`python -m harness.faults --full` is the issue's full run (100 kill points); `--seeds`, `--n`, `--kills` scale it.
 
 **The bound**: after any fault ends, every object converges within **{bound:g} s** (measured per object
 from the end of the fault, or from the scenario's last change to it if later). A run past it fails,
@@ -69,7 +69,7 @@ METHOD = """
 
 ## The synthetic operator
 
-`faults/widget.py`: a `Widget` (`faults.kubeloop.dev/v1`) asks for one ConfigMap `<name>-w` holding
+`harness/faults/widget.py`: a `Widget` (`faults.kubeloop.dev/v1`) asks for one ConfigMap `<name>-w` holding
 `spec.value`; the operator server-side-applies it (owned by the Widget), then writes
 `status.observed = spec.value` guarded by the resourceVersion it read. A finalizer deletes the
 ConfigMap first. The storm only ever raises `spec.value`, so any value going back down is a stale write.
@@ -141,7 +141,8 @@ def render(data: dict[str, Any]) -> str:
     failed = [r for r in rows if not r.ok]
     claim = ("**Nothing**, in every scenario below, under every seed" if rows and not failed else
              f"**{len(failed)} scenario run(s) below failed** (see the verdicts)")
-    out = [HEADER.format(claim=claim, invocation=meta.get("invocation", "python -m faults"), date=meta.get("date", "?"),
+    out = [HEADER.format(claim=claim, invocation=meta.get("invocation", "python -m harness.faults"),
+                         date=meta.get("date", "?"),
                          machine=f"{machine.get('cpus', '?')} CPUs ({machine.get('platform', '?')})",
                          git=meta.get("git", "?"), seeds=", ".join(map(str, seeds)), n=size.get("n", "?"),
                          bundled_n=size.get("bundled_n", "?"), kills=size.get("kills", "?"),
@@ -248,7 +249,7 @@ BAD_INPUT = """
 - **Invalid custom resources** are refused by the API server with the field path, from the CRDs kubeloop
   generates (structural schema, enums, bounds, patterns, and CEL: a label-selector requirement must have
   values for `In`/`NotIn` and none for `Exists`/`DoesNotExist`, as the API server demands of its own
-  selectors). The table (`faults/badinput.py`) as this run's cluster answered it is below; in the figures
+  selectors). The table (`harness/faults/badinput.py`) as this run's cluster answered it is below; in the figures
   above, "never converged" of `invalid-objects` counts objects *not* refused with their field named.
 - **Odd but valid objects**, generated with hypothesis (unicode everywhere, missing optional fields, lists of
   hundreds of items, an ImmortalContainer of ~1.4 MiB, pod annotations over the 256 KiB limit, ConfigMaps

@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from faults.harness import Env, OperatorProcess, OperatorSetup, gather_bounded, now, retrying
-from faults.observe import WidgetObserver, key_of
-from faults.proxy import FaultProxy
-from faults.results import Row
-from faults.stats import metric_sum, percentile
-from faults.widget import Widget
-from faults.widget import operator as widget_operator
+from harness.faults.env import Env, OperatorProcess, OperatorSetup, gather_bounded, now, retrying
+from harness.faults.observe import WidgetObserver, key_of
+from harness.faults.proxy import FaultProxy
+from harness.faults.results import Row
+from harness.faults.stats import metric_sum, percentile
+from harness.faults.widget import Widget
+from harness.faults.widget import operator as widget_operator
 from kubeloop.client import AlreadyExists, NotFound
 
 WIDGET = Widget.resource()
@@ -155,7 +155,7 @@ class WidgetRig:
                 self.proxies.append(proxy)
                 server = f"https://127.0.0.1:{proxy.port}"
             tag = f"{self.scenario}-widget-{chr(ord('a') + i)}"
-            self.procs.append(env.process(self.setup, "faults.widget", tag, args=args, server=server))
+            self.procs.append(env.process(self.setup, "harness.faults.widget", tag, args=args, server=server))
         for proc in self.procs:
             await proc.start()
         await asyncio.gather(*(p.wait_ready() for p in self.procs))

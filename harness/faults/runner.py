@@ -19,9 +19,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from faults.harness import REPO, Env
-from faults.results import Row
-from faults.rig import Size
+from harness.faults.env import REPO, Env
+from harness.faults.results import Row
+from harness.faults.rig import Size
 
 log = logging.getLogger("faults")
 
@@ -40,14 +40,14 @@ class Options:
     keep_cluster: bool = False
     log_dir: Path | None = None
     results: Path | None = None
-    invocation: str = "python -m faults"
+    invocation: str = "python -m harness.faults"
     scenario_timeout: float = 900.0
     say: Callable[[str], None] = field(default=lambda msg: print(f"faults: {msg}", file=sys.stderr, flush=True))
 
 
 def all_specs() -> list[Any]:
-    from faults.bundled import BUNDLED_SCENARIOS
-    from faults.scenarios import WIDGET_SCENARIOS
+    from harness.faults.bundled import BUNDLED_SCENARIOS
+    from harness.faults.scenarios import WIDGET_SCENARIOS
     return [*WIDGET_SCENARIOS, *BUNDLED_SCENARIOS]
 
 

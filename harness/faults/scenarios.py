@@ -12,11 +12,11 @@ import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from faults import etcd
-from faults.harness import Env, now, retrying
-from faults.results import Row
-from faults.rig import WIDGET, Size, WidgetRig, keys_in
-from faults.widget import Widget
+from harness.faults import etcd
+from harness.faults.env import Env, now, retrying
+from harness.faults.results import Row
+from harness.faults.rig import WIDGET, Size, WidgetRig, keys_in
+from harness.faults.widget import Widget
 from kubeloop.client import ApiError, NotFound
 from kubeloop.resources import crds_for
 from kubeloop.testing.wait import wait_for_crd, wait_for_deletion

@@ -6,7 +6,7 @@ Converged means: ``status.observed == spec.value``, ``status.observedGeneration 
 ConfigMap's ``data.value == str(spec.value)``. ``status.writer`` names the replica that wrote the status
 (``$FAULTS_REPLICA``), so the leader scenarios can tell who acted.
 
-Run it like any operator: ``kubeloop run faults.widget`` (from the repository root).
+Run it like any operator: ``kubeloop run harness.faults.widget`` (from the repository root).
 """
 
 from __future__ import annotations

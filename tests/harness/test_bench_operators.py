@@ -1,12 +1,12 @@
-"""The pure parts of the bundled-operator benchmark scenarios (bench/operators.py): which requests
+"""The pure parts of the bundled-operator benchmark scenarios (harness/bench/operators.py): which requests
 count as the operator's, events, layouts, and what done means for each operator."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from bench import operators
-from bench.operators import (
+from harness.bench import operators
+from harness.bench.operators import (
     SCENARIOS,
     attribute,
     chaos_report,

@@ -1,4 +1,4 @@
-"""The benchmark report's judgement (bench/report.py) and the profile breakdown (bench/cpuprofile.py):
+"""The benchmark report's judgement (harness/bench/report.py) and the profile breakdown (harness/bench/cpuprofile.py):
 profiled runs are shown in their own section, never in the results or the targets (a profiler slows a
 contestant down); throughput is judged at the sizes issue 10 names."""
 
@@ -11,10 +11,10 @@ from typing import Any
 
 import orjson
 
-import bench
+import harness.bench
 import kubeloop.client.transport
-from bench import report
-from bench.cpuprofile import breakdown, part_of
+from harness.bench import report
+from harness.bench.cpuprofile import breakdown, part_of
 
 
 def test_self_time_is_charged_to_where_the_code_lives() -> None:
@@ -22,7 +22,7 @@ def test_self_time_is_charged_to_where_the_code_lives() -> None:
     assert part_of(kubeloop.client.transport.__file__, "request") == "kubeloop"
     assert part_of(f"{site}/aiohttp/client.py", "_request") == "aiohttp"
     assert part_of(f"{site}/kopf/_core/reactor/queueing.py", "worker") == "Kopf"
-    ceiling = str(Path(bench.__file__).resolve().parent / "contestants" / "ceiling.py")
+    ceiling = str(Path(harness.bench.__file__).resolve().parent / "contestants" / "ceiling.py")
     assert part_of(ceiling, "worker") == "contestant's own code"
     assert part_of("/home/me/kubeloop/kubeloop-fork/other.py", "f") != "kubeloop"  # by directory, not by name
     assert part_of("~", "<built-in method orjson.loads>") == "orjson (JSON)"
@@ -65,12 +65,12 @@ def _data() -> dict[str, Any]:
     }
     return {
         "meta": {
-            "date": "2026-11-21 20:00 UTC", "invocation": "python -m bench",
+            "date": "2026-11-21 20:00 UTC", "invocation": "python -m harness.bench",
             "machine": {"nproc": 2, "cpu": "x", "memory_gib": 1, "kernel": "k", "loadavg_start": "0.1 0.1 0.1"},
             "versions": {"kubernetes": "v1.35.4", "python": "3.11", "kubeloop": "0.1.0"},
             "options": {"n": [1000], "repeats": 1, "scenarios": ["backlog"], "contestants": ["kubeloop", "ceiling"]},
             "appended": [{
-                "invocation": "python -m bench --append --profile cprofile", "date": "d", "machine": {},
+                "invocation": "python -m harness.bench --append --profile cprofile", "date": "d", "machine": {},
                 "options": {"n": [1000], "repeats": 1, "scenarios": ["backlog"], "operators": [],
                             "startup_n": 0, "profile": "cprofile"},
             }],

@@ -1,4 +1,4 @@
-"""The benchmark harness (``python -m bench``) end to end at tiny N on the test session's cluster:
+"""The benchmark harness (``python -m harness.bench``) end to end at tiny N on the test session's cluster:
 it converges and reports numbers. No timing assertions: the figures are whatever this machine gives."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import contextlib
 import importlib.util
 from pathlib import Path
 
-from bench import report, runner
+from harness.bench import report, runner
 from kubeloop.client import ApiError, Client
 from kubeloop.testing import wait_for_deletion
 
@@ -16,7 +16,7 @@ async def test_bench_harness_smoke(kube_cluster, tmp_path: Path) -> None:
     options = runner.Options(
         n=[20], repeats=1, scenarios=["backlog", "stream"], contestants=["kubeloop", "ceiling"],
         kubeconfig=str(kube_cluster.kubeconfig), results=tmp_path / "results.json", log_dir=tmp_path / "logs",
-        invocation="pytest tests/integration/test_bench_smoke.py", log=lambda msg: None)
+        invocation="pytest tests/harness/test_bench_smoke.py", log=lambda msg: None)
     data = await runner.run(options)
 
     results = {(r["contestant"], r["scenario"]): r for r in data["results"]}
@@ -50,7 +50,7 @@ async def test_bench_operator_scenarios_smoke(kube_cluster, kube_client: Client,
     options = runner.Options(
         n=[], repeats=1, scenarios=[], contestants=["kubeloop"], operators=["all"], operator_n=20,
         kubeconfig=str(kube_cluster.kubeconfig), results=None, log_dir=tmp_path / "logs",
-        invocation="pytest tests/integration/test_bench_smoke.py", log=lambda msg: None)
+        invocation="pytest tests/harness/test_bench_smoke.py", log=lambda msg: None)
     try:
         data = await runner.run(options)
     finally:
@@ -88,7 +88,7 @@ async def test_bench_profiled_runs_carry_their_breakdown(kube_cluster, tmp_path:
     options = runner.Options(
         n=[20], repeats=1, scenarios=["backlog"], contestants=["kubeloop", "ceiling"], profile="cprofile",
         kubeconfig=str(kube_cluster.kubeconfig), results=None, log_dir=tmp_path / "logs",
-        invocation="pytest tests/integration/test_bench_smoke.py", log=lambda msg: None)
+        invocation="pytest tests/harness/test_bench_smoke.py", log=lambda msg: None)
     data = await runner.run(options)
 
     runs = {r["contestant"]: r for r in data["results"]}

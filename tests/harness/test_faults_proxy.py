@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from faults.proxy import FaultProxy
+from harness.faults.proxy import FaultProxy
 
 
 @contextlib.asynccontextmanager

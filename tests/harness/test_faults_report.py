@@ -3,10 +3,10 @@ the report and the command line."""
 
 from __future__ import annotations
 
-from faults import cli, report
-from faults.harness import MetricsTotals, check_loopback
-from faults.results import CONVERGENCE_BOUND_S, Row
-from faults.stats import metric_sum, parse_metrics, percentile
+from harness.faults import cli, report
+from harness.faults.env import MetricsTotals, check_loopback
+from harness.faults.results import CONVERGENCE_BOUND_S, Row
+from harness.faults.stats import metric_sum, parse_metrics, percentile
 
 METRICS = """# HELP rest_client_requests_total Number of HTTP requests
 # TYPE rest_client_requests_total counter
@@ -50,11 +50,11 @@ def test_verdict_needs_zero_lost_duplicated_and_crashes() -> None:
 def test_report_table_and_claim() -> None:
     good = Row("sigkill", "widget", "SIGKILL", objects=200, converge_p99_s=1.234, converge_max_s=2.0,
                recovery_s=2.0, restarts=10, details={"kill_points": 10, "takeover_s": [15.1, 16.0]})
-    data = {"meta": {"date": "2026-01-01 00:00 UTC", "invocation": "python -m faults",
+    data = {"meta": {"date": "2026-01-01 00:00 UTC", "invocation": "python -m harness.faults",
                      "versions": {"kubernetes": "v1.35.4"}, "size": {"n": 200, "seed": 1}},
             "results": [good.to_dict()]}
     text = report.render(data)
-    assert "**Nothing**" in text and "python -m faults" in text and "v1.35.4" in text
+    assert "**Nothing**" in text and "python -m harness.faults" in text and "v1.35.4" in text
     assert "| sigkill | widget | 200 | 0 | 0 | 1.23 | 2.00 | 2.00 | 10 | 0 | 1/1 | ok |" in text
     assert "takeover_s: 15.1, 16.0" in text
     bad = Row("conflicts", "widget", "409s", objects=5, duplicates=1)
@@ -97,7 +97,7 @@ def test_the_recorded_invocation_names_no_output_paths() -> None:
     # The report is committed: it must not carry this machine's paths.
     argv = ["--seeds", "1,7", "--log-dir", "/tmp/x", "--results=/tmp/r.json", "--no-report",
             "--output", "/tmp/o.md", "--cluster-name", "f"]
-    assert cli.invocation(argv) == "python -m faults --seeds 1,7 --cluster-name f"
+    assert cli.invocation(argv) == "python -m harness.faults --seeds 1,7 --cluster-name f"
 
 
 def test_only_loopback_clusters() -> None:
@@ -110,7 +110,7 @@ def test_only_loopback_clusters() -> None:
 
 
 def test_rbac_surgery_takes_verbs_from_one_resource_only() -> None:
-    from faults.scenarios import _failure, _without
+    from harness.faults.scenarios import _failure, _without
 
     rules = [{"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["create", "list", "patch", "watch"]},
              {"apiGroups": ["apps"], "resources": ["configmaps"], "verbs": ["patch"]}]
@@ -130,7 +130,7 @@ def test_a_write_landing_after_forget_does_not_make_a_doomed_widget_expected() -
     # its widgets after forget(); wrote() made them "expected to converge" again, so the widgets that went
     # with their namespace counted as never converged (and the 180 s wait for them was reported as the
     # namespace's deletion time). The operator had released every one of them.
-    from faults.observe import WidgetObserver
+    from harness.faults.observe import WidgetObserver
 
     obs = WidgetObserver(client=None)  # type: ignore[arg-type]  # no cluster: bookkeeping only
     widget = {"metadata": {"namespace": "doomed", "name": "w-0021", "resourceVersion": "7", "uid": "u"},

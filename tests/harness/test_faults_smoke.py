@@ -1,4 +1,4 @@
-"""`python -m faults` at tiny size on the test session's cluster: the synthetic operator is SIGKILLed
+"""`python -m harness.faults` at tiny size on the test session's cluster: the synthetic operator is SIGKILLed
 mid-storm and has its connections reset mid-stream, and loses and duplicates nothing. Correctness is
 asserted; timings are only reported (the full run writes docs/RELIABILITY.md)."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from faults import report
-from faults.harness import Env
-from faults.rig import Size
-from faults.scenarios import sigkill, watch_reset
+from harness.faults import report
+from harness.faults.env import Env
+from harness.faults.rig import Size
+from harness.faults.scenarios import sigkill, watch_reset
 from kubeloop.client import Client
 
 

@@ -6,7 +6,7 @@ differs from ``spec.value``. A key waits in the queue at most once, and a value 
 not written again while the watch catches up: one write per object per change. Deliberately not
 importing kubeloop.
 
-    python bench/contestants/ceiling.py --kubeconfig KUBECONFIG --namespace NS [--concurrency 16]
+    python harness/bench/contestants/ceiling.py --kubeconfig KUBECONFIG --namespace NS [--concurrency 16]
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Kopf contestant: ``kopf run --standalone bench/contestants/kopf_widget.py``."""
+"""The Kopf contestant: ``kopf run --standalone harness/bench/contestants/kopf_widget.py``."""
 
 import kopf
 

@@ -1,4 +1,4 @@
-"""The kubeloop contestant: ``kubeloop run bench/contestants/kubeloop_widget.py``."""
+"""The kubeloop contestant: ``kubeloop run harness/bench/contestants/kubeloop_widget.py``."""
 
 from kubeloop import Context, Operator
 
