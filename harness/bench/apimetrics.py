@@ -9,38 +9,28 @@ they end, so a watch still open at the end of a window is not in that window.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any
 
 import aiohttp
 
+from harness.common import prometheus
 from kubeloop.client import Client
 
 Key = tuple[str, str, str, str]  # verb, group, resource, subresource
 WRITE_VERBS = {"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION", "CREATE", "UPDATE"}
 ATTRIBUTED_RESOURCES = {"events", "kopfpeerings", "clusterkopfpeerings"}
 
-_LINE = re.compile(r"^apiserver_request_total\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)")
-_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-
 
 def parse(text: str) -> Counter[Key]:
+    """``apiserver_request_total`` by (verb, group, resource, subresource), summed over the other labels."""
     out: Counter[Key] = Counter()
-    for line in text.splitlines():
-        m = _LINE.match(line)
-        if not m:
-            continue
-        labels = dict(_LABEL.findall(m.group("labels")))
+    for sample in prometheus.parse(text, "apiserver_request_total"):
+        labels = sample.labels
         if not labels.get("resource"):
             continue  # non-resource requests (/metrics, /healthz, discovery)
-        key = (
-            labels.get("verb", ""),
-            labels.get("group", ""),
-            labels["resource"],
-            labels.get("subresource", ""),
-        )
-        out[key] += int(float(m.group("value")))
+        key = (labels.get("verb", ""), labels.get("group", ""), labels["resource"], labels.get("subresource", ""))
+        out[key] += int(sample.value)
     return out
 
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shlex
 import sys
 from pathlib import Path
 
 from harness.bench import report, runner, scenarios
 from harness.bench.contestants import CONTESTANTS
+from harness.common import provenance
 
-DOCS = runner.REPO / "docs"
+DOCS = provenance.REPO / "docs"
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 
 
@@ -122,22 +122,8 @@ def options_from(args: argparse.Namespace, argv: list[str]) -> runner.Options:
         append=args.append,
         # The invocation goes into the committed report: the home directory as ~, and no log directory
         # (a path of this machine that changes nothing measured).
-        invocation=("python -m harness.bench" + "".join(" " + shlex.quote(a) for a in _without_log_dir(argv))).replace(
-            str(Path.home()) + "/", "~/"),
+        invocation=provenance.invocation("python -m harness.bench", argv, {"--log-dir": True}),
     )
-
-
-def _without_log_dir(argv: list[str]) -> list[str]:
-    out: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg == "--log-dir":
-            skip = True
-        elif not arg.startswith("--log-dir="):
-            out.append(arg)
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

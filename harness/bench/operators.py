@@ -29,7 +29,6 @@ import contextlib
 import datetime as dt
 import importlib.util
 import secrets
-import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
@@ -37,9 +36,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.bench import apimetrics
-from harness.bench.contestants import Contestant, free_port
-from harness.bench.scenarios import RunResult, Session, _pct
-from harness.bench.workload import LABEL, Workload, bounded
+from harness.bench.contestants import Contestant
+from harness.bench.scenarios import RunResult, Session, percentiles_ms
+from harness.bench.workload import LABEL, Workload
+from harness.common.concurrency import bounded
+from harness.common.processes import kubeloop_run
 from kubeloop.client import Client, Forbidden, NotFound
 
 Obj = dict[str, Any]
@@ -99,14 +100,7 @@ class OperatorScenario:
                 and importlib.util.find_spec(f"kubeloop.operators.{self.name}") is not None)
 
     def command(self, kubeconfig: str, namespace: str) -> list[str]:
-        return [
-            sys.executable, "-m", "kubeloop.cli.main", "run", self.name,
-            "--kubeconfig", kubeconfig,
-            "--namespace", namespace,
-            "--metrics-bind-address", f"127.0.0.1:{free_port()}",
-            "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
-            *self.args,
-        ]
+        return kubeloop_run(self.name, kubeconfig, "--namespace", namespace, *self.args)
 
 
 # --- the harness's side of a run ---------------------------------------------------------------------
@@ -385,8 +379,7 @@ async def run_operator(session: Session, scenario: OperatorScenario, repeat: int
             busy = sum(track.work(watch.seen)) if track.work else result.seconds
             result.objects_per_s = objects / busy if busy > 0 else None
         lat = sorted(track.work(watch.seen) if track.work else [t - start for t, _, _ in watch.seen.values()])
-        if lat:
-            result.p50_ms, result.p95_ms, result.p99_ms = (1000 * _pct(lat, q) for q in (50, 95, 99))
+        result.p50_ms, result.p95_ms, result.p99_ms = percentiles_ms(lat)
         result.cpu_s, result.peak_rss_mib = sample.cpu_s, sample.peak_rss_mib
         result.cpu_ms_per_object = 1000 * sample.cpu_s / objects
         result.extra["objects"] = objects

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as dt
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +19,10 @@ from harness.bench import operators, scenarios
 from harness.bench.contestants import CONTESTANTS, Contestant
 from harness.bench.scenarios import RunResult, Session, Settings
 from harness.bench.workload import LABEL, Workload
+from harness.common.cluster import cluster_for
+from harness.common.provenance import dist_version, git_revision, save_json, without_home
 from kubeloop.client import Client
 
-REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CONTESTANTS = ("kubeloop", "kopf", "ceiling")
 
 
@@ -76,38 +75,8 @@ def machine() -> dict[str, Any]:
     }
 
 
-def _tilde(path: object) -> str:
-    return str(path).replace(str(Path.home()), "~")  # no machine paths in the committed results
-
-
 def _loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-def _version(package: str) -> str | None:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def _git() -> str:
-    try:
-        rev = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        ).stdout.strip()
-        return rev + ("+local changes" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
 
 
 async def versions(client: Client) -> dict[str, Any]:
@@ -117,10 +86,10 @@ async def versions(client: Client) -> dict[str, Any]:
     return {
         "kubernetes": server.get("gitVersion"),
         "python": platform.python_version(),
-        "kubeloop": f"{kubeloop.__version__} ({_git()})",
-        "kopf": _version("kopf"),
-        "aiohttp": _version("aiohttp"),
-        "orjson": _version("orjson"),
+        "kubeloop": f"{kubeloop.__version__} ({git_revision()})",
+        "kopf": dist_version("kopf"),
+        "aiohttp": dist_version("aiohttp"),
+        "orjson": dist_version("orjson"),
     }
 
 
@@ -151,116 +120,107 @@ async def run(options: Options) -> dict[str, Any]:
     log_dir = options.log_dir or Path(tempfile.mkdtemp(prefix="kubeloop-bench-"))
     log_dir.mkdir(parents=True, exist_ok=True)
     _say(options, f"operator logs in {log_dir}")
-    cluster = None
-    kubeconfig = options.kubeconfig
-    if kubeconfig is None:
-        from kubeloop.envtest import LocalCluster
+    async with cluster_for(options.kubeconfig, options.cluster_name, keep=options.keep_cluster,
+                           log=lambda m: _say(options, m), nodes=1) as (cluster, own):
+        client = await Client.from_kubeconfig(str(cluster.kubeconfig), qps=0)
+        try:
+            return await _run_on(client, cluster, own, options, contestants, op_scenarios, log_dir)
+        finally:
+            await client.close()
 
-        cluster = LocalCluster(options.cluster_name, nodes=1, log=lambda m: _say(options, m))
-        await asyncio.to_thread(cluster.up)
-        kubeconfig = str(cluster.kubeconfig)
-    data: dict[str, Any] = {"meta": {}, "results": []}
+
+async def _run_on(client: Client, cluster: Any, own: bool, options: Options, contestants: list[Contestant],
+                  op_scenarios: list[operators.OperatorScenario], log_dir: Path) -> dict[str, Any]:
+    workload = Workload(client, options.loader_concurrency)
+    await workload.install_crd()
+    meta = await _meta(client, cluster, own, options, contestants, op_scenarios)
+    data: dict[str, Any] = {"meta": meta, "results": []}
     if options.append and options.results and options.results.exists():
         data = json.loads(options.results.read_text())
-    client = await Client.from_kubeconfig(kubeconfig, qps=0)
-    try:
-        workload = Workload(client, options.loader_concurrency)
-        await workload.install_crd()
-        # The API server's request counters have no namespace label: a second harness on the same
-        # cluster would be counted as this run's operators. Its namespaces carry our label.
-        others = [
-            ns["metadata"]["name"] for ns in (await client.list("namespaces", label_selector=LABEL))["items"]
-        ]
-        if others:
-            _say(
-                options,
-                f"WARNING: other benchmark namespaces exist ({', '.join(others[:5])}): another harness "
-                "may be running on this cluster, and its requests would be counted here",
-            )
-        started = dt.datetime.now(dt.UTC)
-        meta = {
-            "date": started.strftime("%Y-%m-%d %H:%M UTC"),
-            "invocation": options.invocation,
-            "machine": machine(),
-            "versions": await versions(client),
-            "cluster": "LocalCluster " + options.cluster_name if cluster else f"existing ({_tilde(kubeconfig)})",
-            "options": {
-                "n": options.n,
-                "repeats": options.repeats,
-                "scenarios": options.scenarios,
-                "operators": [s.name for s in op_scenarios],
-                "contestants": options.contestants,
-                "idle_seconds": options.idle_seconds,
-                "startup_n": options.startup_n,
-                "loader_concurrency": options.loader_concurrency,
-                "profile": options.profile,
-            },
-            "contestants": {c.name: c.description for c in contestants},
-            "warnings": [f"benchmark namespaces of another run existed at start: {', '.join(others[:5])}"]
-            if others
-            else [],
-        }
-        if data["meta"]:  # appending: the first run's meta stays the report's header
+        if data["meta"]:  # the first run's meta stays the report's header
             data["meta"].setdefault("appended", []).append(meta)
             data["meta"]["contestants"] = {**data["meta"].get("contestants", {}), **meta["contestants"]}
         else:
             data["meta"] = meta
-        settings = Settings(
-            idle_seconds=options.idle_seconds,
-            min_rate=options.min_rate,
-            log_dir=log_dir,
-            profile=options.profile,
-        )
-        session = Session(client, workload, kubeconfig, settings)
-        live = {s for s in options.scenarios if s in scenarios.LIVE}
+    settings = Settings(idle_seconds=options.idle_seconds, min_rate=options.min_rate, log_dir=log_dir,
+                        profile=options.profile)
+    session = Session(client, workload, str(cluster.kubeconfig), settings)
 
-        def record(results: list[RunResult]) -> None:
-            for r in results:
-                data["results"].append(r.as_dict())
-                _say(options, "  " + line(r))
-            if options.results:
-                save(data, options.results)
-
-        began = time.monotonic()
-        for n in options.n:
-            for repeat in range(1, options.repeats + 1):
-                for c in contestants:  # interleaved: A B C A B C ...
-                    _say(options, f"[{time.monotonic() - began:6.0f}s] {c.name} n={n} repeat {repeat}")
-                    if "backlog" in options.scenarios:
-                        record(await session.backlog(c, n, repeat))
-                    if live:
-                        record(await session.live(c, n, repeat, live))
-        if "startup" in options.scenarios:
-            for repeat in range(1, options.repeats + 1):
-                for c in contestants:
-                    _say(
-                        options,
-                        f"[{time.monotonic() - began:6.0f}s] {c.name} startup n={options.startup_n} "
-                        f"repeat {repeat}",
-                    )
-                    record(await session.startup(c, options.startup_n, repeat))
-        for repeat in range(1, options.repeats + 1):
-            for op in op_scenarios:
-                _say(
-                    options, f"[{time.monotonic() - began:6.0f}s] operator {op.name} n={op.n} repeat {repeat}"
-                )
-                record([await operators.run_operator(session, op, repeat)])
-        meta["machine"]["loadavg_end"] = _loadavg()
-        meta["duration_s"] = round(time.monotonic() - began)
+    def record(results: list[RunResult]) -> None:
+        for r in results:
+            data["results"].append(r.as_dict())
+            _say(options, "  " + line(r))
         if options.results:
-            save(data, options.results)
-    finally:
-        await client.close()
-        if cluster is not None and not options.keep_cluster:
-            await asyncio.to_thread(cluster.down, True)
+            save_json(data, options.results)
+
+    began = time.monotonic()
+    await _measure(session, options, contestants, op_scenarios, record)
+    meta["machine"]["loadavg_end"] = _loadavg()
+    meta["duration_s"] = round(time.monotonic() - began)
+    if options.results:
+        save_json(data, options.results)
     return data
 
 
-def save(data: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    tmp.replace(path)
+async def _meta(client: Client, cluster: Any, own: bool, options: Options, contestants: list[Contestant],
+                op_scenarios: list[operators.OperatorScenario]) -> dict[str, Any]:
+    """What the saved results say about this run, and a warning if another harness shares the cluster."""
+    # The API server's request counters have no namespace label: a second harness on the same
+    # cluster would be counted as this run's operators. Its namespaces carry our label.
+    others = [ns["metadata"]["name"] for ns in (await client.list("namespaces", label_selector=LABEL))["items"]]
+    if others:
+        _say(options, f"WARNING: other benchmark namespaces exist ({', '.join(others[:5])}): another harness "
+                      "may be running on this cluster, and its requests would be counted here")
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "invocation": options.invocation,
+        "machine": machine(),
+        "versions": await versions(client),
+        "cluster": f"LocalCluster {options.cluster_name}" if own
+        else f"existing ({without_home(str(cluster.kubeconfig))})",
+        "options": {
+            "n": options.n,
+            "repeats": options.repeats,
+            "scenarios": options.scenarios,
+            "operators": [s.name for s in op_scenarios],
+            "contestants": options.contestants,
+            "idle_seconds": options.idle_seconds,
+            "startup_n": options.startup_n,
+            "loader_concurrency": options.loader_concurrency,
+            "profile": options.profile,
+        },
+        "contestants": {c.name: c.description for c in contestants},
+        "warnings": [f"benchmark namespaces of another run existed at start: {', '.join(others[:5])}"]
+        if others else [],
+    }
+
+
+async def _measure(session: Session, options: Options, contestants: list[Contestant],
+                   op_scenarios: list[operators.OperatorScenario], record: Callable[[list[RunResult]], None]) -> None:
+    """Every run asked for: contestants interleaved (A B C A B C ...) within each size and repeat."""
+    began = time.monotonic()
+
+    def say(what: str) -> None:
+        _say(options, f"[{time.monotonic() - began:6.0f}s] {what}")
+
+    live = {s for s in options.scenarios if s in scenarios.LIVE}
+    for n in options.n:
+        for repeat in range(1, options.repeats + 1):
+            for c in contestants:
+                say(f"{c.name} n={n} repeat {repeat}")
+                if "backlog" in options.scenarios:
+                    record(await session.backlog(c, n, repeat))
+                if live:
+                    record(await session.live(c, n, repeat, live))
+    if "startup" in options.scenarios:
+        for repeat in range(1, options.repeats + 1):
+            for c in contestants:
+                say(f"{c.name} startup n={options.startup_n} repeat {repeat}")
+                record(await session.startup(c, options.startup_n, repeat))
+    for repeat in range(1, options.repeats + 1):
+        for op in op_scenarios:
+            say(f"operator {op.name} n={op.n} repeat {repeat}")
+            record([await operators.run_operator(session, op, repeat)])
 
 
 def line(r: RunResult) -> str:

@@ -19,8 +19,6 @@ import asyncio
 import contextlib
 import os
 import random
-import signal
-import statistics
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field
@@ -32,6 +30,8 @@ from harness.bench.contestants import Contestant
 from harness.bench.procs import Sample, TreeSampler
 from harness.bench.tracker import Tracker
 from harness.bench.workload import GROUP, Workload, names
+from harness.common.processes import ChildProcess
+from harness.common.stats import percentile
 from kubeloop.client import Client
 
 LIVE = ("stream", "update", "idle")
@@ -69,32 +69,27 @@ class OperatorDied(RuntimeError):
     pass
 
 
-class OperatorProcess:
+class OperatorProcess(ChildProcess):
     """One contestant process, its output in a log file, its tree sampled from /proc."""
 
     def __init__(self, contestant: Contestant, kubeconfig: str, namespace: str, log_path: Path,
                  argv: list[str] | None = None) -> None:
+        super().__init__(log_path)
         self.contestant = contestant
         self.argv = argv or contestant.command(kubeconfig, namespace)
         self.kubeconfig = kubeconfig
-        self.log_path = log_path
-        self.proc: asyncio.subprocess.Process | None = None
         self.sampler: TreeSampler | None = None
-        self.started_at = 0.0
         self.profiler: str | None = None  # run under a profiler: its figures are not the contestant's own
         self.pstats: Path | None = None  # the cProfile output, once the process has exited
 
     async def start(self) -> float:
+        """Starts the contestant; returns the moment just before (a backlog is timed from it)."""
         env = {**os.environ, "KUBECONFIG": self.kubeconfig, "PYTHONUNBUFFERED": "1"}
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
-            log.write(f"$ {' '.join(self.argv)}\n".encode())
-            self.started_at = time.monotonic()
-            self.proc = await asyncio.create_subprocess_exec(*self.argv, stdin=asyncio.subprocess.DEVNULL,
-                                                             stdout=log, stderr=log, env=env)
+        started = await self.spawn(self.argv, env, header=f"$ {' '.join(self.argv)}\n")
+        assert self.proc is not None
         self.sampler = TreeSampler(self.proc.pid)
         self.sampler.start()
-        return self.started_at
+        return started
 
     def sample(self) -> Sample:
         assert self.sampler is not None
@@ -105,22 +100,10 @@ class OperatorProcess:
             raise OperatorDied(f"{self.contestant.name} exited with code {self.proc.returncode}; "
                                f"end of {self.log_path}:\n{self.tail()}")
 
-    def tail(self, lines: int = 15) -> str:
-        with contextlib.suppress(OSError):
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        return ""
-
     async def stop(self, grace: float = 20.0) -> None:
         if self.sampler:
             await self.sampler.stop()
-        if self.proc is None or self.proc.returncode is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(self.proc.wait(), grace)
-        except TimeoutError:
-            self.proc.kill()
-            await self.proc.wait()
+        await self.terminate(grace)
 
 
 @dataclass
@@ -200,8 +183,7 @@ class Session:
         if last is not None and result.converged:
             result.seconds = last - t0
             result.objects_per_s = n / result.seconds if result.seconds > 0 else None
-        if lat:
-            result.p50_ms, result.p95_ms, result.p99_ms = (1000 * _pct(lat, q) for q in (50, 95, 99))
+        result.p50_ms, result.p95_ms, result.p99_ms = percentiles_ms(lat)
         result.cpu_s = cpu
         result.cpu_ms_per_object = 1000 * cpu / n if n else None
         result.peak_rss_mib = peak
@@ -364,13 +346,11 @@ class Session:
         return [result]
 
 
-def _pct(sorted_values: list[float], q: float) -> float:
-    """Nearest-rank percentile of an already sorted list."""
-    if len(sorted_values) == 1:
-        return sorted_values[0]
-    k = max(0, min(len(sorted_values) - 1, round(q / 100 * len(sorted_values) + 0.5) - 1))
-    return sorted_values[k]
+def percentiles_ms(seconds: list[float]) -> tuple[float | None, float | None, float | None]:
+    """p50, p95 and p99 of latencies in seconds, in milliseconds (None for no latencies)."""
 
+    def ms(q: float) -> float | None:
+        p = percentile(seconds, q)
+        return None if p is None else 1000 * p
 
-def median(values: list[float]) -> float:
-    return statistics.median(values)
+    return ms(50), ms(95), ms(99)

@@ -11,10 +11,11 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from harness.bench.apimetrics import HarnessCounter
+from harness.common.concurrency import bounded
 from kubeloop.client import Client, Conflict, NotFound
 from kubeloop.client.errors import ServerTimeout
 from kubeloop.testing import wait_for
@@ -70,17 +71,6 @@ def widget(name: str, value: int) -> dict[str, Any]:
 
 def names(n: int, prefix: str = "w") -> list[str]:
     return [f"{prefix}-{i:06d}" for i in range(n)]
-
-
-async def bounded(items: Iterable[Any], fn: Callable[[Any], Awaitable[None]], concurrency: int) -> None:
-    """Runs ``fn(item)`` for every item with at most ``concurrency`` in flight."""
-    it = iter(items)
-
-    async def worker() -> None:
-        for item in it:  # the shared iterator hands each item to exactly one worker
-            await fn(item)
-
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
 class Workload:

@@ -15,12 +15,13 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from harness.faults.env import Env, OperatorProcess, OperatorSetup, gather_bounded, now, retrying
+from harness.common.concurrency import bounded
+from harness.common.stats import percentile
+from harness.faults.env import Env, OperatorProcess, OperatorSetup, now, retrying
 from harness.faults.observe import Follow, key_of
 from harness.faults.results import Row
 from harness.faults.rig import Size
 from harness.faults.scenarios import Spec
-from harness.faults.stats import percentile
 from kubeloop.client import ApiError, NotFound
 from kubeloop.operator import Operator
 from kubeloop.testing.wait import wait_for_deletion
@@ -168,10 +169,9 @@ async def immortal_sigkill(env: Env, size: Size) -> list[Row]:
 
         async def burst() -> None:  # spread over the kill window, in small bursts
             for i in range(0, len(names), 5):
-                await gather_bounded([lambda n=n: retrying(lambda: env.admin.create({
+                await bounded(names[i:i + 5], lambda n: retrying(lambda: env.admin.create({
                     "apiVersion": ic_res.api_version, "kind": "ImmortalContainer",
-                    "metadata": {"name": n, "namespace": ns}, "spec": {"image": "nginx:latest"}}))
-                    for n in names[i:i + 5]], 5)
+                    "metadata": {"name": n, "namespace": ns}, "spec": {"image": "nginx:latest"}})), 5)
                 await asyncio.sleep(kills * 0.75 * 5 / len(names))
 
         fault_end = await rig.kill_points(kills, burst, spread=1.5)

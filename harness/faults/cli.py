@@ -18,16 +18,15 @@ import argparse
 import asyncio
 import json
 import logging
-import shlex
 import sys
 from pathlib import Path
 
+from harness.common import provenance
 from harness.faults import report, runner
-from harness.faults.env import REPO
 from harness.faults.rig import Size
 
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
-DEFAULT_DOC = REPO / "docs" / "RELIABILITY.md"
+DEFAULT_DOC = provenance.REPO / "docs" / "RELIABILITY.md"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -64,16 +63,7 @@ _OUTPUT_FLAGS = {"--log-dir": True, "--results": True, "--output": True, "--no-r
 
 def invocation(argv: list[str]) -> str:
     """The command as run, less the flags that only say where output goes."""
-    kept, skip = [], False
-    for arg in argv:
-        flag = arg.split("=", 1)[0]
-        if skip:
-            skip = False
-        elif flag in _OUTPUT_FLAGS:
-            skip = _OUTPUT_FLAGS[flag] and "=" not in arg
-        else:
-            kept.append(arg)
-    return "python -m harness.faults" + "".join(" " + shlex.quote(a) for a in kept)
+    return provenance.invocation("python -m harness.faults", argv, _OUTPUT_FLAGS)
 
 
 def _seeds(text: str) -> list[int]:

@@ -13,8 +13,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
-import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,13 +23,14 @@ from urllib.parse import urlsplit
 import aiohttp
 import yaml
 
+from harness.common.processes import ChildProcess, free_port, kubeloop_run
+from harness.common.provenance import REPO
 from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
 from kubeloop.operator import Operator
 from kubeloop.resources import render_rbac
 from kubeloop.testing.operator import install_crds
 from kubeloop.testing.wait import wait_for, wait_for_deletion
 
-REPO = Path(__file__).resolve().parents[2]
 log = logging.getLogger("faults")
 T = TypeVar("T")
 _TRANSIENT = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
@@ -39,12 +38,6 @@ _TRANSIENT = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
 
 def now() -> float:
     return time.monotonic()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def check_loopback(server: str) -> None:
@@ -184,15 +177,15 @@ class OperatorSetup:
         return next(o for o in self.rbac if o["kind"] == "ClusterRole")
 
 
-class OperatorProcess:
+class OperatorProcess(ChildProcess):
     """``kubeloop run TARGET`` as a child process: started, killed, restarted, scraped. Exits that the
     harness did not cause count as crashes."""
 
     def __init__(self, target: str, kubeconfig: Path, log_path: Path, tag: str, args: Sequence[str],
                  env: dict[str, str]) -> None:
-        self.target, self.kubeconfig, self.log_path, self.tag = target, kubeconfig, log_path, tag
+        super().__init__(log_path)
+        self.target, self.kubeconfig, self.tag = target, kubeconfig, tag
         self.args, self.env = list(args), env
-        self.proc: asyncio.subprocess.Process | None = None
         self.starts = 0
         self.kills = 0
         self.crashes = 0
@@ -202,29 +195,17 @@ class OperatorProcess:
         self._expected_exit = False
         self._monitor: asyncio.Task[None] | None = None
 
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.returncode is None
-
     async def start(self) -> None:
         assert not self.running, f"{self.tag} already runs"
         self.metrics_port, self.probe_port = free_port(), free_port()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
                "FAULTS_REPLICA": self.tag, "POD_NAME": self.tag, **self.env}
         env.pop("KUBECONFIG", None)
-        argv = [sys.executable, "-m", "kubeloop.cli.main", "run", self.target, "--kubeconfig", str(self.kubeconfig),
-                "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
-                "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}", *self.args]
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as fh:
-            fh.write(f"\n=== faults: start #{self.starts + 1} at {time.ctime()}: {' '.join(argv[2:])}\n".encode())
-            fh.flush()
-            self.proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL, stdout=fh,
-                                                             stderr=fh, env=env, cwd=str(REPO))
+        argv = kubeloop_run(self.target, self.kubeconfig, *self.args, metrics_port=self.metrics_port,
+                            probe_port=self.probe_port)
+        header = f"\n=== faults: start #{self.starts + 1} at {time.ctime()}: {' '.join(argv[2:])}\n"
+        await self.spawn(argv, env, header=header, cwd=REPO)
+        assert self.proc is not None
         self.starts += 1
         self._expected_exit = False
         self._monitor = asyncio.create_task(self._watch(self.proc))
@@ -258,8 +239,7 @@ class OperatorProcess:
             return
         assert self.proc is not None
         self._expected_exit = True
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.send_signal(sig)
+        self.send(sig)
         if sig == signal.SIGKILL:
             self.kills += 1
         await asyncio.wait_for(self.proc.wait(), 60)
@@ -270,16 +250,8 @@ class OperatorProcess:
         """SIGTERM, then SIGKILL after ``grace`` seconds."""
         if not self.running:
             return
-        assert self.proc is not None
         self._expected_exit = True
-        with contextlib.suppress(ProcessLookupError):
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(self.proc.wait(), grace)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.kill()
-            await self.proc.wait()
+        await self.terminate(grace)
         if self._monitor:
             await self._monitor
 
@@ -295,12 +267,6 @@ class OperatorProcess:
                     f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=aiohttp.ClientTimeout(total=5)) as resp:
                 return await resp.text()
         except (TimeoutError, aiohttp.ClientError, OSError):
-            return ""
-
-    def log_text(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
             return ""
 
     def log_count(self, needle: str) -> int:
@@ -327,16 +293,6 @@ class MetricsTotals:
             last = 0.0
         self.totals[key] = self.totals.get(key, 0.0) + value - last
         self._last[key] = value
-
-
-async def gather_bounded(calls: Sequence[Callable[[], Awaitable[Any]]], limit: int = 16) -> list[Any]:
-    sem = asyncio.Semaphore(limit)
-
-    async def one(call: Callable[[], Awaitable[Any]]) -> Any:
-        async with sem:
-            return await call()
-
-    return await asyncio.gather(*(one(c) for c in calls))
 
 
 def conflict_free(exc: BaseException) -> bool:

@@ -10,11 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.faults.env import Env, OperatorProcess, OperatorSetup, gather_bounded, now, retrying
+from harness.common import prometheus
+from harness.common.concurrency import bounded
+from harness.common.stats import percentile
+from harness.faults.env import Env, OperatorProcess, OperatorSetup, now, retrying
 from harness.faults.observe import WidgetObserver, key_of
 from harness.faults.proxy import FaultProxy
 from harness.faults.results import Row
-from harness.faults.stats import metric_sum, percentile
 from harness.faults.widget import Widget
 from harness.faults.widget import operator as widget_operator
 from kubeloop.client import AlreadyExists, NotFound
@@ -71,7 +73,7 @@ class WidgetStorm:
                 obj = await retrying(lambda: self.env.admin.get(WIDGET, name, ns))
             self.writes += 1
             self.observer.wrote(obj)
-        await gather_bounded([lambda k=k: one(k) for k in (keys or self.keys)], self.concurrency)
+        await bounded(keys or self.keys, one, self.concurrency)
 
     async def bump(self, key: str) -> None:
         ns, _, name = key.partition("/")
@@ -97,8 +99,7 @@ class WidgetStorm:
         live = self.live
         chosen = self.rng.sample(live, max(1, int(len(live) * fraction))) if live else []
         doomed = set(self.rng.sample(chosen, min(deletes, len(chosen))))
-        await gather_bounded([(lambda k=k: self.delete(k)) if k in doomed else (lambda k=k: self.bump(k))
-                              for k in chosen], self.concurrency)
+        await bounded(chosen, lambda k: self.delete(k) if k in doomed else self.bump(k), self.concurrency)
 
     async def run(self, seconds: float, fraction: float = 0.15, deletes_per_round: int = 0,
                   pause: float = 0.3) -> int:
@@ -222,7 +223,7 @@ class WidgetRig:
         return row
 
     async def metric(self, name: str, **labels: str) -> float:
-        return sum([metric_sum(await p.metrics(), name, **labels) for p in self.procs])
+        return sum([prometheus.total(await p.metrics(), name, **labels) for p in self.procs])
 
 
 async def release_finalizers(env: Env, namespaces: Sequence[str], resource: Any, wait: bool,

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import logging
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness.faults.env import REPO, Env
+from harness.common.cluster import cluster_for
+from harness.common.provenance import dist_version, git_revision, save_json
+from harness.faults.env import Env
 from harness.faults.results import Row
 from harness.faults.rig import Size
 
@@ -51,17 +50,6 @@ def all_specs() -> list[Any]:
     return [*WIDGET_SCENARIOS, *BUNDLED_SCENARIOS]
 
 
-def _git() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return head + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 async def versions(env: Env) -> dict[str, Any]:
     from kubeloop.envtest import versions as pinned
     server = {}
@@ -69,17 +57,10 @@ async def versions(env: Env) -> dict[str, Any]:
         server = await env.admin.transport.request("GET", "/version")
     except Exception:  # noqa: BLE001 - informative only
         pass
-    out = {"kubeloop": _dist_version("kubeloop"), "python": platform.python_version(),
-           "aiohttp": _dist_version("aiohttp"), "kubernetes": server.get("gitVersion", "?"),
+    out = {"kubeloop": dist_version("kubeloop") or "?", "python": platform.python_version(),
+           "aiohttp": dist_version("aiohttp") or "?", "kubernetes": server.get("gitVersion", "?"),
            "etcd": pinned.etcd_version() or pinned.ETCD_VERSION, "kwok": pinned.kwok_version()}
     return out
-
-
-def _dist_version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "?"
 
 
 async def run(options: Options) -> dict[str, Any]:
@@ -93,38 +74,33 @@ async def run(options: Options) -> dict[str, Any]:
         specs = [s for s in specs if s.name in options.scenarios]
     log_dir = options.log_dir or Path(tempfile.mkdtemp(prefix="kubeloop-faults-"))
     say(f"operator logs go to {log_dir}")
-    cluster: Any
-    own = options.kubeconfig is None
-    if own:
-        from kubeloop.envtest import LocalCluster
-        cluster = LocalCluster(options.cluster_name, log=say)
-        await asyncio.to_thread(cluster.up)
-    else:
-        from kubeloop.envtest import ExternalCluster
-        cluster = ExternalCluster(options.kubeconfig)  # type: ignore[arg-type]
-    env = await Env.connect(cluster, log_dir, destructive=own)
-    data: dict[str, Any] = {"meta": {}, "results": []}
-    try:
-        data["meta"] = {
-            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "invocation": options.invocation, "git": _git(), "versions": await versions(env),
-            "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-            "size": options.size.__dict__, "seeds": options.seeds,
-            "cluster": "own LocalCluster" if own else "given kubeconfig",
-        }
-        for spec in specs:
-            if spec.destructive and not env.destructive:
-                say(f"{spec.name}: skipped (restarts or compacts the control plane: needs the harness's own cluster)")
-                continue
-            for seed in options.seeds:
-                rows = await _run_one(spec, env, replace(options.size, seed=seed), options, log_dir)
-                data["results"].extend(row.to_dict() for row in rows)
-                if options.results:
-                    save(data, options.results)
-    finally:
-        await env.close()
-        if own and not options.keep_cluster:
-            await asyncio.to_thread(cluster.down, True)
+    async with cluster_for(options.kubeconfig, options.cluster_name, keep=options.keep_cluster, log=say) as (
+            cluster, own):
+        env = await Env.connect(cluster, log_dir, destructive=own)
+        try:
+            return await _run_all(specs, env, options, log_dir, own)
+        finally:
+            await env.close()
+
+
+async def _run_all(specs: list[Any], env: Env, options: Options, log_dir: Path, own: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {"meta": {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "invocation": options.invocation, "git": git_revision(), "versions": await versions(env),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "size": options.size.__dict__, "seeds": options.seeds,
+        "cluster": "own LocalCluster" if own else "given kubeconfig",
+    }, "results": []}
+    for spec in specs:
+        if spec.destructive and not env.destructive:
+            options.say(f"{spec.name}: skipped (restarts or compacts the control plane: needs the harness's own "
+                        "cluster)")
+            continue
+        for seed in options.seeds:
+            rows = await _run_one(spec, env, replace(options.size, seed=seed), options, log_dir)
+            data["results"].extend(row.to_dict() for row in rows)
+            if options.results:
+                save_json(data, options.results)
     return data
 
 
@@ -154,7 +130,3 @@ async def _run_one(spec: Any, env: Env, size: Size, options: Options, log_dir: P
 def _s(seconds: float | None) -> str:
     return "–" if seconds is None else f"{seconds:g}s"
 
-
-def save(data: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, default=str) + "\n")

@@ -1,34 +1,11 @@
-"""The fault harness's bookkeeping: percentiles, metric parsing, counters across restarts, verdicts,
-the report and the command line."""
+"""The fault harness's bookkeeping: counters across restarts, verdicts, the report and the command line
+(percentiles and metric parsing: test_common.py)."""
 
 from __future__ import annotations
 
 from harness.faults import cli, report
 from harness.faults.env import MetricsTotals, check_loopback
 from harness.faults.results import CONVERGENCE_BOUND_S, Row
-from harness.faults.stats import metric_sum, parse_metrics, percentile
-
-METRICS = """# HELP rest_client_requests_total Number of HTTP requests
-# TYPE rest_client_requests_total counter
-rest_client_requests_total{code="200",method="GET",host="127.0.0.1:6443"} 12.0
-rest_client_requests_total{code="409",method="PATCH",host="127.0.0.1:6443"} 3.0
-rest_client_requests_total{code="409",method="PUT",host="127.0.0.1:6443"} 2.0
-workqueue_depth{name="w",controller="w"} 0.0
-"""
-
-
-def test_percentile_nearest_rank() -> None:
-    assert percentile([], 99) is None
-    assert percentile([5.0], 99) == 5.0
-    values = [float(i) for i in range(1, 101)]
-    assert percentile(values, 99) == 99.0 and percentile(values, 50) == 50.0 and percentile(values, 100) == 100.0
-
-
-def test_metrics_parsing() -> None:
-    samples = parse_metrics(METRICS)
-    assert ("workqueue_depth", {"name": "w", "controller": "w"}, 0.0) in samples
-    assert metric_sum(METRICS, "rest_client_requests_total", code="409") == 5.0
-    assert metric_sum(METRICS, "rest_client_requests_total") == 17.0
 
 
 def test_counters_survive_restarts() -> None:

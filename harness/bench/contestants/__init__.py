@@ -7,19 +7,14 @@ name says otherwise; the harness only chooses the namespace, the kubeconfig and 
 
 from __future__ import annotations
 
-import socket
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.common.processes import kubeloop_run
+
 HERE = Path(__file__).resolve().parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -32,10 +27,7 @@ class Contestant:
 
 def _kubeloop(*extra: str) -> Callable[[str, str], list[str]]:
     def argv(kubeconfig: str, namespace: str) -> list[str]:
-        return [sys.executable, "-m", "kubeloop.cli.main", "run", str(HERE / "kubeloop_widget.py"),
-                "--kubeconfig", kubeconfig, "--namespace", namespace,
-                "--metrics-bind-address", f"127.0.0.1:{free_port()}",
-                "--health-probe-bind-address", f"127.0.0.1:{free_port()}", *extra]
+        return kubeloop_run(str(HERE / "kubeloop_widget.py"), kubeconfig, "--namespace", namespace, *extra)
     return argv
 
 
