@@ -18,6 +18,7 @@ from pathlib import Path
 from harness.bench import report, runner, scenarios
 from harness.bench.contestants import CONTESTANTS
 from harness.common import provenance
+from harness.common.flags import add_run_flags
 
 DOCS = provenance.REPO / "docs"
 DEFAULT_RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
@@ -67,9 +68,6 @@ def parser() -> argparse.ArgumentParser:
         "--idle-seconds", type=float, default=None, help="length of the idle scenario (default 60)"
     )
     p.add_argument("--startup-n", type=int, default=50_000, help="cached objects in the start-up scenario")
-    p.add_argument("--kubeconfig", help="use this cluster instead of starting LocalCluster('bench')")
-    p.add_argument("--cluster-name", default="bench")
-    p.add_argument("--keep-cluster", action="store_true", help="leave the bench cluster running")
     p.add_argument("--loader-concurrency", type=int, default=32, help="requests in flight of the loader")
     p.add_argument(
         "--min-rate",
@@ -83,14 +81,10 @@ def parser() -> argparse.ArgumentParser:
         help="profile contestants, reports in the log directory: pyinstrument (wall clock, kubeloop "
         "only) or cprofile (CPU clock, every contestant; better on a busy machine)",
     )
-    p.add_argument("--log-dir", type=Path, help="operator logs (default: a new temporary directory)")
-    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="raw results JSON")
-    p.add_argument("--output", type=Path, default=DOCS / "BENCHMARKS.md", help="the markdown report")
+    add_run_flags(p, cluster_name="bench", results=DEFAULT_RESULTS, output=DOCS / "BENCHMARKS.md")
     p.add_argument("--chart", type=Path, default=DOCS / "benchmarks.png", help="the chart (PNG)")
     p.add_argument("--append", action="store_true",
                    help="add this run's results to those already in --results (the report shows both)")
-    p.add_argument("--no-report", action="store_true", help="only print and save raw results")
-    p.add_argument("--report-only", action="store_true", help="render the report from --results, run nothing")
     return p
 
 

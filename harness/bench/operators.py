@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import importlib.util
-import secrets
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
@@ -38,7 +37,7 @@ from typing import Any
 from harness.bench import apimetrics
 from harness.bench.contestants import Contestant
 from harness.bench.scenarios import RunResult, Session, percentiles_ms
-from harness.bench.workload import LABEL, Workload
+from harness.bench.workload import LABEL, Workload, namespace_name
 from harness.common.concurrency import bounded
 from harness.common.processes import kubeloop_run
 from kubeloop.client import Client, Forbidden, NotFound
@@ -121,7 +120,7 @@ class Run:
         self.counter.add(verb, res.group, res.plural, subresource)
 
     async def namespace(self, hint: str, labels: dict[str, str] | None = None) -> str:
-        name = f"bench-{hint}-{secrets.token_hex(3)}"[:63]
+        name = namespace_name(hint)
         meta = {"name": name, "labels": {LABEL: "true", **(labels or {})}}
         await self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
         self.namespaces.append(name)

@@ -69,6 +69,11 @@ def widget(name: str, value: int) -> dict[str, Any]:
     }
 
 
+def namespace_name(hint: str) -> str:
+    """A new namespace's name: ``bench-<hint>-<random>``, within the 63 characters a name may have."""
+    return f"bench-{hint}-{secrets.token_hex(3)}"[:63]
+
+
 def names(n: int, prefix: str = "w") -> list[str]:
     return [f"{prefix}-{i:06d}" for i in range(n)]
 
@@ -97,7 +102,7 @@ class Workload:
         await self.client.registry.refresh()
 
     async def new_namespace(self, hint: str) -> str:
-        name = f"bench-{hint}-{secrets.token_hex(3)}"[:63]
+        name = namespace_name(hint)
         self.counter.add("POST", "", "namespaces")
         await self.client.create(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {LABEL: "true"}}}

@@ -6,5 +6,6 @@
 - ``stats``: the nearest-rank percentile every figure uses;
 - ``concurrency``: many requests with a bounded number in flight;
 - ``cluster``: the cluster a run works on (a given kubeconfig, or its own LocalCluster);
-- ``provenance``: what a saved result records about its run (the command, the commit, versions).
+- ``provenance``: what a saved result records about its run (the command, the commit, versions);
+- ``flags``: the command-line flags both commands share (cluster, logs, results, report).
 """

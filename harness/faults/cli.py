@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from harness.common import provenance
+from harness.common.flags import add_run_flags
 from harness.faults import report, runner
 from harness.faults.rig import Size
 
@@ -44,14 +45,8 @@ def parser() -> argparse.ArgumentParser:
                         f"{','.join(map(str, runner.DEFAULT_SEEDS))}); a failure under any seed is a failure")
     p.add_argument("--seed", type=int, help="one seed only (the same as --seeds N)")
     p.add_argument("--timeout", type=float, default=180.0, help="convergence deadline after a fault (s)")
-    p.add_argument("--kubeconfig", help="use this cluster (127.0.0.1 only) instead of LocalCluster('faults')")
-    p.add_argument("--cluster-name", default="faults")
-    p.add_argument("--keep-cluster", action="store_true", help="leave the faults cluster running afterwards")
-    p.add_argument("--log-dir", type=Path, help="operator logs (default: a new temporary directory)")
-    p.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
-    p.add_argument("--output", type=Path, default=DEFAULT_DOC)
-    p.add_argument("--no-report", action="store_true")
-    p.add_argument("--report-only", action="store_true")
+    add_run_flags(p, cluster_name="faults", results=DEFAULT_RESULTS, output=DEFAULT_DOC,
+                  kubeconfig_note=" (127.0.0.1 only; what restarts or compacts it is skipped)")
     p.add_argument("-v", "--verbose", action="store_true")
     return p
 
