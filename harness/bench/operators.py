@@ -39,6 +39,7 @@ from harness.bench.contestants import Contestant
 from harness.bench.scenarios import RunResult, Session, percentiles_ms
 from harness.bench.workload import LABEL, Workload, namespace_name
 from harness.common.concurrency import bounded
+from harness.common.listwatch import ListWatch
 from harness.common.processes import kubeloop_run
 from kubeloop.client import Client, Forbidden, NotFound
 
@@ -205,7 +206,7 @@ class DoneWatch:
     def __init__(self, run: Run, track: Track) -> None:
         self.run, self.track = run, track
         self.seen: dict[str, Seen] = {}
-        self._task: asyncio.Task[None] | None = None
+        self._view: ListWatch | None = None
 
     @property
     def done(self) -> bool:
@@ -215,42 +216,30 @@ class DoneWatch:
         return max(t for t, _, _ in self.seen.values())
 
     async def start(self) -> None:
-        t, client = self.track, self.run.client
-        res = await client.resource(t.resource)
-        rv = ""
-        async for page in client.list_pages(res, t.namespace, label_selector=t.label_selector,
-                                            field_selector=t.field_selector):
-            self.run.counter.add("LIST", res.group, res.plural)
-            for obj in page.get("items") or ():
-                self._see(obj)
-            rv = page["metadata"]["resourceVersion"]
-        self.run.counter.add("WATCH", res.group, res.plural)
-        self._task = asyncio.create_task(self._watch(client.watch(
-            res, t.namespace, resource_version=rv, label_selector=t.label_selector,
-            field_selector=t.field_selector, timeout_seconds=3600)))
+        """Returns once the Track's objects are listed (the watch goes on in the background)."""
+        t, counter = self.track, self.run.counter
+        res = await self.run.client.resource(t.resource)
+        self._view = ListWatch(self.run.client, res, self._on_event, namespace=t.namespace,
+                               label_selector=t.label_selector, field_selector=t.field_selector,
+                               count=lambda verb: counter.add(verb, res.group, res.plural))
+        self._view.start()
+        await self._view.wait_synced(timeout=300)
 
-    async def _watch(self, events: Any) -> None:
-        async for event in events:
-            if event.get("type") in ("ADDED", "MODIFIED"):
-                self._see(event["object"])
-            elif event.get("type") == "ERROR":
-                raise RuntimeError(f"watch on {self.track.resource} failed: {event.get('object')}")
-
-    def _see(self, obj: Obj) -> None:
+    def _on_event(self, etype: str, obj: Obj, _t: float) -> None:
+        if etype not in ("ADDED", "MODIFIED"):
+            return
         now, wall = time.monotonic(), time.time()
         for key in self.track.marks(obj):
             self.seen.setdefault(key, (now, wall, obj))
 
     def check(self) -> None:
         """Raises what ended the watch early, if anything did."""
-        if self._task and self._task.done() and not self._task.cancelled() and self._task.exception():
-            raise self._task.exception()  # type: ignore[misc]
+        if self._view:
+            self._view.check()
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+        if self._view:
+            await self._view.stop()
 
 
 # --- accounting (pure) ------------------------------------------------------------------------------

@@ -9,12 +9,12 @@ harness's watch sees the converged status.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from typing import Any
 
 from harness.bench.apimetrics import HarnessCounter
 from harness.bench.workload import GROUP, PLURAL, RESOURCE
+from harness.common.listwatch import ListWatch
 from kubeloop.client import Client
 
 
@@ -29,34 +29,20 @@ class Tracker:
         self.converged: dict[str, float] = {}
         self.events = 0
         self._done = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._view = ListWatch(client, RESOURCE, self._on_event, namespace=namespace, page_size=5000,
+                               count=lambda verb: counter.add(verb, GROUP, PLURAL))
 
     async def start(self) -> None:
         """Lists, then watches from the list's resourceVersion (so no event is missed)."""
-        self.counter.add("LIST", GROUP, PLURAL)
-        listed = await self.client.list(RESOURCE, self.namespace, limit=5000)
-        for obj in listed["items"]:
-            self._see(obj, time.monotonic())
-        rv = listed["metadata"]["resourceVersion"]
-        self._task = asyncio.create_task(self._watch(rv), name=f"tracker {self.namespace}")
+        self._view.start()
+        await self._view.wait_synced(timeout=300)
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await self._view.stop()
 
-    async def _watch(self, rv: str) -> None:
-        while True:
-            self.counter.add("WATCH", GROUP, PLURAL)
-            async for event in self.client.watch(RESOURCE, self.namespace, resource_version=rv,
-                                                 timeout_seconds=3600, allow_bookmarks=True):
-                obj = event.get("object") or {}
-                if event.get("type") == "ERROR":
-                    raise RuntimeError(f"tracker watch failed: {obj}")
-                rv = obj.get("metadata", {}).get("resourceVersion") or rv
-                if event.get("type") in ("ADDED", "MODIFIED"):
-                    self._see(obj, time.monotonic())
+    def _on_event(self, etype: str, obj: dict[str, Any], t: float) -> None:
+        if etype in ("ADDED", "MODIFIED"):
+            self._see(obj, t)
 
     def _see(self, obj: dict[str, Any], now: float) -> None:
         self.events += 1

@@ -16,9 +16,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from harness.common.concurrency import bounded
+from harness.common.listwatch import ListWatch, key_of
 from harness.common.stats import percentile
 from harness.faults.env import Env, OperatorProcess, OperatorSetup, now, retrying
-from harness.faults.observe import Follow, key_of
+from harness.faults.observe import follow
 from harness.faults.results import Row
 from harness.faults.rig import Size
 from harness.faults.scenarios import Spec
@@ -39,7 +40,7 @@ class Rig:
         self.namespaces: list[str] = []
         self.setup: OperatorSetup | None = None
         self.proc: OperatorProcess | None = None
-        self.follows: list[Follow] = []
+        self.follows: list[ListWatch] = []
         self.rng = random.Random(size.seed)
         self.started = now()
 
@@ -61,8 +62,8 @@ class Rig:
         if self.proc:
             with contextlib.suppress(Exception):
                 await self.proc.stop()
-        for follow in self.follows:
-            await follow.stop()
+        for view in self.follows:
+            await view.stop()
         await self.env.delete_namespaces(self.namespaces)
         if self.setup:
             await self.env.remove_crds(self.setup.new_crds)
@@ -85,12 +86,12 @@ class Rig:
         return self.proc
 
     async def follow(self, resource: Any, namespace: str | None = None, label_selector: str | None = None,
-                     handler: Callable[[str, Obj, float], None] = lambda *a: None) -> Follow:
-        follow = Follow(self.env.admin, resource, handler, namespace=namespace, label_selector=label_selector)
-        follow.start()
-        await asyncio.wait_for(follow.synced.wait(), 60)
-        self.follows.append(follow)
-        return follow
+                     handler: Callable[[str, Obj, float], None] = lambda *a: None) -> ListWatch:
+        view = follow(self.env.admin, resource, handler, namespace=namespace, label_selector=label_selector)
+        view.start()
+        await asyncio.wait_for(view.synced.wait(), 60)
+        self.follows.append(view)
+        return view
 
     async def kill_points(self, kills: int, during: Callable[[], Awaitable[Any]] | None = None,
                           spread: float = 2.0) -> float:

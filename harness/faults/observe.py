@@ -7,90 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-from collections.abc import Callable
 from typing import Any
 
+from harness.common.listwatch import Handler, ListWatch, key_of, rv
 from harness.faults.env import now
 from harness.faults.widget import LABEL, Widget, configmap_name, converged
 from kubeloop.client import ApiError, Client
 
-log = logging.getLogger("faults")
 Obj = dict[str, Any]
-Handler = Callable[[str, Obj, float], None]
 
 
-def key_of(obj: Obj) -> str:
-    meta = obj["metadata"]
-    return f"{meta.get('namespace')}/{meta['name']}" if meta.get("namespace") else meta["name"]
-
-
-def rv(obj: Obj) -> int:
-    try:
-        return int(obj["metadata"].get("resourceVersion") or 0)
-    except ValueError:
-        return 0
-
-
-class Follow:
-    """Keeps ``objects`` in sync with one resource and calls ``handler(type, obj, time)`` for each change
-    (``type`` is ADDED, MODIFIED or DELETED; a relist reports what changed meanwhile the same way)."""
-
-    def __init__(self, client: Client, resource: Any, handler: Handler, *, namespace: str | None = None,
-                 label_selector: str | None = None) -> None:
-        self.client, self.resource, self.handler = client, resource, handler
-        self.namespace, self.label_selector = namespace, label_selector
-        self.objects: dict[str, Obj] = {}
-        self.relists = 0
-        self.synced = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"follow {self.resource}")
-
-    async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                listing = await self.client.list(self.resource, self.namespace, label_selector=self.label_selector)
-                self.relists += 1
-                t = now()
-                fresh = {key_of(o): o for o in listing["items"]}
-                for key in list(self.objects):
-                    if key not in fresh:
-                        self.handler("DELETED", self.objects.pop(key), t)
-                for key, obj in fresh.items():
-                    old = self.objects.get(key)
-                    if old is None or rv(old) != rv(obj):
-                        self.objects[key] = obj
-                        self.handler("ADDED" if old is None else "MODIFIED", obj, t)
-                self.synced.set()
-                version = listing["metadata"].get("resourceVersion")
-                async for event in self.client.watch(self.resource, self.namespace, resource_version=version,
-                                                     label_selector=self.label_selector, timeout_seconds=240,
-                                                     read_timeout=30):
-                    etype, obj = event.get("type"), event.get("object") or {}
-                    if etype == "ERROR":
-                        break
-                    if etype == "BOOKMARK":
-                        continue
-                    t = now()
-                    key = key_of(obj)
-                    if etype == "DELETED":
-                        self.objects.pop(key, None)
-                    else:
-                        self.objects[key] = obj
-                    self.handler(etype, obj, t)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - 410, a restart, a reset: list again
-                log.debug("follow %s: %s; relisting", self.resource, exc)
-                await asyncio.sleep(0.3)
+def follow(client: Client, resource: Any, handler: Handler, *, namespace: str | None = None,
+           label_selector: str | None = None) -> ListWatch:
+    """The harness's view of one resource through the faults it causes: relists after any error."""
+    return ListWatch(client, resource, handler, namespace=namespace, label_selector=label_selector, relist=True,
+                     watch_seconds=240, read_timeout=30)
 
 
 class WidgetObserver:
@@ -99,9 +30,8 @@ class WidgetObserver:
 
     def __init__(self, client: Client, namespace: str | None = None) -> None:
         self.client = client
-        self.widgets = Follow(client, Widget.resource(), self._on_widget, namespace=namespace)
-        self.configmaps = Follow(client, "configmaps", self._on_configmap, namespace=namespace,
-                                 label_selector=LABEL)
+        self.widgets = follow(client, Widget.resource(), self._on_widget, namespace=namespace)
+        self.configmaps = follow(client, "configmaps", self._on_configmap, namespace=namespace, label_selector=LABEL)
         self.expect_gone: set[str] = set()
         self.forgotten: set[str] = set()  # gone for a reason outside the operator: gone for good
         self.min_rv: dict[str, int] = {}  # the harness's last write of each widget (its resourceVersion)

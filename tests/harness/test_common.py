@@ -127,3 +127,77 @@ async def test_child_process_logs_and_stops(tmp_path: Path) -> None:
     assert not child.running and child.proc is not None and child.proc.returncode == -signal.SIGKILL
     assert child.tail(2) == "$ child\nup"
     child.send(signal.SIGTERM)  # no error once it has exited
+
+
+class ScriptedClient:
+    """Lists and watch streams in the order given; a stream that runs out stays open (as a quiet watch
+    does). Only what ListWatch calls."""
+
+    def __init__(self, lists: list[list[dict]], watches: list[list[dict]]) -> None:
+        self.lists, self.watches = lists, watches
+        self.watched_from: list[str] = []
+
+    async def resource(self, ref: str) -> str:
+        return ref
+
+    async def list_pages(self, res: str, namespace: str | None, **kw: object):  # noqa: ANN201
+        items = self.lists.pop(0)
+        yield {"metadata": {"resourceVersion": str(max([int(o["metadata"]["resourceVersion"]) for o in items],
+                                                       default=1))}, "items": items}
+
+    async def watch(self, res: str, namespace: str | None, *, resource_version: str, **kw: object):  # noqa: ANN201
+        self.watched_from.append(resource_version)
+        if not self.watches:
+            await asyncio.Event().wait()
+        for event in self.watches.pop(0):
+            yield event
+
+
+def obj(name: str, version: int) -> dict:
+    return {"metadata": {"name": name, "namespace": "ns", "resourceVersion": str(version)}}
+
+
+async def test_list_watch_relists_and_reports_what_changed_meanwhile() -> None:
+    from harness.common.listwatch import ListWatch
+
+    seen: list[tuple[str, str]] = []
+    counted: list[str] = []
+    client = ScriptedClient(
+        lists=[[obj("a", 1), obj("b", 2)], [obj("a", 5), obj("c", 6)]],
+        watches=[[{"type": "MODIFIED", "object": obj("a", 3)},
+                  {"type": "ERROR", "object": {"code": 410, "reason": "Expired"}}]])
+    view = ListWatch(client, "widgets", lambda t, o, _: seen.append((t, o["metadata"]["name"])), relist=True,
+                     count=counted.append)
+    view.start()
+    await view.wait_synced(5)
+    for _ in range(100):
+        if len(seen) >= 6:
+            break
+        await asyncio.sleep(0.01)
+    await view.stop()
+    # first list, the watch, then after the 410 a relist: b went, a changed again, c came
+    assert seen == [("ADDED", "a"), ("ADDED", "b"), ("MODIFIED", "a"), ("DELETED", "b"), ("MODIFIED", "a"),
+                    ("ADDED", "c")]
+    assert sorted(view.objects) == ["ns/a", "ns/c"] and view.relists == 2
+    assert client.watched_from == ["2", "6"] and counted == ["LIST", "WATCH", "LIST", "WATCH"]
+
+
+async def test_list_watch_without_relist_ends_on_an_error_and_says_so() -> None:
+    from harness.common.listwatch import ListWatch
+
+    client = ScriptedClient(lists=[[obj("a", 1)]],
+                            watches=[[{"type": "ERROR", "object": {"code": 410, "reason": "Expired"}}]])
+    view = ListWatch(client, "widgets", lambda *a: None)
+    view.start()
+    await view.wait_synced(5)
+    for _ in range(100):
+        try:
+            view.check()
+        except RuntimeError as exc:
+            assert "Expired" in str(exc)
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("a failed watch must end the view and be raised by check()")
+    assert view.objects == {}  # a view that never relists keeps no copies
+    await view.stop()
