@@ -7,6 +7,7 @@ import asyncio
 import json
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from harness.bench import apimetrics
 from harness.common import prometheus
 from harness.common.concurrency import bounded
+from harness.common.listwatch import ListWatch
 from harness.common.processes import ChildProcess, kubeloop_run
 from harness.common.provenance import invocation, save_json
 from harness.common.stats import percentile
@@ -140,12 +142,13 @@ class ScriptedClient:
     async def resource(self, ref: str) -> str:
         return ref
 
-    async def list_pages(self, res: str, namespace: str | None, **kw: object):  # noqa: ANN201
+    async def list_pages(self, res: str, namespace: str | None, **kw: object) -> AsyncIterator[dict]:
         items = self.lists.pop(0)
         yield {"metadata": {"resourceVersion": str(max([int(o["metadata"]["resourceVersion"]) for o in items],
                                                        default=1))}, "items": items}
 
-    async def watch(self, res: str, namespace: str | None, *, resource_version: str, **kw: object):  # noqa: ANN201
+    async def watch(self, res: str, namespace: str | None, *, resource_version: str,
+                    **kw: object) -> AsyncIterator[dict]:
         self.watched_from.append(resource_version)
         if not self.watches:
             await asyncio.Event().wait()
@@ -158,8 +161,6 @@ def obj(name: str, version: int) -> dict:
 
 
 async def test_list_watch_relists_and_reports_what_changed_meanwhile() -> None:
-    from harness.common.listwatch import ListWatch
-
     seen: list[tuple[str, str]] = []
     counted: list[str] = []
     client = ScriptedClient(
@@ -183,8 +184,6 @@ async def test_list_watch_relists_and_reports_what_changed_meanwhile() -> None:
 
 
 async def test_list_watch_without_relist_ends_on_an_error_and_says_so() -> None:
-    from harness.common.listwatch import ListWatch
-
     client = ScriptedClient(lists=[[obj("a", 1)]],
                             watches=[[{"type": "ERROR", "object": {"code": 410, "reason": "Expired"}}]])
     view = ListWatch(client, "widgets", lambda *a: None)
