@@ -84,6 +84,8 @@ async def run(options: Options) -> dict[str, Any]:
 
 
 async def _run_all(specs: list[Any], env: Env, options: Options, log_dir: Path, own: bool) -> dict[str, Any]:
+    """Every chosen scenario under every seed; the results saved after each, so that a long run stopped
+    half-way keeps what it measured."""
     data: dict[str, Any] = {"meta": {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "invocation": options.invocation, "git": git_revision(), "versions": await versions(env),
