@@ -24,10 +24,10 @@ from kubeloop.resources.model import (
     scale_subresource,
 )
 from kubeloop.resources.rbac import (
+    AccessRequest,
     AuditReport,
     Permission,
     RbacAudit,
-    Request,
     reconcile_permissions,
     render_rbac,
     request_from_http,
@@ -57,9 +57,9 @@ from kubeloop.resources.schema import (
 )
 
 __all__ = [
-    "AuditReport", "CRDInfo", "Condition", "Conditions", "CustomResource", "Format", "Int32", "Int64",
-    "IntOrString", "ListType", "NotStructuralError", "ObjectMeta", "OwnerReference", "Permission",
-    "PrinterColumn", "RbacAudit", "Request", "Scale", "Validation", "crd_for", "crd_root_schema", "crds_for",
+    "AccessRequest", "AuditReport", "CRDInfo", "Condition", "Conditions", "CustomResource", "Format", "Int32",
+    "Int64", "IntOrString", "ListType", "NotStructuralError", "ObjectMeta", "OwnerReference", "Permission",
+    "PrinterColumn", "RbacAudit", "Scale", "Validation", "crd_for", "crd_root_schema", "crds_for",
     "custom_resources_in", "default_plural", "embedded_resource", "kustomization", "list_type",
     "manager_deployment", "map_type", "metrics_service", "nullable", "opaque", "openapi_schema",
     "operator_manifests", "preserve_unknown_fields", "printer_column", "reconcile_permissions", "render_rbac",

@@ -13,7 +13,7 @@ from kubeloop.resources.builtin import EVENT, LEASE
 from kubeloop.resources.model import CustomResource
 
 __all__ = [
-    "AuditReport", "Permission", "RbacAudit", "Request", "reconcile_permissions", "render_rbac",
+    "AccessRequest", "AuditReport", "Permission", "RbacAudit", "reconcile_permissions", "render_rbac",
     "request_from_http", "rules_for",
     "status_permissions", "watch_permissions", "write_permissions",
 ]
@@ -148,8 +148,10 @@ def render_rbac(name: str, namespace: str, cluster_permissions: Iterable[Permiss
 
 
 @dataclass(frozen=True)
-class Request:
-    """One request the operator made, as RBAC sees it.
+class AccessRequest:
+    """One request the operator made, as RBAC sees it (verb, group, resource, scope).
+
+    Not ``kubeloop.Request``, the key a reconciler is handed: this one is an API call, for the audit.
 
     ``namespaced``: made inside a namespace (a Role can grant it); ``namespace``: which one, if known.
     """
@@ -162,10 +164,10 @@ class Request:
     namespace: str | None = None
 
     @classmethod
-    def of(cls, used: Any) -> Request:
-        """Accept a Request, a ``(verb, group, resource, subresource, namespaced)`` tuple, or anything with
+    def of(cls, used: Any) -> AccessRequest:
+        """Accept an AccessRequest, a ``(verb, group, resource, subresource, namespaced)`` tuple, or anything with
         those attributes or with ``namespace`` instead of ``namespaced`` (the client's UsedPermission)."""
-        if isinstance(used, Request):
+        if isinstance(used, AccessRequest):
             return used
         if isinstance(used, tuple):
             if not 3 <= len(used) <= 5:
@@ -196,7 +198,7 @@ class Request:
                 self.namespace or "")
 
 
-def request_from_http(method: str, path: str, query: str | Mapping[str, Any] = "") -> Request:
+def request_from_http(method: str, path: str, query: str | Mapping[str, Any] = "") -> AccessRequest:
     """Map an HTTP request on the API to its RBAC verb and resource.
 
     ``GET /apis/apps/v1/namespaces/x/deployments?watch=1`` → ``watch apps/deployments (in a namespace)``.
@@ -225,14 +227,14 @@ def request_from_http(method: str, path: str, query: str | Mapping[str, Any] = "
     else:
         verb = {"POST": "create", "PUT": "update", "PATCH": "patch",
                 "DELETE": "delete" if name else "deletecollection"}.get(method, method.lower())
-    return Request(verb, group, resource, sub, namespace is not None, namespace)
+    return AccessRequest(verb, group, resource, sub, namespace is not None, namespace)
 
 
 @dataclass(frozen=True)
 class AuditReport:
     """``missing`` breaks the operator (``ok`` is False); ``unused`` only widens its privileges."""
 
-    missing: tuple[Request, ...] = ()
+    missing: tuple[AccessRequest, ...] = ()
     unused: tuple[Permission, ...] = ()
 
     @property
@@ -280,14 +282,14 @@ class RbacAudit:
         return audit
 
     @staticmethod
-    def _matches(rule: Mapping[str, Any], r: Request) -> bool:
+    def _matches(rule: Mapping[str, Any], r: AccessRequest) -> bool:
         resources = rule.get("resources", ())
         return (bool({r.group, "*"} & set(rule.get("apiGroups", ())))
                 and bool({r.verb, "*"} & set(rule.get("verbs", ())))
                 and (r.rule_resource in resources or "*" in resources
                      or (r.subresource is not None and f"*/{r.subresource}" in resources)))
 
-    def _rules_for(self, r: Request) -> list[Mapping[str, Any]]:
+    def _rules_for(self, r: AccessRequest) -> list[Mapping[str, Any]]:
         local = r.namespaced and (self.namespace is None or r.namespace is None
                                   or r.namespace == self.namespace)
         return self.cluster_rules + (self.namespaced_rules if local else [])
@@ -295,7 +297,7 @@ class RbacAudit:
     def check(self, used: Iterable[Any]) -> AuditReport:
         """``used``: Requests, ``(verb, group, resource, subresource, namespaced)`` tuples, or the
         client's UsedPermission records."""
-        requests = sorted({Request.of(u) for u in used}, key=Request.sort_key)
+        requests = sorted({AccessRequest.of(u) for u in used}, key=AccessRequest.sort_key)
         missing = [r for r in requests if not any(self._matches(rule, r) for rule in self._rules_for(r))]
         hit = {(r.group, r.rule_resource, r.verb) for r in requests}
         granted: dict[tuple[str, str], set[str]] = {}

@@ -24,7 +24,7 @@ import pytest_asyncio
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from faults.badinput import INVALID, agent, ic, refusal, rule
+from harness.faults.badinput import INVALID, agent, ic, refusal, rule
 from kubeloop.client import ApiError, Client, Invalid
 from kubeloop.operators.blackadder import ChaosAgent
 from kubeloop.operators.blackadder import build_operator as build_blackadder

@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_camel
 
 from kubeloop.client import Client, Forbidden, Invalid, NotFound
 from kubeloop.resources import (
+    AccessRequest,
     Conditions,
     CustomResource,
     Int32,
@@ -23,7 +24,6 @@ from kubeloop.resources import (
     IntOrString,
     Permission,
     RbacAudit,
-    Request,
     crd_for,
     embedded_resource,
     list_type,
@@ -319,7 +319,7 @@ async def test_generated_rbac_grants_exactly_what_is_audited(kube_cluster: Any, 
 
         assert op.used_permissions is not None
         report = RbacAudit.from_manifests(objs).check(op.used_permissions)
-        assert report.missing == (Request("patch", GROUP, "gizmos", None, True, namespace),), report.message
+        assert report.missing == (AccessRequest("patch", GROUP, "gizmos", None, True, namespace),), report.message
         assert Permission("coordination.k8s.io", "leases", {"get", "create", "update"}) in report.unused
     finally:
         await op.close()

@@ -48,7 +48,7 @@ def test_strict_build_fails_on_a_broken_link(tmp_path: Path) -> None:
     assert "no-such-page.md" in proc.stderr
 
 
-GENERATED = {"BENCHMARKS.md", "PERFORMANCE.md", "RELIABILITY.md"}  # written by python -m bench / faults
+GENERATED = {"BENCHMARKS.md", "PERFORMANCE.md", "RELIABILITY.md"}  # written by python -m harness.bench / harness.faults
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _INCLUDE = re.compile(r'^\s*--8<-- "[^"]+"\s*$')
 

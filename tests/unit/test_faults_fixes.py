@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from faults.widget import Widget
-from faults.widget import operator as widget_operator
+from harness.faults.widget import Widget
+from harness.faults.widget import operator as widget_operator
 from kubeloop.cache import Cache
 from kubeloop.cli.run import build_command
 from kubeloop.client import Conflict, Invalid

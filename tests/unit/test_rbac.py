@@ -8,10 +8,10 @@ import pytest
 from pydantic import BaseModel
 
 from kubeloop.resources import (
+    AccessRequest,
     CustomResource,
     Permission,
     RbacAudit,
-    Request,
     reconcile_permissions,
     render_rbac,
     request_from_http,
@@ -181,7 +181,7 @@ def test_audit_clean() -> None:
 
 def test_audit_catches_a_deliberately_missing_verb() -> None:
     report = RbacAudit.from_manifests(_manifests(pod_verbs=("list", "watch"))).check(USED)
-    assert report.missing == (Request("delete", "", "pods", None, True),)
+    assert report.missing == (AccessRequest("delete", "", "pods", None, True),)
     assert not report.ok
     assert "1 missing" in report.message
     assert "delete pods (in a namespace)" in report.message
@@ -200,7 +200,7 @@ def test_audit_role_rules_do_not_cover_cluster_wide_requests() -> None:
     audit = RbacAudit.from_manifests(_manifests())
     assert audit.namespace == "chaos-system"
     report = audit.check([("list", "coordination.k8s.io", "leases", None, False)])
-    assert report.missing == (Request("list", "coordination.k8s.io", "leases", None, False),)
+    assert report.missing == (AccessRequest("list", "coordination.k8s.io", "leases", None, False),)
     assert "(cluster-wide)" in report.message
 
 
@@ -221,7 +221,7 @@ def test_audit_role_rules_only_cover_their_namespace() -> None:
             UsedPermission("list", "", "pods", None, None),
         ]
     )
-    assert report.missing == (Request("create", "events.k8s.io", "events", None, True, "default"),)
+    assert report.missing == (AccessRequest("create", "events.k8s.io", "events", None, True, "default"),)
     assert "(in namespace default)" in report.message
 
 
@@ -230,9 +230,9 @@ def test_audit_subresources_need_their_own_grant() -> None:
         cluster_rules=[{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["patch"]}]
     )
     report = audit.check(
-        [Request("patch", "apps", "deployments", "status"), Request("patch", "apps", "deployments")]
+        [AccessRequest("patch", "apps", "deployments", "status"), AccessRequest("patch", "apps", "deployments")]
     )
-    assert report.missing == (Request("patch", "apps", "deployments", "status"),)
+    assert report.missing == (AccessRequest("patch", "apps", "deployments", "status"),)
 
 
 def test_audit_understands_hand_written_wildcards() -> None:
@@ -249,52 +249,52 @@ def test_audit_understands_hand_written_wildcards() -> None:
             ("update", "apps", "statefulsets", None),
         ]
     )
-    assert report.missing == (Request("update", "apps", "statefulsets"),)
+    assert report.missing == (AccessRequest("update", "apps", "statefulsets"),)
     assert report.unused == ()
 
 
 @pytest.mark.parametrize(
     ("method", "path", "query", "expected"),
     [
-        ("GET", "/api/v1/pods", "", Request("list", "", "pods", None, False)),
-        ("GET", "/api/v1/namespaces/a/pods", "watch=true", Request("watch", "", "pods", None, True, "a")),
-        ("GET", "/api/v1/namespaces/a/pods/p", "", Request("get", "", "pods", None, True, "a")),
+        ("GET", "/api/v1/pods", "", AccessRequest("list", "", "pods", None, False)),
+        ("GET", "/api/v1/namespaces/a/pods", "watch=true", AccessRequest("watch", "", "pods", None, True, "a")),
+        ("GET", "/api/v1/namespaces/a/pods/p", "", AccessRequest("get", "", "pods", None, True, "a")),
         (
             "POST",
             "/api/v1/namespaces/a/pods/p/eviction",
             "",
-            Request("create", "", "pods", "eviction", True, "a"),
+            AccessRequest("create", "", "pods", "eviction", True, "a"),
         ),
         (
             "PATCH",
             "/apis/blackadder.io/v1alpha1/chaosagents/x/status",
             "",
-            Request("patch", "blackadder.io", "chaosagents", "status", False),
+            AccessRequest("patch", "blackadder.io", "chaosagents", "status", False),
         ),
         (
             "PUT",
             "/apis/coordination.k8s.io/v1/namespaces/s/leases/l",
             {},
-            Request("update", "coordination.k8s.io", "leases", None, True, "s"),
+            AccessRequest("update", "coordination.k8s.io", "leases", None, True, "s"),
         ),
         (
             "DELETE",
             "/apis/apps/v1/namespaces/s/deployments",
             "",
-            Request("deletecollection", "apps", "deployments", namespace="s"),
+            AccessRequest("deletecollection", "apps", "deployments", namespace="s"),
         ),
         (
             "DELETE",
             "/apis/apps/v1/namespaces/s/deployments/d",
             "",
-            Request("delete", "apps", "deployments", namespace="s"),
+            AccessRequest("delete", "apps", "deployments", namespace="s"),
         ),
-        ("GET", "/api/v1/namespaces/a", "", Request("get", "", "namespaces", None, False)),
-        ("PUT", "/api/v1/namespaces/a/finalize", "", Request("update", "", "namespaces", "finalize", False)),
-        ("GET", "/api/v1/namespaces", {"watch": True}, Request("watch", "", "namespaces", None, False)),
+        ("GET", "/api/v1/namespaces/a", "", AccessRequest("get", "", "namespaces", None, False)),
+        ("PUT", "/api/v1/namespaces/a/finalize", "", AccessRequest("update", "", "namespaces", "finalize", False)),
+        ("GET", "/api/v1/namespaces", {"watch": True}, AccessRequest("watch", "", "namespaces", None, False)),
     ],
 )
-def test_request_from_http(method: str, path: str, query: object, expected: Request) -> None:
+def test_request_from_http(method: str, path: str, query: object, expected: AccessRequest) -> None:
     assert request_from_http(method, path, query) == expected  # type: ignore[arg-type]
 
 

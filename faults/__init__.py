@@ -1,2 +1,0 @@
-"""``python -m faults``: scripted, seeded fault scenarios against a local control plane, proving with
-numbers that kubeloop operators lose nothing and duplicate nothing. See docs/RELIABILITY.md."""
