@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from kubeloop.operators.copyrator import CopyratorRule
 from kubeloop.operators.copyrator.boundary import Boundary, consents_to, has_consent
-from kubeloop.operators.copyrator.settings import CopyratorSettings as S
 from kubeloop.operators.copyrator.plan import (
     CONSENT_ANNOTATION,
     SOURCE_ANNOTATION,
@@ -27,6 +26,7 @@ from kubeloop.operators.copyrator.plan import (
     released,
     target_namespaces,
 )
+from kubeloop.operators.copyrator.settings import CopyratorSettings as S
 
 Obj = dict[str, Any]
 _uids = itertools.count()

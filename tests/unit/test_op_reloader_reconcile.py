@@ -10,7 +10,6 @@ import pytest
 
 from kubeloop.cache import Store
 from kubeloop.client import Forbidden
-from kubeloop.helpers.selectors import parse
 from kubeloop.operators.reloader import build_operator
 from kubeloop.operators.reloader.fingerprint import ABSENT, object_hash, without_data
 from kubeloop.operators.reloader.pacing import TokenBucket
