@@ -1,7 +1,8 @@
 """Reloader's command line, read the way Reloader reads it: list flags (comma-separated, repeatable,
 possibly wrapped in the quotes its Helm chart adds), its ``key:value`` / ``key=*`` label selectors, its
-flags that are framework flags here (``--enable-ha``, ``--namespaces``), and its flags that have no
-meaning here, refused with what to use instead."""
+flags that rename its annotations, and its flags that have no meaning here, refused with what to use
+instead. The fields themselves are declared in ``settings.ReloaderSettings``, with the flags of
+Reloader that are framework flags here (``--enable-ha``, ``--namespaces``)."""
 
 from __future__ import annotations
 
