@@ -12,7 +12,7 @@ from typing import Any
 import click
 from pydantic import BaseModel, ValidationError
 
-from kubeloop.settings import FlagSpec, M, flag_specs
+from kubeloop.settings import FlagSpec, M, Settings, flag_specs
 
 
 def option(name: str, aliases: tuple[str, ...] = (), **kw: Any) -> click.Option:
@@ -44,6 +44,27 @@ class _Text(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         return str(value)
+
+
+def with_framework_flags(model: type[Settings], common: list[click.Option]) -> list[click.Option]:
+    """The framework's options with the spellings and environment variables ``model.framework_flags``
+    adds. A key that is no framework flag, or a setting named like one, is the operator's mistake:
+    refused here rather than silently ignored or shadowed."""
+    by_flag = {(o.name or "").replace("_", "-"): o for o in common}
+    unknown = sorted(set(model.framework_flags) - set(by_flag))
+    if unknown:
+        raise TypeError(f"{model.__name__}.framework_flags: {', '.join(unknown)} is not a flag of kubeloop run "
+                        f"(those are: {', '.join(by_flag)})")
+    taken = sorted({name.replace("_", "-") for name in model.model_fields} & set(by_flag))
+    if taken:
+        raise TypeError(f"{model.__name__}: --{taken[0]} is a flag of kubeloop run already; name the setting "
+                        "otherwise")
+    for flag, more in model.framework_flags.items():
+        opt = by_flag[flag]
+        current = [opt.envvar] if isinstance(opt.envvar, str) else list(opt.envvar or ())
+        opt.envvar = [*current, *more.env]
+        opt.opts += list(more.aliases)
+    return common
 
 
 def settings_options(model: type[BaseModel]) -> list[click.Option]:

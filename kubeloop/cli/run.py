@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from kubeloop.cli.flags import option as _opt
-from kubeloop.cli.flags import settings_from, settings_options
+from kubeloop.cli.flags import settings_from, settings_options, with_framework_flags
 from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.operator import Operator
 
@@ -151,13 +151,7 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
         values["target"] = target or operator.name
         sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))
 
-    common = common_options()
-    for opt in common:
-        more = model.framework_flags.get((opt.name or "").replace("_", "-"))
-        if more:
-            current = [opt.envvar] if isinstance(opt.envvar, str) else list(opt.envvar or ())
-            opt.envvar = [*current, *more.env]
-            opt.opts += list(more.aliases)
+    common = with_framework_flags(model, common_options())
     params: list[click.Parameter] = [*common, *settings_options(model)]
     return click.Command(operator.name, params=params, callback=callback,
                          help=f"Run the {operator.name} operator.")

@@ -177,6 +177,21 @@ def test_declarations_no_flag_can_express_are_refused() -> None:
         Operator("r", settings=Required)
 
 
+def test_framework_flags_must_exist_and_settings_must_not_shadow_them() -> None:
+    from kubeloop.cli.run import build_command
+
+    class Misspelt(Settings):
+        framework_flags: ClassVar = {"namespaces": Flag(aliases=("--ns",))}
+
+    class Shadowing(Settings):
+        namespace: str = setting("", "Where.")
+
+    with pytest.raises(TypeError, match="Misspelt.framework_flags: namespaces is not a flag of kubeloop run"):
+        build_command(Operator("m", settings=Misspelt))
+    with pytest.raises(TypeError, match="--namespace is a flag of kubeloop run already"):
+        build_command(Operator("s", settings=Shadowing))
+
+
 def test_an_unknown_setting_is_an_error_not_dropped() -> None:
     with pytest.raises(ValidationError, match="greting"):
         example().GreeterSettings(greting="hi")
