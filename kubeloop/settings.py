@@ -47,6 +47,11 @@ class Flag:
     # default; "\n" keeps a value with spaces (a label selector such as ``tier in (a, b)``) whole.
     env_separator: str | None = None
 
+    def __post_init__(self) -> None:
+        # click would take a word without dashes for the option's name, not for another spelling.
+        if bad := [a for a in self.aliases if not a.startswith("-")]:
+            raise ValueError(f"aliases are full flags, such as --{bad[0]}, not {bad[0]!r}")
+
 
 def setting(default: Any, help: str = "", *, env: Sequence[str] = (), aliases: Sequence[str] = (),
             env_separator: str | None = None, **constraints: Any) -> Any:
@@ -64,7 +69,7 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # Framework flag (as spelled on the command line, without dashes) -> more spellings of it.
+    # A flag of kubeloop run itself, without its leading dashes ("leader-elect") -> more spellings of it.
     framework_flags: ClassVar[Mapping[str, Flag]] = {}
 
 

@@ -171,6 +171,8 @@ def test_declarations_no_flag_can_express_are_refused() -> None:
     class Required(Settings):
         url: str
 
+    with pytest.raises(ValueError, match="full flags, such as --is-Argo"):
+        setting(False, "Argo.", aliases=["is-Argo"])
     with pytest.raises(TypeError, match="Nested.limits"):
         flag_specs(Nested)
     with pytest.raises(TypeError, match="give url a default"):
