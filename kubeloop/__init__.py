@@ -11,7 +11,8 @@ from kubeloop.controller import Controller, Watch, predicates
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operator import Operator
 from kubeloop.reconcile import Context, Request, Result
+from kubeloop.settings import Flag, Settings, setting
 
 __version__ = "0.1.0"
-__all__ = ["Client", "Context", "Controller", "Manager", "ManagerOptions", "Operator", "Request", "Resource",
-           "Result", "Watch", "predicates"]
+__all__ = ["Client", "Context", "Controller", "Flag", "Manager", "ManagerOptions", "Operator", "Request",
+           "Resource", "Result", "Settings", "Watch", "predicates", "setting"]

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
+
+from typing_extensions import TypeVar as DefaultedTypeVar
 
 from kubeloop.client.api import ResourceRef
 from kubeloop.controller.causes import CauseHandlers
@@ -26,21 +28,10 @@ from kubeloop.controller.controller import (
     default_error_policy,
 )
 from kubeloop.controller.predicates import Predicate
+from kubeloop.settings import Settings, defaults
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass
-class Option:
-    """An operator-specific setting: a ``--flag`` of ``kubeloop run`` and environment variables."""
-
-    name: str
-    default: Any = None
-    help: str = ""
-    envvars: tuple[str, ...] = ()
-    type: Any = str
-    multiple: bool = False
-    aliases: tuple[str, ...] = ()  # more spellings of the flag, e.g. another tool's ("--is-Argo-Rollouts")
+S = DefaultedTypeVar("S", bound=Settings, default=Any)  # the settings model; a bare Operator takes any
 
 
 @dataclass
@@ -62,22 +53,25 @@ class _Spec:
     name: str | None = None
 
 
-class Operator:
+class Operator(Generic[S]):
     """Collects an operator's reconcilers, finalizers, cause handlers, settings and permissions.
 
     ``name`` names the operator everywhere: its ServiceAccount and RBAC, its field manager, its
     Deployment, its Lease, and the default finalizer ``<finalizer_domain>/<name>``. Turn it into
     controllers with ``Manager.add_operator`` (what ``kubeloop run`` does), or run it in a test with
     ``kubeloop.testing.operator.run_operator``.
+
+    ``settings``: the operator's settings model (a ``kubeloop.Settings`` subclass), from which
+    ``kubeloop run`` derives its flags and environment variables (see ``kubeloop.settings``). Its
+    instance is ``operator.settings``: the defaults until ``kubeloop run`` parses the command line.
     """
 
-    def __init__(self, name: str, *, finalizer_domain: str = "kubeloop.dev") -> None:
+    def __init__(self, name: str, *, finalizer_domain: str = "kubeloop.dev",
+                 settings: type[S] | None = None) -> None:
         self.name = name
         self.finalizer_domain = finalizer_domain
-        self.options: list[Option] = []
-        self.settings: dict[str, Any] = {}  # option values, filled by ``kubeloop run``
-        self.env_aliases: dict[str, tuple[str, ...]] = {}  # framework flag -> extra environment variables
-        self.flag_aliases: dict[str, tuple[str, ...]] = {}  # framework flag -> extra spellings ("--enable-ha")
+        self.settings_model: type[S] = settings or Settings  # type: ignore[assignment]
+        self.settings: S = defaults(self.settings_model)  # replaced by ``kubeloop run`` with the flags'
         self.startup: list[Callable[..., Any]] = []
         self._specs: dict[Any, _Spec] = {}
         self._extra_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None]] = []
@@ -163,24 +157,6 @@ class Operator:
         return register
 
     # --- settings and hooks --------------------------------------------------------------------------
-
-    def option(self, name: str, default: Any = None, help: str = "", envvars: Sequence[str] = (),
-               type: Any = str, multiple: bool = False, aliases: Sequence[str] = ()) -> None:
-        """Declares an operator setting: ``--name`` on ``kubeloop run`` (plus ``aliases``, full flags
-        such as ``--is-Argo-Rollouts``) and env ``KUBELOOP_NAME`` (plus ``envvars``); the value lands in
-        ``operator.settings[name]``."""
-        self.options.append(Option(name, default, help, tuple(envvars), type, multiple, tuple(aliases)))
-        self.settings.setdefault(name.replace("-", "_"), default)
-
-    def env_alias(self, flag: str, *envvars: str) -> None:
-        """Lets a framework flag of ``kubeloop run`` (e.g. ``namespace``) also be read from ``envvars``,
-        after its own ``KUBELOOP_*`` variable; for operators that keep an established interface."""
-        self.env_aliases[flag] = (*self.env_aliases.get(flag, ()), *envvars)
-
-    def flag_alias(self, flag: str, *aliases: str) -> None:
-        """Lets a framework flag of ``kubeloop run`` also be spelled ``aliases`` (full flags, e.g.
-        ``--enable-ha`` for ``leader-elect``); for operators that replace a tool with other flag names."""
-        self.flag_aliases[flag] = (*self.flag_aliases.get(flag, ()), *aliases)
 
     def on_startup(self, fn: F) -> F:
         """``async def fn(manager)`` runs before the controllers are set up."""

@@ -20,6 +20,8 @@ from typing import Any
 
 import click
 
+from kubeloop.cli.flags import option as _opt
+from kubeloop.cli.flags import settings_from, settings_options, with_framework_flags
 from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.operator import Operator
 
@@ -104,20 +106,6 @@ def _describe(exc: BaseException, file: str | None) -> str:
     return f"{type(exc).__name__}: {exc}{where}. Run with --debug for the traceback."
 
 
-def _opt(name: str, aliases: tuple[str, ...] = (), **kw: Any) -> click.Option:
-    env = "KUBELOOP_" + name.upper().replace("-", "_")
-    if kw.pop("is_flag", None) or _is_bool(kw.get("type")):
-        # An on/off flag: ``--dry-run`` alone means true, and like Go's flags (which many operators'
-        # manifests were written for) ``--dry-run=true`` / ``--dry-run=false`` are accepted as well.
-        kw.update(is_flag=False, flag_value=True, type=kw.get("type") or click.BOOL)
-    return click.Option([f"--{name}", *aliases], envvar=kw.pop("envvar", env), show_envvar=True,
-                        show_default=kw.pop("show_default", "default" in kw), **kw)
-
-
-def _is_bool(type_: Any) -> bool:
-    return type_ is bool or isinstance(type_, click.types.BoolParamType)
-
-
 def common_options() -> list[click.Option]:
     return [
         _opt("kubeconfig", help="Path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, else in-cluster)."),
@@ -153,25 +141,18 @@ def common_options() -> list[click.Option]:
 
 
 def build_command(operator: Operator, target: str | None = None) -> click.Command:
-    # A bool setting is an on/off flag (``--dry-run``) that also takes ``=true``/``=false`` (see _opt).
-    extra = [_opt(o.name, o.aliases, default=o.default, help=o.help, type=o.type, multiple=o.multiple,
-                  envvar=[f"KUBELOOP_{o.name.upper().replace('-', '_')}", *o.envvars]) for o in operator.options]
+    """``kubeloop run TARGET``'s command for ``operator``: the framework's flags, then the operator's
+    (derived from its settings model), whose values become ``operator.settings``."""
+    model = operator.settings_model
 
     def callback(**values: Any) -> None:
-        for o in operator.options:
-            operator.settings[o.name.replace("-", "_")] = values.pop(o.name.replace("-", "_"))
+        operator.settings = settings_from(model, values, click.get_current_context().command)
         from kubeloop.cli.runner import run_operator
         values["target"] = target or operator.name
         sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))
 
-    common = common_options()
-    for opt in common:
-        aliases = operator.env_aliases.get((opt.name or "").replace("_", "-"), ())
-        if aliases:
-            current = [opt.envvar] if isinstance(opt.envvar, str) else list(opt.envvar or ())
-            opt.envvar = [*current, *aliases]
-        opt.opts += list(operator.flag_aliases.get((opt.name or "").replace("_", "-"), ()))
-    params: list[click.Parameter] = [*common, *extra]
+    common = with_framework_flags(model, common_options())
+    params: list[click.Parameter] = [*common, *settings_options(model)]
     return click.Command(operator.name, params=params, callback=callback,
                          help=f"Run the {operator.name} operator.")
 

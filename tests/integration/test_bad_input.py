@@ -28,12 +28,14 @@ from harness.faults.badinput import INVALID, agent, ic, refusal, rule
 from kubeloop.client import ApiError, Client, Invalid
 from kubeloop.operators.blackadder import ChaosAgent
 from kubeloop.operators.blackadder import build_operator as build_blackadder
+from kubeloop.operators.blackadder.settings import BlackadderSettings
 from kubeloop.operators.copyrator import operator as copyrator
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.immortal import ImmortalContainer
 from kubeloop.operators.immortal import operator as immortal
 from kubeloop.operators.reloader import build_operator as build_reloader
 from kubeloop.operators.reloader.policy import HASH, TEMPLATE_HASH
+from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, install_crds, run_operator
 
@@ -227,7 +229,7 @@ refs = st.sampled_from(["env", "envFrom", "volume", "projected", "missing", "opt
 
 async def test_fuzzed_reloader_workloads(kube_cluster: Any, kube_client: Client, namespace: str) -> None:
     op = build_reloader()
-    op.settings.update({"debounce_seconds": 0.3})
+    op.settings = ReloaderSettings(debounce_seconds=0.3)
     made: list[tuple[str, str]] = []
 
     async def create(value: tuple[dict[str, str], str]) -> bool:
@@ -303,7 +305,8 @@ async def test_chaos_agent_without_exclusions_is_contained(kube_cluster: Any, ku
     operator's own namespace or a namespace that opted out."""
     run = secrets.token_hex(3)
     op = build_blackadder(agent_selector=f"faults-test={run}")
-    op.settings["operator_namespace"] = namespace  # in a cluster: the pod's namespace (the kubeconfig's is not)
+    # In a cluster: the pod's namespace (the kubeconfig's is not).
+    op.settings = BlackadderSettings(operator_namespace=namespace)
     opted_out = f"{namespace}-out"
     await kube_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {
         "name": opted_out, "labels": {"kubeloop.dev/test": "true"}, "annotations": {"blackadder.io/exclude": "true"}}})
@@ -377,8 +380,8 @@ async def test_a_workload_rewriting_its_own_configmap_is_not_rolled_forever(kube
     """Each rollout starts pods that write their start count into the ConfigMap they read (played here by
     the test): reloader rolls a few times, then says it is a loop and stops."""
     op = build_reloader()
-    op.settings.update({"debounce_seconds": 0.3, "loop_rollouts": 3, "loop_window_seconds": 30.0,
-                        "max_reloads_per_second": 0.0})
+    op.settings = ReloaderSettings(debounce_seconds=0.3, loop_rollouts=3, loop_window_seconds=30.0,
+                                   max_reloads_per_second=0.0)
     await kube_client.create({"apiVersion": "v1", "kind": "ConfigMap",
                               "metadata": {"name": "self-conf", "namespace": namespace}, "data": {"starts": "0"}})
     await kube_client.create({

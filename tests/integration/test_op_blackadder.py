@@ -22,6 +22,7 @@ from kubeloop.cli.generate import manifests
 from kubeloop.client import Client, Forbidden, Invalid, NotFound
 from kubeloop.metrics import REGISTRY
 from kubeloop.operators.blackadder import build_operator, marks
+from kubeloop.operators.blackadder.settings import BlackadderSettings
 from kubeloop.packaging.deploy import undeploy
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, run_operator
@@ -41,7 +42,7 @@ async def chaos(kube_cluster: Any, kube_client: Client) -> AsyncIterator[Running
     home = f"t-blackadder-{RUN}"
     await make_namespace(kube_client, home)
     op = build_operator(agent_selector=f"{RUN_LABEL}={RUN}")
-    op.settings["operator_namespace"] = home  # what --operator-namespace (or the pod's namespace) gives
+    op.settings = BlackadderSettings(operator_namespace=home)  # as --operator-namespace (or the pod's) gives
     try:
         async with run_operator(kube_cluster, kube_client, op, home, watch_namespaces=None) as running:
             yield running

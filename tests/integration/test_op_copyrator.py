@@ -27,6 +27,7 @@ from kubeloop.operators.copyrator.plan import (
     RULE_ANNOTATION,
     TAKEOVER_ANNOTATION,
 )
+from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, install_crds, run_operator
 
@@ -183,7 +184,7 @@ async def test_rule_name_and_namespace_settings(kube_cluster, kube_client: Clien
     await kube_client.create(configmap("ignored", src, {"i": "1"}, labels={"other": "yes"}))
     await kube_client.create(scope.rule("chosen"))
     await kube_client.create(scope.rule("other", selector={"other": "yes"}))
-    monkeypatch.setitem(operator.settings, "rule_name", "chosen")
+    monkeypatch.setattr(operator, "settings", CopyratorSettings(rule_name="chosen"))
     async with run_operator(kube_cluster, kube_client, operator, src,
                             options=options(src, namespaces=[src])) as running:
         await wait_data(kube_client, "configmaps", "picked", target, {"p": "1"})

@@ -13,6 +13,7 @@ import pytest_asyncio
 
 from kubeloop.client import Client, NotFound
 from kubeloop.operators.copyrator import operator
+from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.testing import wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, run_operator
 
@@ -21,14 +22,13 @@ from .test_op_copyrator_security import RULES, configmap, reasons, rule, tenant_
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def in_default(kube_cluster: Any, kube_client: Client) -> AsyncIterator[RunningOperator]:
-    saved = dict(operator.settings)
-    operator.settings["operator_namespace"] = "default"  # what POD_NAMESPACE says in the pod
+    saved = operator.settings
+    operator.settings = CopyratorSettings(operator_namespace="default")  # what POD_NAMESPACE says in the pod
     try:
         async with run_operator(kube_cluster, kube_client, operator, "default", watch_namespaces=None) as running:
             yield running
     finally:
-        operator.settings.clear()
-        operator.settings.update(saved)
+        operator.settings = saved
 
 
 async def test_a_tenant_of_default_gets_no_trust(kube_cluster: Any, kube_client: Client,

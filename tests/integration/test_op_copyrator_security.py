@@ -25,6 +25,7 @@ import pytest_asyncio
 
 from kubeloop.client import Client, Forbidden, NotFound
 from kubeloop.operators.copyrator import operator
+from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, run_operator
 
@@ -136,15 +137,14 @@ async def copyrator(kube_cluster: Any, kube_client: Client) -> AsyncIterator[Run
     --closed-namespace 'closed-*'."""
     home = f"copyrator-sec-{secrets.token_hex(3)}"
     await kube_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": home}})
-    saved = dict(operator.settings)
-    operator.settings["operator_namespace"] = home  # what POD_NAMESPACE says in a pod
-    operator.settings["closed_namespace"] = ("closed-*",)
+    saved = operator.settings
+    # operator_namespace: what POD_NAMESPACE says in a pod
+    operator.settings = CopyratorSettings(operator_namespace=home, closed_namespace=("closed-*",))
     try:
         async with run_operator(kube_cluster, kube_client, operator, home, watch_namespaces=None) as running:
             yield running
     finally:
-        operator.settings.clear()
-        operator.settings.update(saved)
+        operator.settings = saved
         with contextlib.suppress(NotFound):
             await kube_client.delete("namespaces", home)
 

@@ -16,6 +16,7 @@ from kubeloop.client import Client, Forbidden, Invalid, NotFound
 from kubeloop.manager import ManagerOptions
 from kubeloop.operators.immortal import ImmortalContainer, operator
 from kubeloop.operators.immortal import pods as podlib
+from kubeloop.operators.immortal.backoff import ImmortalSettings
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import install_crds, run_operator
 
@@ -143,8 +144,8 @@ async def test_template_and_image_change_replace_the_pod(kube_cluster, kube_clie
 
 async def test_recreations_back_off(kube_cluster, kube_client: Client, namespace: str) -> None:
     """A pod that keeps ending is recreated at once the first time, then only after growing waits."""
-    saved = dict(operator.settings)
-    operator.settings.update(backoff_initial=1.0, backoff_max=2.0)
+    saved = operator.settings
+    operator.settings = ImmortalSettings(backoff_initial=1.0, backoff_max=2.0)
     try:
         async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
             await kube_client.create(immortal("flaky", namespace))
@@ -165,8 +166,7 @@ async def test_recreations_back_off(kube_cluster, kube_client: Client, namespace
             assert gaps[0] < 0.9 and 0.5 < gaps[1] < 1.9 and 1.5 < gaps[2] < 3, gaps
         await audited(running)
     finally:
-        operator.settings.clear()
-        operator.settings.update(saved)
+        operator.settings = saved
 
 
 async def test_waits_for_a_terminating_pod_before_recreating(kube_cluster, kube_client: Client,

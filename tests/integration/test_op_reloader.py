@@ -11,6 +11,7 @@ from kubeloop.client import Client
 from kubeloop.metrics import REGISTRY
 from kubeloop.operators.reloader import ReloaderOperator, build_operator
 from kubeloop.operators.reloader.policy import HASH, RESTARTED_AT, SOURCES, TEMPLATE_HASH
+from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.testing import wait_for
 from kubeloop.testing.operator import run_operator
 
@@ -22,7 +23,7 @@ QUIET = 2.5  # seconds to prove that nothing happens (debounce in these tests is
 
 def reloader(**settings: Any) -> ReloaderOperator:
     op = build_operator()
-    op.settings.update({"debounce_seconds": 0.5, **settings})
+    op.settings = ReloaderSettings(**{"debounce_seconds": 0.5, **settings})
     return op
 
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import kubeloop
 from kubeloop.scaffold import create_api, init_project
 from kubeloop.testing.plugin import ENV_KEEP, ENV_KUBECONFIG
 
@@ -16,7 +17,9 @@ def test_scaffolded_project_tests_pass(kube_cluster: Any, tmp_path: Path) -> Non
     project = tmp_path / "scaffold-check"
     init_project("scaffold-check", project)
     create_api(project, "Gizmo")
-    env = dict(os.environ, PYTHONPATH=str(project), PYTHONDONTWRITEBYTECODE="1")
+    # The project imports the kubeloop under test (this checkout), not whichever one is installed.
+    under_test = str(Path(kubeloop.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(project), under_test]), PYTHONDONTWRITEBYTECODE="1")
     if env.get(ENV_KEEP, "") in ("", "0", "false") and not env.get(ENV_KUBECONFIG):
         # This session's cluster is private to it: point the inner session at it instead of a new one.
         env[ENV_KUBECONFIG] = str(kube_cluster.kubeconfig)

@@ -97,7 +97,7 @@ def test_reloader_loop_detection() -> None:
     """A rollout loop: the workload's objects change again within the window after each of the last N
     rollouts. A human editing now and then is not one; 0 turns the check off."""
     from kubeloop.operators.reloader.pacing import loop_suspected, rolled
-    from kubeloop.operators.reloader.settings import Settings
+    from kubeloop.operators.reloader.settings import ReloaderSettings
 
     memory: dict[str, Any] = {}
     for t in (0.0, 5.0, 10.0):
@@ -112,7 +112,7 @@ def test_reloader_loop_detection() -> None:
     assert not loop_suspected(spaced, 210.0, rollouts=3, window=30)  # rollouts far apart: no loop
     rolled(memory, 20.0, keep=3)
     assert memory["rolled_at"] == [5.0, 10.0, 20.0]
-    assert Settings.from_values({"loop_rollouts": 0, "loop_window_seconds": 5.0}).loop_rollouts == 0
+    assert ReloaderSettings(loop_rollouts=0, loop_window_seconds=5.0).loop_rollouts == 0
 
 
 async def test_a_forbidden_reconcile_is_one_clear_line_not_a_traceback(caplog: pytest.LogCaptureFixture) -> None:

@@ -326,14 +326,14 @@ def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], en
     seen: dict[str, Any] = {}
 
     async def fake_run(op: Any, values: dict[str, Any]) -> int:
-        seen.update(settings=dict(op.settings), values=values,
+        seen.update(settings=op.settings, values=values,
                     selector=[c.field_selector for c in op.controllers() if c.resource is CopyratorRule])
         return 0
 
     for name in ("RULE_NAME", "NAMESPACE", "KUBELOOP_RULE_NAME", "KUBELOOP_NAMESPACE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(runner, "run_operator", fake_run)
-    monkeypatch.setattr(operator, "settings", dict(operator.settings))
+    monkeypatch.setattr(operator, "settings", operator.settings)  # restored after the test
     result = CliRunner().invoke(build_command(operator), args, env=env)
     assert result.exit_code == 0, result.output
     assert operator.rule_name() == rule_name and tuple(seen["values"]["namespace"]) == namespaces
@@ -349,7 +349,7 @@ def test_rule_type_and_rule_name_must_agree(monkeypatch: pytest.MonkeyPatch) -> 
         return 0
 
     monkeypatch.setattr(runner, "run_operator", fake_run)
-    monkeypatch.setattr(operator, "settings", dict(operator.settings))
+    monkeypatch.setattr(operator, "settings", operator.settings)  # restored after the test
     result = CliRunner().invoke(build_command(operator), ["--rule-type", "a", "--rule-name", "b"])
     assert result.exit_code == 2 and "--rule-name 'b' and --rule-type 'a' disagree" in result.output
 
@@ -367,7 +367,7 @@ def test_boundary_settings(monkeypatch: pytest.MonkeyPatch) -> None:
         return 0
 
     monkeypatch.setattr(runner, "run_operator", fake_run)
-    monkeypatch.setattr(operator, "settings", dict(operator.settings))
+    monkeypatch.setattr(operator, "settings", operator.settings)  # restored after the test
     monkeypatch.delenv("POD_NAMESPACE", raising=False)
     args = ["--trusted-namespace", "platform,ops-*", "--trusted-namespace", "admin", "--allow-system-namespaces"]
     result = CliRunner().invoke(build_command(operator), args, env={"POD_NAMESPACE": "copyrator"})

@@ -26,6 +26,7 @@ from kubeloop.operators.copyrator.plan import (
     released,
     target_namespaces,
 )
+from kubeloop.operators.copyrator.settings import CopyratorSettings as S
 
 Obj = dict[str, Any]
 _uids = itertools.count()
@@ -72,20 +73,20 @@ def test_system_and_operator_namespaces_are_closed_unless_allowed() -> None:
 
 
 def test_boundary_from_flag_values() -> None:
-    b = Boundary.from_settings({"trusted_namespace": ("platform, ops-*", "admin"), "allow_system_namespaces": True,
-                                "closed_namespace": ("monitoring,ingress-*",)}, "copyrator")
+    b = Boundary.from_settings(S(trusted_namespace=("platform, ops-*", "admin"), allow_system_namespaces=True,
+                                 closed_namespace=("monitoring,ingress-*",)), "copyrator")
     assert b == Boundary(trusted=("platform", "ops-*", "admin"), allow_system=True, operator_namespace="copyrator",
                          closed_too=("monitoring", "ingress-*"))
     assert b.trusts(rule("ops-1")) and not b.trusts(rule("team-a"))
-    assert Boundary.from_settings({}, None) == Boundary()
+    assert Boundary.from_settings(S(), None) == Boundary()
     # By default the operator's own namespace is trusted (the article keeps its rules there); a list
     # given replaces that default, and "" trusts none.
-    assert Boundary.from_settings({"trusted_namespace": ()}, "copyrator").trusted == ("copyrator",)
-    assert Boundary.from_settings({"trusted_namespace": ("",)}, "copyrator").trusted == ()
-    assert Boundary.from_settings({"trusted_namespace": ("ops",)}, "copyrator").trusted == ("ops",)
+    assert Boundary.from_settings(S(trusted_namespace=()), "copyrator").trusted == ("copyrator",)
+    assert Boundary.from_settings(S(trusted_namespace=("",)), "copyrator").trusted == ()
+    assert Boundary.from_settings(S(trusted_namespace=("ops",)), "copyrator").trusted == ("ops",)
     # Run in "default" (the article's manifests applied as they are), it trusts nobody unless told.
-    assert Boundary.from_settings({"trusted_namespace": ()}, "default").trusted == ()
-    assert Boundary.from_settings({"trusted_namespace": ("default",)}, "default").trusted == ("default",)
+    assert Boundary.from_settings(S(trusted_namespace=()), "default").trusted == ()
+    assert Boundary.from_settings(S(trusted_namespace=("default",)), "default").trusted == ("default",)
 
 
 # --- what a rule may read -------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kubeloop.operators.immortal import ImmortalContainer, operator, pods, status
-from kubeloop.operators.immortal.backoff import Backoff, BackoffPolicy
+from kubeloop.operators.immortal.backoff import Backoff, BackoffPolicy, ImmortalSettings
 from kubeloop.operators.immortal.expectations import Expectations
 from kubeloop.resources import crd_for
 
@@ -163,11 +163,13 @@ def test_backoff_waits_from_the_last_start_and_resets_when_healthy() -> None:
 
 
 def test_backoff_settings_come_from_the_operator_options() -> None:
-    policy = BackoffPolicy.from_settings({"backoff_initial": 0.5, "backoff_max": 10,
-                                          "backoff_reset_after": 30})
+    policy = ImmortalSettings(backoff_initial=0.5, backoff_max=10, backoff_reset_after=30).backoff
     assert (policy.initial, policy.cap, policy.stable_after) == (0.5, 10, 30)
     assert policy.delay(20) == 10
-    assert BackoffPolicy.from_settings(operator.settings) == BackoffPolicy()
+    assert operator.settings.backoff == BackoffPolicy()
+    for bad in ({"backoff_initial": 0}, {"backoff_max": -1}, {"backoff_reset_after": -1}):
+        with pytest.raises(ValueError, match=next(iter(bad))):  # once silently the default: now refused
+            ImmortalSettings(**bad)
 
 
 # --- expectations ------------------------------------------------------------------------------------------

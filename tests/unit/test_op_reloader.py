@@ -24,7 +24,7 @@ from kubeloop.operators.reloader.pacing import TokenBucket, settle, settled
 from kubeloop.operators.reloader.policy import policy_of, source_ignored, source_matches
 from kubeloop.operators.reloader.reconciler import describe, source_changed, source_index
 from kubeloop.operators.reloader.references import Ref, pod_template_refs
-from kubeloop.operators.reloader.settings import Settings
+from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.operators.reloader.workloads import (
     CRONJOBS,
     DEPLOYMENTS,
@@ -210,7 +210,7 @@ def test_bad_selector_is_rejected() -> None:
     with pytest.raises(ValueError):
         parse("a in (x")
     with pytest.raises(ValueError):
-        Settings.from_values({"namespace_selector": "!a=b"})
+        ReloaderSettings(namespace_selector="!a=b")
 
 
 def test_debounce_settles_a_burst_into_one() -> None:
@@ -288,18 +288,19 @@ def test_describe_names_objects_and_hash_prefixes_only() -> None:
 
 def test_settings_validate_and_filter_controllers() -> None:
     with pytest.raises(ValueError):
-        Settings.from_values({"reload_strategy": "yolo"})
+        ReloaderSettings(reload_strategy="yolo")
     with pytest.raises(ValueError):
-        Settings.from_values({"ignored_workload_types": "deployments,pods"})
+        ReloaderSettings(ignored_workload_types="deployments,pods")
     op = build_operator()
     assert [c.name for c in op.controllers()] == ["reloader-deployments", "reloader-statefulsets",
                                                   "reloader-daemonsets"]
-    op.settings.update(reload_cronjobs=True, ignored_workload_types="daemonsets", ignore_secrets=True)
+    op.settings = ReloaderSettings(reload_cronjobs=True, ignored_workload_types="daemonsets", ignore_secrets=True)
     controllers = op.controllers()
     assert [c.name for c in controllers] == ["reloader-deployments", "reloader-statefulsets",
                                              "reloader-cronjobs"]
     assert all([w.resource.kind for w in c.watches] == ["ConfigMap"] for c in controllers)
-    op.settings.update(namespace_selector="env=prod")
+    op.settings = ReloaderSettings(reload_cronjobs=True, ignored_workload_types="daemonsets", ignore_secrets=True,
+                                   namespace_selector="env=prod")
     watches = op.controllers()[0].watches
     assert [(w.resource.kind, w.metadata_only) for w in watches] == [("ConfigMap", False),
                                                                      ("Namespace", True)]
@@ -324,7 +325,7 @@ def test_every_setting_is_a_flag_and_an_env_var(monkeypatch: pytest.MonkeyPatch)
     seen: dict = {}
 
     async def fake_run(op, values):  # noqa: ANN001, ANN202 - stands in for the real runner
-        seen.update(op.settings)
+        seen["settings"] = op.settings
         return 0
 
     monkeypatch.setattr(runner, "run_operator", fake_run)
@@ -334,12 +335,12 @@ def test_every_setting_is_a_flag_and_an_env_var(monkeypatch: pytest.MonkeyPatch)
                                 env={"KUBELOOP_RELOAD_CRONJOBS": "true",
                                      "KUBELOOP_NAMESPACES_TO_IGNORE": "a,b"})
     assert result.exit_code == 0, result.output
-    settings = Settings.from_values(seen)
+    settings = seen["settings"]
     assert settings.dry_run and settings.reload_cronjobs and settings.reload_strategy == "env-vars"
     assert settings.debounce_seconds == 0.5 and settings.ignored_namespaces == {"a", "b"}
-    refused_or_renames = {f.replace("-", "_") for f in [*UNSUPPORTED, *RENAMES]}  # the latter make ``names``
-    assert ({o.name.replace("-", "_") for o in op.options} - refused_or_renames
-            == set(Settings.__dataclass_fields__) - {"names"})
+    fields = set(ReloaderSettings.model_fields)
+    assert {f.replace("-", "_") for f in [*UNSUPPORTED, *RENAMES]} <= fields  # Reloader's flags: each a field
+    assert fields <= {p.name for p in build_command(op).params}  # and each field a flag
 
 
 # --- regular expressions a tenant writes (reload/exclude annotations) ---------------------------------

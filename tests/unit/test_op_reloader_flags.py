@@ -11,9 +11,9 @@ from click.testing import CliRunner, Result
 
 from kubeloop.helpers.selectors import matches, parse
 from kubeloop.operators.reloader import build_operator
-from kubeloop.operators.reloader.compat import UNSUPPORTED, items, selector
+from kubeloop.operators.reloader.compat import BOOLEAN, UNSUPPORTED, items, selector
 from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET, policy_of
-from kubeloop.operators.reloader.settings import Settings
+from kubeloop.operators.reloader.settings import ReloaderSettings
 
 # Every flag Reloader 1.4.14 registers (internal/pkg/util/util.go: ConfigureReloaderFlags).
 RELOADER_FLAGS = {
@@ -27,24 +27,24 @@ RELOADER_FLAGS = {
 
 
 def invoke(args: list[str], monkeypatch: pytest.MonkeyPatch,
-           env: dict[str, str] | None = None) -> tuple[Result, dict[str, Any], dict[str, Any]]:
+           env: dict[str, str] | None = None) -> tuple[Result, ReloaderSettings, dict[str, Any]]:
     """Runs ``kubeloop run reloader ARGS`` up to the point where it would start: (result, the
     operator's settings, the framework's values)."""
     import kubeloop.cli.runner as runner
     from kubeloop.cli.run import build_command
 
-    seen: dict[str, Any] = {}
+    seen: dict[str, ReloaderSettings] = {}
     framework: dict[str, Any] = {}
 
     async def fake_run(op, values):  # noqa: ANN001, ANN202 - stands in for the real runner
-        seen.update(op.settings)
+        seen["settings"] = op.settings
         framework.update(values)
-        Settings.from_values(op.settings)  # what the real runner does first (controllers())
+        op.controllers()  # what the real runner does first
         return 0
 
     monkeypatch.setattr(runner, "run_operator", fake_run)
     result = CliRunner().invoke(build_command(build_operator()), args, env=env or {})
-    return result, seen, framework
+    return result, seen.get("settings", ReloaderSettings()), framework
 
 
 def test_every_reloader_flag_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,10 +65,10 @@ def test_the_arguments_reloaders_chart_passes(monkeypatch: pytest.MonkeyPatch) -
         "--sync-after-restart=true", "--reload-strategy=env-vars", "--enable-ha=true", "--auto-reload-all=true",
         "--enable-csi-integration=false"], monkeypatch)
     assert result.exit_code == 0, result.output
-    s = Settings.from_values(settings)
+    s = settings
     assert s.auto_reload_all and s.reload_on_create and s.reload_on_delete and s.argo_rollouts
     assert s.reload_strategy == "env-vars" and s.ignored_namespaces == {"kube-system"}
-    assert s.namespace_selector == "reloader=enabled,team" and s.resource_label_selector == "reload=yes"
+    assert s.namespace_selector == ("reloader=enabled", "team") and s.resource_label_selector == ("reload=yes",)
     assert not s.tracks(SECRET) and s.tracks(CONFIG_MAP)
     assert not s.reloads("cronjobs") and s.reloads("deployments") and s.reloads("rollouts")
     assert framework["leader_elect"] is True and framework["log_format"] == "json"
@@ -87,7 +87,7 @@ def test_switches_take_go_style_values(monkeypatch: pytest.MonkeyPatch) -> None:
                            (["--auto-reload-all=true", "--dry-run"], True), ([], False)):
         result, settings, _ = invoke(args, monkeypatch)
         assert result.exit_code == 0, result.output
-        assert settings["auto_reload_all"] is expected, args
+        assert settings.auto_reload_all is expected, args
     result, _, _ = invoke(["--reload-on-create=maybe"], monkeypatch)
     assert result.exit_code == 2 and "--reload-on-create" in result.output
 
@@ -98,8 +98,8 @@ def test_repeated_list_flags_add_up(monkeypatch: pytest.MonkeyPatch) -> None:
                                   "--ignored-workload-types=jobs", "--ignored-workload-types=daemonsets"],
                                  monkeypatch)
     assert result.exit_code == 0, result.output
-    s = Settings.from_values(settings)
-    assert s.namespace_selector == "reloader=enabled,env"
+    s = settings
+    assert s.namespace_selector == ("reloader=enabled", "env")
     assert s.ignored_namespaces == {"a", "b", "c"} and not s.reloads("daemonsets")
 
 
@@ -110,7 +110,7 @@ def test_unsupported_flags_are_refused_with_what_to_do(flag: str, monkeypatch: p
     assert result.exit_code == 2, result.output
     assert f"--{flag}" in result.output and "not supported by kubeloop's reloader" in result.output
     with pytest.raises(ValueError, match=f"--{flag}"):
-        Settings.from_values({flag.replace("-", "_"): "x"})
+        ReloaderSettings(**{flag.replace("-", "_"): "x" if flag not in BOOLEAN else True})
 
 
 @pytest.mark.parametrize(("args", "named"), [
@@ -178,7 +178,7 @@ def test_with_a_resource_label_selector_label_changes_wake_the_workloads() -> No
     relabelled = Event("modified", cm({"team": "web"}), cm({}))
     (plain, _) = op.controllers()[0].watches
     assert not any(p(relabelled) for p in plain.predicates)  # labels alone do not matter by default
-    op.settings.update(resource_label_selector="team:web")
+    op.settings = ReloaderSettings(resource_label_selector="team:web")
     watches = op.controllers()[0].watches
     assert watches and all(any(p(relabelled) for p in w.predicates) for w in watches)
 
@@ -186,7 +186,7 @@ def test_with_a_resource_label_selector_label_changes_wake_the_workloads() -> No
 def test_rbac_follows_the_settings() -> None:
     def rules(**settings: Any) -> dict[tuple[str, str], set[str]]:
         op = build_operator()
-        op.settings.update(settings)
+        op.settings = ReloaderSettings(**settings)
         out: dict[tuple[str, str], set[str]] = {}
         for p in op.permissions():
             out.setdefault((p.group, p.resource), set()).update(p.verbs)
@@ -236,7 +236,7 @@ def test_job_from_cronjob() -> None:
 def test_a_selector_from_the_environment_is_one_value(monkeypatch: pytest.MonkeyPatch) -> None:
     result, settings, _ = invoke([], monkeypatch, env={"KUBELOOP_NAMESPACE_SELECTOR": "tier in (web, api),team:x"})
     assert result.exit_code == 0, result.output
-    assert Settings.from_values(settings).namespace_selector == "tier in (web, api),team=x"
+    assert settings.namespace_selector == ("tier in (web, api)", "team=x")
 
 
 def test_pause_period_is_a_go_duration_and_a_fixed_window() -> None:
@@ -262,7 +262,7 @@ def test_annotation_renames(monkeypatch: pytest.MonkeyPatch) -> None:
                                   "example.com/skip", "--configmap-annotation", "example.com/configs"],
                                  monkeypatch)
     assert result.exit_code == 0, result.output
-    names = Settings.from_values(settings).names
+    names = settings.names
     assert policy_of({"example.com/reload": "true"}, names=names).auto == {CONFIG_MAP, SECRET}
     assert not policy_of({"reloader.stakater.com/auto": "true"}, names=names).tracks_anything
     assert policy_of({"reloader.kubeloop.dev/auto": "true"}, names=names).auto  # kubeloop's own stays
@@ -282,7 +282,7 @@ async def test_argo_rollouts_without_the_crd_is_a_setting_error() -> None:
         raise NotFound(404, "NotFound", f"the server doesn't have a resource type {name!r}")
 
     op = build_operator()
-    op.settings.update(argo_rollouts=True)
+    op.settings = ReloaderSettings(argo_rollouts=True)
     manager = SimpleNamespace(client=SimpleNamespace(registry=SimpleNamespace(resolve=resolve)))
     with pytest.raises(ValueError, match="--argo-rollouts: the API server serves no argoproj.io/v1alpha1 Rollout"):
         await op.reloader.start(manager)  # type: ignore[arg-type]

@@ -10,13 +10,12 @@ import pytest
 
 from kubeloop.cache import Store
 from kubeloop.client import Forbidden
-from kubeloop.helpers.selectors import parse
 from kubeloop.operators.reloader import build_operator
 from kubeloop.operators.reloader.fingerprint import ABSENT, object_hash, without_data
 from kubeloop.operators.reloader.pacing import TokenBucket
 from kubeloop.operators.reloader.policy import HASH, HASHED_KEYS, SOURCES, TEMPLATE_HASH, policy_of
 from kubeloop.operators.reloader.reconciler import Reloader, Runtime
-from kubeloop.operators.reloader.settings import Settings
+from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.operators.reloader.workloads import DEPLOYMENTS
 from kubeloop.reconcile import Result
 
@@ -38,10 +37,10 @@ def runtime(objs: list[Obj], namespaces: list[Obj] | None = None, **settings: An
         ns_store = SimpleNamespace(store=Store())
         for ns in namespaces:
             ns_store.store.upsert(ns)
-    s = Settings.from_values(settings)
+    s = ReloaderSettings(**settings)
     return Runtime(s, TokenBucket(s.max_reloads_per_second, s.reload_burst),
                    {k: SimpleNamespace(store=v) for k, v in stores.items() if s.tracks(k)},  # type: ignore[misc]
-                   {}, ns_store, parse(s.namespace_selector), parse(s.resource_label_selector))  # type: ignore[arg-type]
+                   {}, ns_store, s.namespace_requirements, s.resource_requirements)  # type: ignore[arg-type]
 
 
 def deployment(annotations: dict[str, str], volumes: list[str] = (), env: list[tuple[str, str, str]] = (),

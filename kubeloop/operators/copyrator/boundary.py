@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeloop.operators.copyrator.models import CopyratorRule
+from kubeloop.operators.copyrator.settings import CopyratorSettings
 
 DOMAIN = "copyrator.flant.com"
 # On a source: "true" (any namespace) or a comma-separated list of target namespace names/globs.
@@ -96,16 +97,16 @@ class Boundary:
     closed_too: tuple[str, ...] = ()  # more namespaces (names/globs) that never receive copies
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any], operator_namespace: str | None) -> Boundary:
-        given = settings.get("trusted_namespace")  # () when not given; ("",) for "trust none"
+    def from_settings(cls, settings: CopyratorSettings, operator_namespace: str | None) -> Boundary:
+        given = settings.trusted_namespace  # () when not given; ("",) for "trust none"
         # The operator's namespace is trusted by default because only admins write there; not so
         # "default" (where the article's manifests land when applied without a namespace), which
         # many users may write to: trusting it takes --trusted-namespace default.
         default = (operator_namespace,) if operator_namespace and operator_namespace not in UNTRUSTED else ()
         return cls(trusted=_names(given) if given else default,
-                   allow_system=bool(settings.get("allow_system_namespaces")),
+                   allow_system=settings.allow_system_namespaces,
                    operator_namespace=operator_namespace,
-                   closed_too=_names(settings.get("closed_namespace")))
+                   closed_too=_names(settings.closed_namespace))
 
     def trusts(self, rule: CopyratorRule) -> bool:
         return self.trusts_namespace(rule.metadata.namespace or "")

@@ -14,8 +14,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import click
-
 from kubeloop import Context, Operator, Request, Watch
 from kubeloop.cache import Event
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller
@@ -24,6 +22,7 @@ from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
+from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.operators.copyrator.sync import Outcome, Sync, collect_leftovers
 from kubeloop.operators.copyrator.world import World, namespace_changed
 from kubeloop.resources.builtin import CONFIG_MAP, NAMESPACE, SECRET
@@ -35,16 +34,12 @@ MAX_NAMESPACES_LISTED = 50
 MAX_EVENTS = 10  # conflict events per reconcile
 
 
-class Copyrator(Operator):
+class Copyrator(Operator[CopyratorSettings]):
     """An Operator whose rule informer honours ``--rule-name`` (the article's single-rule mode)."""
 
     def rule_name(self) -> str | None:
         """``--rule-name``, or the article chart's ``--rule-type`` spelling of it."""
-        name, alias = self.settings.get("rule_name"), self.settings.get("rule_type")
-        if name and alias and name != alias:
-            raise click.UsageError(f"--rule-name {name!r} and --rule-type {alias!r} disagree: --rule-type is "
-                                   "the article's spelling of --rule-name; give one of them")
-        return name or alias or None
+        return self.settings.rule
 
     def rule_field_selector(self) -> str | None:
         name = self.rule_name()
@@ -62,31 +57,7 @@ class CopyFailed(Exception):
     """Some copies could not be written; the rule is retried with backoff. The message is safe to log."""
 
 
-operator = Copyrator("copyrator", finalizer_domain=DOMAIN)
-operator.option("rule-name", None, envvars=["RULE_NAME"],
-                help="Only act on the CopyratorRule of this name (the article's single-rule mode); "
-                     "default: every rule.")
-# The article's Helm chart passes `args: ["--rule-type", "main-rule"]`, meaning the rule's name.
-operator.option("rule-type", None, help="The article's spelling of --rule-name (its Helm chart passes "
-                "--rule-type main-rule); give one or the other.")
-# The article's Deployment passes the pod's namespace as NAMESPACE: rules are then read from it only.
-operator.env_alias("namespace", "NAMESPACE")
-# The security boundary (boundary.py, README "Security model"): how far a namespaced rule reaches.
-operator.option("trusted-namespace", (), multiple=True,
-                help="Rules in these namespaces (names or globs; repeat or comma-separate) read ConfigMaps "
-                     "from any namespace and take over objects (Adopt/Overwrite) without the owner's "
-                     "consent (with sources in trusted namespaces). Only for namespaces where only cluster "
-                     "admins create CopyratorRules. Default: the operator's own namespace unless it is "
-                     "default; \"\" trusts none.")
-operator.option("allow-system-namespaces", False, type=bool,
-                help="Let copies go to kube-system, kube-public, kube-node-lease and the operator's own "
-                     "namespace (default: never).")
-operator.option("closed-namespace", (), multiple=True,
-                help="More namespaces (names or globs; repeat or comma-separate) that never receive copies, "
-                     "whatever a rule says: e.g. those whose tools load labelled ConfigMaps (monitoring).")
-operator.option("operator-namespace", None, envvars=["POD_NAMESPACE"],
-                help="The operator's own namespace, closed to copies like the system ones (default: the "
-                     "pod's namespace when run in a cluster).")
+operator = Copyrator("copyrator", finalizer_domain=DOMAIN, settings=CopyratorSettings)
 # Copies are written with plain verbs (create, get, update, patch, delete) rather than owned/applied.
 for resource in (CONFIG_MAP, SECRET):
     operator.permission(resource, ["get", "create", "update", "patch", "delete"])
@@ -115,7 +86,7 @@ async def bind(manager: Manager) -> None:
 
 def own_namespace() -> str | None:
     """``--operator-namespace``/``POD_NAMESPACE``, else the ServiceAccount's namespace in a pod."""
-    configured = operator.settings.get("operator_namespace")
+    configured = operator.settings.operator_namespace
     if configured:
         return str(configured)
     path = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")

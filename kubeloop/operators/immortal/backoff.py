@@ -11,7 +11,8 @@ first recreation is immediate again, which is harmless.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from kubeloop import Settings, setting
 
 
 @dataclass(frozen=True)
@@ -19,12 +20,6 @@ class BackoffPolicy:
     initial: float = 1.0  # seconds before the second quick recreation
     cap: float = 15 * 60.0
     stable_after: float = 120.0  # seconds Ready after which the pod counts as healthy
-
-    @classmethod
-    def from_settings(cls, settings: dict[str, Any]) -> BackoffPolicy:
-        return cls(float(settings.get("backoff_initial") or cls.initial),
-                   float(settings.get("backoff_max") or cls.cap),
-                   float(settings.get("backoff_reset_after") or cls.stable_after))
 
     def delay(self, streak: int) -> float:
         """Seconds to wait before a recreation when ``streak`` recreations happened since the pod was last
@@ -56,3 +51,18 @@ class Backoff:
     def healthy(self) -> None:
         """The pod was Ready long enough: forgive the previous failures."""
         self.streak = 0
+
+
+class ImmortalSettings(Settings):
+    """``kubeloop run immortal``'s flags: the backoff's numbers. A zero first wait would recreate a
+    failing pod (or retry a refused create) in a hot loop, so it is refused rather than replaced."""
+
+    backoff_initial: float = setting(1.0, "Seconds before the second quick recreation of a pod; doubles each "
+                                     "time.", gt=0)
+    backoff_max: float = setting(900.0, "Longest wait between recreations, in seconds.", gt=0)
+    backoff_reset_after: float = setting(120.0, "Seconds a pod must stay Ready before its recreations start "
+                                         "over without delay.", ge=0)
+
+    @property
+    def backoff(self) -> BackoffPolicy:
+        return BackoffPolicy(self.backoff_initial, self.backoff_max, self.backoff_reset_after)

@@ -18,7 +18,7 @@ from kubeloop import Context, Operator, Result, Watch
 from kubeloop.client.errors import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound
 from kubeloop.helpers.ownership import adoption_patch
 from kubeloop.operators.immortal import pods, status
-from kubeloop.operators.immortal.backoff import Backoff, BackoffPolicy
+from kubeloop.operators.immortal.backoff import Backoff, ImmortalSettings
 from kubeloop.operators.immortal.expectations import Expectations
 from kubeloop.operators.immortal.models import ImmortalContainer
 from kubeloop.resources.builtin import NAMESPACE, POD
@@ -26,12 +26,7 @@ from kubeloop.resources.builtin import NAMESPACE, POD
 log = logging.getLogger("kubeloop.immortal")
 Obj = dict[str, Any]
 
-operator = Operator("immortal")
-operator.option("backoff-initial", 1.0, type=float,
-                help="Seconds before the second quick recreation of a pod; doubles each time.")
-operator.option("backoff-max", 900.0, type=float, help="Longest wait between recreations, in seconds.")
-operator.option("backoff-reset-after", 120.0, type=float,
-                help="Seconds a pod must stay Ready before its recreations start over without delay.")
+operator = Operator("immortal", settings=ImmortalSettings)
 # Setting blockOwnerDeletion on the pods needs "update" on the owner's finalizers wherever the
 # OwnerReferencesPermissionEnforcement admission plugin is on (OpenShift and hardened clusters).
 operator.permission(ImmortalContainer, ["update"], subresource="finalizers")
@@ -103,7 +98,7 @@ async def reconcile(ic: ImmortalContainer, ctx: Context) -> Result | None:
     if await namespace_terminating(ctx):
         return await write_status(ic, ctx, None, status.no_pod(
             "NamespaceTerminating", f"namespace {ctx.namespace} is being deleted"))
-    policy, backoff = BackoffPolicy.from_settings(operator.settings), backoff_of(ctx)
+    policy, backoff = operator.settings.backoff, backoff_of(ctx)
     if not user_asked(ctx) and (wait := backoff.wait(policy, time.monotonic())) > 0:
         return await write_status(ic, ctx, None, status.no_pod("BackOff", (
             f"the pod was recreated {backoff.streak} times in a row; waiting "
@@ -123,7 +118,7 @@ async def create_pod(ic: ImmortalContainer, ctx: Context, desired: Obj) -> Resul
     except (BadRequest, Forbidden, Invalid, NotFound) as exc:  # quota, admission, a bad template, …
         failures = ctx.memory["create_failures"] = ctx.memory.get("create_failures", 0) + 1
         await ctx.event("Warning", "FailedCreate", f"Error creating: {exc.message}")
-        policy = BackoffPolicy.from_settings(operator.settings)
+        policy = operator.settings.backoff
         return await write_status(ic, ctx, None, status.no_pod(
             "FailedCreate", f"cannot create pod {name}", failure=("FailedCreate", exc.message)),
             then=Result(requeue_after=max(policy.initial, policy.delay(failures))))
@@ -207,7 +202,7 @@ def forgive_when_healthy(ctx: Context, pod: Obj) -> Result | None:
     if backoff.streak == 0 or since is None:
         return None
     ready_for = (dt.datetime.now(dt.UTC) - since).total_seconds()
-    stable_after = BackoffPolicy.from_settings(operator.settings).stable_after
+    stable_after = operator.settings.backoff.stable_after
     if ready_for >= stable_after:
         backoff.healthy()
         return None

@@ -1,19 +1,18 @@
 """Reloader's command line, read the way Reloader reads it: list flags (comma-separated, repeatable,
 possibly wrapped in the quotes its Helm chart adds), its ``key:value`` / ``key=*`` label selectors, its
-flags that are framework flags here (``--enable-ha``, ``--namespaces``), and its flags that have no
-meaning here, refused with what to use instead."""
+flags that rename its annotations, and its flags that have no meaning here, refused with what to use
+instead. The fields themselves are declared in ``settings.ReloaderSettings``, with the flags of
+Reloader that are framework flags here (``--enable-ha``, ``--namespaces``)."""
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import click
 
+from kubeloop import setting
 from kubeloop.helpers import selectors
-from kubeloop.operator import Operator
 
 
 class SettingError(click.UsageError, ValueError):
@@ -48,79 +47,14 @@ RENAMES = {
 BOOLEAN = ("enable-pprof", "enable-csi-integration")  # on/off flags: only "on" is refused
 
 
-class _Item(click.ParamType):
-    """One value of a list flag. From an environment variable the whole value is one item (click
-    would split it at spaces, which breaks selectors such as ``tier in (web, api)``)."""
-
-    name = "text"
-    envvar_list_splitter = "\n"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        return str(value)
+def rename(flag: str) -> Any:
+    """The settings field of a rename flag (its value is checked by ``annotation_key``)."""
+    return setting(None, f"Read this annotation instead of {RENAMES[flag]} (Reloader's rename).")
 
 
-ITEM = _Item()
-
-
-class _Checked(_Item):
-    """A list-flag value checked as soon as it is read, so that ``kubeloop run`` stops with the flag's
-    name before connecting anywhere."""
-
-    def __init__(self, check: Callable[[str], object]) -> None:
-        self.check = check
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        try:
-            self.check(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-        return str(value)
-
-
-def checked(check: Callable[[str], object]) -> click.ParamType:
-    return _Checked(check)
-
-
-class _Refused(click.ParamType):
-    name = "unsupported"
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        self.fail(f"not supported by kubeloop's reloader: {self.reason}", param, ctx)
-
-
-class _RefusedSwitch(click.types.BoolParamType):
-    """An on/off flag accepted when off (as by default) and refused when on."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if super().convert(value, param, ctx):
-            self.fail(f"not supported by kubeloop's reloader: {self.reason}", param, ctx)
-        return False
-
-
-def declare(op: Operator) -> None:
-    """Reloader's flags that are framework flags here, its annotation renames, and the ones refused."""
-    op.flag_alias("leader-elect", "--enable-ha")  # Reloader's chart passes it with more than one replica
-    op.flag_alias("namespace", "--namespaces")  # scoped mode: watch only these namespaces
-    op.env_alias("namespace", "KUBERNETES_NAMESPACE")  # Reloader's single-namespace mode
-    for flag, default in RENAMES.items():
-        op.option(flag, None, f"Read this annotation instead of {default} (Reloader's rename).",
-                  type=checked(functools.partial(annotation_key, f"--{flag}")))
-    for flag, reason in UNSUPPORTED.items():
-        kind = _RefusedSwitch(reason) if flag in BOOLEAN else _Refused(reason)
-        op.option(flag, False if flag in BOOLEAN else None, f"Reloader's; not supported: {reason}.", type=kind)
-
-
-def refuse_unsupported(values: Mapping[str, Any]) -> None:
-    """The same refusal for settings given without the command line (tests, embedding)."""
-    for flag, reason in UNSUPPORTED.items():
-        if values.get(flag.replace("-", "_")):
-            raise SettingError(f"--{flag}: not supported by kubeloop's reloader: {reason}")
+def refused(flag: str) -> Any:
+    """The settings field of a flag refused when given (an on/off one: when on)."""
+    return setting(False if flag in BOOLEAN else None, f"Reloader's; not supported: {UNSUPPORTED[flag]}.")
 
 
 def annotation_key(flag: str, value: str) -> str:
@@ -131,11 +65,11 @@ def annotation_key(flag: str, value: str) -> str:
     return value
 
 
-def renamed(values: Mapping[str, Any]) -> dict[str, str]:
-    """Reloader's annotation keys → the keys given by its rename flags."""
+def renamed(settings: object) -> dict[str, str]:
+    """Reloader's annotation keys → the keys given by its rename flags (fields of ``settings``)."""
     out = {}
     for flag, default in RENAMES.items():
-        if value := values.get(flag.replace("-", "_")):
+        if value := getattr(settings, flag.replace("-", "_")):
             out[default] = annotation_key(f"--{flag}", str(value))
     return out
 
@@ -155,7 +89,12 @@ def items(value: str | tuple[str, ...] | list[str] | None) -> list[str]:
 
 
 def selector(flag: str, value: str | tuple[str, ...] | None) -> str:
-    """Reloader's selector syntax as a Kubernetes label selector: ``key:value`` is ``key=value``,
+    """Reloader's selector syntax as a Kubernetes label selector (see ``selector_terms``)."""
+    return ",".join(selector_terms(flag, value))
+
+
+def selector_terms(flag: str, value: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """Reloader's selector syntax as Kubernetes label selector terms: ``key:value`` is ``key=value``,
     ``key:*`` and ``key=*`` are ``key`` (the label exists); anything else is read as a Kubernetes
     selector. Raises ValueError naming the flag for anything that is not a valid selector, rather than
     keep a selector that silently matches nothing."""
@@ -166,7 +105,7 @@ def selector(flag: str, value: str | tuple[str, ...] | None) -> str:
         raise SettingError(f"{flag}: cannot parse {bad[0]!r} as a label selector (use key=value, key:value, "
                          "key!=value, key=* or key:* for \"has the label\", !key, key in (a,b); "
                          "comma-separate or repeat the flag)")
-    return ",".join(terms)
+    return tuple(terms)
 
 
 _WILDCARD = re.compile(r"^([^:=!\s()]+)\s*(?::|==?)\s*\*$")

@@ -15,6 +15,7 @@ from kubeloop.client import Client, NotFound, wait_for, wait_for_deletion
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operators.reloader.operator import build_operator
 from kubeloop.operators.reloader.policy import HASH
+from kubeloop.operators.reloader.settings import ReloaderSettings
 
 Say = Callable[[str], None]
 Obj = dict[str, Any]
@@ -71,7 +72,7 @@ async def _fresh_example(client: Client, namespace: str, say: Say) -> None:
 async def _start_reloader(client: Client, namespace: str) -> tuple[Manager, asyncio.Task[None]]:
     """The operator on a manager limited to the demo namespace, as `kubeloop run reloader` would run it."""
     operator = build_operator()
-    operator.settings["debounce_seconds"] = 1.0
+    operator.settings = ReloaderSettings(debounce_seconds=1.0)
     manager = Manager(client, ManagerOptions(namespaces=[namespace], metrics_bind_address="0",
                                              health_probe_bind_address="0", graceful_shutdown_timeout=5,
                                              freeze_gc=False), name=operator.name)

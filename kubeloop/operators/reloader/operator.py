@@ -17,12 +17,12 @@ from kubeloop.operators.reloader.reconciler import (
     source_changed,
     source_or_metadata_changed,
 )
-from kubeloop.operators.reloader.settings import Settings, declare
+from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind
 from kubeloop.resources import builtin
 
 
-class ReloaderOperator(Operator):
+class ReloaderOperator(Operator[ReloaderSettings]):
     """An Operator whose controllers follow its settings: ignored workload types get no controller, an
     ignored source kind (``--ignore-secrets``) is not even watched, and namespaces are watched only for
     ``--namespace-selector``."""
@@ -30,7 +30,7 @@ class ReloaderOperator(Operator):
     reloader: Reloader
 
     def controllers(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[Controller]:
-        settings = Settings.from_values(self.settings)
+        settings = self.settings
         kinds = {f"{self.name}-{k.type}": k for k in KINDS}
         kept = []
         for controller in super().controllers(concurrency):
@@ -53,7 +53,7 @@ class ReloaderOperator(Operator):
         """Least privilege for these settings: patching Rollouts only with --argo-rollouts, creating Jobs
         only with --cronjob-action create-job (a Job runs any pod its creator writes), reading Secrets
         (or ConfigMaps) only when they are watched."""
-        settings = Settings.from_values(self.settings)
+        settings = self.settings
         wanted = {("argoproj.io", "rollouts"): settings.reloads("rollouts"),
                   ("batch", "jobs"): settings.reloads("cronjobs") and settings.cronjob_action == "create-job",
                   ("", "secrets"): settings.tracks(SECRET), ("", "configmaps"): settings.tracks(CONFIG_MAP)}
@@ -68,8 +68,7 @@ class ReloaderOperator(Operator):
 
 def build_operator(name: str = "reloader") -> ReloaderOperator:
     """A fresh operator (tests build their own, with their own settings)."""
-    op = ReloaderOperator(name)
-    declare(op)
+    op = ReloaderOperator(name, settings=ReloaderSettings)
     reloader = op.reloader = Reloader(op)
     op.on_startup(reloader.start)
     # Status updates of a rolling workload are not worth a reconcile; spec and annotation changes are.

@@ -51,7 +51,7 @@ from kubeloop.operators.reloader.policy import (
     source_matches,
 )
 from kubeloop.operators.reloader.references import Ref, merge, pod_template_refs
-from kubeloop.operators.reloader.settings import STRATEGIES, Settings
+from kubeloop.operators.reloader.settings import STRATEGIES, ReloaderSettings
 from kubeloop.operators.reloader.workloads import (
     CRONJOBS,
     DEPLOYMENTS,
@@ -77,7 +77,7 @@ SOURCE_RESOURCES = {CONFIG_MAP: builtin.CONFIG_MAP, SECRET: builtin.SECRET}
 class Runtime:
     """What one run of the operator shares between its controllers (built when the manager starts)."""
 
-    settings: Settings
+    settings: ReloaderSettings
     limiter: TokenBucket
     sources: dict[str, Informer]  # "ConfigMap"/"Secret" → informer (data replaced by digests)
     workloads: dict[str, Informer]  # workload type → informer with the INDEX
@@ -111,7 +111,7 @@ class Runtime:
 class Reloader:
     """The operator's logic; one instance per Operator, its Runtime renewed on every start."""
 
-    def __init__(self, operator: Operator) -> None:
+    def __init__(self, operator: Operator[ReloaderSettings]) -> None:
         self.operator = operator
         self.runtime: Runtime | None = None
 
@@ -120,7 +120,7 @@ class Reloader:
     async def start(self, manager: Manager) -> None:
         """on_startup hook: creates the shared informers first, so that the controllers join them with
         the data-stripping transform and the reference index in place."""
-        settings = Settings.from_values(self.operator.settings)
+        settings = self.operator.settings
         if settings.reloads("rollouts"):
             await _require_rollouts(manager)
         cache = manager.cache
@@ -466,11 +466,11 @@ def source_or_metadata_changed(event: Event) -> bool:
     return (old.get("labels"), old.get("annotations")) != (new.get("labels"), new.get("annotations"))
 
 
-def record_annotations(fingerprint: Fingerprint, settings: Settings) -> dict[str, str]:
+def record_annotations(fingerprint: Fingerprint, settings: ReloaderSettings) -> dict[str, str]:
     return {HASH: fingerprint.hash, SOURCES: fingerprint.encode(), HASHED_KEYS: hashed_keys(settings)}
 
 
-def hashed_keys(settings: Settings) -> str:
+def hashed_keys(settings: ReloaderSettings) -> str:
     return "used" if settings.hash_used_keys_only else "all"
 
 

@@ -1,16 +1,21 @@
-"""The operator object, and the reconciler of Website."""
+"""The operator object, its settings, and the reconciler of Website."""
 
 from __future__ import annotations
 
 import html
 from typing import Any
 
-from kubeloop import Context, Operator
+from kubeloop import Context, Operator, Settings, setting
 from kubeloop.resources.builtin import CONFIG_MAP, DEPLOYMENT
 
 from website.models import Website
 
-operator = Operator("website")
+
+class OperatorSettings(Settings):
+    image: str = setting("nginx:1.27", "The web servers' image.")
+
+
+operator = Operator("website", settings=OperatorSettings)
 
 # One ConfigMap per namespace lists its Websites. No Website owns it, so garbage collection never
 # cleans an entry up: that is what the finalizer below is for.
@@ -32,7 +37,7 @@ def server(site: Website) -> dict[str, Any]:
         "spec": {"replicas": site.spec.replicas, "selector": {"matchLabels": labels}, "template": {
             "metadata": {"labels": labels},
             "spec": {"containers": [{
-                "name": "nginx", "image": "nginx:1.27",
+                "name": "nginx", "image": operator.settings.image,
                 "volumeMounts": [{"name": "page", "mountPath": "/usr/share/nginx/html"}]}],
                 "volumes": [{"name": "page", "configMap": {"name": f"{name}-page"}}]}}},
     }
