@@ -1,0 +1,513 @@
+"""An in-memory ``Client`` for fast unit tests of reconcile functions and of the framework itself.
+
+``FakeClient`` answers the client's verbs from a dict of objects, with the API server's bookkeeping
+that reconcile code and the cache depend on:
+
+- objects by resource, namespace and name; ``uid``, ``creationTimestamp``, ``generation`` (bumped when
+  anything outside ``metadata`` and ``status`` changes) and one cluster-wide ``resourceVersion`` counter;
+- the real client's errors: ``NotFound``, ``AlreadyExists``, ``Conflict`` (a stale ``resourceVersion``
+  in a replace or a merge patch, or failed delete preconditions), ``Invalid`` for a failed JSON-patch
+  ``test`` op (as the API server answers it);
+- finalizers: a delete of an object holding some only sets ``deletionTimestamp``; it goes when the last
+  one is removed;
+- watches enough for the informer: a streaming list (ADDED events, then the end bookmark), resuming from
+  a ``resourceVersion``, 410 Gone after ``compact()``, ``bookmark()`` and ``close_watches()``;
+- ``calls``, a record of every request, and ``fail()``, to make the next request(s) of a verb fail.
+
+It does not model, and tests must not rely on: validation and defaulting (schemas, CEL, admission),
+server-side apply field ownership (``apply`` merges the body in; omitted fields are never removed),
+strategic merge patch (refused), subresources other than ``status``, garbage collection of owned
+objects, namespaces' lifecycle, RBAC, watch selectors on changes (an object leaving a label selector
+sends no DELETED), ``timeoutSeconds``, pagination, or any timing. Where those matter, test against the
+real control plane (the ``kube_cluster``/``kube_client`` fixtures of ``kubeloop.testing``) instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime as dt
+import itertools
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubeloop.client.api import Client, PatchType, ResourceRef
+from kubeloop.client.errors import AlreadyExists, Conflict, Invalid, NotFound
+from kubeloop.client.resource import Resource, split_api_version
+from kubeloop.helpers import selectors
+from kubeloop.resources import builtin
+
+Obj = dict[str, Any]
+_Place = tuple[str | None, str]  # (namespace, name)
+_END = {"type": "END"}  # put on a live watch's queue by close_watches(): the stream ends
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the fake answered (or failed): what the API server would have seen."""
+
+    verb: str  # get, list, watch, create, update, patch, delete, deletecollection
+    resource: Resource
+    namespace: str | None = None
+    name: str | None = None
+    body: Any = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Failure:
+    verb: str
+    error: Exception
+    times: int
+    resource: Resource | None
+    name: str | None
+
+
+class FakeClient(Client):
+    """In memory, no HTTP: a stand-in for ``Client`` in unit tests (see the module's docstring for what
+    it does not model). ``objects`` are stored as if created; ``resources`` are known besides the
+    built-in kinds (a ``Resource`` or a model passed to a verb is learnt on first use too)."""
+
+    def __init__(self, *objects: Obj, resources: tuple[Resource, ...] = (), namespace: str = "default",
+                 field_manager: str = "kubeloop") -> None:
+        # Deliberately not Client.__init__: no config, no transport, nothing to connect to.
+        self.field_manager = field_manager
+        self.used_permissions = None
+        self.namespace = namespace
+        self.calls: list[Call] = []
+        self._known: list[Resource] = [*resources, *builtin.ALL]
+        self._objects: dict[Resource, dict[_Place, Obj]] = {}
+        self._history: dict[Resource, list[tuple[int, str, Obj]]] = {}
+        self._compacted: dict[Resource, int] = {}  # watches from before this resourceVersion get 410
+        self._watches: dict[Resource, list[asyncio.Queue[dict[str, Any]]]] = {}
+        self._failures: list[_Failure] = []
+        self._rv = itertools.count(1)
+        self.resource_version = 0  # the latest resourceVersion handed out
+        for obj in objects:
+            self.add(obj)
+
+    # --- set-up and inspection (synchronous, not recorded) -----------------------------------------
+
+    def add(self, obj: Obj, resource: ResourceRef | None = None) -> Obj:
+        """Stores ``obj`` as if it were created (no call recorded, no failure injected); returns it."""
+        res = self._lookup(resource) if resource is not None else self._of_body(obj)
+        return self._create(res, copy.deepcopy(obj), obj.get("metadata", {}).get("namespace"))
+
+    def stored(self, ref: ResourceRef, name: str, namespace: str | None = None) -> Obj | None:
+        """A copy of the stored object, or None."""
+        res = self._lookup(ref)
+        obj = self._objects.get(res, {}).get((self._ns(res, namespace), name))
+        return copy.deepcopy(obj) if obj is not None else None
+
+    def fail(self, verb: str, error: Exception, *, times: int = 1, resource: ResourceRef | None = None,
+             name: str | None = None) -> None:
+        """The next ``times`` requests of ``verb`` (of ``resource``/``name`` if given) raise ``error``."""
+        res = self._lookup(resource) if resource is not None else None
+        self._failures.append(_Failure(verb, error, times, res, name))
+
+    def verbs(self, resource: ResourceRef | None = None) -> list[str]:
+        """The verbs of the recorded calls, in order (of ``resource`` only, if given)."""
+        res = self._lookup(resource) if resource is not None else None
+        return [c.verb for c in self.calls if res is None or c.resource == res]
+
+    def compact(self) -> None:
+        """Forgets the change history, as etcd compaction does: a watch resuming from an older
+        resourceVersion is answered 410 Gone (and the informer relists)."""
+        for res in self._history:
+            self._history[res] = []
+            self._compacted[res] = self.resource_version
+
+    def bookmark(self, ref: ResourceRef) -> None:
+        """Sends a BOOKMARK with the current resourceVersion to the open watches of ``ref``."""
+        res = self._lookup(ref)
+        event = {"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.api_version,
+                                                "metadata": {"resourceVersion": str(self.resource_version)}}}
+        for queue in self._watches.get(res, []):
+            queue.put_nowait(event)
+
+    def close_watches(self) -> None:
+        """Ends every open watch stream, as an API server closing them does."""
+        for queues in self._watches.values():
+            for queue in queues:
+                queue.put_nowait(_END)
+
+    # --- the Client's interface ----------------------------------------------------------------------
+
+    @property
+    def default_namespace(self) -> str:
+        return self.namespace
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+    async def resource(self, ref: ResourceRef) -> Resource:
+        return self._lookup(ref)
+
+    async def resource_of(self, body: Obj) -> Resource:
+        return self._of_body(body)
+
+    async def get(self, ref: ResourceRef, name: str, namespace: str | None = None, *,
+                  subresource: str | None = None) -> Obj:
+        res = self._lookup(ref)
+        ns = self._ns(res, namespace)
+        self._request(Call("get", res, ns, name, options={"subresource": subresource}))
+        _only_status(subresource)
+        return copy.deepcopy(self._existing(res, ns, name))
+
+    async def list_pages(self, ref: ResourceRef, namespace: str | None = None, *,
+                         label_selector: str | None = None, field_selector: str | None = None,
+                         limit: int | None = 500, resource_version: str | None = None,
+                         metadata_only: bool = False) -> AsyncIterator[Obj]:
+        """One page with every match: pagination is not modelled."""
+        res = self._lookup(ref)
+        ns = namespace if res.namespaced else None
+        self._request(Call("list", res, ns, options={"label_selector": label_selector,
+                                                      "field_selector": field_selector}))
+        match = _matcher(ns, label_selector, field_selector)
+        items = [copy.deepcopy(o) for o in self._objects.get(res, {}).values() if match(o)]
+        yield {"apiVersion": res.api_version, "kind": f"{res.kind}List",
+               "metadata": {"resourceVersion": str(self.resource_version)}, "items": items}
+
+    async def watch(self, ref: ResourceRef, namespace: str | None = None, *,
+                    resource_version: str | None = None, label_selector: str | None = None,
+                    field_selector: str | None = None, timeout_seconds: int | None = None,
+                    allow_bookmarks: bool = True, read_timeout: float = 330.0,
+                    metadata_only: bool = False, send_initial_events: bool = False,
+                    ) -> AsyncIterator[Obj]:
+        res = self._lookup(ref)
+        ns = namespace if res.namespaced else None
+        self._request(Call("watch", res, ns, options={
+            "resource_version": resource_version, "send_initial_events": send_initial_events,
+            "label_selector": label_selector, "field_selector": field_selector}))
+        match = _matcher(ns, label_selector, field_selector)
+        if resource_version and int(resource_version) < self._compacted.get(res, 0):
+            yield {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired",
+                                               "message": f"too old resource version: {resource_version}"}}
+            return
+        # Everything up to here is synchronous: no change can fall between the backlog and the queue.
+        backlog = self._backlog(res, resource_version, send_initial_events, match)
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._watches.setdefault(res, []).append(queue)
+        try:
+            for event in backlog:
+                yield event
+            while (event := await queue.get()) is not _END:
+                if event["type"] == "BOOKMARK" or match(event["object"]):
+                    yield copy.deepcopy(event)
+        finally:
+            self._watches[res].remove(queue)
+
+    async def create(self, body: Obj, namespace: str | None = None, *, resource: ResourceRef | None = None,
+                     subresource: str | None = None, name: str | None = None, dry_run: bool = False,
+                     field_validation: str | None = None) -> Obj:
+        res = self._lookup(resource) if resource is not None else self._of_body(body)
+        ns = self._ns(res, namespace or body.get("metadata", {}).get("namespace"))
+        self._request(Call("create", res, ns, body.get("metadata", {}).get("name"), copy.deepcopy(body),
+                           {"dry_run": dry_run}))
+        if subresource:
+            raise NotImplementedError(f"FakeClient does not model creating subresource {subresource!r}")
+        obj = copy.deepcopy(body)
+        if dry_run:
+            self._existing(res, ns, obj["metadata"]["name"], absent=True)
+            return obj
+        return copy.deepcopy(self._create(res, obj, ns))
+
+    async def replace(self, body: Obj, *, resource: ResourceRef | None = None, subresource: str | None = None,
+                      dry_run: bool = False, field_validation: str | None = None) -> Obj:
+        res = self._lookup(resource) if resource is not None else self._of_body(body)
+        meta = body["metadata"]
+        ns = self._ns(res, meta.get("namespace"))
+        self._request(Call("update", res, ns, meta["name"], copy.deepcopy(body),
+                           {"subresource": subresource}))
+        _only_status(subresource)
+        current = self._existing(res, ns, meta["name"])
+        _check_version(current, meta.get("resourceVersion"))
+        new = _written(res, current, copy.deepcopy(body), subresource)
+        return copy.deepcopy(new) if dry_run else self._update(res, current, new)
+
+    async def patch(self, ref: ResourceRef, name: str, patch: Any, namespace: str | None = None, *,
+                    type: PatchType = "merge", subresource: str | None = None,
+                    field_manager: str | None = None, force: bool = False, dry_run: bool = False,
+                    field_validation: str | None = None) -> Obj:
+        res = self._lookup(ref)
+        ns = self._ns(res, namespace)
+        self._request(Call("patch", res, ns, name, copy.deepcopy(patch),
+                           {"type": type, "subresource": subresource, "field_manager": field_manager}))
+        _only_status(subresource)
+        if type == "apply" and (ns, name) not in self._objects.get(res, {}):
+            return copy.deepcopy(self._create(res, copy.deepcopy(patch), ns))
+        current = self._existing(res, ns, name)
+        patched = _patched(current, patch, type)
+        new = _written(res, current, patched, subresource)
+        return copy.deepcopy(new) if dry_run else self._update(res, current, new)
+
+    async def delete(self, ref: ResourceRef, name: str, namespace: str | None = None, *,
+                     propagation_policy: str | None = None, grace_period_seconds: int | None = None,
+                     uid: str | None = None, resource_version: str | None = None,
+                     dry_run: bool = False) -> Obj:
+        res = self._lookup(ref)
+        ns = self._ns(res, namespace)
+        self._request(Call("delete", res, ns, name, options={"uid": uid, "resource_version": resource_version,
+                                                             "propagation_policy": propagation_policy}))
+        current = self._existing(res, ns, name)
+        meta = current["metadata"]
+        if (uid and uid != meta.get("uid")) or (resource_version and resource_version != meta["resourceVersion"]):
+            raise Conflict(409, "Conflict", f"Precondition failed for {res.plural} {name!r}: uid or "
+                                            "resourceVersion differs")
+        if dry_run:
+            return copy.deepcopy(current)
+        if not meta.get("finalizers"):
+            return self._remove(res, current)
+        if meta.get("deletionTimestamp"):
+            return copy.deepcopy(current)
+        new = copy.deepcopy(current)
+        new["metadata"]["deletionTimestamp"] = _now()
+        return self._update(res, current, new)
+
+    async def delete_collection(self, ref: ResourceRef, namespace: str | None = None, *,
+                                label_selector: str | None = None, field_selector: str | None = None,
+                                propagation_policy: str | None = None, dry_run: bool = False) -> dict:
+        res = self._lookup(ref)
+        page = await anext(self.list_pages(res, namespace, label_selector=label_selector,
+                                           field_selector=field_selector))
+        for obj in page["items"]:
+            meta = obj["metadata"]
+            await self.delete(res, meta["name"], meta.get("namespace"), dry_run=dry_run)
+        return page
+
+    # --- internals -----------------------------------------------------------------------------------
+
+    def _lookup(self, ref: ResourceRef) -> Resource:
+        """Discovery's rules on the known resources; a Resource or a model is learnt as is."""
+        if isinstance(ref, Resource) or not isinstance(ref, str):
+            res = ref if isinstance(ref, Resource) else ref.resource()
+            if res not in self._known:
+                self._known.insert(0, res)
+            return res
+        for res in self._known:
+            if _names(res, ref):
+                return res
+        raise NotFound(404, "NotFound", f"the server doesn't have a resource type {ref!r} (FakeClient "
+                                        "knows the built-in kinds and those passed as resources=...)")
+
+    def _of_body(self, body: Obj) -> Resource:
+        return self._lookup(f"{body['apiVersion']}/{body['kind']}")
+
+    def _ns(self, res: Resource, namespace: str | None) -> str | None:
+        return (namespace or self.namespace) if res.namespaced else None
+
+    def _request(self, call: Call) -> None:
+        """Records the call, then raises the first matching injected failure."""
+        self.calls.append(call)
+        for failure in self._failures:
+            if failure.verb == call.verb and failure.resource in (None, call.resource) and \
+                    failure.name in (None, call.name):
+                failure.times -= 1
+                if failure.times <= 0:
+                    self._failures.remove(failure)
+                raise failure.error
+
+    def _existing(self, res: Resource, ns: str | None, name: str, absent: bool = False) -> Obj:
+        obj = self._objects.get(res, {}).get((ns, name))
+        if absent and obj is not None:
+            raise AlreadyExists(409, "AlreadyExists", f'{res.plural} "{name}" already exists')
+        if not absent and obj is None:
+            raise NotFound(404, "NotFound", f'{res.plural} "{name}" not found')
+        return obj or {}
+
+    def _create(self, res: Resource, obj: Obj, ns: str | None) -> Obj:
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
+        if not meta.get("name"):
+            raise Invalid(422, "Invalid", "metadata.name: Required value: name or generateName is required")
+        self._existing(res, ns, meta["name"], absent=True)
+        obj.setdefault("apiVersion", res.api_version)
+        obj.setdefault("kind", res.kind)
+        if ns:
+            meta["namespace"] = ns
+        meta.update(uid=str(uuid.uuid4()), creationTimestamp=_now(), generation=1)
+        meta.pop("deletionTimestamp", None)
+        return self._commit(res, obj, "ADDED")
+
+    def _update(self, res: Resource, current: Obj, new: Obj) -> Obj:
+        meta = new["metadata"]
+        if _essence(current) != _essence(new):
+            meta["generation"] = (current["metadata"].get("generation") or 1) + 1
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            return self._remove(res, new)
+        if new == current:
+            return copy.deepcopy(current)  # a no-op write: the API server keeps the resourceVersion
+        return copy.deepcopy(self._commit(res, new, "MODIFIED"))
+
+    def _remove(self, res: Resource, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        del self._objects[res][(meta.get("namespace"), meta["name"])]
+        return copy.deepcopy(self._commit(res, obj, "DELETED", store=False))
+
+    def _commit(self, res: Resource, obj: Obj, etype: str, store: bool = True) -> Obj:
+        self.resource_version = next(self._rv)
+        meta = obj["metadata"]
+        meta["resourceVersion"] = str(self.resource_version)
+        if store:
+            self._objects.setdefault(res, {})[(meta.get("namespace"), meta["name"])] = obj
+        self._history.setdefault(res, []).append((self.resource_version, etype, copy.deepcopy(obj)))
+        for queue in self._watches.get(res, []):
+            queue.put_nowait({"type": etype, "object": copy.deepcopy(obj)})
+        return obj
+
+    def _backlog(self, res: Resource, resource_version: str | None, initial: bool, match: Any) -> list[Obj]:
+        if not initial and not resource_version:
+            return []  # a watch from "now"
+        if initial:
+            added = [{"type": "ADDED", "object": copy.deepcopy(o)}
+                     for o in self._objects.get(res, {}).values() if match(o)]
+            end = {"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.api_version, "metadata": {
+                "resourceVersion": str(self.resource_version), "annotations": {INITIAL_EVENTS_END: "true"}}}}
+            return [*added, end]
+        since = int(resource_version or 0)
+        return [{"type": t, "object": copy.deepcopy(o)} for rv, t, o in self._history.get(res, [])
+                if rv > since and match(o)]
+
+
+def _names(res: Resource, ref: str) -> bool:
+    """Whether ``ref`` names ``res`` as discovery resolves names (see client/discovery.py)."""
+    if "/" in ref:
+        api_version, _, kind = ref.rpartition("/")
+        group, version = split_api_version(api_version)
+        return (res.group, res.version) == (group, version) and kind in (res.kind, res.plural)
+    base, _, group = ref.partition(".")
+    if group and res.group != group:
+        return False
+    return base.lower() in (res.plural, res.singular, res.kind.lower(), *res.short_names)
+
+
+def _matcher(namespace: str | None, label_selector: str | None, field_selector: str | None) -> Any:
+    requirements = selectors.parse(label_selector)
+    fields = _field_requirements(field_selector)
+
+    def match(obj: Obj) -> bool:
+        meta = obj.get("metadata") or {}
+        if namespace and meta.get("namespace") != namespace:
+            return False
+        if not selectors.matches(requirements, meta.get("labels")):
+            return False
+        return all((meta.get(key) == value) == equal for key, equal, value in fields)
+    return match
+
+
+def _field_requirements(selector: str | None) -> list[tuple[str, bool, str]]:
+    out = []
+    for part in filter(None, (selector or "").split(",")):
+        equal = "!=" not in part
+        key, _, value = part.replace("!=", "=").replace("==", "=").partition("=")
+        if key.strip() not in ("metadata.name", "metadata.namespace"):
+            raise NotImplementedError(f"FakeClient: field selector {part!r}: only metadata.name and "
+                                      "metadata.namespace are modelled")
+        out.append((key.strip().removeprefix("metadata."), equal, value.strip()))
+    return out
+
+
+def _only_status(subresource: str | None) -> None:
+    if subresource not in (None, "status"):
+        raise NotImplementedError(f"FakeClient models the status subresource only, not {subresource!r}")
+
+
+def _check_version(current: Obj, resource_version: str | None) -> None:
+    if resource_version and resource_version != current["metadata"]["resourceVersion"]:
+        raise Conflict(409, "Conflict", f"Operation cannot be fulfilled on {current['metadata']['name']}: the "
+                                        "object has been modified; please apply your changes to the latest "
+                                        "version and try again")
+
+
+def _written(res: Resource, current: Obj, new: Obj, subresource: str | None) -> Obj:
+    """What a write keeps: a status write changes only ``status``; a write of the main resource of a
+    kind with a status subresource cannot change it. Identity fields always stay the server's."""
+    if subresource == "status":
+        new = {**copy.deepcopy(current), "status": new.get("status")}
+    elif "status" in res.subresources:
+        new = {k: v for k, v in new.items() if k != "status"}
+        if "status" in current:
+            new["status"] = copy.deepcopy(current["status"])
+    meta = new.setdefault("metadata", {})
+    for key in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp", "generation"):
+        if key in current["metadata"]:
+            meta[key] = current["metadata"][key]
+    return new
+
+
+def _patched(current: Obj, patch: Any, type: PatchType) -> Obj:
+    if type == "json":
+        return _json_patch(current, patch)
+    if type == "strategic":
+        raise NotImplementedError("FakeClient does not model strategic merge patches; use type='merge'")
+    rv = (patch.get("metadata") or {}).get("resourceVersion") if type == "merge" else None
+    _check_version(current, rv)
+    return _merge(copy.deepcopy(current), copy.deepcopy(patch))
+
+
+def _merge(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch (``None`` removes a key)."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge(out.get(key), value)
+    return out
+
+
+def _json_patch(current: Obj, ops: list[dict[str, Any]]) -> Obj:
+    """RFC 6902 add/remove/replace/test; a failed ``test`` is a 422 Invalid, as the API server says it."""
+    doc = copy.deepcopy(current)
+    for op in ops:
+        *parents, last = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+        node: Any = doc
+        try:
+            for part in parents:
+                node = node[int(part)] if isinstance(node, list) else node[part]
+            _apply_op(node, last, op)
+        except (KeyError, IndexError, ValueError, TypeError) as exc:
+            raise Invalid(422, "Invalid", f"json patch {op['op']} {op['path']}: {exc!r}") from None
+    return doc
+
+
+def _apply_op(node: Any, last: str, op: dict[str, Any]) -> None:
+    kind = op["op"]
+    if isinstance(node, list):
+        index = len(node) if last == "-" else int(last)
+        if kind == "test" and node[index] != op["value"]:
+            raise ValueError("test failed")
+        if kind in ("remove", "replace"):
+            node.pop(index)
+        if kind in ("add", "replace"):
+            node.insert(index, op["value"])
+        return
+    if kind == "test":
+        if node[last] != op["value"]:
+            raise ValueError("test failed")
+    elif kind == "remove":
+        del node[last]
+    elif kind in ("add", "replace"):
+        if kind == "replace" and last not in node:
+            raise KeyError(last)
+        node[last] = op["value"]
+    else:
+        raise ValueError(f"unsupported op {kind!r}")
+
+
+def _essence(obj: Obj) -> Obj:
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+__all__ = ["Call", "FakeClient"]
+
