@@ -102,6 +102,10 @@ class FakeClient(Client):
         obj = self._objects.get(res, {}).get((self._ns(res, namespace), name))
         return copy.deepcopy(obj) if obj is not None else None
 
+    def objects(self, ref: ResourceRef) -> list[Obj]:
+        """Copies of every stored object of ``ref``."""
+        return [copy.deepcopy(o) for o in self._objects.get(self._lookup(ref), {}).values()]
+
     def fail(self, verb: str, error: Exception, *, times: int = 1, resource: ResourceRef | None = None,
              name: str | None = None) -> None:
         """The next ``times`` requests of ``verb`` (of ``resource``/``name`` if given) raise ``error``."""
