@@ -1,8 +1,8 @@
 """How the controller unit tests build, wire and tear down controllers on a FakeClient.
 
-``Kit.controller`` is the ONE place these tests construct a ``Controller`` and ``Kit._wire`` the one
+``Kit.unwired`` is the ONE place these tests construct a ``Controller`` and ``Kit._wire`` the one
 place they connect it to a client, cache and event recorder: when the constructor changes, adapt these
-two. What the tests rely on besides them is behaviour only: ``process(key)``, ``queue`` (add, get,
+two (a Manager wires what ``unwired`` returns itself, in ``run``). What the tests rely on besides them is behaviour only: ``process(key)``, ``queue`` (add, get,
 done, len, ``backoff``/``transient_backoff``.failures), ``start()``, ``stop(deadline)``,
 ``informer.store``, and ``Operator.controllers()`` for cause handlers.
 """
@@ -50,8 +50,12 @@ class Kit:
                          **spec: Any) -> Controller:
         """A controller of ``resource`` calling ``reconcile``, set up with its cache synced (workers not
         started: call ``process`` or ``start``). ``spec``: the Controller's other settings."""
+        return await self._wire(self.unwired(reconcile, resource=resource, **spec))
+
+    def unwired(self, reconcile: Any = None, *, resource: Resource = CONFIG_MAP, **spec: Any) -> Controller:
+        """A controller not yet set up (for ``Manager.add``)."""
         spec.setdefault("name", f"unit-{next(_names)}")
-        return await self._wire(Controller(resource=resource, reconcile=reconcile, **spec))
+        return Controller(resource=resource, reconcile=reconcile, **spec)
 
     async def operator_controller(self, operator: Operator) -> Controller:
         """The (single) controller an Operator compiles from its handlers, set up like ``controller``."""
