@@ -10,13 +10,16 @@ that reconcile code and the cache depend on:
   ``test`` op (as the API server answers it);
 - finalizers: a delete of an object holding some only sets ``deletionTimestamp``; it goes when the last
   one is removed;
-- watches enough for the informer: a streaming list (ADDED events, then the end bookmark), resuming from
-  a ``resourceVersion``, 410 Gone after ``compact()``, ``bookmark()`` and ``close_watches()``;
-- ``calls``, a record of every request, and ``fail()``, to make the next request(s) of a verb fail.
+- watches enough for the informer: a streaming list (ADDED events, then the end bookmark; or, with
+  ``watch_list=False``, as a server older than 1.27 that ignores the request), resuming from a
+  ``resourceVersion``, 410 Gone after ``compact()``, ``bookmark()`` and ``close_watches()``;
+- ``calls``, a record of every request, and ``fail()``, to make the next request(s) of a verb fail (a
+  watch also part-way through its stream).
 
 It does not model, and tests must not rely on: validation and defaulting (schemas, CEL, admission),
 server-side apply field ownership (``apply`` merges the body in; omitted fields are never removed),
-strategic merge patch (refused), subresources other than ``status``, garbage collection of owned
+strategic merge patch (applied as a JSON merge patch; one holding a list is refused, since list merge
+keys are not modelled), subresources other than ``status``, garbage collection of owned
 objects, namespaces' lifecycle, RBAC, watch selectors on changes (an object leaving a label selector
 sends no DELETED), ``timeoutSeconds``, pagination, or any timing. Where those matter, test against the
 real control plane (the ``kube_cluster``/``kube_client`` fixtures of ``kubeloop.testing``) instead.
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import datetime as dt
 import itertools
 import uuid
@@ -64,6 +68,7 @@ class _Failure:
     times: int
     resource: Resource | None
     name: str | None
+    after: int = 0  # watches: events streamed before the error
 
 
 class FakeClient(Client):
@@ -72,11 +77,12 @@ class FakeClient(Client):
     built-in kinds (a ``Resource`` or a model passed to a verb is learnt on first use too)."""
 
     def __init__(self, *objects: Obj, resources: tuple[Resource, ...] = (), namespace: str = "default",
-                 field_manager: str = "kubeloop") -> None:
+                 field_manager: str = "kubeloop", watch_list: bool = True) -> None:
         # Deliberately not Client.__init__: no config, no transport, nothing to connect to.
         self.field_manager = field_manager
         self.used_permissions = None
         self.namespace = namespace
+        self.watch_list = watch_list  # False: ``send_initial_events`` is ignored (API servers before 1.27)
         self.calls: list[Call] = []
         self._known: list[Resource] = [*resources, *builtin.ALL]
         self._objects: dict[Resource, dict[_Place, Obj]] = {}
@@ -94,7 +100,7 @@ class FakeClient(Client):
     def add(self, obj: Obj, resource: ResourceRef | None = None) -> Obj:
         """Stores ``obj`` as if it were created (no call recorded, no failure injected); returns it."""
         res = self._lookup(resource) if resource is not None else self._of_body(obj)
-        return self._create(res, copy.deepcopy(obj), obj.get("metadata", {}).get("namespace"))
+        return copy.deepcopy(self._create(res, copy.deepcopy(obj), obj.get("metadata", {}).get("namespace")))
 
     def stored(self, ref: ResourceRef, name: str, namespace: str | None = None) -> Obj | None:
         """A copy of the stored object, or None."""
@@ -107,10 +113,13 @@ class FakeClient(Client):
         return [copy.deepcopy(o) for o in self._objects.get(self._lookup(ref), {}).values()]
 
     def fail(self, verb: str, error: Exception, *, times: int = 1, resource: ResourceRef | None = None,
-             name: str | None = None) -> None:
-        """The next ``times`` requests of ``verb`` (of ``resource``/``name`` if given) raise ``error``."""
+             name: str | None = None, after: int = 0) -> None:
+        """The next ``times`` requests of ``verb`` (of ``resource``/``name`` if given) raise ``error``;
+        a watch only ``after`` that many events (a stream broken part-way)."""
+        if after and verb != "watch":
+            raise ValueError(f"fail(after={after}) is for watches, not {verb!r}")
         res = self._lookup(resource) if resource is not None else None
-        self._failures.append(_Failure(verb, error, times, res, name))
+        self._failures.append(_Failure(verb, error, times, res, name, after))
 
     def verbs(self, resource: ResourceRef | None = None) -> list[str]:
         """The verbs of the recorded calls, in order (of ``resource`` only, if given)."""
@@ -183,26 +192,36 @@ class FakeClient(Client):
                     ) -> AsyncIterator[Obj]:
         res = self._lookup(ref)
         ns = namespace if res.namespaced else None
-        self._request(Call("watch", res, ns, options={
+        broken = self._request(Call("watch", res, ns, options={
             "resource_version": resource_version, "send_initial_events": send_initial_events,
             "label_selector": label_selector, "field_selector": field_selector}))
         match = _matcher(ns, label_selector, field_selector)
+        initial = send_initial_events and self.watch_list
         if resource_version and int(resource_version) < self._compacted.get(res, 0):
             yield {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired",
                                                "message": f"too old resource version: {resource_version}"}}
             return
         # Everything up to here is synchronous: no change can fall between the backlog and the queue.
-        backlog = self._backlog(res, resource_version, send_initial_events, match)
+        backlog = self._backlog(res, resource_version, initial, match)
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._watches.setdefault(res, []).append(queue)
         try:
-            for event in backlog:
+            async for event in self._stream(backlog, queue, match):
+                if broken is not None and broken.after <= 0:
+                    raise broken.error
                 yield event
-            while (event := await queue.get()) is not _END:
-                if event["type"] == "BOOKMARK" or match(event["object"]):
-                    yield copy.deepcopy(event)
+                if broken is not None:
+                    broken.after -= 1
         finally:
             self._watches[res].remove(queue)
+
+    async def _stream(self, backlog: list[Obj], queue: asyncio.Queue[dict[str, Any]],
+                      match: Any) -> AsyncIterator[Obj]:
+        for event in backlog:
+            yield event
+        while (event := await queue.get()) is not _END:
+            if event["type"] == "BOOKMARK" or match(event["object"]):
+                yield copy.deepcopy(event)
 
     async def create(self, body: Obj, namespace: str | None = None, *, resource: ResourceRef | None = None,
                      subresource: str | None = None, name: str | None = None, dry_run: bool = False,
@@ -239,7 +258,8 @@ class FakeClient(Client):
         res = self._lookup(ref)
         ns = self._ns(res, namespace)
         self._request(Call("patch", res, ns, name, copy.deepcopy(patch),
-                           {"type": type, "subresource": subresource, "field_manager": field_manager}))
+                           {"type": type, "subresource": subresource, "field_manager": field_manager,
+                            "dry_run": dry_run}))
         _only_status(subresource)
         if type == "apply" and (ns, name) not in self._objects.get(res, {}):
             return copy.deepcopy(self._create(res, copy.deepcopy(patch), ns))
@@ -303,8 +323,9 @@ class FakeClient(Client):
     def _ns(self, res: Resource, namespace: str | None) -> str | None:
         return (namespace or self.namespace) if res.namespaced else None
 
-    def _request(self, call: Call) -> None:
-        """Records the call, then raises the first matching injected failure."""
+    def _request(self, call: Call) -> _Failure | None:
+        """Records the call, then raises the first matching injected failure (or, for a watch to break
+        part-way, returns a copy of it)."""
         self.calls.append(call)
         for failure in self._failures:
             if failure.verb == call.verb and failure.resource in (None, call.resource) and \
@@ -312,7 +333,10 @@ class FakeClient(Client):
                 failure.times -= 1
                 if failure.times <= 0:
                     self._failures.remove(failure)
+                if failure.after:
+                    return dataclasses.replace(failure)
                 raise failure.error
+        return None
 
     def _existing(self, res: Resource, ns: str | None, name: str, absent: bool = False) -> Obj:
         obj = self._objects.get(res, {}).get((ns, name))
@@ -364,11 +388,11 @@ class FakeClient(Client):
         return obj
 
     def _backlog(self, res: Resource, resource_version: str | None, initial: bool, match: Any) -> list[Obj]:
-        if not initial and not resource_version:
-            return []  # a watch from "now"
-        if initial:
+        if not resource_version:  # the current state as ADDED events, then the changes from there
             added = [{"type": "ADDED", "object": copy.deepcopy(o)}
                      for o in self._objects.get(res, {}).values() if match(o)]
+            if not initial:
+                return added
             end = {"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.api_version, "metadata": {
                 "resourceVersion": str(self.resource_version), "annotations": {INITIAL_EVENTS_END: "true"}}}}
             return [*added, end]
@@ -446,11 +470,18 @@ def _written(res: Resource, current: Obj, new: Obj, subresource: str | None) -> 
 def _patched(current: Obj, patch: Any, type: PatchType) -> Obj:
     if type == "json":
         return _json_patch(current, patch)
-    if type == "strategic":
-        raise NotImplementedError("FakeClient does not model strategic merge patches; use type='merge'")
-    rv = (patch.get("metadata") or {}).get("resourceVersion") if type == "merge" else None
+    if type == "strategic" and _has_list(patch):
+        raise NotImplementedError("FakeClient applies a strategic merge patch as a JSON merge patch, which "
+                                  "differs for lists (merge keys are not modelled): this one holds a list")
+    rv = (patch.get("metadata") or {}).get("resourceVersion") if type in ("merge", "strategic") else None
     _check_version(current, rv)
     return _merge(copy.deepcopy(current), copy.deepcopy(patch))
+
+
+def _has_list(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_list(v) for v in value.values())
+    return isinstance(value, list)
 
 
 def _merge(target: Any, patch: Any) -> Any:
