@@ -31,7 +31,6 @@ import asyncio
 import copy
 import dataclasses
 import datetime as dt
-import itertools
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -90,7 +89,6 @@ class FakeClient(Client):
         self._compacted: dict[Resource, int] = {}  # watches from before this resourceVersion get 410
         self._watches: dict[Resource, list[asyncio.Queue[dict[str, Any]]]] = {}
         self._failures: list[_Failure] = []
-        self._rv = itertools.count(1)
         self.resource_version = 0  # the latest resourceVersion handed out
         for obj in objects:
             self.add(obj)
@@ -98,8 +96,16 @@ class FakeClient(Client):
     # --- set-up and inspection (synchronous, not recorded) -----------------------------------------
 
     def add(self, obj: Obj, resource: ResourceRef | None = None) -> Obj:
-        """Stores ``obj`` as if it were created (no call recorded, no failure injected); returns it."""
+        """Stores ``obj`` as if it were created (no call recorded, no failure injected); returns it. A
+        ``resourceVersion`` it carries is kept, so that fixtures may name theirs (versions only grow:
+        a smaller one than the last handed out is refused)."""
         res = self._lookup(resource) if resource is not None else self._of_body(obj)
+        given = obj.get("metadata", {}).get("resourceVersion")
+        if given is not None:
+            if not str(given).isdigit() or int(given) <= self.resource_version:
+                raise ValueError(f"FakeClient.add: resourceVersion {given!r} must be a number above the last "
+                                 f"one handed out ({self.resource_version}); leave it out to get the next")
+            self.resource_version = int(given) - 1
         return copy.deepcopy(self._create(res, copy.deepcopy(obj), obj.get("metadata", {}).get("namespace")))
 
     def stored(self, ref: ResourceRef, name: str, namespace: str | None = None) -> Obj | None:
@@ -377,7 +383,7 @@ class FakeClient(Client):
         return copy.deepcopy(self._commit(res, obj, "DELETED", store=False))
 
     def _commit(self, res: Resource, obj: Obj, etype: str, store: bool = True) -> Obj:
-        self.resource_version = next(self._rv)
+        self.resource_version += 1
         meta = obj["metadata"]
         meta["resourceVersion"] = str(self.resource_version)
         if store:

@@ -111,3 +111,12 @@ async def test_a_watch_from_before_a_compaction_is_gone() -> None:
     client.compact()
     (event,) = [e async for e in client.watch(CONFIG_MAP, "ns", resource_version="1")]
     assert event["type"] == "ERROR" and event["object"]["code"] == 410
+
+
+def test_fixtures_may_name_their_resource_version_but_versions_only_grow() -> None:
+    client = FakeClient()
+    kept = client.add({**cm("a"), "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "7"}})
+    assert kept["metadata"]["resourceVersion"] == "7" and client.resource_version == 7
+    assert client.add(cm("b"))["metadata"]["resourceVersion"] == "8"
+    with pytest.raises(ValueError, match="resourceVersion '3' must be a number above the last one handed out"):
+        client.add({**cm("c"), "metadata": {"name": "c", "namespace": "ns", "resourceVersion": "3"}})
