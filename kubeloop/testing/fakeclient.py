@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubeloop.client.api import Client, PatchType, ResourceRef
+from kubeloop.client.discovery import Registry
 from kubeloop.client.errors import AlreadyExists, Conflict, Invalid, NotFound
-from kubeloop.client.resource import Resource, split_api_version
+from kubeloop.client.resource import Resource
 from kubeloop.helpers import selectors
 from kubeloop.resources import builtin
 
@@ -70,6 +71,17 @@ class _Failure:
     after: int = 0  # watches: events streamed before the error
 
 
+class _Discovery(Registry):
+    """Discovery's own name rules over the resources the fake knows; nothing to fetch."""
+
+    def __init__(self, known: list[Resource]) -> None:  # deliberately not Registry.__init__: no transport
+        self._resources = known  # the fake's list itself: resources it learns later are found too
+        self._loaded = True
+
+    async def refresh(self) -> None:
+        """Nothing to fetch."""
+
+
 class FakeClient(Client):
     """In memory, no HTTP: a stand-in for ``Client`` in unit tests (see the module's docstring for what
     it does not model). ``objects`` are stored as if created; ``resources`` are known besides the
@@ -84,6 +96,7 @@ class FakeClient(Client):
         self.watch_list = watch_list  # False: ``send_initial_events`` is ignored (API servers before 1.27)
         self.calls: list[Call] = []
         self._known: list[Resource] = [*resources, *builtin.ALL]
+        self.registry = _Discovery(self._known)
         self._objects: dict[Resource, dict[_Place, Obj]] = {}
         self._history: dict[Resource, list[tuple[int, str, Obj]]] = {}
         self._compacted: dict[Resource, int] = {}  # watches from before this resourceVersion get 410
@@ -317,9 +330,9 @@ class FakeClient(Client):
             if res not in self._known:
                 self._known.insert(0, res)
             return res
-        for res in self._known:
-            if _names(res, ref):
-                return res
+        found = self.registry._match(ref)
+        if found is not None:
+            return found
         raise NotFound(404, "NotFound", f"the server doesn't have a resource type {ref!r} (FakeClient "
                                         "knows the built-in kinds and those passed as resources=...)")
 
@@ -405,18 +418,6 @@ class FakeClient(Client):
         since = int(resource_version or 0)
         return [{"type": t, "object": copy.deepcopy(o)} for rv, t, o in self._history.get(res, [])
                 if rv > since and match(o)]
-
-
-def _names(res: Resource, ref: str) -> bool:
-    """Whether ``ref`` names ``res`` as discovery resolves names (see client/discovery.py)."""
-    if "/" in ref:
-        api_version, _, kind = ref.rpartition("/")
-        group, version = split_api_version(api_version)
-        return (res.group, res.version) == (group, version) and kind in (res.kind, res.plural)
-    base, _, group = ref.partition(".")
-    if group and res.group != group:
-        return False
-    return base.lower() in (res.plural, res.singular, res.kind.lower(), *res.short_names)
 
 
 def _matcher(namespace: str | None, label_selector: str | None, field_selector: str | None) -> Any:

@@ -1,10 +1,13 @@
 """How the controller unit tests build, wire and tear down controllers on a FakeClient.
 
-``Kit.unwired`` is the ONE place these tests construct a ``Controller`` and ``Kit._wire`` the one
-place they connect it to a client, cache and event recorder: when the constructor changes, adapt these
-two (a Manager wires what ``unwired`` returns itself, in ``run``). What the tests rely on besides them is behaviour only: ``process(key)``, ``queue`` (add, get,
-done, len, ``backoff``/``transient_backoff``.failures), ``start()``, ``stop(deadline)``,
-``informer.store``, and ``Operator.controllers()`` for cause handlers.
+``Kit.unwired`` is the ONE place these tests construct a ``Controller``, and ``Kit._wire`` the one
+place they connect it to a client, cache and event recorder (a Manager wires what ``unwired`` returns
+itself, in ``run``): when the constructor changes, adapt these two. Beyond them the tests rely on
+behaviour only: ``process(key)``, ``queue`` (get, done, len, processing, ``backoff`` and
+``transient_backoff`` failures), ``start()``, ``stop(deadline)``, ``informer.store``/``.resource``,
+``Operator.controllers()`` for cause handlers, and the Controller settings ``name``, ``resource``,
+``reconcile``, ``finalizer``, ``cleanup``, ``on_deleted``, ``error_policy``, ``predicates``,
+``resync`` and ``concurrency``.
 """
 
 from __future__ import annotations

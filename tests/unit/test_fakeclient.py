@@ -120,3 +120,12 @@ def test_fixtures_may_name_their_resource_version_but_versions_only_grow() -> No
     assert client.add(cm("b"))["metadata"]["resourceVersion"] == "8"
     with pytest.raises(ValueError, match="resourceVersion '3' must be a number above the last one handed out"):
         client.add({**cm("c"), "metadata": {"name": "c", "namespace": "ns", "resourceVersion": "3"}})
+
+
+async def test_names_resolve_as_discovery_resolves_them() -> None:
+    client = FakeClient()
+    for name in ("deployments", "deploy", "Deployment", "deployments.apps", "apps/v1/Deployment"):
+        assert await client.resource(name) is DEPLOYMENT, name
+        assert await client.registry.resolve(name) is DEPLOYMENT, name
+    with pytest.raises(NotFound, match="argoproj.io/v1alpha1/Rollout"):
+        await client.registry.resolve("argoproj.io/v1alpha1/Rollout")
