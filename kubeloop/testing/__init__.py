@@ -1,5 +1,6 @@
 """Test kit: a pytest plugin (fixtures ``kube_cluster``, ``kube_client``, ``namespace``) running tests
-against a real local control plane, and watch-driven ``wait_for`` / ``wait_for_deletion`` / ``wait_for_crd``.
+against a real local control plane, and watch-driven ``wait_for`` / ``wait_for_deletion`` / ``wait_for_crd``;
+``FakeClient``, an in-memory client for unit tests without a cluster.
 
 The plugin module is loaded by pytest in every project that has kubeloop installed, so this
 package imports nothing heavy up front.
@@ -10,12 +11,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kubeloop.testing.fakeclient import FakeClient
     from kubeloop.testing.wait import abbreviate, wait_for, wait_for_crd, wait_for_deletion
 
-__all__ = ["abbreviate", "wait_for", "wait_for_crd", "wait_for_deletion"]
+__all__ = ["FakeClient", "abbreviate", "wait_for", "wait_for_crd", "wait_for_deletion"]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "FakeClient":
+        from kubeloop.testing.fakeclient import FakeClient
+
+        return FakeClient
     if name in __all__:
         from kubeloop.testing import wait
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubeloop.client import AlreadyExists, Conflict, Invalid, NotFound
+from kubeloop.client import AlreadyExists, Client, Conflict, Invalid, NotFound
 from kubeloop.helpers import finalizers
 from kubeloop.resources.builtin import CONFIG_MAP, DEPLOYMENT, LEASE
 from kubeloop.testing.fakeclient import FakeClient
@@ -129,3 +129,25 @@ async def test_names_resolve_as_discovery_resolves_them() -> None:
         assert await client.registry.resolve(name) is DEPLOYMENT, name
     with pytest.raises(NotFound, match="argoproj.io/v1alpha1/Rollout"):
         await client.registry.resolve("argoproj.io/v1alpha1/Rollout")
+
+
+# --8<-- [start:unit]
+async def scale(client: Client, name: str, namespace: str, replicas: int) -> None:
+    """The code under test: sets a Deployment's replicas unless they are already right."""
+    deployment = await client.get(DEPLOYMENT, name, namespace)
+    if deployment["spec"].get("replicas") != replicas:
+        await client.patch(DEPLOYMENT, name, {"spec": {"replicas": replicas}}, namespace)
+
+
+async def test_scale_writes_only_when_needed() -> None:
+    client = FakeClient({"apiVersion": "apps/v1", "kind": "Deployment",
+                         "metadata": {"name": "web", "namespace": "shop"}, "spec": {"replicas": 1}})
+    await scale(client, "web", "shop", 3)
+    await scale(client, "web", "shop", 3)
+    stored = client.stored(DEPLOYMENT, "web", "shop")
+    assert stored is not None and stored["spec"]["replicas"] == 3
+    assert client.verbs() == ["get", "patch", "get"]
+    client.fail("get", NotFound(404, "NotFound", 'deployments.apps "web" not found'))
+    with pytest.raises(NotFound):
+        await scale(client, "web", "shop", 4)
+# --8<-- [end:unit]
