@@ -30,9 +30,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-import datetime as dt
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,20 +39,21 @@ from kubeloop.client.api import Client, PatchType, ResourceRef
 from kubeloop.client.discovery import Registry
 from kubeloop.client.errors import AlreadyExists, Conflict, Invalid, NotFound
 from kubeloop.client.resource import Resource
-from kubeloop.helpers import selectors
 from kubeloop.resources import builtin
+from kubeloop.testing import fakewrites as writes
 
 Obj = dict[str, Any]
 _Place = tuple[str | None, str]  # (namespace, name)
 _END = {"type": "END"}  # put on a live watch's queue by close_watches(): the stream ends
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")  # as recorded in ``calls``
 
 
 @dataclass(frozen=True)
 class Call:
     """One request the fake answered (or failed): what the API server would have seen."""
 
-    verb: str  # get, list, watch, create, update, patch, delete, deletecollection
+    verb: str  # one of _VERBS (update is a replace, as RBAC names it)
     resource: Resource
     namespace: str | None = None
     name: str | None = None
@@ -135,6 +135,8 @@ class FakeClient(Client):
              name: str | None = None, after: int = 0) -> None:
         """The next ``times`` requests of ``verb`` (of ``resource``/``name`` if given) raise ``error``;
         a watch only ``after`` that many events (a stream broken part-way)."""
+        if verb not in _VERBS:
+            raise ValueError(f"fail({verb!r}): the verbs are {', '.join(_VERBS)}")
         if after and verb != "watch":
             raise ValueError(f"fail(after={after}) is for watches, not {verb!r}")
         res = self._lookup(resource) if resource is not None else None
@@ -186,7 +188,7 @@ class FakeClient(Client):
         res = self._lookup(ref)
         ns = self._ns(res, namespace)
         self._request(Call("get", res, ns, name, options={"subresource": subresource}))
-        _only_status(subresource)
+        writes.only_status(subresource)
         return copy.deepcopy(self._existing(res, ns, name))
 
     async def list_pages(self, ref: ResourceRef, namespace: str | None = None, *,
@@ -198,7 +200,7 @@ class FakeClient(Client):
         ns = namespace if res.namespaced else None
         self._request(Call("list", res, ns, options={"label_selector": label_selector,
                                                       "field_selector": field_selector}))
-        match = _matcher(ns, label_selector, field_selector)
+        match = writes.matcher(ns, label_selector, field_selector)
         items = [copy.deepcopy(o) for o in self._objects.get(res, {}).values() if match(o)]
         yield {"apiVersion": res.api_version, "kind": f"{res.kind}List",
                "metadata": {"resourceVersion": str(self.resource_version)}, "items": items}
@@ -214,7 +216,7 @@ class FakeClient(Client):
         broken = self._request(Call("watch", res, ns, options={
             "resource_version": resource_version, "send_initial_events": send_initial_events,
             "label_selector": label_selector, "field_selector": field_selector}))
-        match = _matcher(ns, label_selector, field_selector)
+        match = writes.matcher(ns, label_selector, field_selector)
         initial = send_initial_events and self.watch_list
         if resource_version and int(resource_version) < self._compacted.get(res, 0):
             yield {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired",
@@ -235,7 +237,7 @@ class FakeClient(Client):
             self._watches[res].remove(queue)
 
     async def _stream(self, backlog: list[Obj], queue: asyncio.Queue[dict[str, Any]],
-                      match: Any) -> AsyncIterator[Obj]:
+                      match: Callable[[Obj], bool]) -> AsyncIterator[Obj]:
         for event in backlog:
             yield event
         while (event := await queue.get()) is not _END:
@@ -264,10 +266,10 @@ class FakeClient(Client):
         ns = self._ns(res, meta.get("namespace"))
         self._request(Call("update", res, ns, meta["name"], copy.deepcopy(body),
                            {"subresource": subresource}))
-        _only_status(subresource)
+        writes.only_status(subresource)
         current = self._existing(res, ns, meta["name"])
-        _check_version(current, meta.get("resourceVersion"))
-        new = _written(res, current, copy.deepcopy(body), subresource)
+        writes.check_version(current, meta.get("resourceVersion"))
+        new = writes.written(res, current, copy.deepcopy(body), subresource)
         return copy.deepcopy(new) if dry_run else self._update(res, current, new)
 
     async def patch(self, ref: ResourceRef, name: str, patch: Any, namespace: str | None = None, *,
@@ -279,12 +281,12 @@ class FakeClient(Client):
         self._request(Call("patch", res, ns, name, copy.deepcopy(patch),
                            {"type": type, "subresource": subresource, "field_manager": field_manager,
                             "dry_run": dry_run}))
-        _only_status(subresource)
+        writes.only_status(subresource)
         if type == "apply" and (ns, name) not in self._objects.get(res, {}):
             return copy.deepcopy(self._create(res, copy.deepcopy(patch), ns))
         current = self._existing(res, ns, name)
-        patched = _patched(current, patch, type)
-        new = _written(res, current, patched, subresource)
+        patched = writes.patched(current, patch, type)
+        new = writes.written(res, current, patched, subresource)
         return copy.deepcopy(new) if dry_run else self._update(res, current, new)
 
     async def delete(self, ref: ResourceRef, name: str, namespace: str | None = None, *,
@@ -307,7 +309,7 @@ class FakeClient(Client):
         if meta.get("deletionTimestamp"):
             return copy.deepcopy(current)
         new = copy.deepcopy(current)
-        new["metadata"]["deletionTimestamp"] = _now()
+        new["metadata"]["deletionTimestamp"] = writes.now()
         return self._update(res, current, new)
 
     async def delete_collection(self, ref: ResourceRef, namespace: str | None = None, *,
@@ -376,13 +378,13 @@ class FakeClient(Client):
         obj.setdefault("kind", res.kind)
         if ns:
             meta["namespace"] = ns
-        meta.update(uid=str(uuid.uuid4()), creationTimestamp=_now(), generation=1)
+        meta.update(uid=str(uuid.uuid4()), creationTimestamp=writes.now(), generation=1)
         meta.pop("deletionTimestamp", None)
         return self._commit(res, obj, "ADDED")
 
     def _update(self, res: Resource, current: Obj, new: Obj) -> Obj:
         meta = new["metadata"]
-        if _essence(current) != _essence(new):
+        if writes.essence(current) != writes.essence(new):
             meta["generation"] = (current["metadata"].get("generation") or 1) + 1
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             return self._remove(res, new)
@@ -406,7 +408,8 @@ class FakeClient(Client):
             queue.put_nowait({"type": etype, "object": copy.deepcopy(obj)})
         return obj
 
-    def _backlog(self, res: Resource, resource_version: str | None, initial: bool, match: Any) -> list[Obj]:
+    def _backlog(self, res: Resource, resource_version: str | None, initial: bool,
+                 match: Callable[[Obj], bool]) -> list[Obj]:
         if not resource_version:  # the current state as ADDED events, then the changes from there
             added = [{"type": "ADDED", "object": copy.deepcopy(o)}
                      for o in self._objects.get(res, {}).values() if match(o)]
@@ -418,137 +421,6 @@ class FakeClient(Client):
         since = int(resource_version or 0)
         return [{"type": t, "object": copy.deepcopy(o)} for rv, t, o in self._history.get(res, [])
                 if rv > since and match(o)]
-
-
-def _matcher(namespace: str | None, label_selector: str | None, field_selector: str | None) -> Any:
-    requirements = selectors.parse(label_selector)
-    fields = _field_requirements(field_selector)
-
-    def match(obj: Obj) -> bool:
-        meta = obj.get("metadata") or {}
-        if namespace and meta.get("namespace") != namespace:
-            return False
-        if not selectors.matches(requirements, meta.get("labels")):
-            return False
-        return all((meta.get(key) == value) == equal for key, equal, value in fields)
-    return match
-
-
-def _field_requirements(selector: str | None) -> list[tuple[str, bool, str]]:
-    out = []
-    for part in filter(None, (selector or "").split(",")):
-        equal = "!=" not in part
-        key, _, value = part.replace("!=", "=").replace("==", "=").partition("=")
-        if key.strip() not in ("metadata.name", "metadata.namespace"):
-            raise NotImplementedError(f"FakeClient: field selector {part!r}: only metadata.name and "
-                                      "metadata.namespace are modelled")
-        out.append((key.strip().removeprefix("metadata."), equal, value.strip()))
-    return out
-
-
-def _only_status(subresource: str | None) -> None:
-    if subresource not in (None, "status"):
-        raise NotImplementedError(f"FakeClient models the status subresource only, not {subresource!r}")
-
-
-def _check_version(current: Obj, resource_version: str | None) -> None:
-    if resource_version and resource_version != current["metadata"]["resourceVersion"]:
-        raise Conflict(409, "Conflict", f"Operation cannot be fulfilled on {current['metadata']['name']}: the "
-                                        "object has been modified; please apply your changes to the latest "
-                                        "version and try again")
-
-
-def _written(res: Resource, current: Obj, new: Obj, subresource: str | None) -> Obj:
-    """What a write keeps: a status write changes only ``status``; a write of the main resource of a
-    kind with a status subresource cannot change it. Identity fields always stay the server's."""
-    if subresource == "status":
-        new = {**copy.deepcopy(current), "status": new.get("status")}
-    elif "status" in res.subresources:
-        new = {k: v for k, v in new.items() if k != "status"}
-        if "status" in current:
-            new["status"] = copy.deepcopy(current["status"])
-    meta = new.setdefault("metadata", {})
-    for key in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp", "generation"):
-        if key in current["metadata"]:
-            meta[key] = current["metadata"][key]
-    return new
-
-
-def _patched(current: Obj, patch: Any, type: PatchType) -> Obj:
-    if type == "json":
-        return _json_patch(current, patch)
-    if type == "strategic" and _has_list(patch):
-        raise NotImplementedError("FakeClient applies a strategic merge patch as a JSON merge patch, which "
-                                  "differs for lists (merge keys are not modelled): this one holds a list")
-    rv = (patch.get("metadata") or {}).get("resourceVersion") if type in ("merge", "strategic") else None
-    _check_version(current, rv)
-    return _merge(copy.deepcopy(current), copy.deepcopy(patch))
-
-
-def _has_list(value: Any) -> bool:
-    if isinstance(value, dict):
-        return any(_has_list(v) for v in value.values())
-    return isinstance(value, list)
-
-
-def _merge(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch (``None`` removes a key)."""
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = _merge(out.get(key), value)
-    return out
-
-
-def _json_patch(current: Obj, ops: list[dict[str, Any]]) -> Obj:
-    """RFC 6902 add/remove/replace/test; a failed ``test`` is a 422 Invalid, as the API server says it."""
-    doc = copy.deepcopy(current)
-    for op in ops:
-        *parents, last = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
-        node: Any = doc
-        try:
-            for part in parents:
-                node = node[int(part)] if isinstance(node, list) else node[part]
-            _apply_op(node, last, op)
-        except (KeyError, IndexError, ValueError, TypeError) as exc:
-            raise Invalid(422, "Invalid", f"json patch {op['op']} {op['path']}: {exc!r}") from None
-    return doc
-
-
-def _apply_op(node: Any, last: str, op: dict[str, Any]) -> None:
-    kind = op["op"]
-    if isinstance(node, list):
-        index = len(node) if last == "-" else int(last)
-        if kind == "test" and node[index] != op["value"]:
-            raise ValueError("test failed")
-        if kind in ("remove", "replace"):
-            node.pop(index)
-        if kind in ("add", "replace"):
-            node.insert(index, op["value"])
-        return
-    if kind == "test":
-        if node[last] != op["value"]:
-            raise ValueError("test failed")
-    elif kind == "remove":
-        del node[last]
-    elif kind in ("add", "replace"):
-        if kind == "replace" and last not in node:
-            raise KeyError(last)
-        node[last] = op["value"]
-    else:
-        raise ValueError(f"unsupported op {kind!r}")
-
-
-def _essence(obj: Obj) -> Obj:
-    return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 __all__ = ["Call", "FakeClient"]

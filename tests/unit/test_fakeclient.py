@@ -151,3 +151,11 @@ async def test_scale_writes_only_when_needed() -> None:
     with pytest.raises(NotFound):
         await scale(client, "web", "shop", 4)
 # --8<-- [end:unit]
+
+
+def test_unknown_verbs_and_misplaced_options_are_refused_by_name() -> None:
+    client = FakeClient()
+    with pytest.raises(ValueError, match="fail\\('put'\\): the verbs are get, list, watch, create, update"):
+        client.fail("put", Conflict(409, "Conflict", "x"))
+    with pytest.raises(ValueError, match="fail\\(after=2\\) is for watches, not 'get'"):
+        client.fail("get", Conflict(409, "Conflict", "x"), after=2)
