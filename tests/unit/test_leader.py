@@ -145,3 +145,23 @@ async def test_release_leaves_a_lease_it_no_longer_holds() -> None:
     await a.release()
     assert client.verbs().count("update") == writes and lease(client)["holderIdentity"] == "b"
     assert not a.leading.is_set()
+
+
+async def test_cancelling_the_renewal_always_stops_it() -> None:
+    """The manager cancels the renewal before releasing the lease. On Python 3.11, asyncio.wait_for
+    dropped a cancel that landed as a renewal completed (about one in seven here), and the renewal went
+    on — re-taking the lease just released."""
+    client = FakeClient()
+    a = LeaderElector(client, "lock", "ns", "a", lease_duration=LEASE_DURATION, renew_deadline=RENEW_DEADLINE,
+                      retry_period=0.001)
+    await a.acquire()
+    for i in range(200):
+        renewing = asyncio.create_task(a.renew_until_lost())
+        await asyncio.sleep((i * 37 % 100) / 10_000)  # spread over ten renewals
+        renewing.cancel()
+        done, _ = await asyncio.wait({renewing}, timeout=0.5)
+        if not done:
+            while not renewing.done():  # stop it for good before failing
+                renewing.cancel()
+                await asyncio.sleep(0.01)
+            pytest.fail(f"a cancelled renewal went on (attempt {i})")
