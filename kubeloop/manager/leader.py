@@ -65,7 +65,10 @@ class LeaderElector:
         while True:
             await asyncio.sleep(self.retry_period)
             try:
-                ok = await asyncio.wait_for(self._try(), timeout=self.renew_deadline)
+                # Not asyncio.wait_for: on Python 3.11 it drops a cancel that lands as the renewal
+                # completes, and a stopped manager could go on renewing (and re-take) the lease it released.
+                async with asyncio.timeout(self.renew_deadline):
+                    ok = await self._try()
             except (TimeoutError, ApiError, OSError) as exc:
                 log.warning("lease renewal failed: %s", exc)
                 ok = False

@@ -1,6 +1,6 @@
 """Test kit: a pytest plugin (fixtures ``kube_cluster``, ``kube_client``, ``namespace``) running tests
-against a real local control plane; it re-exports the client's watch-driven ``wait_for``,
-``wait_for_deletion`` and ``wait_for_crd``.
+against a real local control plane; ``FakeClient``, an in-memory client for unit tests without a cluster;
+and, re-exported, the client's watch-driven ``wait_for``, ``wait_for_deletion`` and ``wait_for_crd``.
 
 The plugin module is loaded by pytest in every project that has kubeloop installed, so this
 package imports nothing heavy up front.
@@ -12,11 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubeloop.client.wait import abbreviate, wait_for, wait_for_crd, wait_for_deletion
+    from kubeloop.testing.fakeclient import FakeClient
 
-__all__ = ["abbreviate", "wait_for", "wait_for_crd", "wait_for_deletion"]
+__all__ = ["FakeClient", "abbreviate", "wait_for", "wait_for_crd", "wait_for_deletion"]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "FakeClient":
+        from kubeloop.testing.fakeclient import FakeClient
+
+        return FakeClient
     if name in __all__:
         from kubeloop.client import wait
 

@@ -8,7 +8,8 @@ import aiohttp
 import pytest
 
 from kubeloop.client import errors, is_transient
-from kubeloop.controller import Controller
+
+from .controller_kit import Kit, cm
 
 
 @pytest.mark.parametrize("error", [
@@ -38,20 +39,14 @@ def test_object_failures_are_not(error: BaseException) -> None:
     # A write that lost to a newer version; the watch brings that version.
     errors.Conflict(409, "Conflict", "finalizers of w-0039 changed since they were read (stale cache)"),
 ])
-async def test_controller_retries_an_environment_failure_within_the_transient_cap(error: Exception) -> None:
+async def test_controller_retries_an_environment_failure_within_the_transient_cap(kit: Kit, error: Exception) -> None:
     async def reconcile(obj: dict, ctx: object) -> None:
-        raise AssertionError("not called")
-
-    controller = Controller(f"t-transient-{id(error)}", "configmaps", reconcile)
-
-    async def forbidden(request: object, reconcile_id: str) -> None:
         raise error
 
-    controller._reconcile_once = forbidden  # type: ignore[method-assign]
-    controller._resource = type("R", (), {"kind": "ConfigMap"})()  # type: ignore[assignment]
+    kit.client.add(cm("a"))
+    controller = await kit.controller(reconcile)
     for _ in range(40):  # an outage long enough to push the object backoff to its 300 s cap
         await controller.process("ns/a")
     assert controller.queue.backoff.failures("ns/a") == 0
     assert controller.queue.transient_backoff.failures("ns/a") == 40
     assert controller.queue.transient_backoff.when("ns/a") <= 8.0
-    controller.queue.shutdown()

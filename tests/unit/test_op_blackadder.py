@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfoNotFoundError
 
 import pytest
 
-from kubeloop.client import Conflict, transport
+from kubeloop.client import transport
 from kubeloop.client.errors import error_from_status
 from kubeloop.helpers.selectors import to_query as selector_string
 from kubeloop.operators.blackadder import (
@@ -31,6 +31,7 @@ from kubeloop.operators.blackadder.safety import Settings, is_own, opted_out, re
 from kubeloop.operators.blackadder.targets import Scope, object_key
 from kubeloop.resources import crds_for
 from kubeloop.resources.types import LabelSelector
+from kubeloop.testing.fakeclient import FakeClient
 
 NOW = datetime(2024, 1, 6, 12, 0, tzinfo=UTC)  # a Saturday
 
@@ -216,24 +217,9 @@ def test_scalable_skips_zero_capped_autoscaled_and_others_held() -> None:
     assert cancer.scalable(deployment("d", 3, labels={marks.AGENT: "me"}), "me", auto)
 
 
-class FakeClient:
-    """Records patches; the first ``conflicts`` patches fail with 409."""
-
-    def __init__(self, current: dict[str, Any], conflicts: int = 0) -> None:
-        self.current, self.conflicts, self.patches = current, conflicts, []
-
-    async def patch(self, ref: Any, name: str, body: dict[str, Any], namespace: str | None = None,
-                    **kw: Any) -> dict[str, Any]:
-        self.patches.append(body)
-        if self.conflicts:
-            self.conflicts -= 1
-            meta = self.current["metadata"]
-            meta["resourceVersion"] = str(int(meta["resourceVersion"]) + 1)
-            raise Conflict(409, "Conflict", "the object has been modified")
-        return {**self.current, "spec": {**self.current["spec"], **body.get("spec", {})}}
-
-    async def get(self, ref: Any, name: str, namespace: str | None = None, **kw: Any) -> dict[str, Any]:
-        return self.current
+def patches(client: FakeClient) -> list[Any]:
+    """The bodies of the patches ``client`` was sent."""
+    return [c.body for c in client.calls if c.verb == "patch"]
 
 
 def a_round(client: Any, dry_run: bool = False) -> Round:
@@ -241,20 +227,27 @@ def a_round(client: Any, dry_run: bool = False) -> Round:
 
 
 def test_scaling_retries_on_conflict_and_records_the_original() -> None:
-    client = FakeClient(deployment("d", 5), conflicts=2)
-    action = asyncio.run(cancer.scale_up(a_round(client), deployment("d", 5), set()))
-    assert action is not None and action.detail == "5 -> 10"
-    assert len(client.patches) == 3
-    assert [p["metadata"]["resourceVersion"] for p in client.patches] == ["1", "2", "3"]
-    last = client.patches[-1]
-    assert last["metadata"]["annotations"][marks.ORIGINAL_REPLICAS] == "5"
+    client = FakeClient(deployment("d", 5))
+    stale = client.stored(cancer.DEPLOYMENT, "d", "ns")
+    assert stale is not None
+    # Scaled by someone else since our read: the guarded patch conflicts, and the retry decides again on
+    # what the API server has now.
+    asyncio.run(client.patch(cancer.DEPLOYMENT, "d", {"spec": {"replicas": 6}}, "ns"))
+    action = asyncio.run(cancer.scale_up(a_round(client), stale, set()))
+    assert action is not None and action.detail == "6 -> 12"
+    sent = patches(client)[1:]
+    assert [p["metadata"]["resourceVersion"] for p in sent] == ["1", "2"]
+    last = sent[-1]
+    assert last["metadata"]["annotations"][marks.ORIGINAL_REPLICAS] == "6"
     assert last["metadata"]["labels"] == {marks.AGENT: "agent"}
+    now = client.stored(cancer.DEPLOYMENT, "d", "ns")
+    assert now is not None and now["spec"]["replicas"] == 12
 
 
 def test_dry_run_scaling_changes_nothing() -> None:
     client = FakeClient(deployment("d", 5))
     action = asyncio.run(cancer.scale_up(a_round(client, dry_run=True), deployment("d", 5), set()))
-    assert action is not None and action.dry_run and client.patches == []
+    assert action is not None and action.dry_run and patches(client) == []
 
 
 def test_restore_leaves_a_deployment_someone_else_scaled() -> None:
@@ -262,12 +255,12 @@ def test_restore_leaves_a_deployment_someone_else_scaled() -> None:
     ours = deployment("d", 8, labels={marks.AGENT: "a"}, annotations=annotations)
     client = FakeClient(ours)
     assert asyncio.run(cancer.restore_deployment(client, ours)).action == "restored"
-    assert client.patches[-1]["spec"] == {"replicas": 2}
+    assert patches(client)[-1]["spec"] == {"replicas": 2}
     edited = deployment("d", 5, labels={marks.AGENT: "a"}, annotations=annotations)
     client = FakeClient(edited)
     assert asyncio.run(cancer.restore_deployment(client, edited)).action == "released"
-    assert "spec" not in client.patches[-1]
-    assert client.patches[-1]["metadata"]["labels"] == {marks.AGENT: None}
+    assert "spec" not in patches(client)[-1]
+    assert patches(client)[-1]["metadata"]["labels"] == {marks.AGENT: None}
 
 
 # --- ipsum -----------------------------------------------------------------------------------------------
@@ -397,25 +390,18 @@ def test_one_crd_with_both_versions_and_the_article_columns() -> None:
 # --- restoring on time, waking up on time ----------------------------------------------------------------
 
 
-class HeldClient(FakeClient):
-    """Lists one held Deployment and no ConfigMaps."""
-
-    async def list(self, ref: Any, namespace: str | None = None, **kw: Any) -> dict[str, Any]:
-        return {"items": [self.current] if ref is cancer.DEPLOYMENT else []}
-
-
 def test_restore_after_seconds_restores_expired_and_reports_the_next_expiry() -> None:
     held = deployment("d", 4, labels={marks.AGENT: "a"}, annotations={
         marks.ORIGINAL_REPLICAS: "2", marks.CHAOS_REPLICAS: "4", marks.CHANGED_AT: schedule.rfc3339(NOW)})
     on = spec(cancerMode=True, restoreAfterSeconds=60)
-    client = HeldClient(held)
+    client = FakeClient(held)
     undone, expiry = asyncio.run(undo_unwanted(client, Settings(), on, "a", NOW + timedelta(seconds=10)))
-    assert undone == [] and expiry == NOW + timedelta(seconds=60) and client.patches == []
+    assert undone == [] and expiry == NOW + timedelta(seconds=60) and patches(client) == []
     undone, expiry = asyncio.run(undo_unwanted(client, Settings(), on, "a", NOW + timedelta(seconds=61)))
     assert [a.action for a in undone] == ["restored"] and expiry is None
-    assert client.patches[-1]["spec"] == {"replicas": 2}
+    assert patches(client)[-1]["spec"] == {"replicas": 2}
     # Switching the mode off restores at once, whatever the clock says.
-    client = HeldClient(held)
+    client = FakeClient(held)
     undone, _ = asyncio.run(undo_unwanted(client, Settings(), spec(cancerMode=False), "a", NOW))
     assert [a.action for a in undone] == ["restored"]
 

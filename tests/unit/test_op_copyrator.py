@@ -3,13 +3,12 @@ CRD it generates and the settings of ``kubeloop run copyrator``."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from kubeloop.cache.store import Store
+from kubeloop.cache import Cache
 from kubeloop.operators.copyrator import CopyratorRule, operator
 from kubeloop.operators.copyrator.plan import (
     CONSENT_ANNOTATION,
@@ -31,6 +30,7 @@ from kubeloop.operators.copyrator.plan import (
 )
 from kubeloop.operators.copyrator.world import World
 from kubeloop.resources import crd_for
+from kubeloop.testing.fakeclient import FakeClient
 
 
 def rule(**fields: Any) -> CopyratorRule:
@@ -285,15 +285,16 @@ def test_release_removes_only_our_marks() -> None:
 # --- event mapping --------------------------------------------------------------------------------
 
 
-def test_events_map_to_the_rules_that_care() -> None:
-    world = World()
-    rules = Store()
+async def test_events_map_to_the_rules_that_care() -> None:
+    client = FakeClient()
     for raw in (rule().model_dump(mode="json", by_alias=True, exclude_none=True),
                 rule(metadata={"name": "secrets", "namespace": "default", "uid": "r-2"},
                      ruleType="secret").model_dump(mode="json", by_alias=True, exclude_none=True)):
-        raw["metadata"].setdefault("resourceVersion", "1")
-        rules.upsert(raw)
-    world._rules = SimpleNamespace(store=rules)  # type: ignore[assignment]
+        client.add(raw, CopyratorRule)
+    world, cache = World(), Cache(client, freeze_gc=False)
+    await world.bind(client, cache, None)
+    cache.start()
+    await cache.wait_synced(5)
     to_cm, to_secret = world.mapper("ConfigMap"), world.mapper("Secret")
     assert to_cm(cm("app")) == ["default/main-rule"]
     assert to_cm(cm("app", labels={})) == [] and to_secret(secret("app")) == ["default/secrets"]
@@ -304,6 +305,7 @@ def test_events_map_to_the_rules_that_care() -> None:
     world.set_blocked("default/secrets", set())
     assert to_cm(cm("blocker", namespace="t", labels={})) == [] and world.blocked == {}
     assert sorted(world.all_rules(ns("new"))) == ["default/main-rule", "default/secrets"]
+    await cache.stop()
 
 
 # --- settings -------------------------------------------------------------------------------------

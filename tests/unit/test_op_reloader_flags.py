@@ -274,15 +274,11 @@ def test_annotation_renames(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_argo_rollouts_without_the_crd_is_a_setting_error() -> None:
-    from types import SimpleNamespace
-
-    from kubeloop.client import NotFound
-
-    async def resolve(name: str) -> None:
-        raise NotFound(404, "NotFound", f"the server doesn't have a resource type {name!r}")
+    from kubeloop.manager import Manager, ManagerOptions
+    from kubeloop.testing.fakeclient import FakeClient
 
     op = build_operator()
     op.settings = ReloaderSettings(argo_rollouts=True)
-    manager = SimpleNamespace(client=SimpleNamespace(registry=SimpleNamespace(resolve=resolve)))
+    manager = Manager(FakeClient(), ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"))
     with pytest.raises(ValueError, match="--argo-rollouts: the API server serves no argoproj.io/v1alpha1 Rollout"):
-        await op.reloader.start(manager)  # type: ignore[arg-type]
+        await op.reloader.start(manager)

@@ -3,21 +3,23 @@ does (record, wait, roll, skip) given the cached world."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from kubeloop.cache import Store
-from kubeloop.client import Forbidden
+from kubeloop.cache import Informer
+from kubeloop.cache.informer import InformerKey
+from kubeloop.client import Forbidden, Resource
 from kubeloop.operators.reloader import build_operator
 from kubeloop.operators.reloader.fingerprint import ABSENT, object_hash, without_data
 from kubeloop.operators.reloader.pacing import TokenBucket
 from kubeloop.operators.reloader.policy import HASH, HASHED_KEYS, SOURCES, TEMPLATE_HASH, policy_of
 from kubeloop.operators.reloader.reconciler import Reloader, Runtime
 from kubeloop.operators.reloader.settings import ReloaderSettings
-from kubeloop.operators.reloader.workloads import DEPLOYMENTS
+from kubeloop.operators.reloader.workloads import DEPLOYMENTS, ROLLOUTS, WorkloadKind
 from kubeloop.reconcile import Result
+from kubeloop.resources.builtin import CONFIG_MAP, NAMESPACE, SECRET
+from kubeloop.testing.fakeclient import FakeClient
 
 Obj = dict[str, Any]
 NS = "n"
@@ -28,19 +30,23 @@ def cm(name: str, data: dict[str, str], kind: str = "ConfigMap", **meta: Any) ->
             "data": data}
 
 
-def runtime(objs: list[Obj], namespaces: list[Obj] | None = None, **settings: Any) -> Runtime:
-    stores = {"ConfigMap": Store(), "Secret": Store()}
+def informer(resource: Resource, objs: list[Obj]) -> Informer:
+    """An informer (never started) whose store holds ``objs``, as the operator's would after its list."""
+    out = Informer(FakeClient(), InformerKey(resource, None))
     for obj in objs:
-        stores[obj["kind"]].upsert(without_data(obj))
-    ns_store = None
-    if namespaces is not None:
-        ns_store = SimpleNamespace(store=Store())
-        for ns in namespaces:
-            ns_store.store.upsert(ns)
+        out.store.upsert(obj)
+    return out
+
+
+def runtime(objs: list[Obj], namespaces: list[Obj] | None = None, **settings: Any) -> Runtime:
+    sources = {"ConfigMap": informer(CONFIG_MAP, []), "Secret": informer(SECRET, [])}
+    for obj in objs:
+        sources[obj["kind"]].store.upsert(without_data(obj))
+    ns_informer = informer(NAMESPACE, namespaces) if namespaces is not None else None
     s = ReloaderSettings(**settings)
     return Runtime(s, TokenBucket(s.max_reloads_per_second, s.reload_burst),
-                   {k: SimpleNamespace(store=v) for k, v in stores.items() if s.tracks(k)},  # type: ignore[misc]
-                   {}, ns_store, s.namespace_requirements, s.resource_requirements)  # type: ignore[arg-type]
+                   {k: v for k, v in sources.items() if s.tracks(k)},
+                   {}, ns_informer, s.namespace_requirements, s.resource_requirements)
 
 
 def deployment(annotations: dict[str, str], volumes: list[str] = (), env: list[tuple[str, str, str]] = (),
@@ -127,21 +133,25 @@ def test_namespace_filters() -> None:
 # --- one reconcile ----------------------------------------------------------------------------------------
 
 class Ctx:
-    """What a reconcile uses of its Context: a recording client, memory, events."""
+    """What a reconcile uses of its Context: a FakeClient holding the workload, memory, events."""
 
     def __init__(self) -> None:
         self.namespace, self.name = NS, "d"
         self.memory: dict[str, Any] = {}
-        self.patches: list[tuple[Obj, dict[str, Any]]] = []
         self.events: list[tuple[str, str, str]] = []
-        self.fail: Exception | None = None
-        self.client = SimpleNamespace(patch=self._patch)
+        self.client = FakeClient()
 
-    async def _patch(self, resource: Any, name: str, patch: Obj, namespace: str, **kw: Any) -> Obj:
-        if self.fail:
-            raise self.fail
-        self.patches.append((patch, kw))
-        return {}
+    def holding(self, kind: WorkloadKind, workload: Obj) -> Ctx:
+        """The workload as the API server has it (stored once per Ctx, with its resourceVersion)."""
+        if self.client.stored(kind.resource, workload["metadata"]["name"], NS) is None:
+            self.client.add(workload, kind.resource)
+        return self
+
+    @property
+    def patches(self) -> list[tuple[Obj, dict[str, Any]]]:
+        """(body, the patch type and dry_run if set) of every patch the client was sent."""
+        return [(c.body, {"type": c.options["type"], **({"dry_run": True} if c.options["dry_run"] else {})})
+                for c in self.client.calls if c.verb == "patch"]
 
     async def event(self, type: str, reason: str, note: str) -> None:
         self.events.append((type, reason, note))
@@ -150,7 +160,7 @@ class Ctx:
 async def reconcile(rt: Runtime, workload: Obj, ctx: Ctx) -> Result | None:
     reloader = Reloader(build_operator())
     reloader.runtime = rt
-    return await reloader.reconcile(DEPLOYMENTS, workload, ctx)  # type: ignore[arg-type]
+    return await reloader.reconcile(DEPLOYMENTS, workload, ctx.holding(DEPLOYMENTS, workload))  # type: ignore[arg-type]
 
 
 def apply(workload: Obj, patch: Obj) -> Obj:
@@ -194,6 +204,9 @@ async def test_change_waits_for_the_window_then_rolls_once_with_one_patch() -> N
     assert kw == {"type": "strategic"} and patch["metadata"]["resourceVersion"] == "7"
     new_hash = patch["metadata"]["annotations"][HASH]
     assert patch["spec"]["template"]["metadata"]["annotations"] == {TEMPLATE_HASH: new_hash}
+    rolled = ctx.client.stored(DEPLOYMENTS.resource, "d", NS)
+    assert rolled is not None and rolled["spec"]["template"]["metadata"]["annotations"] == {TEMPLATE_HASH: new_hash}
+    assert rolled["metadata"]["annotations"][HASH] == new_hash and rolled["metadata"]["resourceVersion"] == "8"
     ((kind, reason, note),) = ctx.events
     assert (kind, reason) == ("Normal", "Reloaded") and note.startswith("ConfigMap a changed (")
     assert new_hash[:12] in note
@@ -269,7 +282,7 @@ async def test_failed_rollout_is_reported_and_raised() -> None:
     rt, workload = await first_sight([cm("a", {"k": "1"})], deployment(AUTO, ["a"]), debounce_seconds=0)
     rt.sources["ConfigMap"].store.upsert(without_data(cm("a", {"k": "2"})))
     ctx = Ctx()
-    ctx.fail = Forbidden(403, "Forbidden", "no")
+    ctx.client.fail("patch", Forbidden(403, "Forbidden", "no"))
     with pytest.raises(Forbidden):
         await reconcile(rt, workload, ctx)
     assert ctx.events[0][:2] == ("Warning", "ReloadFailed")
@@ -293,20 +306,18 @@ def test_a_missing_named_object_holds_nothing_back() -> None:
 
 
 async def test_rollout_with_an_unknown_rollout_strategy_says_so_and_rolls_the_template() -> None:
-    from kubeloop.operators.reloader.workloads import ROLLOUTS
-
     annotations = {**AUTO, "reloader.stakater.com/rollout-strategy": "restrat"}
     rollout = {**deployment(annotations, ["a"]), "apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout"}
     rt = runtime([cm("a", {"k": "1"})], argo_rollouts=True, debounce_seconds=0)
     reloader = Reloader(build_operator())
     reloader.runtime = rt
     ctx = Ctx()
-    await reloader.reconcile(ROLLOUTS, rollout, ctx)  # type: ignore[arg-type]
+    await reloader.reconcile(ROLLOUTS, rollout, ctx.holding(ROLLOUTS, rollout))  # type: ignore[arg-type]
     ((patch, _),) = ctx.patches
     rollout = apply(rollout, patch)
     rt.sources["ConfigMap"].store.upsert(without_data(cm("a", {"k": "2"})))
     ctx = Ctx()
-    await reloader.reconcile(ROLLOUTS, rollout, ctx)  # type: ignore[arg-type]
+    await reloader.reconcile(ROLLOUTS, rollout, ctx.holding(ROLLOUTS, rollout))  # type: ignore[arg-type]
     ((patch, kw),) = ctx.patches
     assert kw == {"type": "merge"} and TEMPLATE_HASH in patch["spec"]["template"]["metadata"]["annotations"]
     assert [(k, r) for k, r, _ in ctx.events] == [("Warning", "ReloadConfigInvalid"), ("Normal", "Reloaded")]

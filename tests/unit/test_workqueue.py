@@ -134,3 +134,36 @@ async def test_rate_limited_transient_uses_its_own_schedule():
     assert q.backoff.failures("k") == 0
     assert q.transient_backoff.failures("k") == 25
     assert q.add_rate_limited("k", transient=True) <= 8.0
+
+
+async def test_a_key_changed_while_processing_comes_back_at_its_best_priority():
+    q = WorkQueue("t")
+    q.add("busy")
+    key = await q.get()
+    q.add("backlog", LOW)
+    q.add("busy", LOW)  # a resync while it is processed...
+    q.add("busy", HIGH)  # ...then a real change: the change's priority wins
+    q.done(key)
+    assert [await q.get() for _ in range(2)] == ["busy", "backlog"]
+
+
+async def test_after_shutdown_nothing_comes_back_timers_retries_or_adds():
+    q = WorkQueue("t")
+    q.add_after("later", 0.05)
+    q.add_rate_limited("failed")
+    q.shutdown()
+    q.add("new")
+    await asyncio.sleep(0.1)
+    assert len(q) == 0
+    with pytest.raises(ShutDown):
+        await q.get()
+
+
+async def test_a_cancelled_worker_passes_its_wake_up_on():
+    q = WorkQueue("t")
+    first = asyncio.create_task(q.get())
+    second = asyncio.create_task(q.get())
+    await asyncio.sleep(0.01)
+    q.add("a")  # wakes the first waiter...
+    first.cancel()  # ...which is cancelled before it runs: the key must reach the second
+    assert await asyncio.wait_for(second, 1) == "a"
