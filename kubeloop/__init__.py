@@ -7,11 +7,11 @@ conditions, events), ``resources`` (models → CRD/RBAC), ``envtest`` (a local c
 """
 
 from kubeloop.client import Client, Resource
-from kubeloop.controller import Controller, Watch, predicates
+from kubeloop.controller import Controller, ControllerSpec, Watch, predicates
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operator import Operator
-from kubeloop.reconcile import Context, Request, Result
+from kubeloop.reconcile import Context, Request, Result, State
 
 __version__ = "0.1.0"
-__all__ = ["Client", "Context", "Controller", "Manager", "ManagerOptions", "Operator", "Request", "Resource",
-           "Result", "Watch", "predicates"]
+__all__ = ["Client", "Context", "Controller", "ControllerSpec", "Manager", "ManagerOptions", "Operator",
+           "Request", "Resource", "Result", "State", "Watch", "predicates"]

@@ -15,7 +15,7 @@ from kubeloop.client import Client
 from kubeloop.client.api import ResourceRef
 from kubeloop.client.errors import ApiError, Forbidden, NotFound
 from kubeloop.client.resource import Resource
-from kubeloop.controller import Controller
+from kubeloop.controller import ControllerSpec
 from kubeloop.operator import Operator
 from kubeloop.resources import crds_for
 from kubeloop.resources.builtin import LEASE
@@ -97,7 +97,7 @@ class Watched:
     everywhere: bool = False
 
 
-def watched(controllers: Sequence[Controller]) -> list[Watched]:
+def watched(controllers: Sequence[ControllerSpec]) -> list[Watched]:
     """What the manager's controllers (as the operator built them for these settings) will watch."""
     out: list[Watched] = []
     for controller in controllers:

@@ -4,11 +4,16 @@ failed with 403 during an 8 s outage sat in a 160 s backoff after the permission
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import aiohttp
 import pytest
 
+from kubeloop.cache import Store
 from kubeloop.client import errors, is_transient
-from kubeloop.controller import Controller
+from kubeloop.controller import Controller, ControllerSpec
+from kubeloop.controller.controller import Wiring
+from kubeloop.resources.builtin import CONFIG_MAP
 
 
 @pytest.mark.parametrize("error", [
@@ -42,13 +47,14 @@ async def test_controller_retries_an_environment_failure_within_the_transient_ca
     async def reconcile(obj: dict, ctx: object) -> None:
         raise AssertionError("not called")
 
-    controller = Controller(f"t-transient-{id(error)}", "configmaps", reconcile)
+    informer = SimpleNamespace(resource=CONFIG_MAP, store=Store(), subscribe=lambda handler: None)
+    controller = Controller(ControllerSpec(f"t-transient-{id(error)}", "configmaps", reconcile),
+                            object(), object(), object(), Wiring(informer, {}, []))  # type: ignore[arg-type]
 
     async def forbidden(request: object, reconcile_id: str) -> None:
         raise error
 
     controller._reconcile_once = forbidden  # type: ignore[method-assign]
-    controller._resource = type("R", (), {"kind": "ConfigMap"})()  # type: ignore[assignment]
     for _ in range(40):  # an outage long enough to push the object backoff to its 300 s cap
         await controller.process("ns/a")
     assert controller.queue.backoff.failures("ns/a") == 0

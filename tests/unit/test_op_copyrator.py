@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from kubeloop.cache.store import Store
 from kubeloop.operators.copyrator import CopyratorRule, operator
+from kubeloop.operators.copyrator.operator import rule_name as copyrator_rule_name
 from kubeloop.operators.copyrator.plan import (
     CONSENT_ANNOTATION,
     HASH_ANNOTATION,
@@ -327,7 +328,7 @@ def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], en
 
     async def fake_run(op: Any, values: dict[str, Any]) -> int:
         seen.update(settings=dict(op.settings), values=values,
-                    selector=[c.field_selector for c in op.controllers() if c.resource is CopyratorRule])
+                    selector=[c.field_selector for c in op.specs() if c.resource is CopyratorRule])
         return 0
 
     for name in ("RULE_NAME", "NAMESPACE", "KUBELOOP_RULE_NAME", "KUBELOOP_NAMESPACE"):
@@ -336,7 +337,7 @@ def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], en
     monkeypatch.setattr(operator, "settings", dict(operator.settings))
     result = CliRunner().invoke(build_command(operator), args, env=env)
     assert result.exit_code == 0, result.output
-    assert operator.rule_name() == rule_name and tuple(seen["values"]["namespace"]) == namespaces
+    assert copyrator_rule_name() == rule_name and tuple(seen["values"]["namespace"]) == namespaces
     assert seen["selector"] == [f"metadata.name={rule_name}" if rule_name else None]
 
 
@@ -345,7 +346,7 @@ def test_rule_type_and_rule_name_must_agree(monkeypatch: pytest.MonkeyPatch) -> 
     from kubeloop.cli.run import build_command
 
     async def fake_run(op: Any, values: dict[str, Any]) -> int:
-        op.controllers()  # as the real runner does, before anything reaches the cluster
+        op.specs()  # as the real runner does, before anything reaches the cluster
         return 0
 
     monkeypatch.setattr(runner, "run_operator", fake_run)

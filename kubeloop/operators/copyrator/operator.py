@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ import click
 
 from kubeloop import Context, Operator, Request, Watch
 from kubeloop.cache import Event
-from kubeloop.controller import DEFAULT_CONCURRENCY, Controller
+from kubeloop.controller import ControllerSpec
 from kubeloop.manager import Manager
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
@@ -35,34 +37,11 @@ MAX_NAMESPACES_LISTED = 50
 MAX_EVENTS = 10  # conflict events per reconcile
 
 
-class Copyrator(Operator):
-    """An Operator whose rule informer honours ``--rule-name`` (the article's single-rule mode)."""
-
-    def rule_name(self) -> str | None:
-        """``--rule-name``, or the article chart's ``--rule-type`` spelling of it."""
-        name, alias = self.settings.get("rule_name"), self.settings.get("rule_type")
-        if name and alias and name != alias:
-            raise click.UsageError(f"--rule-name {name!r} and --rule-type {alias!r} disagree: --rule-type is "
-                                   "the article's spelling of --rule-name; give one of them")
-        return name or alias or None
-
-    def rule_field_selector(self) -> str | None:
-        name = self.rule_name()
-        return f"metadata.name={name}" if name else None
-
-    def controllers(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[Controller]:
-        built = super().controllers(concurrency)
-        for controller in built:
-            if controller.resource is CopyratorRule:
-                controller.field_selector = self.rule_field_selector()
-        return built
-
-
 class CopyFailed(Exception):
     """Some copies could not be written; the rule is retried with backoff. The message is safe to log."""
 
 
-operator = Copyrator("copyrator", finalizer_domain=DOMAIN)
+operator = Operator("copyrator", finalizer_domain=DOMAIN)
 operator.option("rule-name", None, envvars=["RULE_NAME"],
                 help="Only act on the CopyratorRule of this name (the article's single-rule mode); "
                      "default: every rule.")
@@ -94,6 +73,30 @@ for resource in (CONFIG_MAP, SECRET):
 world = World()
 
 
+def rule_name(settings: Mapping[str, Any] | None = None) -> str | None:
+    """``--rule-name``, or the article chart's ``--rule-type`` spelling of it (of ``settings``, by
+    default the operator's)."""
+    values = operator.settings if settings is None else settings
+    name, alias = values.get("rule_name"), values.get("rule_type")
+    if name and alias and name != alias:
+        raise click.UsageError(f"--rule-name {name!r} and --rule-type {alias!r} disagree: --rule-type is "
+                               "the article's spelling of --rule-name; give one of them")
+    return name or alias or None
+
+
+def rule_field_selector(settings: Mapping[str, Any] | None = None) -> str | None:
+    name = rule_name(settings)
+    return f"metadata.name={name}" if name else None
+
+
+@operator.configure
+def single_rule(spec: ControllerSpec, settings: Mapping[str, Any]) -> ControllerSpec:
+    """The rule informer honours ``--rule-name`` (the article's single-rule mode): a field selector."""
+    if spec.resource is CopyratorRule:
+        return replace(spec, field_selector=rule_field_selector(settings))
+    return spec
+
+
 def rule_changed(event: Event) -> bool:
     """Rule fields (generation) or deletion; not our own status writes."""
     if event.type != "modified" or event.old is None:
@@ -105,7 +108,7 @@ def rule_changed(event: Event) -> bool:
 
 @operator.on_startup
 async def bind(manager: Manager) -> None:
-    await world.bind(manager.client, manager.cache, operator.rule_field_selector())
+    await world.bind(manager.client, manager.cache, rule_field_selector())
     home = own_namespace()
     world.boundary = Boundary.from_settings(operator.settings, home)
     if home in UNTRUSTED and not world.boundary.trusts_namespace(home):
@@ -156,7 +159,7 @@ async def cleanup(rule: CopyratorRule, ctx: Context) -> None:
 async def collect(request: Request, ctx: Context | None = None) -> None:
     """A rule vanished without its cleanup (finalizer removed by hand): its copies are garbage."""
     world.set_blocked(request.key, set())
-    if world.client is None or not world.watches_rule(request.key, operator.rule_name()):
+    if world.client is None or not world.watches_rule(request.key, rule_name()):
         return
     await collect_leftovers(world.client, world.copies_of(request.key))
 
