@@ -35,8 +35,8 @@ class Context:
     ``raw`` is the object as cached (a dict), also when the reconciler's ``obj`` is a typed model.
     State kept for this object across its reconciles is declared with ``kubeloop.State`` (its storage
     is ``per_object``, dropped when the object is deleted). A context knows only what it uses of its
-    controller: the field manager, the owned kinds and their informers, and where to record writes
-    (``own_write`` sends its writes to the object, so that their echoes need not wake the controller).
+    controller: the field manager, the owned kinds and their informers, and ``own_write``, which sends
+    its writes to the object so that the controller knows their echoes.
     """
 
     client: Client
@@ -139,7 +139,7 @@ class Context:
             if ref == res or ref in (res.kind, res.plural, res.group_resource) or (
                     hasattr(ref, "resource") and ref.resource() == res):  # type: ignore[union-attr]
                 return informer
-        raise KeyError(f"{self.field_manager or 'this controller'} does not own {ref}; add it to owns=[...]")
+        raise KeyError(f"the controller of {self.resource.kind} does not own {ref}; add it to owns=[...]")
 
 
 def _merge(target: Any, patch: Any) -> Any:
