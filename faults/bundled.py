@@ -21,8 +21,8 @@ from faults.results import Row
 from faults.rig import Size
 from faults.scenarios import Spec
 from faults.stats import percentile
+from kubeloop.builder import Operator
 from kubeloop.client import ApiError, NotFound
-from kubeloop.operator import Operator
 from kubeloop.testing.wait import wait_for_deletion
 
 Obj = dict[str, Any]

@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 import aiohttp
 import yaml
 
+from kubeloop.builder import Operator
 from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
-from kubeloop.operator import Operator
 from kubeloop.resources import render_rbac
 from kubeloop.testing.operator import install_crds
 from kubeloop.testing.wait import wait_for, wait_for_deletion

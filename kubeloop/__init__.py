@@ -6,10 +6,10 @@ conditions, events), ``resources`` (models → CRD/RBAC), ``envtest`` (a local c
 ``testing`` (pytest plugin), ``cli`` and the bundled ``operators``.
 """
 
+from kubeloop.builder import Operator
 from kubeloop.client import Client, Resource
 from kubeloop.controller import Controller, ControllerSpec, Watch, predicates
 from kubeloop.manager import Manager, ManagerOptions
-from kubeloop.operator import Operator
 from kubeloop.reconcile import Context, Request, Result, State
 
 __version__ = "0.1.0"

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from kubeloop.builder import Operator
 from kubeloop.client import Client
 from kubeloop.client.api import ResourceRef
 from kubeloop.client.errors import ApiError, Forbidden, NotFound
 from kubeloop.client.resource import Resource
 from kubeloop.controller import ControllerSpec
-from kubeloop.operator import Operator
 from kubeloop.resources import crds_for
 from kubeloop.resources.builtin import LEASE
 from kubeloop.testing.wait import wait_for_crd

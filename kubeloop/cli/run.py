@@ -20,8 +20,8 @@ from typing import Any
 
 import click
 
+from kubeloop.builder import Operator
 from kubeloop.controller import DEFAULT_CONCURRENCY
-from kubeloop.operator import Operator
 
 BUNDLED = ("immortal", "blackadder", "copyrator", "reloader")
 log = logging.getLogger("kubeloop.run")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kubeloop.builder import Operator
 from kubeloop.cache.cache import CacheSyncTimeout
 from kubeloop.cli import preflight
 from kubeloop.client import Client
 from kubeloop.manager import LeadershipLost, Manager, ManagerOptions
-from kubeloop.operator import Operator
 from kubeloop.reconcile import logs
 
 log = logging.getLogger("kubeloop.run")

@@ -21,7 +21,7 @@ from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
 
 if TYPE_CHECKING:
-    from kubeloop.operator import Operator
+    from kubeloop.builder import Operator
 
 log = logging.getLogger("kubeloop.manager")
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
+from kubeloop import Operator
 from kubeloop.helpers import selectors
-from kubeloop.operator import Operator
 
 
 class SettingError(click.UsageError, ValueError):

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from kubeloop import Operator
 from kubeloop.cache.store import Obj
 from kubeloop.controller import ControllerSpec, Watch, predicates
-from kubeloop.operator import Operator
 from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET
 from kubeloop.operators.reloader.reconciler import (
     SOURCE_RESOURCES,

@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubeloop import Operator
 from kubeloop.cache import Event, Informer
 from kubeloop.client import AlreadyExists, ApiError, Conflict, NotFound
 from kubeloop.helpers import selectors
 from kubeloop.manager import Manager
-from kubeloop.operator import Operator
 from kubeloop.operators.reloader.compat import SettingError
 from kubeloop.operators.reloader.fingerprint import (
     ABSENT,

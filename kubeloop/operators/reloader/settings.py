@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
+from kubeloop import Operator
 from kubeloop.helpers import selectors
-from kubeloop.operator import Operator
 from kubeloop.operators.reloader import compat
 from kubeloop.operators.reloader.compat import SettingError
 from kubeloop.operators.reloader.policy import CONFIG_MAP, DEFAULT_NAMES, SECRET, Names

@@ -1,5 +1,5 @@
-"""The user-facing API: an ``Operator`` collects reconcilers and handlers with decorators, and
-turns them into controllers on one manager.
+"""Building an operator: ``Operator`` collects reconcilers and handlers with decorators, settings,
+permissions and state declarations, and turns them into ``ControllerSpec``s for the manager to run.
 
     op = Operator("immortal")
 
