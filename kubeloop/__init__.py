@@ -6,13 +6,13 @@ conditions, events), ``resources`` (models → CRD/RBAC), ``envtest`` (a local c
 ``testing`` (pytest plugin), ``cli`` and the bundled ``operators``.
 """
 
+from kubeloop.builder import Operator
 from kubeloop.client import Client, Resource
-from kubeloop.controller import Controller, Watch, predicates
+from kubeloop.controller import Controller, ControllerSpec, Watch, predicates
 from kubeloop.manager import Manager, ManagerOptions
-from kubeloop.operator import Operator
-from kubeloop.reconcile import Context, Request, Result
+from kubeloop.reconcile import Context, Request, Result, State
 from kubeloop.settings import Flag, Settings, setting
 
 __version__ = "0.1.0"
-__all__ = ["Client", "Context", "Controller", "Flag", "Manager", "ManagerOptions", "Operator", "Request",
-           "Resource", "Result", "Settings", "Watch", "predicates", "setting"]
+__all__ = ["Client", "Context", "Controller", "ControllerSpec", "Flag", "Manager", "ManagerOptions", "Operator",
+           "Request", "Resource", "Result", "Settings", "State", "Watch", "predicates", "setting"]

@@ -19,7 +19,8 @@ from typing import Any
 from kubeloop.cache import Store
 from kubeloop.cache.informer import Informer, InformerKey
 from kubeloop.client import Resource
-from kubeloop.controller import Controller
+from kubeloop.controller import Controller, ControllerSpec
+from kubeloop.controller.controller import Wiring
 from kubeloop.watch.watcher import Changed
 
 WIDGETS = Resource("bench.example.com", "v1", "widgets", "Widget", True)
@@ -38,14 +39,12 @@ async def _reconcile(obj: dict[str, Any], ctx: Any) -> None:
 
 
 def controller(n: int) -> Controller:
-    c = Controller(name="micro", resource=WIDGETS, reconcile=_reconcile)
     store = Store()
     for i in range(n):
         store.upsert(widget(i))
-    c._informer = SimpleNamespace(store=store)  # type: ignore[assignment]  # noqa: SLF001
-    c._resource = WIDGETS  # noqa: SLF001
-    c._client = c._cache = c._events = object()  # type: ignore[assignment]  # noqa: SLF001
-    return c
+    informer = SimpleNamespace(store=store, resource=WIDGETS, subscribe=lambda handler: None)
+    spec = ControllerSpec(name="micro", resource=WIDGETS, reconcile=_reconcile)
+    return Controller(spec, object(), object(), object(), Wiring(informer, {}, []))  # type: ignore[arg-type]
 
 
 async def reconcile_round(n: int) -> float:

@@ -23,9 +23,9 @@ from harness.faults.observe import follow
 from harness.faults.results import Row
 from harness.faults.rig import Size
 from harness.faults.scenarios import Spec
+from kubeloop.builder import Operator
 from kubeloop.client import ApiError, NotFound
 from kubeloop.client.wait import wait_for_deletion
-from kubeloop.operator import Operator
 
 Obj = dict[str, Any]
 

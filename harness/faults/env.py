@@ -25,9 +25,9 @@ import yaml
 
 from harness.common.processes import ChildProcess, free_port, kubeloop_run
 from harness.common.provenance import REPO
+from kubeloop.builder import Operator
 from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
 from kubeloop.client.wait import wait_for, wait_for_deletion
-from kubeloop.operator import Operator
 from kubeloop.resources import render_rbac
 from kubeloop.testing.operator import install_crds
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
+from kubeloop.builder import Operator
 from kubeloop.cli.run import BUNDLED, load_operator
-from kubeloop.operator import Operator
 from kubeloop.resources import crds_for, operator_manifests, render_yaml, write_manifests
 
 KINDS = ("crd", "rbac", "manager", "all", "chart", "dockerfile")

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from kubeloop.builder import Operator
 from kubeloop.client import Client
 from kubeloop.client.api import ResourceRef
 from kubeloop.client.errors import ApiError, Forbidden, NotFound
 from kubeloop.client.resource import Resource
 from kubeloop.client.wait import WaitTimeout, wait_for_crd
-from kubeloop.controller import Controller
-from kubeloop.operator import Operator
+from kubeloop.controller import ControllerSpec
 from kubeloop.resources import crds_for
 from kubeloop.resources.builtin import LEASE
 
@@ -97,7 +97,7 @@ class Watched:
     everywhere: bool = False
 
 
-def watched(controllers: Sequence[Controller]) -> list[Watched]:
+def watched(controllers: Sequence[ControllerSpec]) -> list[Watched]:
     """What the manager's controllers (as the operator built them for these settings) will watch."""
     out: list[Watched] = []
     for controller in controllers:

@@ -20,10 +20,10 @@ from typing import Any
 
 import click
 
+from kubeloop.builder import Operator
 from kubeloop.cli.flags import option as _opt
 from kubeloop.cli.flags import settings_from, settings_options, with_framework_flags
 from kubeloop.controller import DEFAULT_CONCURRENCY
-from kubeloop.operator import Operator
 
 BUNDLED = ("immortal", "blackadder", "copyrator", "reloader")
 log = logging.getLogger("kubeloop.run")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kubeloop.builder import Operator
 from kubeloop.cache.cache import CacheSyncTimeout
 from kubeloop.cli import preflight
 from kubeloop.client import Client
 from kubeloop.manager import LeadershipLost, Manager, ManagerOptions
-from kubeloop.operator import Operator
 from kubeloop.reconcile import logs
 
 log = logging.getLogger("kubeloop.run")
@@ -27,7 +27,7 @@ async def _preflight(manager: Manager, operator: Operator, settings: dict[str, A
     await preflight.check_reachable(client)
     if install:
         await preflight.install_crds(client, operator)
-    items = preflight.watched(manager.controllers)
+    items = preflight.watched(manager.specs)
     served = await preflight.check_served(client, operator, items, target, bool(install))
     await preflight.check_rbac(client, operator, served, manager.options.namespaces, target)
     if manager.options.leader_elect:

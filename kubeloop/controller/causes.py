@@ -19,10 +19,22 @@ from typing import Any
 from kubeloop.controller.diff import Change, diff, essence, under
 from kubeloop.reconcile.context import Context
 from kubeloop.reconcile.result import Request, Result
+from kubeloop.reconcile.state import State
 
 log = logging.getLogger("kubeloop.causes")
 
 Handler = Callable[..., Awaitable[Any]]
+
+
+@dataclass
+class _Handled:
+    """Per object: the state the last reconcile handled (None: never seen) and when each timer is due."""
+
+    last: Any = None
+    timers_due: dict[int, float] = field(default_factory=dict)
+
+
+_handled = State(_Handled)
 
 
 @dataclass
@@ -40,7 +52,8 @@ class CauseHandlers:
 
     async def reconcile(self, obj: Any, ctx: Context) -> Result | None:
         current = essence(ctx.raw)
-        last = ctx.memory.get("last")
+        handled = _handled.of(ctx)
+        last = handled.last
         if last is None:
             for handler in self.create:
                 await handler(obj, ctx)
@@ -50,7 +63,7 @@ class CauseHandlers:
                 selected = under(changes, path)
                 if selected:
                     await handler(obj, ctx, selected)
-        ctx.memory["last"] = current
+        handled.last = current
         self._ensure_daemons(obj, ctx)
         return await self._timers(obj, ctx)
 
@@ -67,7 +80,7 @@ class CauseHandlers:
         if not self.timers:
             return None
         now = time.monotonic()
-        due_at: dict[int, float] = ctx.memory.setdefault("timers", {})
+        due_at = _handled.of(ctx).timers_due
         next_in = min(interval for _, interval in self.timers)
         for i, (handler, interval) in enumerate(self.timers):
             due = due_at.get(i, now)

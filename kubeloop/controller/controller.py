@@ -12,97 +12,52 @@ import logging
 import os
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kubeloop import metrics
 from kubeloop.cache import Cache, Event, Informer
 from kubeloop.cache.store import Obj
 from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_transient
-from kubeloop.client.api import ResourceRef
-from kubeloop.controller.predicates import Predicate
+from kubeloop.controller.echo import OwnWrites
+from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue
 from kubeloop.queue.workqueue import ExponentialBackoff
 from kubeloop.reconcile import logs
-from kubeloop.reconcile.context import Context
+from kubeloop.reconcile.context import Change, Context, OwnWrite, send
 from kubeloop.reconcile.result import Request, Result
 
 log = logging.getLogger("kubeloop.controller")
 
-ReconcileFn = Callable[[Any, Context], Awaitable[Result | None]]
-CleanupFn = Callable[[Any, Context], Awaitable[Result | None]]
-DeletedFn = Callable[[Request, Context | None], Awaitable[None]]
-# Workers per controller. They are coroutines that spend their time waiting on the API server, so
-# 16 cost next to nothing; with 4, a burst of events queued behind the round-trips (stream p99 twice
-# the framework-free loop's in bench/). One key is still never reconciled twice at once.
-DEFAULT_CONCURRENCY = 16
-
-ErrorPolicy = Callable[[Exception, Request, int], float | None]
-Mapper = Callable[[Obj], Iterable[str | Request | Obj]]
+__all__ = ["Controller", "Wiring"]
 
 
-def default_error_policy(error: Exception, request: Request, failures: int) -> float | None:
-    """None = requeue with the queue's per-key backoff: the short transient schedule for errors about
-    the environment (``kubeloop.client.is_transient``), the exponential one (up to 5 minutes) for the rest."""
-    return None
-
-
-
-@dataclass
-class Watch:
-    """A secondary trigger: events of ``resource`` map to primary keys. ``mapper=None`` means "owned":
-    the child's controller ownerReference names the primary."""
-
-    resource: ResourceRef
-    mapper: Mapper | None = None
-    predicates: tuple[Predicate, ...] = ()
-    label_selector: str | None = None
-    field_selector: str | None = None
-    metadata_only: bool = False
-    all_namespaces: bool = False  # watch every namespace even when the manager is limited to some
-
-
-@dataclass
 class Controller:
-    """Reconciles one resource: its informer and those of owned and watched kinds feed keys into a
-    de-duplicating ``WorkQueue``; ``concurrency`` workers call ``reconcile`` (never twice at once for
-    one key), send failures through ``error_policy`` and backoff, and run ``cleanup`` under
-    ``finalizer``. Usually built by ``Operator.controllers`` rather than by hand.
+    """Reconciles one resource as its ``ControllerSpec`` says: its informer and those of owned and
+    watched kinds feed keys into a de-duplicating ``WorkQueue``; ``concurrency`` workers call
+    ``reconcile`` (never twice at once for one key), send failures through ``error_policy`` and
+    backoff, and run ``cleanup`` under ``finalizer``.
+
+    Built with ``await Controller.build(spec, client, cache, events)`` (the manager does it when it
+    starts): the informers exist and events queue up from then on, even before ``start`` (a standby
+    replica keeps its queue and caches warm). A controller that exists is ready to run.
     """
 
-    name: str
-    resource: ResourceRef
-    reconcile: ReconcileFn
-    model: Any = None  # a pydantic model with from_dict/model_validate; None = reconcile gets the dict
-    owns: list[ResourceRef] = field(default_factory=list)
-    watches: list[Watch] = field(default_factory=list)
-    predicates: tuple[Predicate, ...] = ()
-    label_selector: str | None = None
-    field_selector: str | None = None
-    resync: float | None = 600.0
-    concurrency: int = DEFAULT_CONCURRENCY
-    finalizer: str | None = None
-    cleanup: CleanupFn | None = None
-    on_deleted: DeletedFn | None = None
-    error_policy: ErrorPolicy = default_error_policy
-    backoff: ExponentialBackoff = field(default_factory=ExponentialBackoff)
-    field_manager: str = ""
-
-    def __post_init__(self) -> None:
-        self.field_manager = self.field_manager or self.name
-        self.queue = WorkQueue(self.name, self.backoff)
-        self.owns_refs = list(self.owns)
-        self._informer: Informer | None = None
-        self._owned: dict[Resource, Informer] = {}
-        self._client: Client | None = None
-        self._cache: Cache | None = None
-        self._events: EventRecorder | None = None
-        self._resource: Resource | None = None
+    def __init__(self, spec: ControllerSpec, client: Client, cache: Cache, events: EventRecorder,
+                 wiring: Wiring) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.client, self.cache, self.events = client, cache, events
+        self.informer = wiring.primary  # list+watch and store of the primary resource
+        self.primary: Resource = wiring.primary.resource  # resolved through discovery
+        self._owned = wiring.owned
+        self.queue = WorkQueue(self.name, ExponentialBackoff(spec.backoff_base, spec.backoff_cap))
+        self.own_writes = OwnWrites()
         self._tasks: list[asyncio.Task[None]] = []
-        self._memory: dict[str, dict[str, Any]] = {}
+        self._per_object: dict[str, dict[Any, Any]] = {}
         self._active = 0
         # Bound metric children: labels() lookups on every reconcile showed up in CPU profiles (the
         # work queue binds its children the same way); outcomes are bound on first use. The gauge is
@@ -110,56 +65,36 @@ class Controller:
         metrics.active_workers.labels(self.name).set_function(lambda: self._active)
         self._m_time = metrics.reconcile_time.labels(self.name)
         self._m_total: dict[str, Any] = {}
-
-    # --- wiring ------------------------------------------------------------------------------------
-
-    async def setup(self, client: Client, cache: Cache, events: EventRecorder) -> None:
-        """Creates (or joins) the informers and subscribes the triggers. Events queue up from now on,
-        even before ``start`` (a standby replica keeps its queue and caches warm)."""
-        self._client, self._cache, self._events = client, cache, events
-        self._informer = await cache.informer(self.resource, label_selector=self.label_selector,
-                                              field_selector=self.field_selector)
-        self._resource = self._informer.resource
-        self._informer.subscribe(self._on_primary)
-        for ref in self.owns:
-            informer = await cache.informer(ref)
-            self._owned[informer.resource] = informer
+        metrics.max_concurrent_reconciles.labels(self.name).set(spec.concurrency)
+        self.informer.subscribe(self._on_primary)
+        for informer in self._owned.values():
             informer.subscribe(self._on_owned)
-        for watch in self.watches:
-            informer = await cache.informer(watch.resource, label_selector=watch.label_selector,
-                                            field_selector=watch.field_selector,
-                                            metadata_only=watch.metadata_only,
-                                            all_namespaces=watch.all_namespaces)
+        for watch, informer in wiring.watched:
             informer.subscribe(self._mapped_handler(watch))
-        metrics.max_concurrent_reconciles.labels(self.name).set(self.concurrency)
 
-    @property
-    def informer(self) -> Informer:
-        """The informer (list+watch and store) of the primary resource."""
-        assert self._informer is not None, "controller not set up"
-        return self._informer
-
-    @property
-    def primary(self) -> Resource:
-        """The primary ``Resource``, resolved through discovery at setup."""
-        assert self._resource is not None, "controller not set up"
-        return self._resource
-
-    def owned_informer(self, ref: ResourceRef) -> Informer:
-        """The informer of an owned kind (``KeyError`` naming the fix if ``ref`` is not in ``owns``)."""
-        for res, informer in self._owned.items():
-            if ref == res or ref in (res.kind, res.plural, res.group_resource) or (
-                    hasattr(ref, "resource") and ref.resource() == res):  # type: ignore[union-attr]
-                return informer
-        raise KeyError(f"controller {self.name} does not own {ref}; add it to owns=[...]")
+    @classmethod
+    async def build(cls, spec: ControllerSpec, client: Client, cache: Cache,
+                    events: EventRecorder) -> Controller:
+        """Creates (or joins) the spec's informers on ``cache`` and the controller on them."""
+        return cls(spec, client, cache, events, await Wiring.of(spec, cache))
 
     def _on_primary(self, event: Event) -> None:
-        # The event echoing our own status write comes here too, and reconciles again: deliberately
-        # (see docs/PERFORMANCE.md, "the echo reconcile"), since a reconcile that ran on a cache
-        # without that write, or a status-driven state machine, needs it.
-        if event.type != "deleted" and not all(p(event) for p in self.predicates):
+        key = _key(event.object)
+        if not self.own_writes.stash(key, event):  # else judged once our write in flight returns
+            self._primary_event(key, event)
+
+    def _primary_event(self, key: str, event: Event) -> None:
+        # The echo of our own write wakes the key only if a reconcile waits for it (see echo.py).
+        if key in self.own_writes:
+            verdict = self.own_writes.on_event(key, event.type, event.object, event.old)
+            if verdict == "echo":
+                return
+            if verdict == "release":
+                self.queue.add(key, HIGH)  # a held reconcile: whatever the predicates say of the event
+                return
+        if event.type != "deleted" and not all(p(event) for p in self.spec.predicates):
             return
-        self.queue.add(_key(event.object), LOW if event.initial else HIGH)
+        self.queue.add(key, LOW if event.initial else HIGH)
 
     def _on_owned(self, event: Event) -> None:
         for obj in (event.object, event.old):
@@ -200,7 +135,7 @@ class Controller:
 
     def start(self) -> None:
         """Starts the workers (call when leading)."""
-        for i in range(self.concurrency):
+        for i in range(self.spec.concurrency):
             self._tasks.append(asyncio.create_task(self._worker(), name=f"{self.name} worker {i}"))
         self._tasks.append(asyncio.create_task(self._housekeeping(), name=f"{self.name} housekeeping"))
 
@@ -222,14 +157,17 @@ class Controller:
 
     async def _housekeeping(self) -> None:
         """Periodic resync (with jitter, at low priority) and the stuck-work gauges."""
-        next_resync = time.monotonic() + (self.resync or 0) * (0.9 + random.random() * 0.2)
+        resync = self.spec.resync
+        next_resync = time.monotonic() + (resync or 0) * (0.9 + random.random() * 0.2)
         while True:
             await asyncio.sleep(1.0)
             self.queue.update_gauges()
-            if self.resync and time.monotonic() >= next_resync:
+            for key in self.own_writes.expired():  # held for an echo that never came as such
+                self.queue.add(key, HIGH)
+            if resync and time.monotonic() >= next_resync:
                 for key in self.informer.store.keys():
                     self.queue.add(key, LOW)
-                next_resync = time.monotonic() + self.resync * (0.9 + random.random() * 0.2)
+                next_resync = time.monotonic() + resync * (0.9 + random.random() * 0.2)
 
     async def _worker(self) -> None:
         while True:
@@ -245,7 +183,10 @@ class Controller:
                 self.queue.done(key)
 
     async def process(self, key: str) -> None:
-        """One reconcile of one key, with metrics, logging context and the error policy."""
+        """One reconcile of one key, with metrics, logging context and the error policy; none while the
+        cache lacks this controller's last write to the object (its echo brings the key back)."""
+        if self.spec.skip_own_writes and self.own_writes.hold(key):
+            return  # its failures (backoff) are kept: the released reconcile may fail again
         request = Request.from_key(key)
         reconcile_id = os.urandom(16).hex()  # as random as uuid4().hex, a fifth of its CPU
         token = logs.current.set({"controller": self.name, "object": key, "reconcileID": reconcile_id,
@@ -269,7 +210,7 @@ class Controller:
             outcome = "error"
             metrics.reconcile_errors.labels(self.name).inc()
             failures = self.queue.backoff.failures(key)
-            delay = self.error_policy(exc, request, failures)
+            delay = self.spec.error_policy(exc, request, failures)
             if isinstance(exc, Conflict):
                 log.info("conflict, will retry: %s", exc.message)
             elif isinstance(exc, Forbidden):  # a missing permission, not a bug: no traceback, say what to do
@@ -290,43 +231,101 @@ class Controller:
             logs.current.reset(token)
 
     async def _reconcile_once(self, request: Request, reconcile_id: str) -> Result | None:
+        spec = self.spec
         raw = self.informer.store.get(request.key)
         if raw is None:
-            self._memory.pop(request.key, None)
-            if self.on_deleted is not None:
-                await self.on_deleted(request, None)
+            self._per_object.pop(request.key, None)
+            if spec.on_deleted is not None:
+                await spec.on_deleted(request, None)
             return None
         ctx = self._context(request, raw, reconcile_id)
-        if self.finalizer and self.cleanup:
+        if spec.finalizer and spec.cleanup:
             if finalizers.is_deleting(raw):
-                if not finalizers.has_finalizer(raw, self.finalizer):
+                if not finalizers.has_finalizer(raw, spec.finalizer):
                     return None
-                result = await self.cleanup(self._typed(raw), ctx)
+                result = await spec.cleanup(self._typed(raw), ctx)
                 if result is None or not (result.requeue or result.requeue_after):
                     with contextlib.suppress(NotFound):  # a lagging cache re-ran cleanup: already gone
-                        await finalizers.remove_finalizer(self._client_(), self.primary, raw, self.finalizer)
+                        await ctx.own_write(finalizers.remove_finalizer(
+                            self.client, self.primary, raw, spec.finalizer), _without_finalizer(spec.finalizer))
                 return result
-            if not finalizers.has_finalizer(raw, self.finalizer):
+            if not finalizers.has_finalizer(raw, spec.finalizer):
                 # The finalizer goes on before any side effect, so cleanup can never be skipped.
-                raw = await finalizers.add_finalizer(self._client_(), self.primary, raw, self.finalizer)
+                raw = await ctx.own_write(finalizers.add_finalizer(self.client, self.primary, raw, spec.finalizer),
+                                          _with_finalizer(spec.finalizer))
                 ctx.raw = raw
-        return await self.reconcile(self._typed(raw), ctx)
+        return await spec.reconcile(self._typed(raw), ctx)
 
     def _typed(self, raw: Obj) -> Any:
-        if self.model is None:
+        model = self.spec.model
+        if model is None:
             return raw
-        from_dict = getattr(self.model, "from_dict", None)
-        return from_dict(raw) if from_dict else self.model.model_validate(raw)
+        from_dict = getattr(model, "from_dict", None)
+        return from_dict(raw) if from_dict else model.model_validate(raw)
 
     def _context(self, request: Request, raw: Obj, reconcile_id: str) -> Context:
-        assert self._cache is not None and self._events is not None
-        return Context(client=self._client_(), cache=self._cache, request=request, resource=self.primary,
-                       controller=self, events=self._events, log=log, raw=raw, reconcile_id=reconcile_id,
-                       memory=self._memory.setdefault(request.key, {}))
+        return Context(client=self.client, cache=self.cache, request=request, resource=self.primary,
+                       events=self.events, log=log, raw=raw, reconcile_id=reconcile_id,
+                       field_manager=self.spec.field_manager, owns=self.spec.owns,
+                       owned_informers=self._owned,
+                       per_object=self._per_object.setdefault(request.key, {}),
+                       own_write=self._writer(request.key) if self.spec.skip_own_writes else send)
 
-    def _client_(self) -> Client:
-        assert self._client is not None, "controller not set up"
-        return self._client
+    def _writer(self, key: str) -> OwnWrite:
+        """How the context sends its writes to the object: noted in ``own_writes`` (see echo.py)."""
+        async def write(request: Awaitable[Any], change: Change) -> Any:
+            self.own_writes.begin(key)
+            written = None
+            try:
+                written = await request
+                return written
+            finally:
+                for event in self.own_writes.end(key, written, change, self.informer.store.get(key)):
+                    self._primary_event(key, event)
+        return write
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """The informers a spec needs, resolved on the cache: what a ``Controller`` subscribes to."""
+
+    primary: Informer
+    owned: dict[Resource, Informer]
+    watched: list[tuple[Watch, Informer]]
+
+    @classmethod
+    async def of(cls, spec: ControllerSpec, cache: Cache) -> Wiring:
+        primary = await cache.informer(spec.resource, label_selector=spec.label_selector,
+                                       field_selector=spec.field_selector)
+        owned: dict[Resource, Informer] = {}
+        for ref in spec.owns:
+            informer = await cache.informer(ref)
+            owned[informer.resource] = informer
+        watched = []
+        for watch in spec.watches:
+            informer = await cache.informer(watch.resource, label_selector=watch.label_selector,
+                                            field_selector=watch.field_selector,
+                                            metadata_only=watch.metadata_only,
+                                            all_namespaces=watch.all_namespaces)
+            watched.append((watch, informer))
+        return cls(primary, owned, watched)
+
+
+def _with_finalizer(name: str) -> Change:
+    def change(obj: Obj) -> Obj:
+        meta = obj.get("metadata", {})
+        names = list(meta.get("finalizers") or [])
+        return obj if name in names else {**obj, "metadata": {**meta, "finalizers": [*names, name]}}
+    return change
+
+
+def _without_finalizer(name: str) -> Change:
+    def change(obj: Obj) -> Obj:
+        meta = obj.get("metadata", {})
+        names = [n for n in meta.get("finalizers") or [] if n != name]
+        return {**obj, "metadata": {**meta, "finalizers": names}} if names else {
+            **obj, "metadata": {k: v for k, v in meta.items() if k != "finalizers"}}
+    return change
 
 
 def _key(obj: Obj) -> str:

@@ -10,18 +10,18 @@ import contextlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from kubeloop.cache import Cache
 from kubeloop.client import Client
-from kubeloop.controller import DEFAULT_CONCURRENCY, Controller
+from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, ControllerSpec
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
 
 if TYPE_CHECKING:
-    from kubeloop.operator import Operator
+    from kubeloop.builder import Operator
 
 log = logging.getLogger("kubeloop.manager")
 
@@ -70,7 +70,8 @@ class Manager:
                            inactivity_timeout=self.options.watch_inactivity_timeout,
                            strip_managed_fields=self.options.strip_managed_fields)
         self.events = EventRecorder(client, name)
-        self.controllers: list[Controller] = []
+        self.specs: list[ControllerSpec] = []
+        self.controllers: list[Controller] = []  # built from ``specs`` by ``run``, after the startup hooks
         self._startup: list[Callable[[Manager], Awaitable[object]]] = []
         self.elector: LeaderElector | None = None
         self.http = HttpServer(self.options.metrics_bind_address, self.options.health_probe_bind_address,
@@ -80,17 +81,18 @@ class Manager:
 
     def add_operator(self, operator: Operator, concurrency: int = DEFAULT_CONCURRENCY,
                      resync: float | None = None) -> None:
-        """Adds an operator's controllers; its startup hooks run at the start of ``run``."""
+        """Adds an operator's controllers (its ``specs()`` with its settings as they are now, ``resync``
+        overriding theirs when given); its startup hooks run at the start of ``run``."""
         self._startup += operator.startup
-        for controller in operator.controllers(concurrency):
-            if resync:
-                controller.resync = resync
-            self.add(controller)
+        for spec in operator.specs(concurrency):
+            self.add(replace(spec, resync=resync) if resync else spec)
 
-    def add(self, controller: Controller) -> Controller:
-        """Adds one controller (set up and started by ``run``); returns it."""
-        self.controllers.append(controller)
-        return controller
+    def add(self, spec: ControllerSpec) -> ControllerSpec:
+        """Adds one controller, built and started by ``run``; returns its spec."""
+        if any(s.name == spec.name for s in self.specs):
+            raise ValueError(f"two controllers named {spec.name!r}: give one a name=...")
+        self.specs.append(spec)
+        return spec
 
     def stop(self) -> None:
         """Asks ``run`` to stop: controllers finish their current reconciles (up to the graceful
@@ -107,8 +109,8 @@ class Manager:
         for hook in self._startup:
             await hook(self)
         await self.http.start()
-        for controller in self.controllers:
-            await controller.setup(self.client, self.cache, self.events)
+        self.controllers = [await Controller.build(spec, self.client, self.cache, self.events)
+                            for spec in self.specs]
         self.cache.start()
         renewing: asyncio.Task[None] | None = None
         try:

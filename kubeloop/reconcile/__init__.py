@@ -1,6 +1,7 @@
-"""What reconcile functions take and return."""
+"""What reconcile functions take and return, and the state they keep per object."""
 
 from kubeloop.reconcile.context import Context
 from kubeloop.reconcile.result import Request, Result
+from kubeloop.reconcile.state import State
 
-__all__ = ["Context", "Request", "Result"]
+__all__ = ["Context", "Request", "Result", "State"]

@@ -4,10 +4,11 @@ the object being reconciled."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kubeloop.cache import Cache
+from kubeloop.cache import Cache, Informer
 from kubeloop.client import Client, NotFound, Resource
 from kubeloop.client.api import ResourceRef
 from kubeloop.helpers import conditions
@@ -15,10 +16,15 @@ from kubeloop.helpers.events import EventRecorder
 from kubeloop.helpers.ownership import set_controller
 from kubeloop.reconcile.result import Request
 
-if TYPE_CHECKING:
-    from kubeloop.controller.controller import Controller
-
 Obj = dict[str, Any]
+Change = Callable[[Obj], Obj]  # what a write did to the object: before -> after
+# Sends a write to the reconciled object (the awaitable) that makes ``change``; returns its result.
+OwnWrite = Callable[[Awaitable[Any], Change], Awaitable[Any]]
+
+
+async def send(write: Awaitable[Any], change: Change) -> Any:
+    """The plain ``OwnWrite``: just sends it (a context outside a controller, or echoes reconciled)."""
+    return await write
 
 
 @dataclass
@@ -26,20 +32,26 @@ class Context:
     """What a reconcile gets besides its object: the client, the shared cache, and helpers bound to
     the object being reconciled (its status, conditions, events and owned children).
 
-    ``raw`` is the object as cached (a dict), also when the reconciler's ``obj`` is a typed model;
-    ``memory`` is a dict kept for this object across its reconciles (dropped when it is deleted).
+    ``raw`` is the object as cached (a dict), also when the reconciler's ``obj`` is a typed model.
+    State kept for this object across its reconciles is declared with ``kubeloop.State`` (its storage
+    is ``per_object``, dropped when the object is deleted). A context knows only what it uses of its
+    controller: the field manager, the owned kinds and their informers, and ``own_write``, which sends
+    its writes to the object so that the controller knows their echoes.
     """
 
     client: Client
     cache: Cache
     request: Request
     resource: Resource
-    controller: Controller
     events: EventRecorder
     log: logging.Logger
     raw: Obj  # the object as cached (a dict); the reconcile's ``obj`` may be its typed model
     reconcile_id: str = ""
-    memory: dict[str, Any] = field(default_factory=dict)  # per-object state kept across reconciles
+    field_manager: str = ""  # the server-side apply field manager of this controller's writes
+    owns: tuple[ResourceRef, ...] = ()  # the kinds the controller owns, as declared
+    owned_informers: Mapping[Resource, Informer] = field(default_factory=dict)
+    per_object: dict[Any, Any] = field(default_factory=dict)  # behind ``State.of``; kept across reconciles
+    own_write: OwnWrite = send
 
     @property
     def name(self) -> str:
@@ -50,11 +62,6 @@ class Context:
     def namespace(self) -> str | None:
         """The reconciled object's namespace (None if cluster-scoped)."""
         return self.request.namespace
-
-    @property
-    def field_manager(self) -> str:
-        """The server-side apply field manager of this controller's writes."""
-        return self.controller.field_manager
 
     # --- status ------------------------------------------------------------------------------------
 
@@ -69,8 +76,11 @@ class Context:
         body: dict[str, Any] = {"status": status}
         if guarded:
             body["metadata"] = {"resourceVersion": self.raw["metadata"]["resourceVersion"]}
-        return await self.client.patch(self.resource, self.request.name, body,
-                                       self.request.namespace, subresource="status")
+        written: Obj = await self.own_write(
+            self.client.patch(self.resource, self.request.name, body, self.request.namespace,
+                              subresource="status"),
+            lambda obj: _merge(obj, {"status": status}))
+        return written
 
     def condition(self, type: str, status: bool | str, reason: str, message: str = "",
                   conditions_list: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
@@ -93,7 +103,7 @@ class Context:
 
     def owned(self, ref: ResourceRef) -> list[Obj]:
         """Children of this object (by controller ownerReference UID) from the cache."""
-        informer = self.controller.owned_informer(ref)
+        informer = self._owned_informer(ref)
         return informer.store.by_index("controller", self.raw["metadata"]["uid"])
 
     async def apply(self, child: Obj, *, own: bool = True, force: bool = True) -> Obj:
@@ -110,7 +120,7 @@ class Context:
         (default: every kind the controller owns) that are no longer desired."""
         applied = [await self.apply(c) for c in desired]
         wanted = {(c["kind"], c["metadata"].get("namespace"), c["metadata"]["name"]) for c in applied}
-        for ref in kinds if kinds is not None else self.controller.owns_refs:
+        for ref in kinds if kinds is not None else self.owns:
             res = await self.client.resource(ref)
             for child in self.owned(res):
                 meta = child["metadata"]
@@ -122,3 +132,24 @@ class Context:
                     except NotFound:
                         pass
         return applied
+
+    def _owned_informer(self, ref: ResourceRef) -> Informer:
+        """The informer of an owned kind (``KeyError`` naming the fix if ``ref`` is not owned)."""
+        for res, informer in self.owned_informers.items():
+            if ref == res or ref in (res.kind, res.plural, res.group_resource) or (
+                    hasattr(ref, "resource") and ref.resource() == res):  # type: ignore[union-attr]
+                return informer
+        raise KeyError(f"the controller of {self.resource.kind} does not own {ref}; add it to owns=[...]")
+
+
+def _merge(target: Any, patch: Any) -> Any:
+    """``target`` with a JSON merge patch (RFC 7386) applied, as the server applies ``patch_status``."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge(out.get(key), value)
+    return out

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubeloop.builder import Operator
 from kubeloop.client import Client
 from kubeloop.client.wait import wait_for
 from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.manager import Manager, ManagerOptions
-from kubeloop.operator import Operator
 from kubeloop.resources import RbacAudit, crds_for, render_rbac
 
 

@@ -7,9 +7,10 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from kubeloop import Operator
 from kubeloop.client import Client
 from kubeloop.metrics import REGISTRY
-from kubeloop.operators.reloader import ReloaderOperator, build_operator
+from kubeloop.operators.reloader import build_operator
 from kubeloop.operators.reloader.policy import HASH, RESTARTED_AT, SOURCES, TEMPLATE_HASH
 from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.testing import wait_for
@@ -21,7 +22,7 @@ QUIET = 2.5  # seconds to prove that nothing happens (debounce in these tests is
 
 # --- builders ----------------------------------------------------------------------------------------------
 
-def reloader(**settings: Any) -> ReloaderOperator:
+def reloader(**settings: Any) -> Operator:
     op = build_operator()
     op.settings = ReloaderSettings(**{"debounce_seconds": 0.5, **settings})
     return op

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import replace
 
 import aiohttp
 
 from kubeloop import Context, Manager, Operator, Result
 from kubeloop.cache import Cache
 from kubeloop.client import Client, NotFound
-from kubeloop.queue import ExponentialBackoff
 from kubeloop.testing import wait_for, wait_for_deletion
 
 from .conftest import echo, options, running
@@ -200,10 +200,9 @@ async def test_errors_retry_with_backoff_then_succeed(kube_client: Client, names
         return None
 
     manager = Manager(kube_client, options(namespace))
-    for c in op.controllers():
+    for spec in op.specs():
         # A base large enough that the doubling stands out from scheduling noise on a busy machine.
-        c.queue.backoff = ExponentialBackoff(base=0.1)
-        manager.add(c)
+        manager.add(replace(spec, backoff_base=0.1))
     async with running(manager):
         await kube_client.create(echo("r1", namespace))
         await wait_for(kube_client, echo_crd, "r1", namespace, timeout=20,

@@ -1,13 +1,12 @@
 """How the controller unit tests build, wire and tear down controllers on a FakeClient.
 
-``Kit.unwired`` is the ONE place these tests construct a ``Controller``, and ``Kit._wire`` the one
-place they connect it to a client, cache and event recorder (a Manager wires what ``unwired`` returns
-itself, in ``run``): when the constructor changes, adapt these two. Beyond them the tests rely on
-behaviour only: ``process(key)``, ``queue`` (get, done, len, processing, ``backoff`` and
-``transient_backoff`` failures), ``start()``, ``stop(deadline)``, ``informer.store``/``.resource``,
-``Operator.controllers()`` for cause handlers, and the Controller settings ``name``, ``resource``,
-``reconcile``, ``finalizer``, ``cleanup``, ``on_deleted``, ``error_policy``, ``predicates``,
-``resync`` and ``concurrency``.
+``Kit.unwired`` is the ONE place these tests describe a controller (a ``ControllerSpec``), and
+``Kit._wire`` the one place they build it on a client, cache and event recorder (a Manager builds what
+``unwired`` returns itself, in ``run``). Beyond them the tests rely on behaviour only:
+``process(key)``, ``queue`` (get, done, len, processing, ``backoff`` and ``transient_backoff``
+failures), ``start()``, ``stop(deadline)``, ``informer.store``/``.resource``, ``Operator.specs()`` for
+cause handlers, and the spec's fields ``name``, ``resource``, ``reconcile``, ``finalizer``,
+``cleanup``, ``on_deleted``, ``error_policy``, ``predicates``, ``resync`` and ``concurrency``.
 """
 
 from __future__ import annotations
@@ -17,11 +16,11 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from kubeloop.builder import Operator
 from kubeloop.cache import Cache, object_key
 from kubeloop.client import Resource
-from kubeloop.controller import Controller
+from kubeloop.controller import Controller, ControllerSpec
 from kubeloop.helpers.events import EventRecorder
-from kubeloop.operator import Operator
 from kubeloop.resources.builtin import CONFIG_MAP
 from kubeloop.testing.fakeclient import FakeClient
 
@@ -34,6 +33,10 @@ async def until(condition: Callable[[], bool], what: str, timeout: float = 5.0) 
     while not condition():
         assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
         await asyncio.sleep(0.002)
+
+
+async def _noop(obj: Any, ctx: Any) -> None:
+    return None
 
 
 def cm(name: str, ns: str = "ns", **data: str) -> dict[str, Any]:
@@ -52,22 +55,22 @@ class Kit:
     async def controller(self, reconcile: Any = None, *, resource: Resource = CONFIG_MAP,
                          **spec: Any) -> Controller:
         """A controller of ``resource`` calling ``reconcile``, set up with its cache synced (workers not
-        started: call ``process`` or ``start``). ``spec``: the Controller's other settings."""
+        started: call ``process`` or ``start``). ``spec``: the ControllerSpec's other fields."""
         return await self._wire(self.unwired(reconcile, resource=resource, **spec))
 
-    def unwired(self, reconcile: Any = None, *, resource: Resource = CONFIG_MAP, **spec: Any) -> Controller:
-        """A controller not yet set up (for ``Manager.add``)."""
+    def unwired(self, reconcile: Any = None, *, resource: Resource = CONFIG_MAP, **spec: Any) -> ControllerSpec:
+        """The spec of a controller, not yet built (for ``Manager.add``)."""
         spec.setdefault("name", f"unit-{next(_names)}")
-        return Controller(resource=resource, reconcile=reconcile, **spec)
+        return ControllerSpec(resource=resource, reconcile=reconcile or _noop, **spec)
 
     async def operator_controller(self, operator: Operator) -> Controller:
         """The (single) controller an Operator compiles from its handlers, set up like ``controller``."""
-        (controller,) = operator.controllers()
-        return await self._wire(controller)
+        (spec,) = operator.specs()
+        return await self._wire(spec)
 
-    async def _wire(self, controller: Controller) -> Controller:
+    async def _wire(self, spec: ControllerSpec) -> Controller:
         cache = Cache(self.client, freeze_gc=False)
-        await controller.setup(self.client, cache, EventRecorder(self.client, controller.name))
+        controller = await Controller.build(spec, self.client, cache, EventRecorder(self.client, spec.name))
         cache.start()
         await cache.wait_synced(5)
         self._controllers.append(controller)

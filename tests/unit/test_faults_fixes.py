@@ -96,22 +96,22 @@ def test_label_selector_requirements_carry_the_api_servers_rule() -> None:
 def test_reloader_loop_detection() -> None:
     """A rollout loop: the workload's objects change again within the window after each of the last N
     rollouts. A human editing now and then is not one; 0 turns the check off."""
-    from kubeloop.operators.reloader.pacing import loop_suspected, rolled
+    from kubeloop.operators.reloader.pacing import Pacing, loop_suspected, rolled
     from kubeloop.operators.reloader.settings import ReloaderSettings
 
-    memory: dict[str, Any] = {}
+    memory = Pacing()
     for t in (0.0, 5.0, 10.0):
         assert not loop_suspected(memory, t, rollouts=3, window=30)
         rolled(memory, t, keep=3)
     assert loop_suspected(memory, 14.0, rollouts=3, window=30)  # changed again 4 s after the 3rd rollout
     assert not loop_suspected(memory, 100.0, rollouts=3, window=30)  # a change after a quiet spell
     assert not loop_suspected(memory, 14.0, rollouts=0, window=30)  # off
-    spaced: dict[str, Any] = {}
+    spaced = Pacing()
     for t in (0.0, 100.0, 200.0):
         rolled(spaced, t, keep=3)
     assert not loop_suspected(spaced, 210.0, rollouts=3, window=30)  # rollouts far apart: no loop
     rolled(memory, 20.0, keep=3)
-    assert memory["rolled_at"] == [5.0, 10.0, 20.0]
+    assert memory.rolled_at == [5.0, 10.0, 20.0]
     assert ReloaderSettings(loop_rollouts=0, loop_window_seconds=5.0).loop_rollouts == 0
 
 
@@ -120,7 +120,8 @@ async def test_a_forbidden_reconcile_is_one_clear_line_not_a_traceback(caplog: p
     import logging
 
     from kubeloop.client import Forbidden
-    from kubeloop.controller import Controller
+    from kubeloop.controller import Controller, ControllerSpec
+    from kubeloop.controller.controller import Wiring
 
     async def reconcile(obj: Any, ctx: Any) -> None:
         raise Forbidden(403, "Forbidden", 'configmaps "x-w" is forbidden: User "system:serviceaccount:ns:op" '
@@ -132,10 +133,13 @@ async def test_a_forbidden_reconcile_is_one_clear_line_not_a_traceback(caplog: p
 
     class Informer:
         store = Store()
+        resource = CONFIG_MAP
 
-    controller = Controller(name="forbidden-test", resource=CONFIG_MAP, reconcile=reconcile)
-    controller._informer, controller._resource = Informer(), CONFIG_MAP  # type: ignore[assignment]
-    controller._client, controller._cache, controller._events = object(), object(), object()  # type: ignore[assignment]
+        def subscribe(self, handler: Any) -> None:
+            pass
+
+    spec = ControllerSpec(name="forbidden-test", resource=CONFIG_MAP, reconcile=reconcile)
+    controller = Controller(spec, object(), object(), object(), Wiring(Informer(), {}, []))  # type: ignore[arg-type]
     with caplog.at_level(logging.INFO, logger="kubeloop.controller"):
         await controller.process("ns/x")
     records = [r for r in caplog.records if r.name == "kubeloop.controller"]

@@ -143,12 +143,10 @@ def test_rounds_are_pause_apart_and_the_first_is_due_at_once() -> None:
     assert schedule.parse_rfc3339(schedule.rfc3339(NOW)) == NOW
 
 
-def test_clock_prefers_the_newer_of_status_and_memory() -> None:
+def test_clock_is_what_status_records() -> None:
     status = ChaosAgentStatus.model_validate({"round": 3, "seed": 9, "lastRoundTime": "2024-01-06T12:00:00Z"})
-    assert Clock.load(status, {}).round == 3 and Clock.load(status, {}).seed == 9
-    memory = {"clock": Clock(4, NOW, 9)}
-    assert Clock.load(status, memory).round == 4
-    assert Clock.load(None, {}).round == 0
+    assert Clock.load(status).round == 3 and Clock.load(status).seed == 9
+    assert Clock.load(None).round == 0
 
 
 # --- lorem ipsum -----------------------------------------------------------------------------------------
@@ -427,33 +425,3 @@ def test_an_eviction_refused_by_a_budget_is_not_retried() -> None:
     assert not transport._policy_refusal(error_from_status(429, throttled))
 
 
-class StatusCtx:
-    """The part of a reconcile Context that write_status uses; records the status patches."""
-
-    def __init__(self) -> None:
-        self.memory: dict[str, Any] = {}
-        self.patches: list[dict[str, Any]] = []
-
-    def condition(self, *args: Any) -> list[dict[str, Any]]:
-        return []
-
-    async def patch_status(self, body: dict[str, Any]) -> dict[str, Any]:
-        self.patches.append(body)
-        return {}
-
-
-def test_counters_never_go_backwards_on_a_stale_cache() -> None:
-    """After a round's write, a reconcile whose cached status predates it (no round due, no actions)
-    must carry the round's totals, not rewrite the older ones."""
-    from kubeloop.operators.blackadder.agent import write_status
-    from kubeloop.operators.blackadder.models import ChaosAgent
-
-    stale = ChaosAgent.model_validate({"metadata": {"name": "a", "generation": 1}, "spec": {},
-                                       "status": {"round": 1, "counters": {"tantrum": 3}}})
-    ctx = StatusCtx()
-    kills = [Action("tantrum", "killed", {"metadata": {"name": f"p{i}", "namespace": "ns"}}) for i in range(2)]
-    clock = Clock(2, NOW, 1)
-    asyncio.run(write_status(ctx, stale, clock, NOW, kills, Settings(), ("True", "Running", "")))  # type: ignore[arg-type]
-    asyncio.run(write_status(ctx, stale, clock, NOW, [], Settings(), ("True", "Running", "")))  # type: ignore[arg-type]
-    assert [p["counters"]["tantrum"] for p in ctx.patches] == [5, 5]
-    assert [len(p.get("recentActions", [])) for p in ctx.patches] == [2, 0]

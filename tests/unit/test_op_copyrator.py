@@ -329,7 +329,7 @@ def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], en
 
     async def fake_run(op: Any, values: dict[str, Any]) -> int:
         seen.update(settings=op.settings, values=values,
-                    selector=[c.field_selector for c in op.controllers() if c.resource is CopyratorRule])
+                    selector=[c.field_selector for c in op.specs() if c.resource is CopyratorRule])
         return 0
 
     for name in ("RULE_NAME", "NAMESPACE", "KUBELOOP_RULE_NAME", "KUBELOOP_NAMESPACE"):
@@ -338,7 +338,7 @@ def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], en
     monkeypatch.setattr(operator, "settings", operator.settings)  # restored after the test
     result = CliRunner().invoke(build_command(operator), args, env=env)
     assert result.exit_code == 0, result.output
-    assert operator.rule_name() == rule_name and tuple(seen["values"]["namespace"]) == namespaces
+    assert operator.settings.rule == rule_name and tuple(seen["values"]["namespace"]) == namespaces
     assert seen["selector"] == [f"metadata.name={rule_name}" if rule_name else None]
 
 
@@ -347,7 +347,7 @@ def test_rule_type_and_rule_name_must_agree(monkeypatch: pytest.MonkeyPatch) -> 
     from kubeloop.cli.run import build_command
 
     async def fake_run(op: Any, values: dict[str, Any]) -> int:
-        op.controllers()  # as the real runner does, before anything reaches the cluster
+        op.specs()  # as the real runner does, before anything reaches the cluster
         return 0
 
     monkeypatch.setattr(runner, "run_operator", fake_run)

@@ -20,7 +20,7 @@ from kubeloop.operators.reloader.fingerprint import (
     object_hash,
     without_data,
 )
-from kubeloop.operators.reloader.pacing import TokenBucket, settle, settled
+from kubeloop.operators.reloader.pacing import Pacing, TokenBucket, settle, settled
 from kubeloop.operators.reloader.policy import policy_of, source_ignored, source_matches
 from kubeloop.operators.reloader.reconciler import describe, source_changed, source_index
 from kubeloop.operators.reloader.references import Ref, pod_template_refs
@@ -214,7 +214,7 @@ def test_bad_selector_is_rejected() -> None:
 
 
 def test_debounce_settles_a_burst_into_one() -> None:
-    memory: dict = {}
+    memory = Pacing()
     assert settle(memory, "h1", 2.0, 100.0) == 2.0
     assert settle(memory, "h1", 2.0, 101.0) == 1.0
     assert settle(memory, "h2", 2.0, 101.5) == 2.0  # another change restarts the window
@@ -224,7 +224,7 @@ def test_debounce_settles_a_burst_into_one() -> None:
 
 
 def test_debounce_is_capped_for_objects_that_never_stop_changing() -> None:
-    memory: dict = {}
+    memory = Pacing()
     for i in range(25):
         wait = settle(memory, f"h{i}", 1.0, 100.0 + i)
     assert wait == 0.0  # 10 windows after the first change
@@ -292,16 +292,16 @@ def test_settings_validate_and_filter_controllers() -> None:
     with pytest.raises(ValueError):
         ReloaderSettings(ignored_workload_types="deployments,pods")
     op = build_operator()
-    assert [c.name for c in op.controllers()] == ["reloader-deployments", "reloader-statefulsets",
+    assert [c.name for c in op.specs()] == ["reloader-deployments", "reloader-statefulsets",
                                                   "reloader-daemonsets"]
     op.settings = ReloaderSettings(reload_cronjobs=True, ignored_workload_types="daemonsets", ignore_secrets=True)
-    controllers = op.controllers()
+    controllers = op.specs()
     assert [c.name for c in controllers] == ["reloader-deployments", "reloader-statefulsets",
                                              "reloader-cronjobs"]
     assert all([w.resource.kind for w in c.watches] == ["ConfigMap"] for c in controllers)
     op.settings = ReloaderSettings(reload_cronjobs=True, ignored_workload_types="daemonsets", ignore_secrets=True,
                                    namespace_selector="env=prod")
-    watches = op.controllers()[0].watches
+    watches = op.specs()[0].watches
     assert [(w.resource.kind, w.metadata_only) for w in watches] == [("ConfigMap", False),
                                                                      ("Namespace", True)]
 

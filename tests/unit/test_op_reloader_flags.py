@@ -39,7 +39,7 @@ def invoke(args: list[str], monkeypatch: pytest.MonkeyPatch,
     async def fake_run(op, values):  # noqa: ANN001, ANN202 - stands in for the real runner
         seen["settings"] = op.settings
         framework.update(values)
-        op.controllers()  # what the real runner does first
+        op.specs()  # what the real runner does first
         return 0
 
     monkeypatch.setattr(runner, "run_operator", fake_run)
@@ -176,10 +176,10 @@ def test_with_a_resource_label_selector_label_changes_wake_the_workloads() -> No
 
     op = build_operator()
     relabelled = Event("modified", cm({"team": "web"}), cm({}))
-    (plain, _) = op.controllers()[0].watches
+    (plain, _) = op.specs()[0].watches
     assert not any(p(relabelled) for p in plain.predicates)  # labels alone do not matter by default
     op.settings = ReloaderSettings(resource_label_selector="team:web")
-    watches = op.controllers()[0].watches
+    watches = op.specs()[0].watches
     assert watches and all(any(p(relabelled) for p in w.predicates) for w in watches)
 
 
@@ -240,7 +240,7 @@ def test_a_selector_from_the_environment_is_one_value(monkeypatch: pytest.Monkey
 
 
 def test_pause_period_is_a_go_duration_and_a_fixed_window() -> None:
-    from kubeloop.operators.reloader.pacing import settle
+    from kubeloop.operators.reloader.pacing import Pacing, settle
     from kubeloop.operators.reloader.policy import duration
 
     assert duration("5m") == 300 and duration("1h30m") == 5400 and duration("1.5s") == 1.5
@@ -248,10 +248,10 @@ def test_pause_period_is_a_go_duration_and_a_fixed_window() -> None:
         with pytest.raises(ValueError):
             duration(bad)
     assert policy_of({"deployment.reloader.stakater.com/pause-period": "5m"}).pause_period == "5m"
-    memory: dict[str, Any] = {}
-    assert settle(memory, "h1", 0.5, 100.0, period=10.0) == 10.0
-    assert settle(memory, "h2", 0.5, 104.0, period=10.0) == 6.0  # a new change does not extend it
-    assert settle(memory, "h2", 0.5, 110.0, period=10.0) == 0.0
+    pace = Pacing()
+    assert settle(pace, "h1", 0.5, 100.0, period=10.0) == 10.0
+    assert settle(pace, "h2", 0.5, 104.0, period=10.0) == 6.0  # a new change does not extend it
+    assert settle(pace, "h2", 0.5, 110.0, period=10.0) == 0.0
 
 
 def test_annotation_renames(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -281,4 +281,4 @@ async def test_argo_rollouts_without_the_crd_is_a_setting_error() -> None:
     op.settings = ReloaderSettings(argo_rollouts=True)
     manager = Manager(FakeClient(), ManagerOptions(metrics_bind_address="0", health_probe_bind_address="0"))
     with pytest.raises(ValueError, match="--argo-rollouts: the API server serves no argoproj.io/v1alpha1 Rollout"):
-        await op.reloader.start(manager)
+        await op.startup[0](manager)  # the reloader's start hook  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from kubeloop.operators.reloader import build_operator
 from kubeloop.operators.reloader.fingerprint import ABSENT, object_hash, without_data
 from kubeloop.operators.reloader.pacing import TokenBucket
 from kubeloop.operators.reloader.policy import HASH, HASHED_KEYS, SOURCES, TEMPLATE_HASH, policy_of
-from kubeloop.operators.reloader.reconciler import Reloader, Runtime
+from kubeloop.operators.reloader.reconciler import Reloader, Runtime, remembered
 from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.operators.reloader.workloads import DEPLOYMENTS, ROLLOUTS, WorkloadKind
 from kubeloop.reconcile import Result
@@ -133,11 +133,11 @@ def test_namespace_filters() -> None:
 # --- one reconcile ----------------------------------------------------------------------------------------
 
 class Ctx:
-    """What a reconcile uses of its Context: a FakeClient holding the workload, memory, events."""
+    """What a reconcile uses of its Context: a FakeClient holding the workload, per-object state, events."""
 
     def __init__(self) -> None:
         self.namespace, self.name = NS, "d"
-        self.memory: dict[str, Any] = {}
+        self.per_object: dict[Any, Any] = {}
         self.events: list[tuple[str, str, str]] = []
         self.client = FakeClient()
 
@@ -198,7 +198,7 @@ async def test_change_waits_for_the_window_then_rolls_once_with_one_patch() -> N
     ctx = Ctx()
     result = await reconcile(rt, workload, ctx)
     assert result is not None and 4 < (result.requeue_after or 0) <= 5 and ctx.patches == []
-    ctx.memory["changed_at"] -= 5  # the window has passed
+    remembered.of(ctx).pacing.changed_at -= 5  # the window has passed  # type: ignore[arg-type]
     assert await reconcile(rt, workload, ctx) is None
     ((patch, kw),) = ctx.patches
     assert kw == {"type": "strategic"} and patch["metadata"]["resourceVersion"] == "7"

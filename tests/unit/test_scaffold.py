@@ -63,7 +63,7 @@ def test_create_api_adds_and_registers_a_kind(importable: Path) -> None:
     kinds = {m.crd_info().kind: m.crd_info() for m in op.custom_resources()}
     assert set(kinds) == {"Zoo", "SeaLion"}
     assert kinds["SeaLion"].group == "zoo.example.com" and kinds["SeaLion"].version == "v1beta1"
-    assert len(op.controllers()) == 2
+    assert len(op.specs()) == 2
     with pytest.raises(ScaffoldError, match="already exists"):
         create_api(importable, "SeaLion")
 

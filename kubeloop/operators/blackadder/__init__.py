@@ -8,7 +8,7 @@ deleted or a TTL passes. ``kubeloop run blackadder --help`` lists the settings.
 
 from __future__ import annotations
 
-from kubeloop.operator import Operator
+from kubeloop import Operator
 from kubeloop.operators.blackadder.agent import reconcile_agent, restore_everything
 from kubeloop.operators.blackadder.models import ChaosAgent, ChaosAgentV1Alpha1
 from kubeloop.operators.blackadder.settings import BlackadderSettings

@@ -33,18 +33,17 @@ Obj = dict[str, Any]
 
 @dataclass
 class Clock:
-    """Where the agent's rounds stand. Status is the record; ``ctx.memory`` covers the moment between
-    our status write and the cache seeing it, so a quick second reconcile never replays a round."""
+    """Where the agent's rounds stand, as recorded in status. A reconcile never reads a status older
+    than this process's last write (the framework holds it until the cache has that write), so a quick
+    second reconcile never replays a round."""
 
     round: int = 0
     last: datetime | None = None
     seed: int | None = None
 
     @classmethod
-    def load(cls, status: ChaosAgentStatus | None, memory: dict[str, Any]) -> Clock:
-        recorded = cls(status.round or 0, status.lastRoundTime, status.seed) if status else cls()
-        remembered: Clock | None = memory.get("clock")
-        return remembered if remembered and remembered.round > recorded.round else recorded
+    def load(cls, status: ChaosAgentStatus | None) -> Clock:
+        return cls(status.round or 0, status.lastRoundTime, status.seed) if status else cls()
 
 
 async def reconcile_agent(agent: ChaosAgent, ctx: Context, settings: Settings) -> Result:
@@ -54,7 +53,7 @@ async def reconcile_agent(agent: ChaosAgent, ctx: Context, settings: Settings) -
     undone, expiry = await undo_unwanted(ctx.client, settings, spec, label, now)
     if undone:
         await report.announce(ctx.events, ctx.raw, undone, "restored")
-    clock = Clock.load(agent.status, ctx.memory)
+    clock = Clock.load(agent.status)
     idle = why_idle(spec, now)
     if idle is not None:
         await write_status(ctx, agent, clock, None, undone, settings, ("False", *idle))
@@ -68,7 +67,7 @@ async def reconcile_agent(agent: ChaosAgent, ctx: Context, settings: Settings) -
     actions = await play_round(rnd, spec)
     report.ROUNDS.labels(ctx.name).inc()
     await report.announce(ctx.events, ctx.raw, actions, f"round {rnd.number}")
-    clock = ctx.memory["clock"] = Clock(rnd.number, now, rnd.seed)
+    clock = Clock(rnd.number, now, rnd.seed)
     await write_status(ctx, agent, clock, now + pause, undone + actions, settings, active(spec))
     changed = any(a.changed and not a.dry_run and a.mode in ("cancer", "ipsum") for a in actions)
     ttl = spec.restoreAfterSeconds
@@ -172,13 +171,11 @@ def active(spec: ChaosAgentSpec) -> tuple[str, str, str]:
 
 async def write_status(ctx: Context, agent: ChaosAgent, clock: Clock, due: datetime | None,
                        actions: list[Action], settings: Settings, condition: tuple[str, str, str]) -> None:
-    # Running totals build on what this process last wrote when it has: the cached status may not
-    # show that write yet, and totals computed from it would go backwards (as Clock guards rounds).
-    written: dict[str, Any] | None = ctx.memory.get("written")
+    # Running totals build on the cached status, which always has this process's last write (the
+    # framework holds a reconcile until it does): they never go backwards.
     status = agent.status or ChaosAgentStatus.model_validate({})
-    counters = written["counters"] if written else (status.counters.model_dump() if status.counters else None)
-    previous = written["recentActions"] if written else [
-        a.model_dump(exclude_none=True) for a in status.recentActions or ()]
+    counters = status.counters.model_dump() if status.counters else None
+    previous = [a.model_dump(exclude_none=True) for a in status.recentActions or ()]
     when = schedule.rfc3339(schedule.utcnow())
     body: dict[str, Any] = {
         "observedGeneration": agent.metadata.generation,
@@ -196,4 +193,3 @@ async def write_status(ctx: Context, agent: ChaosAgent, clock: Clock, due: datet
     if actions:
         body["recentActions"] = report.recent(previous, actions, clock.round, when, settings.recent_actions)
     await ctx.patch_status(body)
-    ctx.memory["written"] = {"counters": body["counters"], "recentActions": body.get("recentActions", previous)}

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from kubeloop import Context, Operator, Request, Watch
 from kubeloop.cache import Event
-from kubeloop.controller import DEFAULT_CONCURRENCY, Controller
+from kubeloop.controller import ControllerSpec
 from kubeloop.manager import Manager
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
@@ -34,35 +35,29 @@ MAX_NAMESPACES_LISTED = 50
 MAX_EVENTS = 10  # conflict events per reconcile
 
 
-class Copyrator(Operator[CopyratorSettings]):
-    """An Operator whose rule informer honours ``--rule-name`` (the article's single-rule mode)."""
-
-    def rule_name(self) -> str | None:
-        """``--rule-name``, or the article chart's ``--rule-type`` spelling of it."""
-        return self.settings.rule
-
-    def rule_field_selector(self) -> str | None:
-        name = self.rule_name()
-        return f"metadata.name={name}" if name else None
-
-    def controllers(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[Controller]:
-        built = super().controllers(concurrency)
-        for controller in built:
-            if controller.resource is CopyratorRule:
-                controller.field_selector = self.rule_field_selector()
-        return built
-
-
 class CopyFailed(Exception):
     """Some copies could not be written; the rule is retried with backoff. The message is safe to log."""
 
 
-operator = Copyrator("copyrator", finalizer_domain=DOMAIN, settings=CopyratorSettings)
+operator = Operator("copyrator", finalizer_domain=DOMAIN, settings=CopyratorSettings)
 # Copies are written with plain verbs (create, get, update, patch, delete) rather than owned/applied.
 for resource in (CONFIG_MAP, SECRET):
     operator.permission(resource, ["get", "create", "update", "patch", "delete"])
 
 world = World()
+
+
+def rule_field_selector(settings: CopyratorSettings) -> str | None:
+    """``--rule-name`` (or the article chart's ``--rule-type``) as a field selector on the rules."""
+    return f"metadata.name={settings.rule}" if settings.rule else None
+
+
+@operator.configure
+def single_rule(spec: ControllerSpec, settings: CopyratorSettings) -> ControllerSpec:
+    """The rule informer honours ``--rule-name`` (the article's single-rule mode): a field selector."""
+    if spec.resource is CopyratorRule:
+        return replace(spec, field_selector=rule_field_selector(settings))
+    return spec
 
 
 def rule_changed(event: Event) -> bool:
@@ -76,7 +71,7 @@ def rule_changed(event: Event) -> bool:
 
 @operator.on_startup
 async def bind(manager: Manager) -> None:
-    await world.bind(manager.client, manager.cache, operator.rule_field_selector())
+    await world.bind(manager.client, manager.cache, rule_field_selector(operator.settings))
     home = own_namespace()
     world.boundary = Boundary.from_settings(operator.settings, home)
     if home in UNTRUSTED and not world.boundary.trusts_namespace(home):
@@ -127,7 +122,7 @@ async def cleanup(rule: CopyratorRule, ctx: Context) -> None:
 async def collect(request: Request, ctx: Context | None = None) -> None:
     """A rule vanished without its cleanup (finalizer removed by hand): its copies are garbage."""
     world.set_blocked(request.key, set())
-    if world.client is None or not world.watches_rule(request.key, operator.rule_name()):
+    if world.client is None or not world.watches_rule(request.key, operator.settings.rule):
         return
     await collect_leftovers(world.client, world.copies_of(request.key))
 

@@ -4,8 +4,8 @@ A pod that had been Ready for ``stable_after`` seconds earns a fresh start: the 
 immediate. After that each quick recreation waits twice as long as the previous one: 1 s, 2 s, 4 s, …
 up to 15 minutes. Replacements the user asked for (a new image or template) are never delayed.
 
-The state lives in the reconcile's per-object memory (``ctx.memory``): after an operator restart the
-first recreation is immediate again, which is harmless.
+The state is kept per object in memory (``controller.Remembered``, the operator's per-object state):
+after an operator restart the first recreation is immediate again, which is harmless.
 """
 
 from __future__ import annotations

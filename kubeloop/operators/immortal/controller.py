@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubeloop import Context, Operator, Result, Watch
@@ -39,6 +40,19 @@ NAME_CONFLICT_RECHECK = 5.0
 expectations = Expectations()
 
 
+@dataclass
+class Remembered:
+    """What the operator keeps per ImmortalContainer between reconciles, in memory: the recreation
+    backoff, the failed creates in a row, and why the last pod went (the next start's reason)."""
+
+    backoff: Backoff = field(default_factory=Backoff)
+    create_failures: int = 0
+    gone_reason: str | None = None
+
+
+remembered = operator.state(Remembered)
+
+
 def pod_events(pod: Obj) -> list[str]:
     """Maps any pod to the ImmortalContainer its fixed name belongs to — so an object whose pod name is
     taken by someone else's pod wakes up when that pod goes — and tells the expectations what the cache
@@ -62,10 +76,9 @@ async def fresh_start(manager: Any) -> None:
     Watch(NAMESPACE, mapper=lambda namespace: (), metadata_only=True),  # read from the cache, no triggers
 ])
 async def reconcile(ic: ImmortalContainer, ctx: Context) -> Result | None:
+    # The framework never runs this on a cache without our last status write (skip_own_writes): the
+    # counters computed below start from the status this process last wrote.
     owner = ctx.raw
-    if ctx.memory.get("written_over") == owner["metadata"]["resourceVersion"]:
-        return None  # our last status write is not in the cache yet; its event brings us back
-    ctx.memory.pop("written_over", None)
     if ic.metadata.deletionTimestamp:
         return None  # the garbage collector removes the pod
     # The pod definition, then the pod of that name as the cache sees it.
@@ -116,14 +129,16 @@ async def create_pod(ic: ImmortalContainer, ctx: Context, desired: Obj) -> Resul
     except AlreadyExists:
         return await name_taken(ic, ctx, name)
     except (BadRequest, Forbidden, Invalid, NotFound) as exc:  # quota, admission, a bad template, …
-        failures = ctx.memory["create_failures"] = ctx.memory.get("create_failures", 0) + 1
+        mem = remembered.of(ctx)
+        mem.create_failures += 1
+        failures = mem.create_failures
         await ctx.event("Warning", "FailedCreate", f"Error creating: {exc.message}")
         policy = operator.settings.backoff
         return await write_status(ic, ctx, None, status.no_pod(
             "FailedCreate", f"cannot create pod {name}", failure=("FailedCreate", exc.message)),
             then=Result(requeue_after=max(policy.initial, policy.delay(failures))))
     expectations.expect(ctx.request.key, pods.uid(pod))
-    ctx.memory["create_failures"] = 0
+    remembered.of(ctx).create_failures = 0
     backoff_of(ctx).started(time.monotonic(), counts=not user_asked(ctx))
     await ctx.event("Normal", "SuccessfulCreate", f"Created pod: {name}")
     return await write_status(ic, ctx, pod, status.running(pod))
@@ -140,7 +155,7 @@ async def delete_pod(ic: ImmortalContainer, ctx: Context, pod: Obj, why: str) ->
         return None  # another pod holds the name by now; its event brings us back
     else:
         await ctx.event("Normal", "SuccessfulDelete", f"Deleted pod: {name} ({why})")
-    ctx.memory["gone_reason"] = why
+    remembered.of(ctx).gone_reason = why
     progress = "ReplacingPod" if why == "TemplateChanged" else "RecreatingPod"
     return await write_status(ic, ctx, pod, status.going(pod, "PodGone", progress,
                                                          f"deleted pod {name}: {why}"))
@@ -158,7 +173,7 @@ async def adopt(ctx: Context, pod: Obj) -> Result | None:
                                type="json")
     except (Conflict, Invalid, NotFound):
         return None  # it changed meanwhile (the patch is guarded); its event brings us back
-    ctx.memory["gone_reason"] = "Adopted"
+    remembered.of(ctx).gone_reason = "Adopted"
     log.info("adopted pod %s", pod["metadata"]["name"])
     return None  # the pod's update event brings us back to count it
 
@@ -210,8 +225,7 @@ def forgive_when_healthy(ctx: Context, pod: Obj) -> Result | None:
 
 
 def backoff_of(ctx: Context) -> Backoff:
-    backoff: Backoff = ctx.memory.setdefault("backoff", Backoff())
-    return backoff
+    return remembered.of(ctx).backoff
 
 
 def user_asked(ctx: Context) -> bool:
@@ -223,7 +237,7 @@ def user_asked(ctx: Context) -> bool:
 def start_reason(ctx: Context) -> str:
     """Why the pod about to be counted was started: the reason its predecessor went away."""
     current = ctx.raw.get("status") or {}
-    return ctx.memory.get("gone_reason") or ("PodDeleted" if current.get("startTimes") else "Created")
+    return remembered.of(ctx).gone_reason or ("PodDeleted" if current.get("startTimes") else "Created")
 
 
 async def write_status(ic: ImmortalContainer, ctx: Context, pod: Obj | None, report: status.Report,
@@ -235,13 +249,10 @@ async def write_status(ic: ImmortalContainer, ctx: Context, pod: Obj | None, rep
     diff = status.changes(current, wanted)
     if not diff:
         return then
-    read = ctx.raw["metadata"]["resourceVersion"]
     # Guarded: computed from the version we read (startTimes + 1), so it must apply to that version only.
-    written = await ctx.patch_status(diff, guarded=True)
-    if written["metadata"]["resourceVersion"] != read:
-        ctx.memory["written_over"] = read
+    await ctx.patch_status(diff, guarded=True)
     if "podUID" in diff:
-        ctx.memory.pop("gone_reason", None)
+        remembered.of(ctx).gone_reason = None
     return then
 
 

@@ -4,6 +4,6 @@ stakater/Reloader's annotations and flags.
 
 ``kubeloop run reloader`` runs it; see README.md in this folder."""
 
-from kubeloop.operators.reloader.operator import ReloaderOperator, build_operator, operator
+from kubeloop.operators.reloader.operator import build_operator, operator
 
-__all__ = ["ReloaderOperator", "build_operator", "operator"]
+__all__ = ["build_operator", "operator"]

@@ -5,47 +5,56 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
 
 MAX_WINDOWS = 10  # a workload whose objects never stop changing still rolls after this many windows
 
 
-def settle(memory: dict[str, Any], wanted: str, window: float, now: float, period: float | None = None) -> float:
+@dataclass
+class Pacing:
+    """One workload's pace, kept between its reconciles: the burst of changes waiting to roll (the hash
+    it leads to, when it started and last changed) and when its last rollouts happened."""
+
+    pending: str | None = None
+    changed_at: float = 0.0
+    first_at: float | None = None
+    rolled_at: list[float] = field(default_factory=list)
+
+
+def settle(pace: Pacing, wanted: str, window: float, now: float, period: float | None = None) -> float:
     """Seconds to wait before rolling to hash ``wanted``: 0 once it has been stable for ``window``
-    seconds (or the first change of the burst is MAX_WINDOWS windows old). ``memory`` is the
-    reconcile's per-object memory; a new hash restarts the window. With a ``period`` (Reloader's
-    ``pause-period``) the rollout waits exactly that long after the first change of the burst, and
-    takes every change made meanwhile."""
-    if memory.get("pending") != wanted:
-        memory["pending"] = wanted
-        memory["changed_at"] = now
-        memory.setdefault("first_at", now)
+    seconds (or the first change of the burst is MAX_WINDOWS windows old). A new hash restarts the
+    window. With a ``period`` (Reloader's ``pause-period``) the rollout waits exactly that long after
+    the first change of the burst, and takes every change made meanwhile."""
+    if pace.pending != wanted:
+        pace.pending, pace.changed_at = wanted, now
+        if pace.first_at is None:
+            pace.first_at = now
+    first = pace.first_at if pace.first_at is not None else now
     if period is not None:
-        return max(0.0, memory["first_at"] + period - now)
-    due = min(memory["changed_at"] + window, memory["first_at"] + MAX_WINDOWS * window)
+        return max(0.0, first + period - now)
+    due = min(pace.changed_at + window, first + MAX_WINDOWS * window)
     return max(0.0, due - now)
 
 
-def loop_suspected(memory: dict[str, Any], changed_at: float, rollouts: int, window: float) -> bool:
+def loop_suspected(pace: Pacing, changed_at: float, rollouts: int, window: float) -> bool:
     """A rollout loop: the workload's objects changed within ``window`` seconds after each of its last
     ``rollouts`` rollouts (a workload whose pods rewrite the configuration they read). ``rollouts`` 0
     turns the check off."""
-    rolled: list[float] = memory.get("rolled_at") or []
-    if rollouts <= 0 or len(rolled) < rollouts:
+    if rollouts <= 0 or len(pace.rolled_at) < rollouts:
         return False
-    recent = [*rolled[-rollouts:], changed_at]
+    recent = [*pace.rolled_at[-rollouts:], changed_at]
     return all(0 <= b - a <= window for a, b in zip(recent, recent[1:], strict=False))
 
 
-def rolled(memory: dict[str, Any], now: float, keep: int) -> None:
+def rolled(pace: Pacing, now: float, keep: int) -> None:
     """Remembers a rollout (the last ``keep`` of them) for ``loop_suspected``."""
-    memory["rolled_at"] = [*(memory.get("rolled_at") or []), now][-max(1, keep):]
+    pace.rolled_at = [*pace.rolled_at, now][-max(1, keep):]
 
 
-def settled(memory: dict[str, Any]) -> None:
+def settled(pace: Pacing) -> None:
     """Forgets the pending burst (after acting on it, or when the contents went back)."""
-    for key in ("pending", "changed_at", "first_at"):
-        memory.pop(key, None)
+    pace.pending, pace.changed_at, pace.first_at = None, 0.0, None
 
 
 class TokenBucket:

@@ -10,14 +10,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from kubeloop import Operator
 from kubeloop.cache import Event, Informer
 from kubeloop.client import AlreadyExists, ApiError, Conflict, NotFound
 from kubeloop.helpers import selectors
 from kubeloop.manager import Manager
-from kubeloop.operator import Operator
 from kubeloop.operators.reloader.compat import SettingError
 from kubeloop.operators.reloader.fingerprint import (
     ABSENT,
@@ -30,7 +30,7 @@ from kubeloop.operators.reloader.fingerprint import (
 )
 from kubeloop.operators.reloader.jobs import job_from
 from kubeloop.operators.reloader.metrics import reload_executed, reload_skipped
-from kubeloop.operators.reloader.pacing import TokenBucket, loop_suspected, rolled, settle, settled
+from kubeloop.operators.reloader.pacing import Pacing, TokenBucket, loop_suspected, rolled, settle, settled
 from kubeloop.operators.reloader.policy import (
     CONFIG_MAP,
     DEFAULT_NAMES,
@@ -64,7 +64,7 @@ from kubeloop.operators.reloader.workloads import (
     restart_at,
     template_change,
 )
-from kubeloop.reconcile import Context, Result
+from kubeloop.reconcile import Context, Result, State
 from kubeloop.resources import builtin
 
 log = logging.getLogger("kubeloop.reloader")
@@ -108,12 +108,29 @@ class Runtime:
         return sorted(_meta(o)["name"] for o in objs if matches_any(_meta(o)["name"], (pattern,)))
 
 
+@dataclass
+class Remembered:
+    """What the reloader keeps per workload between reconciles (in memory; the recorded hash itself is
+    on the workload): its pacing, and what it already said, so that a resync does not say it again."""
+
+    pacing: Pacing = field(default_factory=Pacing)
+    missing: tuple[str, ...] | None = None  # sources reported missing
+    unknown: tuple[str, ...] = ()  # sources named in a reload annotation, reported unknown
+    skipped: tuple[str, str] | None = None  # (reason, hash) of the rollout last reported skipped
+    dry_run: tuple[str, dict[str, str], str] | None = None  # the hash a dry run "rolled", as _recorded
+    invalid: dict[str, str] = field(default_factory=dict)  # annotation -> the bad value reported
+
+
+remembered = State(Remembered)
+
+
 class Reloader:
     """The operator's logic; one instance per Operator, its Runtime renewed on every start."""
 
     def __init__(self, operator: Operator[ReloaderSettings]) -> None:
         self.operator = operator
         self.runtime: Runtime | None = None
+        self.remembered = remembered
 
     # --- wiring ----------------------------------------------------------------------------------------
 
@@ -165,18 +182,19 @@ class Reloader:
         policy = workload_policy(kind, workload, auto_all=rt.settings.auto_reload_all, names=rt.settings.names)
         if not policy.tracks_anything or not rt.in_scope(ctx.namespace):
             return None
-        await _refused_patterns(ctx, policy)
+        mem = self.remembered.of(ctx)
+        await _refused_patterns(ctx, mem, policy)
         hashes, missing, unknown = self.tracked(rt, kind, workload, policy)
         await self._unknown(ctx, kind, unknown)
         if missing and not rt.settings.reload_on_delete:
-            settled(ctx.memory)  # a burst resumes from scratch once the object is back
+            settled(mem.pacing)  # a burst resumes from scratch once the object is back
             await self._missing(ctx, kind, missing)
             return None
-        ctx.memory.pop("missing", None)
+        mem.missing = None
         fingerprint = Fingerprint({ref.id: h for ref, h in hashes.items()})
         recorded_hash, recorded_sources, recorded_mode = self._recorded(rt, workload, ctx)
         if recorded_hash == fingerprint.hash:
-            settled(ctx.memory)  # nothing to do (or the contents went back within the window)
+            settled(mem.pacing)  # nothing to do (or the contents went back within the window)
             return None
         comparable = recorded_hash and recorded_mode == hashed_keys(rt.settings)
         changed = fingerprint.changed_since(recorded_sources) if comparable else []
@@ -187,27 +205,27 @@ class Reloader:
                 await self._record(rt, ctx, kind, fingerprint)
             return None
         if kind.paused(workload):
-            settled(ctx.memory)
+            settled(mem.pacing)
             await self._skip(ctx, kind, "paused", fingerprint, "paused; it rolls when resumed")
             return None
         period = await self._pause_period(ctx, kind, policy)
-        if wait := settle(ctx.memory, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic(), period):
+        if wait := settle(mem.pacing, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic(), period):
             if period is not None:
                 await self._skip(ctx, kind, "pause_period", fingerprint, f"held by pause-period "
                                  f"{policy.pause_period}: changes until then roll out together")
             return Result(requeue_after=wait)  # more changes may follow: one rollout for the burst
-        if loop_suspected(ctx.memory, ctx.memory.get("first_at", time.monotonic()), rt.settings.loop_rollouts,
-                          rt.settings.loop_window_seconds):
+        first_at = mem.pacing.first_at if mem.pacing.first_at is not None else time.monotonic()
+        if loop_suspected(mem.pacing, first_at, rt.settings.loop_rollouts, rt.settings.loop_window_seconds):
             await self._loop(rt, ctx, kind, fingerprint, changed)
-            settled(ctx.memory)
+            settled(mem.pacing)
             return None
         if wait := rt.limiter.take():
             await self._skip(ctx, kind, "rate_limited", fingerprint)
             return Result(requeue_after=wait)
         triggers = {ref: h for ref, h in hashes.items() if ref.id in changed}
         await self._roll(rt, ctx, kind, workload, policy, fingerprint, triggers, recorded_sources or {})
-        rolled(ctx.memory, time.monotonic(), rt.settings.loop_rollouts)
-        settled(ctx.memory)
+        rolled(mem.pacing, time.monotonic(), rt.settings.loop_rollouts)
+        settled(mem.pacing)
         return None
 
     def tracked(self, rt: Runtime, kind: WorkloadKind, workload: Obj,
@@ -265,8 +283,8 @@ class Reloader:
         elif kind is ROLLOUTS and policy.rollout_strategy == "restart":
             body, strategy = restart_at(), "restartAt"
         elif kind is ROLLOUTS and policy.rollout_strategy != "rollout" and not already_applied(template, change):
-            await _invalid(ctx, "rollout-strategy", policy.rollout_strategy, "neither rollout nor restart; "
-                                                                             "changing the pod template (rollout)")
+            await _invalid(ctx, self.remembered.of(ctx), "rollout-strategy", policy.rollout_strategy,
+                           "neither rollout nor restart; changing the pod template (rollout)")
             body = kind.nest(expand_lists(template, change))
         elif already_applied(template, change):
             await self._record(rt, ctx, kind, fingerprint)  # this hash's rollout is already under way
@@ -285,7 +303,7 @@ class Reloader:
                 await ctx.client.create(job, ctx.namespace, dry_run=True)
             await ctx.client.patch(kind.resource, ctx.name, patch, ctx.namespace, type=kind.patch_type,
                                    dry_run=True)
-            ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint), hashed_keys(rt.settings))
+            self.remembered.of(ctx).dry_run = (fingerprint.hash, _prefixes(fingerprint), hashed_keys(rt.settings))
             await self._skip(ctx, kind, "dry_run", fingerprint, f"would roll: {what}")
             return
         try:
@@ -308,7 +326,7 @@ class Reloader:
     async def _record(self, rt: Runtime, ctx: Context, kind: WorkloadKind, fingerprint: Fingerprint) -> None:
         """Remembers the hash on the workload's metadata: never touches the pod template."""
         if rt.settings.dry_run:
-            ctx.memory["dry_run"] = (fingerprint.hash, _prefixes(fingerprint), hashed_keys(rt.settings))
+            self.remembered.of(ctx).dry_run = (fingerprint.hash, _prefixes(fingerprint), hashed_keys(rt.settings))
             return
         await ctx.client.patch(kind.resource, ctx.name, {"metadata": {"annotations": record_annotations(
             fingerprint, rt.settings)}}, ctx.namespace)
@@ -320,7 +338,7 @@ class Reloader:
         """Breaks a rollout loop: records the change without rolling, and says so once."""
         settings = rt.settings
         await self._record(rt, ctx, kind, fingerprint)
-        ctx.memory.pop("rolled_at", None)  # the next change after this one rolls as usual
+        self.remembered.of(ctx).pacing.rolled_at = []  # the next change after this one rolls as usual
         reload_skipped.labels("loop", ctx.namespace or "", kind.resource.kind).inc()
         what = ", ".join(sorted(changed))
         message = (f"{what} changed within {settings.loop_window_seconds:g}s after each of the last "
@@ -331,10 +349,10 @@ class Reloader:
         await ctx.event("Warning", "ReloadLoop", message)
 
     async def _missing(self, ctx: Context, kind: WorkloadKind, missing: list[Ref]) -> None:
-        ids = tuple(sorted(r.id for r in missing))
-        if ctx.memory.get("missing") == ids:
+        ids, mem = tuple(sorted(r.id for r in missing)), self.remembered.of(ctx)
+        if mem.missing == ids:
             return  # said once; resyncs do not repeat it
-        ctx.memory["missing"] = ids
+        mem.missing = ids
         reload_skipped.labels("missing_source", ctx.namespace or "", kind.resource.kind).inc()
         await ctx.event("Warning", "ReloadSourceMissing", f"{', '.join(ids)} not found; no rollout until "
                                                           "it exists (see --reload-on-delete)")
@@ -347,16 +365,17 @@ class Reloader:
         try:
             return duration(policy.pause_period)
         except ValueError as exc:
-            await _invalid(ctx, "pause-period", policy.pause_period, f"{exc}; using --debounce-seconds instead")
+            await _invalid(ctx, self.remembered.of(ctx), "pause-period", policy.pause_period,
+                           f"{exc}; using --debounce-seconds instead")
             return None
 
     async def _unknown(self, ctx: Context, kind: WorkloadKind, unknown: list[Ref]) -> None:
         """Warns (once per set) about objects a ``reload`` annotation names that do not exist: a typo, or
         an object not created yet. They do not hold back rollouts for the objects that exist."""
-        ids = tuple(sorted(r.id for r in unknown))
-        if ctx.memory.get("unknown", ()) == ids:
+        ids, mem = tuple(sorted(r.id for r in unknown)), self.remembered.of(ctx)
+        if mem.unknown == ids:
             return
-        ctx.memory["unknown"] = ids
+        mem.unknown = ids
         if ids:
             await ctx.event("Warning", "ReloadSourceMissing", f"{', '.join(ids)} named in a reload annotation "
                                                               "not found; the others still trigger rollouts")
@@ -364,9 +383,10 @@ class Reloader:
     async def _skip(self, ctx: Context, kind: WorkloadKind, reason: str, fingerprint: Fingerprint,
                     note: str | None = None) -> None:
         """Counts (and, with a note, reports) a due rollout not made — once per reason and hash."""
-        if ctx.memory.get("skipped") == (reason, fingerprint.hash):
+        mem = self.remembered.of(ctx)
+        if mem.skipped == (reason, fingerprint.hash):
             return
-        ctx.memory["skipped"] = (reason, fingerprint.hash)
+        mem.skipped = (reason, fingerprint.hash)
         reload_skipped.labels(reason, ctx.namespace or "", kind.resource.kind).inc()
         if note:
             log.info("%s %s/%s: %s", kind.resource.kind, ctx.namespace, ctx.name, note)
@@ -374,9 +394,9 @@ class Reloader:
 
     def _recorded(self, rt: Runtime, workload: Obj,
                   ctx: Context) -> tuple[str | None, dict[str, str] | None, str]:
-        """The hash last acted on, its per-object prefixes and hashing mode (in a dry run: from memory)."""
-        if rt.settings.dry_run and "dry_run" in ctx.memory:
-            recorded: tuple[str, dict[str, str], str] = ctx.memory["dry_run"]
+        """The hash last acted on, its per-object prefixes and hashing mode (in a dry run: as remembered)."""
+        recorded = self.remembered.of(ctx).dry_run
+        if rt.settings.dry_run and recorded is not None:
             return recorded
         annotations = _meta(workload).get("annotations") or {}
         return (annotations.get(HASH), decode_sources(annotations.get(SOURCES)),
@@ -385,7 +405,7 @@ class Reloader:
     def _runtime(self) -> Runtime:
         if self.runtime is None:
             raise RuntimeError("reloader: the on_startup hook did not run (add operator.startup hooks "
-                               "before operator.controllers())")
+                               "before the manager builds the controllers)")
         return self.runtime
 
 
@@ -400,21 +420,21 @@ async def _require_rollouts(manager: Manager) -> None:
                            "install Argo Rollouts (its CRD) or leave the flag off") from None
 
 
-async def _invalid(ctx: Context, annotation: str, value: str, message: str) -> None:
+async def _invalid(ctx: Context, mem: Remembered, annotation: str, value: str, message: str) -> None:
     """Says once (per value) that an annotation's value cannot be used, and what is done instead."""
-    if ctx.memory.get(f"invalid {annotation}") != value:
-        ctx.memory[f"invalid {annotation}"] = value
+    if mem.invalid.get(annotation) != value:
+        mem.invalid[annotation] = value
         await ctx.event("Warning", "ReloadConfigInvalid", f"{annotation} {value!r}: {message}")
 
 
-async def _refused_patterns(ctx: Context, policy: Policy) -> None:
+async def _refused_patterns(ctx: Context, mem: Remembered, policy: Policy) -> None:
     """Says (once per set) which regular expressions of the reload/exclude annotations are not used."""
     given = {n for names in (*policy.named.values(), *policy.excluded.values()) for n in names if is_pattern(n)}
     refused = sorted(f"{p[:80]} ({problem})" for p in given if (problem := pattern_problem(p)))
     if policy.dropped:
         refused.append(f"{len(policy.dropped)} more beyond the first {MAX_PATTERNS} (not used)")
     if refused:
-        await _invalid(ctx, "reload annotation", "; ".join(refused),
+        await _invalid(ctx, mem, "reload annotation", "; ".join(refused),
                        "these regular expressions match nothing: only expressions with at most two "
                        "repetitions, none nested or over an alternation, are used (a backtracking match "
                        "could stall the operator for every namespace)")

@@ -1,5 +1,5 @@
-"""The user-facing API: an ``Operator`` collects reconcilers and handlers with decorators, and
-turns them into controllers on one manager.
+"""Building an operator: ``Operator`` collects reconcilers and handlers with decorators, settings,
+permissions and state declarations, and turns them into ``ControllerSpec``s for the manager to run.
 
     op = Operator("immortal")
 
@@ -17,49 +17,51 @@ from typing_extensions import TypeVar as DefaultedTypeVar
 
 from kubeloop.client.api import ResourceRef
 from kubeloop.controller.causes import CauseHandlers
-from kubeloop.controller.controller import (
+from kubeloop.controller.predicates import Predicate
+from kubeloop.controller.spec import (
     DEFAULT_CONCURRENCY,
     CleanupFn,
-    Controller,
+    ControllerSpec,
     DeletedFn,
     ErrorPolicy,
     ReconcileFn,
     Watch,
     default_error_policy,
 )
-from kubeloop.controller.predicates import Predicate
+from kubeloop.reconcile.state import State
 from kubeloop.settings import Settings, defaults
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")  # a typed per-object state, see state()
 S = DefaultedTypeVar("S", bound=Settings, default=Any)  # the settings model; a bare Operator takes any
+# ``fn(spec, settings)``: the spec as these settings want it (``dataclasses.replace``), or None to run
+# no controller for it. ``settings`` is ``Operator.settings``.
+Configure = Callable[[ControllerSpec, Any], "ControllerSpec | None"]
+Condition = Callable[[Any], bool]  # of the operator's settings
 
 
 @dataclass
-class _Spec:
+class _Registered:
+    """What the decorators registered for one resource. ``options`` are ``@reconcile``'s keyword
+    arguments, passed on to ``ControllerSpec`` by name (the spec is the one list of the fields)."""
+
     resource: ResourceRef
     reconcile: ReconcileFn | None = None
-    owns: list[ResourceRef] = field(default_factory=list)
-    watches: list[Watch] = field(default_factory=list)
-    predicates: tuple[Predicate, ...] = ()
-    label_selector: str | None = None
-    field_selector: str | None = None
-    resync: float | None = 600.0
-    concurrency: int | None = None
+    options: dict[str, Any] = field(default_factory=dict)
     cleanup: CleanupFn | None = None
     finalizer: str | None = None
     on_deleted: DeletedFn | None = None
-    error_policy: ErrorPolicy = default_error_policy
     causes: CauseHandlers = field(default_factory=CauseHandlers)
-    name: str | None = None
 
 
 class Operator(Generic[S]):
     """Collects an operator's reconcilers, finalizers, cause handlers, settings and permissions.
 
     ``name`` names the operator everywhere: its ServiceAccount and RBAC, its field manager, its
-    Deployment, its Lease, and the default finalizer ``<finalizer_domain>/<name>``. Turn it into
-    controllers with ``Manager.add_operator`` (what ``kubeloop run`` does), or run it in a test with
-    ``kubeloop.testing.operator.run_operator``.
+    Deployment, its Lease, and the default finalizer ``<finalizer_domain>/<name>``. ``specs()`` turns
+    the registrations into ``ControllerSpec``s (adapted to the settings by ``configure`` hooks);
+    ``Manager.add_operator`` runs them (what ``kubeloop run`` does), as does
+    ``kubeloop.testing.operator.run_operator`` in a test.
 
     ``settings``: the operator's settings model (a ``kubeloop.Settings`` subclass), from which
     ``kubeloop run`` derives its flags and environment variables (see ``kubeloop.settings``). Its
@@ -73,16 +75,17 @@ class Operator(Generic[S]):
         self.settings_model: type[S] = settings or Settings  # type: ignore[assignment]
         self.settings: S = defaults(self.settings_model)  # replaced by ``kubeloop run`` with the flags'
         self.startup: list[Callable[..., Any]] = []
-        self._specs: dict[Any, _Spec] = {}
-        self._extra_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None]] = []
-        self._own_namespace_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None]] = []
+        self._registered: dict[Any, _Registered] = {}
+        self._configure: list[Configure] = []
+        self._extra_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None, Condition | None]] = []
+        self._own_namespace_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None,
+                                                    Condition | None]] = []
         self._served: list[type] = []  # extra CRD versions, see serve()
 
-    def _spec(self, resource: ResourceRef) -> _Spec:
-        key = resource if not isinstance(resource, type) else resource
-        if key not in self._specs:
-            self._specs[key] = _Spec(resource)
-        return self._specs[key]
+    def _entry(self, resource: ResourceRef) -> _Registered:
+        if resource not in self._registered:
+            self._registered[resource] = _Registered(resource)
+        return self._registered[resource]
 
     # --- level-based ---------------------------------------------------------------------------------
 
@@ -90,20 +93,21 @@ class Operator(Generic[S]):
                   watches: Iterable[Watch] = (), predicates: Sequence[Predicate] = (),
                   label_selector: str | None = None, field_selector: str | None = None,
                   resync: float | None = 600.0, concurrency: int | None = None,
-                  error_policy: ErrorPolicy | None = None, name: str | None = None) -> Callable[[F], F]:
-        """Registers ``async def fn(obj, ctx) -> Result | None`` as the reconciler of ``resource``."""
+                  error_policy: ErrorPolicy | None = None, name: str | None = None,
+                  skip_own_writes: bool = True) -> Callable[[F], F]:
+        """Registers ``async def fn(obj, ctx) -> Result | None`` as the reconciler of ``resource``; the
+        arguments are those of ``ControllerSpec``. ``skip_own_writes=False`` reconciles on the echo of
+        this controller's own writes too (``kubeloop.controller.echo`` says when that is needed)."""
         def register(fn: F) -> F:
-            spec = self._spec(resource)
-            if spec.reconcile is not None:
-                raise ValueError(f"{resource} already has a reconciler ({spec.reconcile.__name__})")
-            spec.reconcile = fn
-            spec.owns += list(owns)
-            spec.watches += list(watches)
-            spec.predicates = tuple(predicates)
-            spec.label_selector, spec.field_selector = label_selector, field_selector
-            spec.resync, spec.concurrency, spec.name = resync, concurrency, name
-            if error_policy:
-                spec.error_policy = error_policy
+            entry = self._entry(resource)
+            if entry.reconcile is not None:
+                raise ValueError(f"{resource} already has a reconciler ({entry.reconcile.__name__})")
+            entry.reconcile = fn
+            entry.options = {
+                "owns": tuple(owns), "watches": tuple(watches), "predicates": tuple(predicates),
+                "label_selector": label_selector, "field_selector": field_selector, "resync": resync,
+                "concurrency": concurrency, "error_policy": error_policy or default_error_policy,
+                "name": name, "skip_own_writes": skip_own_writes}
             return fn
         return register
 
@@ -111,16 +115,15 @@ class Operator(Generic[S]):
         """Registers ``async def fn(obj, ctx)`` to clean up before ``resource`` objects are deleted.
         A finalizer is added before the first reconcile and removed once ``fn`` succeeds."""
         def register(fn: F) -> F:
-            spec = self._spec(resource)
-            spec.cleanup = fn
-            spec.finalizer = finalizer
+            entry = self._entry(resource)
+            entry.cleanup, entry.finalizer = fn, finalizer
             return fn
         return register
 
     def on_deleted(self, resource: ResourceRef) -> Callable[[F], F]:
         """``async def fn(request, ctx=None)`` once an object is gone from the cache (no finalizer)."""
         def register(fn: F) -> F:
-            self._spec(resource).on_deleted = fn
+            self._entry(resource).on_deleted = fn
             return fn
         return register
 
@@ -152,7 +155,7 @@ class Operator(Generic[S]):
 
     def _cause(self, resource: ResourceRef, add: Callable[[CauseHandlers, Any], None]) -> Callable[[F], F]:
         def register(fn: F) -> F:
-            add(self._spec(resource).causes, fn)
+            add(self._entry(resource).causes, fn)
             return fn
         return register
 
@@ -164,28 +167,44 @@ class Operator(Generic[S]):
         return fn
 
     def permission(self, resource: ResourceRef, verbs: Sequence[str], subresource: str | None = None, *,
-                   own_namespace: bool = False) -> None:
+                   own_namespace: bool = False, when: Condition | None = None) -> None:
         """Declares a request the operator's own code makes beyond what the framework derives (which is:
         list/watch of every watched kind, apply/delete of owned kinds, finalizer patches, status, events,
         leases). The generated RBAC grants exactly the union. ``own_namespace``: only needed in the
-        namespace the operator runs in, so it goes to a Role there instead of the ClusterRole."""
+        namespace the operator runs in, so it goes to a Role there instead of the ClusterRole.
+        ``when(settings)``: only needed with these settings (least privilege for the others)."""
         target = self._own_namespace_permissions if own_namespace else self._extra_permissions
-        target.append((resource, tuple(verbs), subresource))
+        target.append((resource, tuple(verbs), subresource, when))
 
     def serve(self, *models: type) -> None:
         """Ships more custom resource models in the operator's CRDs without reconciling them, e.g. an
         older ``v1alpha1`` served next to the ``v1beta1`` the reconciler reads."""
         self._served += [m for m in models if m not in self._served]
 
+    def configure(self, fn: Configure) -> Configure:
+        """Registers ``fn(spec, settings) -> ControllerSpec | None``, which adapts every controller to the
+        operator's settings once they are known (``specs()`` calls it): return ``dataclasses.replace(spec,
+        ...)`` to change it (a field selector from a flag, watches filtered or added), the spec itself to
+        keep it, or None to run no controller for it. Hooks run in the order registered. The generated
+        RBAC follows the result: a dropped watch needs no permission."""
+        self._configure.append(fn)
+        return fn
+
+    def state(self, factory: Callable[[], T]) -> State[T]:
+        """Declares typed per-object state: ``state = op.state(MyState)``, then ``state.of(ctx)`` in a
+        reconcile is this object's ``MyState`` (see ``kubeloop.reconcile.state``)."""
+        return State(factory)
+
     # --- introspection (for manifests, RBAC and tests) -------------------------------------------------
 
     def permissions(self) -> list[Any]:
-        """The RBAC ``Permission``s this operator needs (cluster-wide; leases and events are added by
-        ``render_rbac``). Strings are resolved against the built-in kinds, so no cluster is needed."""
+        """The RBAC ``Permission``s this operator needs with its current settings (cluster-wide; leases
+        and events are added by ``render_rbac``). Strings are resolved against the built-in kinds, so
+        no cluster is needed."""
         wanted: list[tuple[Any, tuple[str, ...], str | None]] = []
-        for spec in self._specs.values():
+        for spec in self.specs():
             wanted.append((spec.resource, ("list", "watch"), None))
-            if spec.cleanup or spec.causes.needs_finalizer:
+            if spec.finalizer:
                 wanted.append((spec.resource, ("patch",), None))
             if isinstance(spec.resource, type) and "status" in getattr(spec.resource, "model_fields", {}):
                 wanted.append((spec.resource, ("patch",), "status"))
@@ -193,24 +212,29 @@ class Operator(Generic[S]):
                 wanted.append((owned, ("list", "watch", "create", "patch", "delete"), None))
             for watch in spec.watches:
                 wanted.append((watch.resource, ("list", "watch"), None))
-        wanted += self._extra_permissions
+        wanted += self._wanted(self._extra_permissions)
         return _as_permissions(wanted)
 
     def namespaced_permissions(self) -> list[Any]:
         """The ``Permission``s needed only in the operator's own namespace (a Role there)."""
-        return _as_permissions(self._own_namespace_permissions)
+        return _as_permissions(self._wanted(self._own_namespace_permissions))
+
+    def _wanted(self, declared: list[tuple[ResourceRef, tuple[str, ...], str | None, Condition | None]]
+                ) -> list[tuple[ResourceRef, tuple[str, ...], str | None]]:
+        return [(ref, verbs, sub) for ref, verbs, sub, when in declared if when is None or when(self.settings)]
 
     def finalizers(self) -> list[tuple[ResourceRef, str]]:
-        """(resource, finalizer name) for every kind this operator puts a finalizer on: what only it may
-        remove, e.g. for ``kubeloop undeploy``."""
-        return [(spec.resource, spec.finalizer or f"{self.finalizer_domain}/{self.name}")
-                for spec in self._specs.values() if spec.cleanup or spec.causes.needs_finalizer]
+        """(resource, finalizer name) for every kind this operator may put a finalizer on, whatever the
+        settings: what only it may remove, e.g. for ``kubeloop undeploy``."""
+        return [(entry.resource, entry.finalizer or self._default_finalizer)
+                for entry in self._registered.values() if entry.cleanup or entry.causes.needs_finalizer]
 
     def custom_resources(self) -> list[type]:
         """The typed custom resources this operator reconciles or watches (their CRDs ship with it)."""
         refs: list[Any] = []
-        for spec in self._specs.values():
-            refs += [spec.resource, *spec.owns, *(w.resource for w in spec.watches)]
+        for entry in self._registered.values():
+            refs += [entry.resource, *entry.options.get("owns", ()),
+                     *(w.resource for w in entry.options.get("watches", ()))]
         refs += self._served
         out: list[type] = []
         for ref in refs:
@@ -220,32 +244,42 @@ class Operator(Generic[S]):
 
     # --- building ------------------------------------------------------------------------------------
 
-    def controllers(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[Controller]:
-        """One ``Controller`` per registered resource, each with ``concurrency`` workers unless the
-        resource set its own; what ``Manager.add_operator`` adds.
-        """
+    def specs(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[ControllerSpec]:
+        """One ``ControllerSpec`` per registered resource (``concurrency`` workers unless the resource
+        set its own), as the ``configure`` hooks adapt it to the settings; what ``Manager.add_operator``
+        runs."""
         out = []
-        for spec in self._specs.values():
-            out.append(self._build(spec, concurrency))
+        for entry in self._registered.values():
+            spec: ControllerSpec | None = self._spec_of(entry, concurrency)
+            for configure in self._configure:
+                spec = configure(spec, self.settings) if spec is not None else None
+            if spec is not None:
+                out.append(spec)
         return out
 
-    def _build(self, spec: _Spec, concurrency: int) -> Controller:
-        causes = spec.causes
+    @property
+    def _default_finalizer(self) -> str:
+        return f"{self.finalizer_domain}/{self.name}"
+
+    def _spec_of(self, entry: _Registered, concurrency: int) -> ControllerSpec:
+        causes = entry.causes
         has_causes = bool(causes.create or causes.update or causes.delete or causes.timers or causes.daemons)
-        if spec.reconcile and has_causes:
-            raise ValueError(f"{spec.resource}: use either @reconcile or cause handlers, not both")
-        reconcile = spec.reconcile or causes.reconcile
-        cleanup = spec.cleanup or (causes.cleanup if causes.needs_finalizer else None)
-        model = spec.resource if isinstance(spec.resource, type) else None
-        name = spec.name or f"{self.name}-{_short(spec.resource)}"
-        return Controller(
-            name=name, resource=spec.resource, reconcile=reconcile, model=model, owns=list(spec.owns),
-            watches=list(spec.watches), predicates=spec.predicates, label_selector=spec.label_selector,
-            field_selector=spec.field_selector, resync=spec.resync,
-            concurrency=spec.concurrency or concurrency,
-            finalizer=(spec.finalizer or f"{self.finalizer_domain}/{self.name}") if cleanup else None,
-            cleanup=cleanup, on_deleted=spec.on_deleted or (causes.deleted if causes.daemons else None),
-            error_policy=spec.error_policy, field_manager=self.name)
+        if entry.reconcile and has_causes:
+            raise ValueError(f"{entry.resource}: use either @reconcile or cause handlers, not both")
+        if entry.reconcile is None and not has_causes:
+            raise ValueError(f"{entry.resource}: a finalizer or on_deleted handler but no @reconcile "
+                             "(or cause handler) to go with it")
+        cleanup = entry.cleanup or (causes.cleanup if causes.needs_finalizer else None)
+        options = dict(entry.options)
+        name = options.pop("name", None) or f"{self.name}-{_short(entry.resource)}"
+        workers = options.pop("concurrency", None) or concurrency
+        return ControllerSpec(
+            **options, resource=entry.resource, reconcile=entry.reconcile or causes.reconcile,
+            name=name, concurrency=workers,
+            model=entry.resource if isinstance(entry.resource, type) else None,
+            finalizer=(entry.finalizer or self._default_finalizer) if cleanup else None, cleanup=cleanup,
+            on_deleted=entry.on_deleted or (causes.deleted if causes.daemons else None),
+            field_manager=self.name)
 
 
 def _as_permissions(wanted: list[tuple[ResourceRef, tuple[str, ...], str | None]]) -> list[Any]:

@@ -1,0 +1,110 @@
+"""What a controller is, as one immutable value: ``ControllerSpec``.
+
+The spec says what to reconcile, with what triggers and in what manner; a ``Controller`` is built from a
+spec plus what only exists at run time (client, cache, event recorder). ``Operator`` decorators produce
+specs, operators adapt them to their settings with ``dataclasses.replace`` (see ``Operator.configure``),
+the manager builds the controllers when it starts.
+
+- Frozen: a spec is never patched after the fact; a changed controller is a new spec.
+- Complete: every field a controller reads comes from here, so the spec is the one copy of them.
+- Checked at construction: a spec that exists can be built (a finalizer comes with its cleanup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kubeloop.client.api import ResourceRef
+from kubeloop.controller.predicates import Predicate
+from kubeloop.reconcile.result import Request, Result
+
+if TYPE_CHECKING:
+    from kubeloop.reconcile.context import Context
+
+Obj = dict[str, Any]
+ReconcileFn = Callable[[Any, "Context"], Awaitable[Result | None]]
+CleanupFn = Callable[[Any, "Context"], Awaitable[Result | None]]
+DeletedFn = Callable[[Request, "Context | None"], Awaitable[None]]
+ErrorPolicy = Callable[[Exception, Request, int], float | None]
+Mapper = Callable[[Obj], Iterable[str | Request | Obj]]
+
+# Workers per controller. They are coroutines that spend their time waiting on the API server, so
+# 16 cost next to nothing; with 4, a burst of events queued behind the round-trips (stream p99 twice
+# the framework-free loop's in bench/). One key is still never reconciled twice at once.
+DEFAULT_CONCURRENCY = 16
+
+
+def default_error_policy(error: Exception, request: Request, failures: int) -> float | None:
+    """None = requeue with the queue's per-key backoff: the short transient schedule for errors about
+    the environment (``kubeloop.client.is_transient``), the exponential one (up to 5 minutes) for the rest."""
+    return None
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A secondary trigger: events of ``resource`` map to primary keys. ``mapper=None`` means "owned":
+    the child's controller ownerReference names the primary."""
+
+    resource: ResourceRef
+    mapper: Mapper | None = None
+    predicates: tuple[Predicate, ...] = ()
+    label_selector: str | None = None
+    field_selector: str | None = None
+    metadata_only: bool = False
+    all_namespaces: bool = False  # watch every namespace even when the manager is limited to some
+
+
+@dataclass(frozen=True)
+class ControllerSpec:
+    """One controller, described: reconcile ``resource`` with ``reconcile`` (given the ``model`` built
+    from the cached dict, or the dict when ``model`` is None), woken by its own events that pass
+    ``predicates``, by ``owns`` (children, by controller ownerReference) and ``watches``; a ``resync``
+    re-checks every object; ``concurrency`` workers, never two at once on one key.
+
+    ``finalizer`` + ``cleanup``: the finalizer goes on before the first reconcile and comes off once
+    ``cleanup`` succeeds. ``on_deleted(request, None)`` runs once the object is gone from the cache.
+    A failed reconcile goes through ``error_policy``, by default to the per-key backoff (``backoff_*``).
+    ``skip_own_writes``: the echo of this controller's own writes to the object does not wake it (see
+    ``kubeloop.controller.echo``). ``field_manager`` names its writes (default: ``name``).
+    """
+
+    name: str
+    resource: ResourceRef
+    reconcile: ReconcileFn
+    model: Any = None
+    owns: tuple[ResourceRef, ...] = ()
+    watches: tuple[Watch, ...] = ()
+    predicates: tuple[Predicate, ...] = ()
+    label_selector: str | None = None
+    field_selector: str | None = None
+    resync: float | None = 600.0
+    concurrency: int = DEFAULT_CONCURRENCY
+    finalizer: str | None = None
+    cleanup: CleanupFn | None = None
+    on_deleted: DeletedFn | None = None
+    error_policy: ErrorPolicy = default_error_policy
+    backoff_base: float = 0.005  # per-key failure backoff: base * 2**failures seconds, up to the cap
+    backoff_cap: float = 300.0
+    field_manager: str = ""
+    skip_own_writes: bool = True
+
+    def __post_init__(self) -> None:
+        # Sequences become tuples so that a spec is immutable all the way down (lists passed by users
+        # would otherwise stay shared and changeable).
+        for name in ("owns", "watches", "predicates"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if not self.name:
+            raise ValueError(f"ControllerSpec for {self.resource}: name must not be empty")
+        if not callable(self.reconcile):
+            raise ValueError(f"ControllerSpec {self.name}: reconcile must be an async function, "
+                             f"got {self.reconcile!r}")
+        if (self.finalizer is None) != (self.cleanup is None):
+            raise ValueError(f"ControllerSpec {self.name}: finalizer and cleanup go together "
+                             f"(finalizer={self.finalizer!r}, cleanup={self.cleanup!r})")
+        if self.concurrency < 1:
+            raise ValueError(f"ControllerSpec {self.name}: concurrency must be at least 1, "
+                             f"got {self.concurrency}")
+        if not self.field_manager:
+            object.__setattr__(self, "field_manager", self.name)
