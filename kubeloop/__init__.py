@@ -1,18 +1,65 @@
 """kubeloop: level-based Kubernetes operators in Python.
 
-The folders are the architecture: ``client`` → ``watch`` → ``cache`` → ``queue`` → ``controller`` →
-``manager``; ``reconcile`` (what reconcilers get and return), ``helpers`` (finalizers, owners,
-conditions, events), ``resources`` (models → CRD/RBAC), ``envtest`` (a local control plane),
-``testing`` (pytest plugin), ``cli`` and the bundled ``operators``.
+This namespace is the public API: what an operator imports (the bundled ones import nothing else, a
+test checks it). The folders are the architecture, layers pointing down: ``client`` → ``watch`` →
+``cache`` → ``queue`` → ``reconcile`` → ``controller`` → ``manager``, with ``builder`` (the ``Operator``
+decorators) on top; ``helpers`` (finalizers, owners, conditions, events, selectors), ``resources``
+(models → CRD/RBAC), ``settings``, ``webhooks``, ``envtest`` (a local control plane), ``testing``
+(pytest plugin, fakes), ``cli`` and the bundled ``operators``. See docs/ARCHITECTURE.md.
 """
 
+from kubeloop import metrics
 from kubeloop.builder import Operator
-from kubeloop.client import Client, Resource
+from kubeloop.cache import Cache, Event, Informer
+from kubeloop.client import (
+    AlreadyExists,
+    ApiError,
+    Client,
+    Conflict,
+    Forbidden,
+    Gone,
+    Invalid,
+    NotFound,
+    Obj,
+    Resource,
+    TooManyRequests,
+    WaitTimeout,
+    wait_for,
+    wait_for_crd,
+    wait_for_deletion,
+)
+from kubeloop.client.errors import BadRequest
 from kubeloop.controller import Controller, ControllerSpec, Watch, predicates
+from kubeloop.helpers import conditions, finalizers, ownership, selectors
+from kubeloop.helpers.events import EventRecorder
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.reconcile import Context, Request, Result, State
+from kubeloop.resources import (
+    Conditions,
+    CustomResource,
+    Int32,
+    Int64,
+    IntOrString,
+    builtin,
+    opaque,
+    printer_column,
+    validation,
+)
+from kubeloop.resources.types import LabelSelector
 from kubeloop.settings import Flag, Settings, setting
 
 __version__ = "0.1.0"
-__all__ = ["Client", "Context", "Controller", "ControllerSpec", "Flag", "Manager", "ManagerOptions", "Operator",
-           "Request", "Resource", "Result", "Settings", "State", "Watch", "predicates", "setting"]
+__all__ = [
+    # building an operator
+    "Operator", "Context", "Request", "Result", "State", "Settings", "setting", "Flag", "Watch", "predicates",
+    "ControllerSpec", "Controller", "Manager", "ManagerOptions",
+    # custom resources and the built-in kinds
+    "CustomResource", "Conditions", "Int32", "Int64", "IntOrString", "LabelSelector", "opaque", "printer_column",
+    "validation", "builtin",
+    # the client, its objects and errors
+    "Client", "Resource", "Obj", "Cache", "Informer", "Event", "ApiError", "AlreadyExists", "BadRequest",
+    "Conflict", "Forbidden", "Gone", "Invalid", "NotFound", "TooManyRequests", "WaitTimeout", "wait_for",
+    "wait_for_crd", "wait_for_deletion",
+    # helpers
+    "conditions", "finalizers", "ownership", "selectors", "EventRecorder", "metrics",
+]

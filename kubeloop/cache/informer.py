@@ -42,6 +42,12 @@ class InformerKey:
 
 
 class Informer:
+    """One list+watch of one ``InformerKey`` into a ``Store``, telling subscribers each change (``Event``).
+
+    Shared: the ``Cache`` hands the same informer to every controller asking for the same key. After a
+    410 or a broken watch it lists again and replaces the store, sending the differences as events.
+    """
+
     def __init__(self, client: Client, key: InformerKey, *, transform: Transform | None = None,
                  indexes: dict[str, IndexFunc] | None = None, page_size: int = 500,
                  inactivity_timeout: float = 330.0) -> None:
@@ -69,11 +75,13 @@ class Informer:
                 handler(Event("added", obj, None, True))
 
     def start(self) -> asyncio.Task[None]:
+        """Starts listing and watching (once; later calls return the same task)."""
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name=f"informer {self.resource}")
         return self._task
 
     async def stop(self) -> None:
+        """Stops watching; the store keeps what it holds."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -81,6 +89,7 @@ class Informer:
             self._task = None
 
     async def wait_synced(self, timeout: float | None = None) -> None:
+        """Waits until the first list is in the store (``TimeoutError`` after ``timeout`` seconds)."""
         await asyncio.wait_for(self.synced.wait(), timeout)
 
     async def _run(self) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
 
-Obj = dict[str, Any]
+from kubeloop.client.api import Obj
+
 IndexFunc = Callable[[Obj], Iterable[str]]
 
 

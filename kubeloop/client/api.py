@@ -14,6 +14,9 @@ from kubeloop.client.transport import Transport
 
 log = logging.getLogger("kubeloop.client")
 
+# An API object as the client returns it and the cache holds it: a plain dict, decoded once by orjson.
+# The hot path stays on dicts; typed models are built at the user's edge (see ``kubeloop.resources``).
+Obj = dict[str, Any]
 PatchType = Literal["merge", "json", "strategic", "apply"]
 _PATCH_CONTENT = {
     "merge": "application/merge-patch+json",

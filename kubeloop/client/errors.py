@@ -23,6 +23,7 @@ class ApiError(Exception):
 
     @property
     def details(self) -> dict[str, Any]:
+        """The Status' ``details`` (name, kind, and for 422 Invalid the ``causes`` naming each field)."""
         return self.body.get("details") or {}
 
     @property

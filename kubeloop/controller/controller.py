@@ -18,8 +18,8 @@ from typing import Any
 
 from kubeloop import metrics
 from kubeloop.cache import Cache, Event, Informer
-from kubeloop.cache.store import Obj
 from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_transient
+from kubeloop.client.api import Obj
 from kubeloop.controller.echo import OwnWrites
 from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers

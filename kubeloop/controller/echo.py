@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kubeloop.cache import Event
+from kubeloop.client.api import Obj
 
-Obj = dict[str, Any]
 Change = Callable[[Obj], Obj]
 Verdict = Literal["echo", "release", "event"]
 # An echo normally arrives within milliseconds; this bounds a wait if it never comes as such (the

@@ -16,14 +16,13 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kubeloop.client.api import ResourceRef
+from kubeloop.client.api import Obj, ResourceRef
 from kubeloop.controller.predicates import Predicate
 from kubeloop.reconcile.result import Request, Result
 
 if TYPE_CHECKING:
     from kubeloop.reconcile.context import Context
 
-Obj = dict[str, Any]
 ReconcileFn = Callable[[Any, "Context"], Awaitable[Result | None]]
 CleanupFn = Callable[[Any, "Context"], Awaitable[Result | None]]
 DeletedFn = Callable[[Request, "Context | None"], Awaitable[None]]

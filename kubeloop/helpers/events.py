@@ -11,11 +11,11 @@ import time
 from typing import Any
 
 from kubeloop.client import Client
+from kubeloop.client.api import Obj
 from kubeloop.client.errors import ApiError, NotFound
 
 log = logging.getLogger("kubeloop.events")
 
-Obj = dict[str, Any]
 SERIES_WINDOW = 6 * 60.0  # seconds within which a repeat joins the series (client-go's value)
 NOTE_LIMIT = 1024
 

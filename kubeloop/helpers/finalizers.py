@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubeloop.client import Client, Conflict, Invalid, Resource
-
-Obj = dict[str, Any]
+from kubeloop.client.api import Obj
 
 
 def has_finalizer(obj: Obj, name: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-Obj = dict[str, Any]
+from kubeloop.client.api import Obj
 
 
 def controller_reference(owner: Obj, *, block_owner_deletion: bool = True) -> dict[str, Any]:

@@ -9,9 +9,9 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from kubeloop.cache import Cache
 from kubeloop.client import Client
@@ -20,10 +20,17 @@ from kubeloop.helpers.events import EventRecorder
 from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
 
-if TYPE_CHECKING:
-    from kubeloop.builder import Operator
-
 log = logging.getLogger("kubeloop.manager")
+
+
+class SpecSource(Protocol):
+    """What ``Manager.add_operator`` takes: controller specs and startup hooks. ``kubeloop.Operator`` is
+    one; the manager sits below it and does not import it."""
+
+    @property
+    def startup(self) -> Sequence[Callable[..., Any]]: ...
+
+    def specs(self, concurrency: int = DEFAULT_CONCURRENCY) -> list[ControllerSpec]: ...
 
 
 class LeadershipLost(RuntimeError):
@@ -79,11 +86,11 @@ class Manager:
         self._stop = asyncio.Event()
         self.started = asyncio.Event()  # set once controllers run (i.e. we lead)
 
-    def add_operator(self, operator: Operator, concurrency: int = DEFAULT_CONCURRENCY,
+    def add_operator(self, operator: SpecSource, concurrency: int = DEFAULT_CONCURRENCY,
                      resync: float | None = None) -> None:
         """Adds an operator's controllers (its ``specs()`` with its settings as they are now, ``resync``
         overriding theirs when given); its startup hooks run at the start of ``run``."""
-        self._startup += operator.startup
+        self._startup.extend(operator.startup)
         for spec in operator.specs(concurrency):
             self.add(replace(spec, resync=resync) if resync else spec)
 

@@ -10,13 +10,12 @@ from typing import Any
 
 from kubeloop.cache import Cache, Informer
 from kubeloop.client import Client, NotFound, Resource
-from kubeloop.client.api import ResourceRef
+from kubeloop.client.api import Obj, ResourceRef
 from kubeloop.helpers import conditions
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.helpers.ownership import set_controller
 from kubeloop.reconcile.result import Request
 
-Obj = dict[str, Any]
 Change = Callable[[Obj], Obj]  # what a write did to the object: before -> after
 # Sends a write to the reconciled object (the awaitable) that makes ``change``; returns its result.
 OwnWrite = Callable[[Awaitable[Any], Change], Awaitable[Any]]

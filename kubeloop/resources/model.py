@@ -262,17 +262,20 @@ class CustomResource(BaseModel):
 
     @classmethod
     def crd_info(cls) -> CRDInfo:
+        """The group, version, kind, scope and CRD options this model was declared with."""
         if cls.__kubeloop_crd__ is None:
             raise TypeError(f"{cls.__name__} is an abstract CustomResource (no group/version/kind declared)")
         return cls.__kubeloop_crd__
 
     @classmethod
     def has_status_subresource(cls) -> bool:
+        """Whether the CRD serves ``/status``: as declared, else when the model has a ``status`` field."""
         flag = cls.crd_info().status_subresource
         return ("status" in cls.model_fields) if flag is None else flag
 
     @classmethod
     def resource(cls) -> Resource:
+        """The ``Resource`` the client addresses this kind by, known without a discovery call."""
         info = cls.crd_info()
         subresources = {"status"} if cls.has_status_subresource() else set()
         if info.scale is not None:

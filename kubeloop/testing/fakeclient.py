@@ -35,14 +35,13 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop.client.api import Client, PatchType, ResourceRef
+from kubeloop.client.api import Client, Obj, PatchType, ResourceRef
 from kubeloop.client.discovery import Registry
 from kubeloop.client.errors import AlreadyExists, Conflict, Invalid, NotFound
 from kubeloop.client.resource import Resource
 from kubeloop.resources import builtin
 from kubeloop.testing import fakewrites as writes
 
-Obj = dict[str, Any]
 _Place = tuple[str | None, str]  # (namespace, name)
 _END = {"type": "END"}  # put on a live watch's queue by close_watches(): the stream ends
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"

@@ -9,12 +9,10 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from kubeloop.client.api import PatchType
+from kubeloop.client.api import Obj, PatchType
 from kubeloop.client.errors import Conflict, Invalid
 from kubeloop.client.resource import Resource
 from kubeloop.helpers import selectors
-
-Obj = dict[str, Any]
 
 
 def matcher(namespace: str | None, label_selector: str | None,

@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kubeloop.client.api import Obj
 from kubeloop.webhooks.admission import MalformedReview
 
 API_VERSION = "apiextensions.k8s.io/v1"
 
-Obj = dict[str, Any]
 Convert = Callable[[Obj], Obj]
 
 

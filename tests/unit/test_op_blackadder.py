@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfoNotFoundError
 
 import pytest
 
+from kubeloop import builtin
 from kubeloop.client import transport
 from kubeloop.client.errors import error_from_status
 from kubeloop.helpers.selectors import to_query as selector_string
@@ -226,11 +227,11 @@ def a_round(client: Any, dry_run: bool = False) -> Round:
 
 def test_scaling_retries_on_conflict_and_records_the_original() -> None:
     client = FakeClient(deployment("d", 5))
-    stale = client.stored(cancer.DEPLOYMENT, "d", "ns")
+    stale = client.stored(builtin.DEPLOYMENT, "d", "ns")
     assert stale is not None
     # Scaled by someone else since our read: the guarded patch conflicts, and the retry decides again on
     # what the API server has now.
-    asyncio.run(client.patch(cancer.DEPLOYMENT, "d", {"spec": {"replicas": 6}}, "ns"))
+    asyncio.run(client.patch(builtin.DEPLOYMENT, "d", {"spec": {"replicas": 6}}, "ns"))
     action = asyncio.run(cancer.scale_up(a_round(client), stale, set()))
     assert action is not None and action.detail == "6 -> 12"
     sent = patches(client)[1:]
@@ -238,7 +239,7 @@ def test_scaling_retries_on_conflict_and_records_the_original() -> None:
     last = sent[-1]
     assert last["metadata"]["annotations"][marks.ORIGINAL_REPLICAS] == "6"
     assert last["metadata"]["labels"] == {marks.AGENT: "agent"}
-    now = client.stored(cancer.DEPLOYMENT, "d", "ns")
+    now = client.stored(builtin.DEPLOYMENT, "d", "ns")
     assert now is not None and now["spec"]["replicas"] == 12
 
 

@@ -8,12 +8,10 @@ deleted or a TTL passes. ``kubeloop run blackadder --help`` lists the settings.
 
 from __future__ import annotations
 
-from kubeloop import Operator
+from kubeloop import Context, Operator, Result, builtin
 from kubeloop.operators.blackadder.agent import reconcile_agent, restore_everything
 from kubeloop.operators.blackadder.models import ChaosAgent, ChaosAgentV1Alpha1
 from kubeloop.operators.blackadder.settings import BlackadderSettings
-from kubeloop.reconcile import Context, Result
-from kubeloop.resources.builtin import CONFIG_MAP, DEPLOYMENT, HORIZONTAL_POD_AUTOSCALER, NAMESPACE, POD
 
 __all__ = ["ChaosAgent", "ChaosAgentV1Alpha1", "FINALIZER", "build_operator", "operator"]
 
@@ -40,15 +38,15 @@ def build_operator(name: str = "blackadder", agent_selector: str | None = None) 
 
 def _permissions(op: Operator) -> None:
     # What a round and a restore do beyond watching ChaosAgents. Secrets: never.
-    op.permission(NAMESPACE, ["list"])
-    op.permission(POD, ["list", "delete"])
-    op.permission(POD, ["create"], subresource="eviction")
-    op.permission(DEPLOYMENT, ["get", "list", "patch"])
-    op.permission(HORIZONTAL_POD_AUTOSCALER, ["list"])
+    op.permission(builtin.NAMESPACE, ["list"])
+    op.permission(builtin.POD, ["list", "delete"])
+    op.permission(builtin.POD, ["create"], subresource="eviction")
+    op.permission(builtin.DEPLOYMENT, ["get", "list", "patch"])
+    op.permission(builtin.HORIZONTAL_POD_AUTOSCALER, ["list"])
     # ConfigMaps: rewritten and restored wherever an agent reaches; backups are created and deleted
     # only in the operator's own namespace, so create/delete stay out of the ClusterRole.
-    op.permission(CONFIG_MAP, ["get", "list", "patch"])
-    op.permission(CONFIG_MAP, ["create", "patch", "delete"], own_namespace=True)
+    op.permission(builtin.CONFIG_MAP, ["get", "list", "patch"])
+    op.permission(builtin.CONFIG_MAP, ["create", "patch", "delete"], own_namespace=True)
 
 
 operator = build_operator()

@@ -18,17 +18,12 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfoNotFoundError
 
-from kubeloop.client import Client
-from kubeloop.helpers.selectors import to_query
+from kubeloop import Client, Context, Obj, Result, builtin, selectors
 from kubeloop.operators.blackadder import cancer, ipsum, marks, report, schedule, tantrum
 from kubeloop.operators.blackadder.chaos import Action, Round
 from kubeloop.operators.blackadder.models import ChaosAgent, ChaosAgentSpec, ChaosAgentStatus
 from kubeloop.operators.blackadder.safety import Settings
 from kubeloop.operators.blackadder.targets import list_targets, scope_of
-from kubeloop.reconcile import Context, Result
-from kubeloop.resources.builtin import CONFIG_MAP, DEPLOYMENT, HORIZONTAL_POD_AUTOSCALER, POD
-
-Obj = dict[str, Any]
 
 
 @dataclass
@@ -97,13 +92,13 @@ async def play_round(rnd: Round, spec: ChaosAgentSpec) -> list[Action]:
     async def listing(on: bool, res: Any, selector: Any = None, *fields: str) -> list[Obj]:
         if not on:
             return nothing
-        return await list_targets(client, res, scope, settings, label_selector=to_query(selector),
+        return await list_targets(client, res, scope, settings, label_selector=selectors.to_query(selector),
                                   field_selector=fields)
     pods, deployments, hpas, configmaps = await asyncio.gather(
-        listing(spec.tantrumMode, POD, spec.podSelector, "status.phase=Running"),
-        listing(spec.cancerMode, DEPLOYMENT, spec.deploymentSelector),
-        listing(spec.cancerMode, HORIZONTAL_POD_AUTOSCALER),
-        listing(spec.ipsumMode, CONFIG_MAP, spec.configMapSelector))
+        listing(spec.tantrumMode, builtin.POD, spec.podSelector, "status.phase=Running"),
+        listing(spec.cancerMode, builtin.DEPLOYMENT, spec.deploymentSelector),
+        listing(spec.cancerMode, builtin.HORIZONTAL_POD_AUTOSCALER),
+        listing(spec.ipsumMode, builtin.CONFIG_MAP, spec.configMapSelector))
     actions: list[Action] = []
     if spec.tantrumMode:
         actions += await tantrum.randomly_kill_pods(rnd, pods, spec)

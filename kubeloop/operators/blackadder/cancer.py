@@ -11,15 +11,12 @@ in all (counted from the marks on the Deployments it holds).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from kubeloop.client import Client, Conflict, NotFound
+from kubeloop import Client, Conflict, NotFound, Obj, builtin
 from kubeloop.operators.blackadder import marks
 from kubeloop.operators.blackadder.chaos import Action, Round, fresh, restore_held, retry_on_conflict
 from kubeloop.operators.blackadder.schedule import chance
-from kubeloop.resources.builtin import DEPLOYMENT
 
-Obj = dict[str, Any]
 MAX_REPLICAS = 128
 
 
@@ -58,7 +55,7 @@ def extra_replicas(dep: Obj) -> int:
 
 async def held_extra_replicas(client: Client, label: str) -> int:
     """Extra replicas the agent ``label`` holds right now, over every Deployment it has scaled."""
-    held = (await client.list(DEPLOYMENT, label_selector=f"{marks.AGENT}={label}"))["items"]
+    held = (await client.list(builtin.DEPLOYMENT, label_selector=f"{marks.AGENT}={label}"))["items"]
     return sum(extra_replicas(d) for d in held)
 
 
@@ -115,9 +112,9 @@ async def scale_up(rnd: Round, dep: Obj, autoscaled: set[tuple[str, str]],
             marks.ORIGINAL_REPLICAS: str(before), marks.CHAOS_REPLICAS: str(after)}),
             "spec": {"replicas": after}}
         try:
-            updated = await rnd.client.patch(DEPLOYMENT, meta["name"], patch, meta["namespace"])
+            updated = await rnd.client.patch(builtin.DEPLOYMENT, meta["name"], patch, meta["namespace"])
         except Conflict:  # re-read, then retry_on_conflict tries again
-            current = await fresh(rnd.client, DEPLOYMENT, meta["namespace"], meta["name"])
+            current = await fresh(rnd.client, builtin.DEPLOYMENT, meta["namespace"], meta["name"])
             raise
         return Action("cancer", "scaled", updated | {"apiVersion": "apps/v1", "kind": "Deployment"},
                       f"{before} -> {after}")
@@ -129,7 +126,7 @@ async def scale_up(rnd: Round, dep: Obj, autoscaled: set[tuple[str, str]],
 
 async def restore_deployments(client: Client, label: str, wanted: Callable[[Obj], bool]) -> list[Action]:
     """Every Deployment this agent holds and ``wanted`` picks gets its original replicas back."""
-    return await restore_held(client, DEPLOYMENT, label, wanted, restore_deployment)
+    return await restore_held(client, builtin.DEPLOYMENT, label, wanted, restore_deployment)
 
 
 async def restore_deployment(client: Client, dep: Obj) -> Action | None:
@@ -147,9 +144,9 @@ async def restore_deployment(client: Client, dep: Obj) -> Action | None:
         if original is not None and untouched_since:
             patch["spec"] = {"replicas": original}
         try:
-            updated = await client.patch(DEPLOYMENT, meta["name"], patch, meta["namespace"])
+            updated = await client.patch(builtin.DEPLOYMENT, meta["name"], patch, meta["namespace"])
         except Conflict:  # re-read, then retry_on_conflict tries again
-            current = await fresh(client, DEPLOYMENT, meta["namespace"], meta["name"])
+            current = await fresh(client, builtin.DEPLOYMENT, meta["namespace"], meta["name"])
             raise
         obj = updated | {"apiVersion": "apps/v1", "kind": "Deployment"}
         if "spec" in patch:

@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from kubeloop.client import Client, Conflict, NotFound, Resource
+from kubeloop import Client, Conflict, NotFound, Obj, Resource
 from kubeloop.operators.blackadder import marks, schedule
 from kubeloop.operators.blackadder.safety import Settings
 
 log = logging.getLogger("kubeloop.blackadder")
-Obj = dict[str, Any]
 T = TypeVar("T")
 R = TypeVar("R")
 

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 import kubeloop
-from kubeloop.client import NotFound, wait_for, wait_for_deletion
+from kubeloop import NotFound, wait_for, wait_for_deletion
 from kubeloop.operators.blackadder import build_operator
-from kubeloop.testing.operator import install_crds
+from kubeloop.testing import install_crds
 
 NAMESPACE = "blackadder-demo"
 AGENTS = "chaosagents.blackadder.io"

@@ -9,18 +9,15 @@ controller-owned and kube-root-ca.crt ConfigMaps are never rewritten; Secrets ar
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import orjson
 
-from kubeloop.client import Client, Conflict, NotFound
+from kubeloop import Client, Conflict, NotFound, Obj, builtin
 from kubeloop.operators.blackadder import lorem, marks
 from kubeloop.operators.blackadder.chaos import Action, Round, fresh, restore_held, retry_on_conflict
 from kubeloop.operators.blackadder.safety import Settings, rewritable_configmap
 from kubeloop.operators.blackadder.schedule import chance
-from kubeloop.resources.builtin import CONFIG_MAP
 
-Obj = dict[str, Any]
 BACKUP_OF = "blackadder.io/backup-of"
 
 
@@ -65,7 +62,7 @@ async def rewrite(rnd: Round, cm: Obj) -> Action | None:
             annotations[marks.BACKUP] = backup
     patch = {"metadata": marks.mark(cm, rnd.label, rnd.timestamp, annotations), "data": garbage}
     try:
-        updated = await rnd.client.patch(CONFIG_MAP, meta["name"], patch, meta["namespace"])
+        updated = await rnd.client.patch(builtin.CONFIG_MAP, meta["name"], patch, meta["namespace"])
     except (Conflict, NotFound):  # changed or gone meanwhile: skip it this round
         if backup:
             await delete_backup(rnd.client, backup)
@@ -92,7 +89,7 @@ async def save_backup(client: Client, field_manager: str, namespace: str, label:
 async def delete_backup(client: Client, ref: str) -> None:
     namespace, _, name = ref.partition("/")
     try:
-        await client.delete(CONFIG_MAP, name, namespace)
+        await client.delete(builtin.CONFIG_MAP, name, namespace)
     except NotFound:
         pass
 
@@ -101,7 +98,7 @@ async def delete_backups(client: Client, settings: Settings, label: str) -> None
     """Leftover backups of an agent (a crash between backup and rewrite); called when it goes away."""
     if settings.operator_namespace is None:
         return
-    listed = await client.list(CONFIG_MAP, settings.operator_namespace,
+    listed = await client.list(builtin.CONFIG_MAP, settings.operator_namespace,
                                label_selector=f"{marks.BACKUP_FOR}={label}")
     for cm in listed["items"]:
         await delete_backup(client, f"{settings.operator_namespace}/{cm['metadata']['name']}")
@@ -130,7 +127,7 @@ async def original_data(client: Client, settings: Settings, cm: Obj) -> dict[str
         return None
     namespace, _, name = ref.partition("/")
     try:
-        backup = await client.get(CONFIG_MAP, name, namespace)
+        backup = await client.get(builtin.CONFIG_MAP, name, namespace)
     except NotFound:
         return None
     meta = cm["metadata"]
@@ -145,7 +142,7 @@ async def restore_configmaps(client: Client, settings: Settings, label: str,
     """Every ConfigMap this agent holds and ``wanted`` picks gets its original data back."""
     async def restore_one(client: Client, cm: Obj) -> Action | None:
         return await restore_configmap(client, settings, cm)
-    return await restore_held(client, CONFIG_MAP, label, wanted, restore_one)
+    return await restore_held(client, builtin.CONFIG_MAP, label, wanted, restore_one)
 
 
 async def restore_configmap(client: Client, settings: Settings, cm: Obj) -> Action | None:
@@ -164,9 +161,9 @@ async def restore_configmap(client: Client, settings: Settings, cm: Obj) -> Acti
             extra = {k: None for k in current.get("data") or {} if k not in original}  # null deletes
             patch["data"] = {**extra, **original}
         try:
-            updated = await client.patch(CONFIG_MAP, meta["name"], patch, meta["namespace"])
+            updated = await client.patch(builtin.CONFIG_MAP, meta["name"], patch, meta["namespace"])
         except Conflict:  # re-read, then retry_on_conflict tries again
-            current = await fresh(client, CONFIG_MAP, meta["namespace"], meta["name"])
+            current = await fresh(client, builtin.CONFIG_MAP, meta["namespace"], meta["name"])
             raise
         obj = updated | {"apiVersion": "v1", "kind": "ConfigMap"}
         if "data" in patch:

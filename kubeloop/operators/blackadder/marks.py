@@ -14,9 +14,8 @@ from typing import Any
 
 import orjson
 
+from kubeloop import Obj
 from kubeloop.operators.blackadder.schedule import parse_rfc3339
-
-Obj = dict[str, Any]
 
 AGENT = "blackadder.io/agent"  # label: which agent holds the object
 CHANGED_AT = "blackadder.io/changed-at"  # first change (the restoreAfterSeconds clock starts here)

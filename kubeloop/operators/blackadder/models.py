@@ -9,8 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from kubeloop.resources import Conditions, CustomResource, printer_column
-from kubeloop.resources.types import LabelSelector
+from kubeloop import Conditions, CustomResource, LabelSelector, printer_column
 
 Weekday = Literal["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 WEEKDAYS: tuple[Weekday, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")

@@ -8,14 +8,13 @@ from typing import Any
 
 from prometheus_client import Counter
 
-from kubeloop.helpers.events import EventRecorder
-from kubeloop.metrics import REGISTRY
+from kubeloop import EventRecorder, metrics
 from kubeloop.operators.blackadder.chaos import Action, log
 
 ACTIONS = Counter("blackadder_actions", "Objects hit by ChaosAgents, by agent, mode (tantrum, cancer, ipsum, "
                   "restore) and namespace; dry_run=\"true\" ones were left unchanged.",
-                  ["agent", "mode", "namespace", "dry_run"], registry=REGISTRY)
-ROUNDS = Counter("blackadder_rounds", "Rounds played by ChaosAgents.", ["agent"], registry=REGISTRY)
+                  ["agent", "mode", "namespace", "dry_run"], registry=metrics.REGISTRY)
+ROUNDS = Counter("blackadder_rounds", "Rounds played by ChaosAgents.", ["agent"], registry=metrics.REGISTRY)
 
 _REASONS = {"killed": "PodKilled", "evicted": "PodEvicted", "spared": "PodSpared",
             "scaled": "DeploymentScaled", "rewrote": "ConfigMapRewritten", "restored": "ChaosRestored",

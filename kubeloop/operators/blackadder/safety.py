@@ -6,11 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from kubeloop.helpers.ownership import controller_of
-
-Obj = dict[str, Any]
+from kubeloop import Obj, ownership
 
 ALWAYS_EXCLUDED = ("kube-system", "kube-public", "kube-node-lease")
 OPT_OUT = "blackadder.io/exclude"  # annotation "true" on any object or namespace: always wins
@@ -80,4 +77,4 @@ def rewritable_configmap(cm: Obj) -> bool:
     """Immutable ConfigMaps cannot be changed back; controller-owned ones would be fought over (and
     their controller already restores them); the CA bundle is everyone's trust root."""
     return (cm["metadata"]["name"] not in NEVER_REWRITTEN and not cm.get("immutable")
-            and controller_of(cm) is None and bool(cm.get("data")))
+            and ownership.controller_of(cm) is None and bool(cm.get("data")))

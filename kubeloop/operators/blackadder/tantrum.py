@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
-from typing import Any
 
-from kubeloop.client import NotFound, TooManyRequests
-from kubeloop.client.errors import Conflict
-from kubeloop.helpers.ownership import controller_of
+from kubeloop import Conflict, NotFound, Obj, TooManyRequests, builtin, ownership
 from kubeloop.operators.blackadder.chaos import Action, Round
 from kubeloop.operators.blackadder.models import ChaosAgentSpec
 from kubeloop.operators.blackadder.schedule import chance, parse_rfc3339
-from kubeloop.resources.builtin import POD
-
-Obj = dict[str, Any]
 
 
 def candidate_pods(pods: list[Obj], spec: ChaosAgentSpec, now: datetime) -> list[Obj]:
@@ -34,7 +28,7 @@ def candidate_pods(pods: list[Obj], spec: ChaosAgentSpec, now: datetime) -> list
         born = parse_rfc3339(meta.get("creationTimestamp"))
         if born is None or born > oldest_allowed:
             continue
-        if controller_of(pod) is None and not spec.killOrphans:
+        if ownership.controller_of(pod) is None and not spec.killOrphans:
             continue
         out.append(pod)
     return out
@@ -42,7 +36,7 @@ def candidate_pods(pods: list[Obj], spec: ChaosAgentSpec, now: datetime) -> list
 
 def owner_of(pod: Obj) -> str:
     """The controller's UID, or the pod's own for an orphan (its own owner)."""
-    ref = controller_of(pod)
+    ref = ownership.controller_of(pod)
     return ref["uid"] if ref else pod["metadata"]["uid"]
 
 
@@ -75,16 +69,16 @@ async def randomly_kill_pods(rnd: Round, pods: list[Obj], spec: ChaosAgentSpec) 
 
 async def kill_pod(rnd: Round, pod: Obj, spec: ChaosAgentSpec) -> Action | None:
     meta = pod["metadata"]
-    owner = controller_of(pod)
+    owner = ownership.controller_of(pod)
     detail = f"owned by {owner['kind']} {owner['name']}" if owner else "no owner: it will not come back"
     if rnd.dry_run:
         return Action("tantrum", "killed", pod, detail, dry_run=True)
     try:
         if spec.respectPodDisruptionBudgets:
-            await rnd.client.create(_eviction(pod, spec.gracePeriodSeconds), meta["namespace"], resource=POD,
+            await rnd.client.create(_eviction(pod, spec.gracePeriodSeconds), meta["namespace"], resource=builtin.POD,
                                     subresource="eviction", name=meta["name"])
             return Action("tantrum", "evicted", pod, detail)
-        await rnd.client.delete(POD, meta["name"], meta["namespace"], uid=meta["uid"],
+        await rnd.client.delete(builtin.POD, meta["name"], meta["namespace"], uid=meta["uid"],
                                 grace_period_seconds=spec.gracePeriodSeconds)
         return Action("tantrum", "killed", pod, detail)
     except TooManyRequests as exc:  # a PodDisruptionBudget would be violated: spare it

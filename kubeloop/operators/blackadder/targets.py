@@ -5,15 +5,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
 
-from kubeloop.client import Client, Resource
-from kubeloop.helpers.selectors import to_query
+from kubeloop import Client, Obj, Resource, builtin, selectors
 from kubeloop.operators.blackadder.models import ChaosAgentSpec
 from kubeloop.operators.blackadder.safety import Settings, opted_out, untouchable
-from kubeloop.resources.builtin import NAMESPACE
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -34,7 +29,7 @@ class Scope:
 async def scope_of(client: Client, spec: ChaosAgentSpec, settings: Settings) -> Scope:
     """Excluded: the system namespaces, the operator's own, the spec's and any opted-out namespace.
     One LIST of namespaces (with the agent's namespaceSelector, if any) finds the opted-out ones."""
-    listed = (await client.list(NAMESPACE, label_selector=to_query(spec.namespaceSelector)))["items"]
+    listed = (await client.list(builtin.NAMESPACE, label_selector=selectors.to_query(spec.namespaceSelector)))["items"]
     excluded = {*settings.excluded_namespaces, *spec.excludedNamespaces,
                 *(ns["metadata"]["name"] for ns in listed if opted_out(ns))}
     if spec.namespaceSelector is None:

@@ -12,12 +12,11 @@ from typing import Any
 
 import yaml
 
-from kubeloop import Client, Manager, ManagerOptions
-from kubeloop.client import NotFound, wait_for, wait_for_deletion
+from kubeloop import Client, Manager, ManagerOptions, NotFound, wait_for, wait_for_deletion
 from kubeloop.operators.copyrator import CopyratorRule, operator
 from kubeloop.operators.copyrator.boundary import SYSTEM_NAMESPACES
 from kubeloop.operators.copyrator.plan import RULE_LABEL, is_active
-from kubeloop.testing.operator import install_crds
+from kubeloop.testing import install_crds
 
 EXAMPLES = Path(__file__).parent / "examples"
 NEW_NAMESPACE = "copyrator-demo-new"

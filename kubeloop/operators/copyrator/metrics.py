@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from prometheus_client import Counter
 
-from kubeloop.metrics import REGISTRY
+from kubeloop import metrics
 
-created = Counter("copyrator_copies_created", "Copies created.", ["kind"], registry=REGISTRY)
+created = Counter("copyrator_copies_created", "Copies created.", ["kind"], registry=metrics.REGISTRY)
 updated = Counter("copyrator_copies_updated", "Copies brought back in line with their source (or "
-                  "taken over under conflictPolicy Adopt/Overwrite).", ["kind"], registry=REGISTRY)
+                  "taken over under conflictPolicy Adopt/Overwrite).", ["kind"], registry=metrics.REGISTRY)
 deleted = Counter("copyrator_copies_deleted", "Copies deleted (or released under orphanOnDelete).",
-                  ["kind"], registry=REGISTRY)
+                  ["kind"], registry=metrics.REGISTRY)
 conflicts = Counter("copyrator_conflicts", "New conflicts: a copy's place taken by an object that is not "
-                    "the rule's copy.", ["kind"], registry=REGISTRY)
+                    "the rule's copy.", ["kind"], registry=metrics.REGISTRY)
 errors = Counter("copyrator_errors", "Failed API requests while copying (retried with backoff).", ["kind"],
-                 registry=REGISTRY)
+                 registry=metrics.REGISTRY)

@@ -11,8 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kubeloop.resources import Conditions, CustomResource, opaque, printer_column
-from kubeloop.resources.types import LabelSelector
+from kubeloop import Conditions, CustomResource, LabelSelector, opaque, printer_column
 
 RuleType = Literal["configmap", "secret"]
 ConflictPolicy = Literal["Skip", "Adopt", "Overwrite"]

@@ -15,10 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kubeloop import Context, Operator, Request, Watch
-from kubeloop.cache import Event
-from kubeloop.controller import ControllerSpec
-from kubeloop.manager import Manager
+from kubeloop import Context, ControllerSpec, Event, Manager, Operator, Request, Watch, builtin
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
@@ -26,7 +23,6 @@ from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
 from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.operators.copyrator.sync import Outcome, Sync, collect_leftovers
 from kubeloop.operators.copyrator.world import World, namespace_changed
-from kubeloop.resources.builtin import CONFIG_MAP, NAMESPACE, SECRET
 
 log = logging.getLogger("kubeloop.copyrator")
 FINALIZER = f"{DOMAIN}/copies"
@@ -41,7 +37,7 @@ class CopyFailed(Exception):
 
 operator = Operator("copyrator", finalizer_domain=DOMAIN, settings=CopyratorSettings)
 # Copies are written with plain verbs (create, get, update, patch, delete) rather than owned/applied.
-for resource in (CONFIG_MAP, SECRET):
+for resource in (builtin.CONFIG_MAP, builtin.SECRET):
     operator.permission(resource, ["get", "create", "update", "patch", "delete"])
 
 world = World()
@@ -91,9 +87,9 @@ def own_namespace() -> str | None:
 
 
 @operator.reconcile(CopyratorRule, resync=300.0, predicates=[rule_changed], watches=[
-    Watch(NAMESPACE, mapper=world.all_rules, predicates=(namespace_changed,)),
-    Watch(CONFIG_MAP, mapper=world.mapper("ConfigMap"), all_namespaces=True),
-    Watch(SECRET, mapper=world.mapper("Secret"), all_namespaces=True),
+    Watch(builtin.NAMESPACE, mapper=world.all_rules, predicates=(namespace_changed,)),
+    Watch(builtin.CONFIG_MAP, mapper=world.mapper("ConfigMap"), all_namespaces=True),
+    Watch(builtin.SECRET, mapper=world.mapper("Secret"), all_namespaces=True),
 ])
 async def reconcile(rule: CopyratorRule, ctx: Context) -> None:
     """The article's loop as a diff: desired copies of every source in every namespace, against the

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import orjson
 
-from kubeloop.helpers import selectors
+from kubeloop import LabelSelector, Obj, selectors
 from kubeloop.operators.copyrator.boundary import CONSENT_ANNOTATION as CONSENT_ANNOTATION  # re-exported
 from kubeloop.operators.copyrator.boundary import (
     DOMAIN,
@@ -32,9 +32,6 @@ from kubeloop.operators.copyrator.boundary import (
     refuses_copies,
 )
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.resources.types import LabelSelector
-
-Obj = dict[str, Any]
 
 # Ownership marks on every copy. The rule annotation ("namespace/name", exact) decides ownership;
 # the labels are for people and label selectors (``kubectl get cm -A -l copyrator.flant.com/rule=x``).

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop.client import Client, Conflict, NotFound
-from kubeloop.client.errors import ApiError
+from kubeloop import ApiError, Client, Conflict, NotFound, Obj
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.boundary import STRICT, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
@@ -22,7 +21,6 @@ from kubeloop.operators.copyrator.plan import Decision, Plan, decide, meta, need
 from kubeloop.operators.copyrator.world import RESOURCES
 
 log = logging.getLogger("kubeloop.copyrator")
-Obj = dict[str, Any]
 Place = tuple[str, str, str]  # (kind, namespace, name)
 PARALLEL = 8  # API writes in flight per rule: fast fan-out without flooding the API server
 

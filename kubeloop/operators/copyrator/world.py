@@ -5,18 +5,13 @@ change to any of them into the rules that must look again."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from kubeloop.cache import Cache, Event, Informer
-from kubeloop.client import Client
-from kubeloop.client.resource import Resource
+from kubeloop import Cache, Client, Event, Informer, Obj, Resource, builtin
 from kubeloop.operators.copyrator.boundary import STRICT, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.plan import matches_source, meta, owner_of
-from kubeloop.resources.builtin import CONFIG_MAP, NAMESPACE, SECRET
 
-Obj = dict[str, Any]
-RESOURCES: dict[str, Resource] = {"ConfigMap": CONFIG_MAP, "Secret": SECRET}
+RESOURCES: dict[str, Resource] = {"ConfigMap": builtin.CONFIG_MAP, "Secret": builtin.SECRET}
 OWNER_INDEX = "copyrator.flant.com/rule"
 
 
@@ -45,7 +40,7 @@ class World:
     async def bind(self, client: Client, cache: Cache, rule_field_selector: str | None) -> None:
         self.client, self.cache = client, cache
         self._rules = await cache.informer(CopyratorRule, field_selector=rule_field_selector)
-        self._namespaces = await cache.informer(NAMESPACE)
+        self._namespaces = await cache.informer(builtin.NAMESPACE)
         for kind, res in RESOURCES.items():
             self._objects[kind] = await cache.informer(res, all_namespaces=True,
                                                        indexes={OWNER_INDEX: by_owner})

@@ -15,17 +15,27 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop import Context, Operator, Result, Watch
-from kubeloop.client.errors import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound
-from kubeloop.helpers.ownership import adoption_patch
+from kubeloop import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    Context,
+    Forbidden,
+    Invalid,
+    NotFound,
+    Obj,
+    Operator,
+    Result,
+    Watch,
+    builtin,
+    ownership,
+)
 from kubeloop.operators.immortal import pods, status
 from kubeloop.operators.immortal.backoff import Backoff, ImmortalSettings
 from kubeloop.operators.immortal.expectations import Expectations
 from kubeloop.operators.immortal.models import ImmortalContainer
-from kubeloop.resources.builtin import NAMESPACE, POD
 
 log = logging.getLogger("kubeloop.immortal")
-Obj = dict[str, Any]
 
 operator = Operator("immortal", settings=ImmortalSettings)
 # Setting blockOwnerDeletion on the pods needs "update" on the owner's finalizers wherever the
@@ -33,7 +43,7 @@ operator = Operator("immortal", settings=ImmortalSettings)
 operator.permission(ImmortalContainer, ["update"], subresource="finalizers")
 # Pods are watched through a label-selected Watch (below), not ``owns``, whose informer would cache every
 # pod of the cluster; so the writes ``owns`` implies are declared here.
-operator.permission(POD, ["get", "create", "patch", "delete"])  # get: see name_taken
+operator.permission(builtin.POD, ["get", "create", "patch", "delete"])  # get: see name_taken
 # A pod of someone else's that holds our pod's name is outside that cache: look again this often.
 NAME_CONFLICT_RECHECK = 5.0
 
@@ -72,8 +82,8 @@ async def fresh_start(manager: Any) -> None:
 
 
 @operator.reconcile(ImmortalContainer, watches=[
-    Watch(POD, mapper=pod_events, label_selector=pods.POD_SELECTOR),
-    Watch(NAMESPACE, mapper=lambda namespace: (), metadata_only=True),  # read from the cache, no triggers
+    Watch(builtin.POD, mapper=pod_events, label_selector=pods.POD_SELECTOR),
+    Watch(builtin.NAMESPACE, mapper=lambda namespace: (), metadata_only=True),  # read from the cache, no triggers
 ])
 async def reconcile(ic: ImmortalContainer, ctx: Context) -> Result | None:
     # The framework never runs this on a cache without our last status write (skip_own_writes): the
@@ -83,7 +93,7 @@ async def reconcile(ic: ImmortalContainer, ctx: Context) -> Result | None:
         return None  # the garbage collector removes the pod
     # The pod definition, then the pod of that name as the cache sees it.
     desired = pods.desired_pod(ic, owner)
-    pod = await ctx.cache.get(POD, desired["metadata"]["name"], ctx.namespace,
+    pod = await ctx.cache.get(builtin.POD, desired["metadata"]["name"], ctx.namespace,
                               label_selector=pods.POD_SELECTOR)
 
     if pod is not None and not pods.controlled_by(pod, owner):
@@ -125,7 +135,7 @@ async def reconcile(ic: ImmortalContainer, ctx: Context) -> Result | None:
 async def create_pod(ic: ImmortalContainer, ctx: Context, desired: Obj) -> Result | None:
     name = desired["metadata"]["name"]
     try:
-        pod = await ctx.client.create(desired, ctx.namespace, resource=POD)
+        pod = await ctx.client.create(desired, ctx.namespace, resource=builtin.POD)
     except AlreadyExists:
         return await name_taken(ic, ctx, name)
     except (BadRequest, Forbidden, Invalid, NotFound) as exc:  # quota, admission, a bad template, …
@@ -148,7 +158,7 @@ async def delete_pod(ic: ImmortalContainer, ctx: Context, pod: Obj, why: str) ->
     """Deletes our pod — this very one (UID precondition) — so that it can be started again."""
     name = pod["metadata"]["name"]
     try:
-        await ctx.client.delete(POD, name, ctx.namespace, uid=pods.uid(pod))
+        await ctx.client.delete(builtin.POD, name, ctx.namespace, uid=pods.uid(pod))
     except NotFound:
         pass
     except Conflict:
@@ -169,8 +179,8 @@ async def keep(ic: ImmortalContainer, ctx: Context, pod: Obj) -> Result | None:
 async def adopt(ctx: Context, pod: Obj) -> Result | None:
     """An orphan with our name label (e.g. left by an ``--cascade=orphan`` delete): make it ours."""
     try:
-        await ctx.client.patch(POD, pod["metadata"]["name"], adoption_patch(pod, ctx.raw), ctx.namespace,
-                               type="json")
+        await ctx.client.patch(builtin.POD, pod["metadata"]["name"], ownership.adoption_patch(pod, ctx.raw),
+                               ctx.namespace, type="json")
     except (Conflict, Invalid, NotFound):
         return None  # it changed meanwhile (the patch is guarded); its event brings us back
     remembered.of(ctx).gone_reason = "Adopted"
@@ -183,7 +193,7 @@ async def name_taken(ic: ImmortalContainer, ctx: Context, name: str) -> Result |
     back. A pod without our label (so outside the cache): a conflict, looked at again in a while, since
     no event of that pod reaches us."""
     try:
-        pod = await ctx.client.get(POD, name, ctx.namespace)
+        pod = await ctx.client.get(builtin.POD, name, ctx.namespace)
     except NotFound:
         return Result(requeue_after=0.1)  # gone in between: try again
     if pods.controlled_by(pod, ctx.raw) or pods.is_orphan_of(pod, ctx.raw):
@@ -207,7 +217,7 @@ async def name_conflict(ic: ImmortalContainer, ctx: Context, pod: Obj,
 
 async def namespace_terminating(ctx: Context) -> bool:
     """Pods cannot be created in a namespace being deleted; do not try (read from the cache)."""
-    namespace = await ctx.cache.get(NAMESPACE, ctx.namespace or "", metadata_only=True)
+    namespace = await ctx.cache.get(builtin.NAMESPACE, ctx.namespace or "", metadata_only=True)
     return bool(namespace and namespace["metadata"].get("deletionTimestamp"))
 
 

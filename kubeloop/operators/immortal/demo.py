@@ -11,11 +11,10 @@ from typing import Any
 
 import yaml
 
-from kubeloop import Client, Manager, ManagerOptions
-from kubeloop.client import NotFound, wait_for, wait_for_deletion
+from kubeloop import Client, Manager, ManagerOptions, NotFound, wait_for, wait_for_deletion
 from kubeloop.operators.immortal import ImmortalContainer, operator
 from kubeloop.operators.immortal.pods import is_ready, pod_name
-from kubeloop.testing.operator import install_crds
+from kubeloop.testing import install_crds
 
 NAMESPACE = "kubeloop-demo"
 EXAMPLE = Path(__file__).parent / "examples" / "example.yaml"

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kubeloop.resources import Conditions, CustomResource, Int64, printer_column
+from kubeloop import Conditions, CustomResource, Int64, printer_column
 
 GROUP = "immortalcontainer.flugel.it"
 VERSION = "v1alpha1"

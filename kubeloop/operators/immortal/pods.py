@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from typing import Any
 
 import orjson
 
-from kubeloop.helpers.ownership import controller_of, controller_reference
+from kubeloop import Obj, ownership
 from kubeloop.operators.immortal.models import GROUP, ImmortalContainer
-
-Obj = dict[str, Any]
 
 POD_SUFFIX = "-immortalpod"  # the article's naming: <name>-immortalpod
 CONTAINER = "immortal"
@@ -73,7 +70,7 @@ def desired_pod(ic: ImmortalContainer, owner: Obj) -> Obj:
     labels = {ARTICLE_LABEL: label_value(name), **template["labels"], MANAGED_BY[0]: MANAGED_BY[1],
               NAME_LABEL: label_value(name), HASH_LABEL: template_hash(template)}
     meta: Obj = {"name": pod_name(name), "namespace": ic.metadata.namespace, "labels": labels,
-                 "ownerReferences": [controller_reference(owner)]}
+                 "ownerReferences": [ownership.controller_reference(owner)]}
     if template["annotations"]:
         meta["annotations"] = template["annotations"]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template["spec"]}
@@ -132,20 +129,20 @@ def phase(pod: Obj) -> str:
 
 
 def controlled_by(pod: Obj, owner: Obj) -> bool:
-    ref = controller_of(pod)
+    ref = ownership.controller_of(pod)
     return bool(ref and ref.get("uid") == owner["metadata"]["uid"])
 
 
 def is_orphan_of(pod: Obj, owner: Obj) -> bool:
     """An orphan (no controller) carrying our name label: ours to adopt, like a ReplicaSet would."""
     labels = pod["metadata"].get("labels") or {}
-    return controller_of(pod) is None and labels.get(NAME_LABEL) == label_value(owner["metadata"]["name"])
+    return ownership.controller_of(pod) is None and labels.get(NAME_LABEL) == label_value(owner["metadata"]["name"])
 
 
 def is_from_previous_incarnation(pod: Obj, owner: Obj) -> bool:
     """Controlled by an ImmortalContainer of the same name that was deleted (another UID): the garbage
     collector is about to remove it, so it is waited for, not reported as a conflict."""
-    ref = controller_of(pod) or {}
+    ref = ownership.controller_of(pod) or {}
     return (ref.get("kind") == owner["kind"] and ref.get("apiVersion", "").startswith(GROUP + "/")
             and ref.get("name") == owner["metadata"]["name"] and ref.get("uid") != owner["metadata"]["uid"])
 

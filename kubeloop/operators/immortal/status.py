@@ -8,12 +8,10 @@ count the same pod twice.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from kubeloop.helpers.conditions import now_rfc3339, set_condition
+from kubeloop import Obj, conditions
 from kubeloop.operators.immortal import pods
 
-Obj = dict[str, Any]
 HISTORY_LIMIT = 10
 
 
@@ -53,7 +51,7 @@ def record_start(current: Obj, pod: Obj, reason: str) -> Obj:
     if current.get("podUID") == meta["uid"]:
         return {"currentPod": meta["name"]}
     entry = {"pod": meta["name"], "uid": meta["uid"], "reason": reason,
-             "time": meta.get("creationTimestamp") or now_rfc3339()}
+             "time": meta.get("creationTimestamp") or conditions.now_rfc3339()}
     history = [*(current.get("history") or []), entry][-HISTORY_LIMIT:]
     return {"currentPod": meta["name"], "podUID": meta["uid"],
             "startTimes": int(current.get("startTimes") or 0) + 1, "history": history}
@@ -67,14 +65,14 @@ def compute(current: Obj, generation: int | None, pod: Obj | None, report: Repor
     if pod is not None:
         status.update(record_start(current, pod, start_reason))
     status["phase"] = pods.phase(pod) if pod is not None else None  # None removes the field
-    conditions = current.get("conditions")
-    conditions = set_condition(conditions, "Available", *report.available, generation)
-    conditions = set_condition(conditions, "Progressing", *report.progressing, generation)
+    conds = current.get("conditions")
+    conds = conditions.set_condition(conds, "Available", *report.available, generation)
+    conds = conditions.set_condition(conds, "Progressing", *report.progressing, generation)
     if report.failure:
-        conditions = set_condition(conditions, "ReplicaFailure", True, *report.failure, generation)
+        conds = conditions.set_condition(conds, "ReplicaFailure", True, *report.failure, generation)
     else:
-        conditions = [c for c in conditions if c.get("type") != "ReplicaFailure"]
-    status["conditions"] = conditions
+        conds = [c for c in conds if c.get("type") != "ReplicaFailure"]
+    status["conditions"] = conds
     return status
 
 

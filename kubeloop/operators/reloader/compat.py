@@ -11,8 +11,7 @@ from typing import Any
 
 import click
 
-from kubeloop import setting
-from kubeloop.helpers import selectors
+from kubeloop import selectors, setting
 
 
 class SettingError(click.UsageError, ValueError):

@@ -7,18 +7,15 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from kubeloop.client import Client, NotFound, wait_for, wait_for_deletion
-from kubeloop.manager import Manager, ManagerOptions
+from kubeloop import Client, Manager, ManagerOptions, NotFound, Obj, wait_for, wait_for_deletion
 from kubeloop.operators.reloader.operator import build_operator
 from kubeloop.operators.reloader.policy import HASH
 from kubeloop.operators.reloader.settings import ReloaderSettings
 
 Say = Callable[[str], None]
-Obj = dict[str, Any]
 NAMESPACE = "kubeloop-demo"
 EXAMPLES = Path(__file__).parent / "examples"
 FIELD_MANAGER = "kubeloop-demo"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
-Obj = dict[str, Any]
+from kubeloop import Obj
+
 DIGESTS = "reloaderDigests"  # what a transformed ConfigMap/Secret carries instead of its data
 ABSENT = "absent"  # the hash of an optional object that does not exist
 PREFIX = 16  # hex digits of a per-object hash recorded on the workload (64 bits: enough to see a change)

@@ -4,11 +4,9 @@ template. The CronJob itself only gets the recorded hash."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from kubeloop import Obj
 from kubeloop.operators.reloader.workloads import merged
 
-Obj = dict[str, Any]
 MANUAL = {"cronjob.kubernetes.io/instantiate": "manual"}  # what kubectl and Reloader mark such Jobs with
 NAME_LIMIT = 52  # a CronJob's own limit, so that the Job controller's pod names fit
 

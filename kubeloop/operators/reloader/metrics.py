@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from prometheus_client import Counter
 
-from kubeloop.metrics import REGISTRY
+from kubeloop import metrics
 
 reload_executed = Counter(
     "reloader_reload_executed", "Rollouts triggered by a ConfigMap or Secret change, by success.",
-    ["success", "namespace", "kind"], registry=REGISTRY)
+    ["success", "namespace", "kind"], registry=metrics.REGISTRY)
 reload_skipped = Counter(
     "reloader_reload_skipped", "Rollouts that were due but not made, by reason (paused, rate_limited, "
-    "missing_source, dry_run, pause_period, loop).", ["reason", "namespace", "kind"], registry=REGISTRY)
+    "missing_source, dry_run, pause_period, loop).", ["reason", "namespace", "kind"], registry=metrics.REGISTRY)

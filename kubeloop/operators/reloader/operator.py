@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from kubeloop import Operator
-from kubeloop.cache.store import Obj
-from kubeloop.controller import ControllerSpec, Watch, predicates
+from kubeloop import ControllerSpec, Obj, Operator, Watch, builtin, predicates
 from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET
 from kubeloop.operators.reloader.reconciler import (
     SOURCE_RESOURCES,
@@ -18,7 +16,6 @@ from kubeloop.operators.reloader.reconciler import (
 )
 from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind
-from kubeloop.resources import builtin
 
 
 def follow_settings(reloader: Reloader) -> Callable[[ControllerSpec, ReloaderSettings], ControllerSpec | None]:

@@ -13,11 +13,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop import Operator
-from kubeloop.cache import Event, Informer
-from kubeloop.client import AlreadyExists, ApiError, Conflict, NotFound
-from kubeloop.helpers import selectors
-from kubeloop.manager import Manager
+from kubeloop import (
+    AlreadyExists,
+    ApiError,
+    Conflict,
+    Context,
+    Event,
+    Informer,
+    Manager,
+    NotFound,
+    Obj,
+    Operator,
+    Result,
+    State,
+    builtin,
+    selectors,
+)
 from kubeloop.operators.reloader.compat import SettingError
 from kubeloop.operators.reloader.fingerprint import (
     ABSENT,
@@ -64,11 +75,8 @@ from kubeloop.operators.reloader.workloads import (
     restart_at,
     template_change,
 )
-from kubeloop.reconcile import Context, Result, State
-from kubeloop.resources import builtin
 
 log = logging.getLogger("kubeloop.reloader")
-Obj = dict[str, Any]
 INDEX = "reloader-sources"  # workload informer index: "Kind/namespace/name" (or ".../*") → workload keys
 SOURCE_RESOURCES = {CONFIG_MAP: builtin.CONFIG_MAP, SECRET: builtin.SECRET}
 

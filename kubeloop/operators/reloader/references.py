@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
+from kubeloop import Obj
 from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

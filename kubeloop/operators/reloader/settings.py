@@ -12,8 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, ValidationInfo, field_validator
 
-from kubeloop import Flag, Settings, setting
-from kubeloop.helpers import selectors
+from kubeloop import Flag, Settings, selectors, setting
 from kubeloop.operators.reloader import compat
 from kubeloop.operators.reloader.compat import SettingError
 from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET, Names

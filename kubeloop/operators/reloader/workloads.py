@@ -9,12 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kubeloop.client import Resource
+from kubeloop import Obj, Resource, builtin
 from kubeloop.operators.reloader.policy import RESTARTED_AT, TEMPLATE_HASH
 from kubeloop.operators.reloader.references import Ref
-from kubeloop.resources.builtin import CRON_JOB, DAEMON_SET, DEPLOYMENT, STATEFUL_SET
-
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -46,11 +43,11 @@ class WorkloadKind:
 
 
 SPEC_TEMPLATE = ("spec", "template")
-DEPLOYMENTS = WorkloadKind("deployments", DEPLOYMENT, SPEC_TEMPLATE)
-STATEFULSETS = WorkloadKind("statefulsets", STATEFUL_SET, SPEC_TEMPLATE)
-DAEMONSETS = WorkloadKind("daemonsets", DAEMON_SET, SPEC_TEMPLATE)
+DEPLOYMENTS = WorkloadKind("deployments", builtin.DEPLOYMENT, SPEC_TEMPLATE)
+STATEFULSETS = WorkloadKind("statefulsets", builtin.STATEFUL_SET, SPEC_TEMPLATE)
+DAEMONSETS = WorkloadKind("daemonsets", builtin.DAEMON_SET, SPEC_TEMPLATE)
 # A CronJob has no pods to replace: its job template is updated so the next Jobs use the new data.
-CRONJOBS = WorkloadKind("cronjobs", CRON_JOB, ("spec", "jobTemplate", "spec", "template"))
+CRONJOBS = WorkloadKind("cronjobs", builtin.CRON_JOB, ("spec", "jobTemplate", "spec", "template"))
 # Argo Rollouts (a CRD, only with --argo-rollouts): rolled by their template, like a Deployment, or by
 # ``spec.restartAt`` when annotated ``reloader.stakater.com/rollout-strategy: restart`` (Reloader's two).
 ROLLOUT = Resource("argoproj.io", "v1alpha1", "rollouts", "Rollout")
