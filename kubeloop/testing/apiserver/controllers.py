@@ -183,12 +183,8 @@ class Controllers:
         fins = new["metadata"].setdefault("finalizers", [])
         if CRD_FINALIZER not in fins:
             fins.append(CRD_FINALIZER)
-        self.api._write(crd_kind, "v1", crd, new, "kube-apiserver", None)  # noqa: SLF001
-        stored = self.api.store.get(crd_kind.key, ("", crd["metadata"]["name"]))
-        if stored is not None:  # status went through the main resource: write it as the status subresource
-            fixed = copy.deepcopy(stored)
-            fixed["status"] = new["status"]
-            self.api._write(crd_kind, "v1", stored, fixed, "kube-apiserver", "status")  # noqa: SLF001
+        # one status write, as the real establishing controller does; it brings the cleanup finalizer too
+        self.api._write(crd_kind, "v1", crd, new, "kube-apiserver", "status")  # noqa: SLF001
 
     def _remove_crd(self, crd_kind: Kind, crd: Obj, key: tuple[str, str]) -> bool:
         try:

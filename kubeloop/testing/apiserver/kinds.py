@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+CR_VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]  # (sic)
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 
@@ -109,9 +110,9 @@ class Kinds:
 
     # --- discovery documents ------------------------------------------------------------------------
 
-    def api_versions(self) -> dict[str, Any]:
+    def api_versions(self, address: str = "127.0.0.1") -> dict[str, Any]:
         return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
-            {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}
+            {"clientCIDR": "0.0.0.0/0", "serverAddress": address}]}
 
     def api_groups(self) -> dict[str, Any]:
         groups: dict[str, list[str]] = {}
@@ -131,15 +132,23 @@ class Kinds:
         for k in self._by_key.values():
             if k.group != group or version not in k.versions:
                 continue
+            verbs = CR_VERBS if k.crd is not None else [
+                v for v in VERBS if not (k.key == ("", "namespaces") and v == "deletecollection")]
             entry: dict[str, Any] = {"name": k.plural, "singularName": k.singular, "namespaced": k.namespaced,
-                                     "kind": k.kind, "verbs": VERBS}
+                                     "kind": k.kind, "verbs": verbs}
             if k.short_names:
                 entry["shortNames"] = k.short_names
             resources.append(entry)
             for sub, kind, verbs in (("status", k.kind, ["get", "patch", "update"]),
                                      ("scale", "Scale", ["get", "patch", "update"])):
                 if getattr(k, sub):
-                    resources.append({"name": f"{k.plural}/{sub}", "singularName": "", "namespaced": k.namespaced,
-                                      "kind": kind, "verbs": verbs})
-        gv = f"{group}/{version}" if group else version
-        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
+                    entry = {"name": f"{k.plural}/{sub}", "singularName": "", "namespaced": k.namespaced,
+                             "kind": kind, "verbs": verbs}
+                    if sub == "scale":
+                        entry.update(group="autoscaling", version="v1")
+                    resources.append(entry)
+        resources.sort(key=lambda r: r["name"])
+        if group:  # (the real server's core list has no apiVersion, the groups' lists do)
+            return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}",
+                    "resources": resources}
+        return {"kind": "APIResourceList", "groupVersion": version, "resources": resources}

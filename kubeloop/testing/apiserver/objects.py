@@ -56,26 +56,69 @@ def body_of(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
 
 
-def prepare_create(kind: Kind, version: str, body: dict[str, Any]) -> dict[str, Any]:
-    """Kind-specific defaults of a new object (only those the served kinds need)."""
+# What a Go zero value of the kind serializes to: a create's managedFields are its difference from this,
+# so fields of non-pointer structs (a CRD's spec, names) never get a "." of their own.
+ZERO: dict[tuple[str, str], dict[str, Any]] = {
+    ("apiextensions.k8s.io", "customresourcedefinitions"): {
+        "spec": {"group": "", "names": {"plural": "", "kind": ""}, "scope": "", "versions": None}},
+    ("apps", "deployments"): {"spec": {"selector": None, "template": {"metadata": {"creationTimestamp": None},
+                                                                      "spec": {"containers": None}},
+                                       "strategy": {}}},
+    ("", "pods"): {"spec": {"containers": None}},
+}
+
+
+def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Defaults applied when a request is decoded, before field ownership is computed (so they are
+    owned by the writer): a Secret's type, a namespace's name label, a CRD's conversion strategy."""
     obj = copy.deepcopy(body)
     obj["apiVersion"], obj["kind"] = kind.api_version(version), kind.kind
-    if kind.status and kind.plural != "namespaces":
-        obj.pop("status", None)
-    if kind.plural == "namespaces":
-        obj.setdefault("metadata", {}).setdefault("labels", {})["kubernetes.io/metadata.name"] = \
-            obj["metadata"].get("name", "")
-        obj["spec"] = {"finalizers": ["kubernetes"]}
-        obj["status"] = {"phase": "Active"}
-    if kind.plural == "secrets":
+    meta = obj.setdefault("metadata", {})
+    if kind.key == ("", "namespaces") and meta.get("name"):
+        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+    if kind.key == ("", "secrets"):
         obj.setdefault("type", "Opaque")
         _decode_string_data(obj)
-    if kind.plural == "customresourcedefinitions":
+    if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
+    return tidy(kind, obj)
+
+
+def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
+    if kind.status:
+        obj.pop("status", None)
+    if kind.key == ("", "namespaces"):
+        obj["spec"] = {"finalizers": ["kubernetes"]}
+        obj["status"] = {"phase": "Active"}
+    if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj["status"] = {"conditions": None, "acceptedNames": {"plural": "", "kind": ""},
                          "storedVersions": [v["name"] for v in obj["spec"].get("versions", [])
                                             if v.get("storage")]}
     return obj
+
+
+def tidy(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    """Drops what Go's ``omitempty`` drops: empty metadata maps/lists; a built-in's empty data maps."""
+    meta = obj.get("metadata") or {}
+    for key in ("labels", "annotations", "finalizers", "ownerReferences"):
+        if key in meta and not meta[key]:
+            del meta[key]
+    if kind.crd is None:
+        for key in ("data", "binaryData", "stringData"):
+            if key in obj and not obj[key]:
+                del obj[key]
+    return obj
+
+
+def scope(kind: Kind, subresource: str | None) -> Any:
+    """Which field paths a write through this endpoint may own (the real server's reset fields)."""
+    if subresource == "status":
+        return lambda path: path[:1] == ("f:status",)
+    reset = {("f:status",)} if kind.status else set()
+    if kind.key == ("", "namespaces"):
+        reset.add(("f:spec",))
+    return lambda path: path[:1] not in reset
 
 
 def _decode_string_data(obj: dict[str, Any]) -> None:
@@ -112,7 +155,10 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
             out["status"] = copy.deepcopy(new["status"])
         else:
             out.pop("status", None)
-        return out
+        if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+            # a CRD's status strategy keeps the writer's finalizers (the cleanup finalizer comes this way)
+            out["metadata"]["finalizers"] = copy.deepcopy((new.get("metadata") or {}).get("finalizers") or [])
+        return tidy(kind, out)
     out = copy.deepcopy(new)
     out["apiVersion"], out["kind"] = old["apiVersion"], old["kind"]
     meta = out.setdefault("metadata", {})
@@ -135,4 +181,4 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         _decode_string_data(out)
     if (kind.generation or kind.crd is not None) and body_of(kind, out) != body_of(kind, old):
         meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
-    return out
+    return tidy(kind, out)

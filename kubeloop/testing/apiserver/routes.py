@@ -52,12 +52,15 @@ class Router:
         if path == "/version":
             return json_response(VERSION)
         if request.method == "GET" and parts in (["api"], ["apis"]):
-            return json_response(self.kinds.api_versions() if parts == ["api"] else self.kinds.api_groups())
+            address = request.host if ":" in request.host else "127.0.0.1"
+            return json_response(self.kinds.api_versions(address) if parts == ["api"] else self.kinds.api_groups())
         if request.method == "GET" and (parts == ["api", "v1"] or (len(parts) == 3 and parts[0] == "apis")):
             group, version = ("", "v1") if parts[0] == "api" else (parts[1], parts[2])
             if not self.kinds.group_served(group, version):
-                raise _page_not_found(path)
+                return _plain_404()
             return json_response(self.kinds.api_resources(group, version))
+        if parts[:1] == ["apis"] and len(parts) >= 3 and not self.kinds.group_served(parts[1], parts[2]):
+            return _plain_404()
         target = self._target(parts, path)
         if target is None:
             if parts and parts[0] in ("api", "apis"):
@@ -143,17 +146,21 @@ class Router:
         if meta_only:
             return json_response({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
                                   "metadata": page["metadata"], "items": items})
+        meta = page["metadata"]
+        if t.kind.crd is not None:  # custom resource lists always carry "continue" (empty on the last page)
+            meta = {"continue": "", **meta}
         return json_response({"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version(t.version),
-                              "metadata": page["metadata"], "items": items})
+                              "metadata": meta, "items": items})
 
     def _delete_collection(self, t: Target, q: Any, options: dict[str, Any] | None) -> dict[str, Any]:
         match = _match(t, q)
+        rv = self.api.store.rv  # the list the real server answers is the one it read before deleting
         gone = []
         for obj in self.api.store.items(t.kind.key):
             if (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and match(obj):
                 gone.append(self._view(t, self._delete_one(t, obj, options), in_list=True))
         return {"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version(t.version),
-                "metadata": {"resourceVersion": str(self.api.store.rv)}, "items": gone}
+                "metadata": {"resourceVersion": str(rv)}, "items": gone}
 
     def _delete_one(self, t: Target, obj: Obj, options: dict[str, Any] | None) -> Obj:
         meta = obj["metadata"]
@@ -190,6 +197,11 @@ def _query_opts(q: Any) -> dict[str, Any] | None:
 def _agent_manager(request: web.Request) -> str:
     """The real server's default field manager: the User-Agent up to its first '/'."""
     return request.headers.get("User-Agent", "unknown").split("/")[0][:128]
+
+
+def _plain_404() -> web.Response:
+    """An unknown group/version: the real server's mux answers in plain text."""
+    return web.Response(text="404 page not found\n", status=404, content_type="text/plain")
 
 
 def _page_not_found(path: str) -> errors.StatusError:

@@ -133,12 +133,16 @@ def validate(obj: Any, schema: dict[str, Any] | None, path: str = "") -> list[Ca
             if req not in obj:
                 causes.append(("FieldValueRequired", _join(path, req), "Required value"))
         props = schema.get("properties") or {}
-        for key, value in obj.items():
+        nested: list[Cause] = []
+        for key, value in sorted(obj.items()):
             sub = props.get(key)
             if sub is None and isinstance(schema.get("additionalProperties"), dict):
                 sub = schema["additionalProperties"]
             if sub is not None and not (not path and key in ("apiVersion", "kind", "metadata")):
-                causes += validate(value, sub, _join(path, key))
+                nested += validate(value, sub, _join(path, key))
+        # the real validator reports enum violations after the other errors of the same object
+        causes += [c for c in nested if c[0] != "FieldValueNotSupported"]
+        causes += [c for c in nested if c[0] == "FieldValueNotSupported"]
     return causes
 
 

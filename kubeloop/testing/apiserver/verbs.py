@@ -20,6 +20,7 @@ from kubeloop.testing.apiserver.kinds import Kind, Kinds
 from kubeloop.testing.apiserver.selectors import Match
 from kubeloop.testing.apiserver.store import Obj, Store
 
+_B64 = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _CONTINUE_TOO_OLD = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
     "without the continue parameter, or use the continue token in this response to retrieve the remainder of "
@@ -50,6 +51,8 @@ class Api:
             start, at = self._decode_continue(token)
         elif rv and rv != "0":
             at = self._list_rv(int(rv) if rv.isdigit() else -1, rv, rv_match)
+        elif rv == "0":
+            limit = None  # served from the watch cache, which does not paginate
         snapshot = at if at is not None else self.store.rv
         items = [o for o in self.store.items(kind.key, at)
                  if (ns is None or o["metadata"].get("namespace") == ns) and match(o)
@@ -78,11 +81,18 @@ class Api:
         return None
 
     def _decode_continue(self, token: str) -> tuple[str, int]:
+        bad = next((i for i, c in enumerate(token) if c not in _B64), None)
+        if bad is None and len(token) % 4 == 1:
+            bad = len(token) - 1
+        if bad is not None:
+            raise errors.bad_request(f"invalid continue token: continue key is not valid: illegal base64 data at "
+                                     f"input byte {bad}")
         try:
-            data = json.loads(base64.b64decode(token, validate=True))
+            data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
             start, rv = data["start"], int(data["rv"])
-        except Exception as exc:  # noqa: BLE001 - any malformed token is the same 400
-            raise errors.bad_request(f"invalid continue token: continue key is not valid: {exc}") from None
+        except Exception:  # noqa: BLE001 - any undecodable token is the same 400
+            raise errors.bad_request("invalid continue token: continue key is not valid: invalid continue "
+                                     "token") from None
         if rv < self.store.compacted:
             raise errors.expired(_CONTINUE_TOO_OLD)
         return start.rstrip("\x00"), rv
@@ -90,7 +100,7 @@ class Api:
     # --- writes -------------------------------------------------------------------------------------
 
     def create(self, kind: Kind, version: str, ns: str | None, body: Any, manager: str,
-               subresource: str | None = None) -> Obj:
+               subresource: str | None = None, *, managed: bool = True) -> Obj:
         if subresource:
             raise errors.not_served(f"POST to the {subresource} subresource of {kind.plural}")
         body = _require_object(body, kind)
@@ -98,24 +108,33 @@ class Api:
         if kind.namespaced and meta.get("namespace") and meta["namespace"] != ns:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
                                      "on the request")
-        obj = objects.prepare_create(kind, version, body)
-        objects.check_name(kind, obj.setdefault("metadata", {}))
-        obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp())
+        obj = objects.decode_defaults(kind, version, body)
+        objects.check_name(kind, obj["metadata"])
         if kind.namespaced:
-            obj["metadata"]["namespace"] = ns
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
-        else:
-            obj["metadata"].pop("namespace", None)
         key = (ns or "", obj["metadata"]["name"])
         if self.store.get(kind.key, key) is not None:
             raise errors.already_exists(kind.plural, kind.group, key[1])
         obj = objects.custom_checks(kind, version, obj, None)
-        managers = Managers(None)
-        managers.update(manager, kind.api_version(version), "", None, obj, self.clock.stamp())
+        managers = self.managers(kind, None, None)
+        if managed:  # an apply that creates records its own fields
+            managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}), obj,
+                            self.clock.stamp(), creating=True)
+        obj = objects.strategy_create(kind, obj)
+        obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp())
+        if kind.namespaced:
+            obj["metadata"]["namespace"] = ns
+        else:
+            obj["metadata"].pop("namespace", None)
         _set_managed(obj, managers)
         self.store.put(kind.key, key, obj)
         self.kick()
         return obj
+
+    def managers(self, kind: Kind, old: Obj | None, subresource: str | None) -> Managers:
+        """The field managers of ``old`` (None: a new object), scoped to the endpoint written."""
+        entries = old["metadata"].get("managedFields") if old else None
+        return Managers(entries, typed=kind.crd is None, scope=objects.scope(kind, subresource))
 
     def _namespace_open(self, kind: Kind, ns: str, name: str) -> None:
         namespace = self.store.get(("", "namespaces"), ("", ns))
@@ -155,7 +174,7 @@ class Api:
         if kind.crd is not None and subresource != "status":
             new = objects.custom_checks(kind, version, new, old)
         if managers is None:
-            managers = Managers(old["metadata"].get("managedFields"))
+            managers = self.managers(kind, old, subresource)
             managers.update(manager, kind.api_version(version), subresource or "", old, new, self.clock.stamp())
         _set_managed(new, managers)
         key = (old["metadata"].get("namespace", ""), old["metadata"]["name"])
@@ -187,9 +206,7 @@ class Api:
         elif content_type == patches.STRATEGIC:
             new = patches.strategic_merge(old, body)
         else:
-            raise errors.StatusError(415, "UnsupportedMediaType", f"the body of the request was in an unknown "
-                                     f"format - accepted media types include: {patches.JSON}, {patches.MERGE}, "
-                                     f"{patches.APPLY}, {patches.STRATEGIC}")
+            raise errors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
         rv = (new.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(kind.plural, kind.group, name)
@@ -210,15 +227,15 @@ class Api:
         if old is None:
             if subresource:
                 raise errors.not_found(kind.plural, kind.group, name)
-            managers = Managers(None)
+            managers = self.managers(kind, None, None)
             merged = managers.apply(field_manager, api_version, "", {}, config, force, self.clock.stamp())
             merged.setdefault("metadata", {})["name"] = name
             obj = self.create(kind, version, ns, {**merged, "apiVersion": api_version, "kind": kind.kind},
-                              field_manager)
+                              field_manager, managed=False)
             fixed = copy.deepcopy(obj)
             fixed["metadata"]["managedFields"] = managers.entries()
             return self._replace_managed(kind, obj, fixed)
-        managers = Managers(old["metadata"].get("managedFields"))
+        managers = self.managers(kind, old, subresource)
         if subresource == "status":
             config = {"status": config.get("status", {})} if "status" in config else {}
         merged = managers.apply(field_manager, api_version, subresource or "", _plain(old), config, force,
@@ -241,11 +258,15 @@ class Api:
         options = options or {}
         old = self.get(kind, ns, name)
         pre = options.get("preconditions") or {}
-        for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+        for field, label, why in (("uid", "UID", "deleted and then recreated"),
+                                  ("resourceVersion", "ResourceVersion", "modified")):
             if pre.get(field) and pre[field] != old["metadata"].get(field):
-                raise errors.conflict(kind.plural, kind.group, name, f"Precondition failed: {label} in "
-                                      f"precondition: {pre[field]}, {label} in object meta: "
-                                      f"{old['metadata'].get(field)}")
+                shown = f"{kind.kind}.{kind.group}" if kind.group else kind.kind
+                raise errors.StatusError(409, "Conflict", f'Operation cannot be fulfilled on {shown} "{name}": the '
+                                         f"{label} in the precondition ({pre[field]}) does not match the {label} in "
+                                         f"record ({old['metadata'].get(field)}). The object might have been {why}",
+                                         {"name": name, **({"group": kind.group} if kind.group else {}),
+                                          "kind": kind.kind})
         policy = options.get("propagationPolicy") or ("Orphan" if options.get("orphanDependents") else None)
         meta = old["metadata"]
         finalizers = list(meta.get("finalizers") or [])
@@ -265,9 +286,15 @@ class Api:
         new = copy.deepcopy(old)
         new["metadata"]["finalizers"] = finalizers
         new["metadata"]["deletionTimestamp"] = self.clock.stamp()
-        new["metadata"]["deletionGracePeriodSeconds"] = 0
-        if new["metadata"].get("generation"):
-            new["metadata"]["generation"] += 1
+        if kind.key != ("apiextensions.k8s.io", "customresourcedefinitions"):
+            new["metadata"]["deletionGracePeriodSeconds"] = 0
+            if new["metadata"].get("generation"):
+                new["metadata"]["generation"] += 1
+        else:  # a CRD's own delete: no grace period, no new generation, a Terminating condition
+            new.setdefault("status", {}).setdefault("conditions", []).append({
+                "type": "Terminating", "status": "True", "lastTransitionTime": self.clock.stamp(),
+                "reason": "InstanceDeletionPending",
+                "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"})
         self.store.put(kind.key, (ns or "", name), new)
         self.kick()
         return new
@@ -277,7 +304,6 @@ class Api:
             return old
         new = copy.deepcopy(old)
         new["metadata"]["deletionTimestamp"] = self.clock.stamp()
-        new["metadata"]["deletionGracePeriodSeconds"] = 0
         new["status"] = {"phase": "Terminating"}
         self.store.put(kind.key, ("", old["metadata"]["name"]), new)
         self.kick()
@@ -291,7 +317,7 @@ def _key(obj: Obj) -> str:
 
 def _encode_continue(rv: int, start: str) -> str:
     data = {"v": "meta.k8s.io/v1", "rv": rv, "start": start + "\x00"}
-    return base64.b64encode(json.dumps(data, separators=(",", ":")).encode()).decode()
+    return base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
 def _require_object(body: Any, kind: Kind) -> dict[str, Any]:
