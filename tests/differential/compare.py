@@ -11,6 +11,8 @@ async def compare(name: str, steps: list[Step], fake: Backend, real: Backend) ->
     ns_fake, ns_real = new_namespace(), new_namespace()
     got_fake = normalise(ns_fake, await run(fake, steps, ns_fake))
     got_real = normalise(ns_real, await run(real, steps, ns_real))
+    for backend, ns in ((fake, ns_fake), (real, ns_real)):  # not compared: just tidy
+        await backend.request("DELETE", f"/api/v1/namespaces/{ns}")
     diffs = differences(got_fake, got_real, steps)
     TALLY["sequences"] += 1
     TALLY["agreeing_sequences"] += not diffs

@@ -5,7 +5,8 @@ Normalisation keeps what a client may rely on and drops what differs by nature:
 - uids, timestamps and generated-name suffixes become placeholders (a uid keeps its identity: the first
   uid seen is ``uid#1`` wherever it appears again);
 - resourceVersions become their rank among all RVs the sequence saw, so their order (monotonic, equal
-  for a no-op) is compared but not their values; continue tokens are compared by presence;
+  for a no-op) is compared but not their values; a list's own RV (moved by unrelated writes on a real
+  cluster) becomes ``<list-rv>`` if it is not older than its items; continue tokens by presence;
 - the sequence's namespace (unique per run) becomes ``NS``; the cluster CA in ``kube-root-ca.crt`` ``<ca>``;
 - digits in the messages of Expired/Timeout errors (RV numbers) become ``N``, as do numbers in
   parentheses in Conflict messages (the RV of a failed precondition);
@@ -61,6 +62,7 @@ class Watch:
     path: str
     since: str | None = None
     params: dict[str, str] = field(default_factory=dict)
+    to_last_write: bool = False  # stop at the sequence's last write (no selector: it must come)
 
 
 @dataclass
@@ -114,9 +116,10 @@ class Backend:
             except orjson.JSONDecodeError:
                 return resp.status, raw.decode(errors="replace")
 
-    async def watch(self, path: str, params: dict[str, str], idle: float = 0.6, total: float = 8.0
-                    ) -> tuple[int, list[dict[str, Any]]]:
-        """Events of a watch until ``idle`` seconds pass without one (or the initial-events bookmark)."""
+    async def watch(self, path: str, params: dict[str, str], idle: float = 0.6, total: float = 8.0,
+                    stop_at: int | None = None) -> tuple[int, list[dict[str, Any]]]:
+        """Events of a watch until ``idle`` seconds pass without one (or the initial-events bookmark, or
+        an event at resourceVersion ``stop_at``: the last write the sequence made)."""
         opts = await self._opts()
         events: list[dict[str, Any]] = []
         timeout = aiohttp.ClientTimeout(total=total)
@@ -136,9 +139,14 @@ class Backend:
                 for line in lines:
                     if line.strip():
                         events.append(orjson.loads(line))
-                if any(_initial_end(e) for e in events):
+                if any(_initial_end(e) for e in events) or (stop_at and events and _rv(events[-1]) >= stop_at):
                     break
         return resp.status, events
+
+
+def _rv(event: dict[str, Any]) -> int:
+    value = (event.get("object") or {}).get("metadata", {}).get("resourceVersion", "0")
+    return int(value) if str(value).isdigit() else 0
 
 
 def _initial_end(event: dict[str, Any]) -> bool:
@@ -153,17 +161,17 @@ async def run(backend: Backend, steps: list[Step], ns: str) -> list[Any]:
     for path in (f"/api/v1/namespaces/{ns}/serviceaccounts/default", f"/api/v1/namespaces/{ns}/configmaps/"
                  "kube-root-ca.crt"):
         await _poll(backend, path, lambda s, b: s == 200, 30)
-    marks: dict[str, str] = {}
+    marks: dict[str, Any] = {}
     out: list[Any] = []
     for step in steps:
         out.append(await _step(backend, step, ns, marks))
     return out
 
 
-def _fill(value: Any, ns: str, marks: dict[str, str]) -> Any:
+def _fill(value: Any, ns: str, marks: dict[str, Any]) -> Any:
     if isinstance(value, str):
         value = value.replace("{ns}", ns)
-        value = re.sub(r"\{rv:(\w+)\}", lambda m: marks.get(m.group(1), "0"), value)
+        value = re.sub(r"\{rv:(\w+)\}", lambda m: str(marks.get(m.group(1), "0")), value)
         return re.sub(r"\{m:(\w+)\}", lambda m: str(marks.get(m.group(1), "")), value)
     if isinstance(value, dict):
         return {_fill(k, ns, marks): _fill(v, ns, marks) for k, v in value.items()}
@@ -172,10 +180,14 @@ def _fill(value: Any, ns: str, marks: dict[str, str]) -> Any:
     return value
 
 
-async def _step(backend: Backend, step: Step, ns: str, marks: dict[str, str]) -> Any:
+async def _step(backend: Backend, step: Step, ns: str, marks: dict[str, Any]) -> Any:
     if isinstance(step, Req):
         status, body = await backend.request(step.method, _fill(step.path, ns, marks), _fill(step.body, ns, marks),
                                              step.ct, _fill(step.params, ns, marks))
+        if step.method != "GET" and status < 300 and isinstance(body, dict):
+            rv = (body.get("metadata") or {}).get("resourceVersion", "")
+            if str(rv).isdigit():
+                marks["_last"] = max(int(marks.get("_last", 0)), int(rv))
         for name, dotted in step.save.items():
             marks[name] = _dig(body, dotted)
         if step.only and isinstance(body, dict):
@@ -189,7 +201,8 @@ async def _step(backend: Backend, step: Step, ns: str, marks: dict[str, str]) ->
         params = _fill(step.params, ns, marks)
         if step.since:
             params["resourceVersion"] = marks[step.since]
-        status, events = await backend.watch(_fill(step.path, ns, marks), params)
+        stop_at = int(marks.get("_last", 0)) if step.to_last_write else None
+        status, events = await backend.watch(_fill(step.path, ns, marks), params, stop_at=stop_at)
         shown = [e for e in events if e.get("type") != "BOOKMARK" or _initial_end(e)]
         return {"status": status, "events": shown}
     if isinstance(step, WaitGone):
@@ -253,7 +266,13 @@ class Normaliser:
 
     def __call__(self, value: Any, key: str = "") -> Any:
         if isinstance(value, dict):
+            list_rv = _list_rv(value)
             out = {self.text(k): self(v, k) for k, v in value.items()}
+            if list_rv is not None:  # its only promise: not older than any item it holds
+                items = [int(i.get("metadata", {}).get("resourceVersion", 0)) for i in value["items"]
+                         if isinstance(i, dict)]
+                fresh = list_rv.isdigit() and all(int(list_rv) >= i for i in items)
+                out["metadata"]["resourceVersion"] = "<list-rv>" if fresh else f"<list-rv older than items: {list_rv}>"
             if out.get("reason") in ("Expired", "Timeout", "Gone") and isinstance(out.get("message"), str):
                 out["message"] = re.sub(r"\d+", "N", out["message"])
             if out.get("reason") == "Conflict" and isinstance(out.get("message"), str):
@@ -291,9 +310,18 @@ class Normaliser:
         return value
 
 
+def _list_rv(value: dict[str, Any]) -> str | None:
+    """A list's own resourceVersion (not an item's)."""
+    if isinstance(value.get("items"), list) and isinstance(value.get("metadata"), dict):
+        return value["metadata"].get("resourceVersion")
+    return None
+
+
 def _collect_rvs(value: Any, into: set[int], key: str = "") -> None:
     if isinstance(value, dict):
         for k, v in value.items():
+            if k == "metadata" and _list_rv(value) is not None:
+                continue  # a list's RV is the whole store's: unrelated writes move it on a real cluster
             _collect_rvs(v, into, k)
     elif isinstance(value, list):
         for v in value:

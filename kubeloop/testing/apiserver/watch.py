@@ -99,8 +99,8 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
             if change.rv > start:
                 await _emit(send, change, mine, view)
         return resp
-    except (ConnectionResetError, asyncio.CancelledError):
-        raise
+    except ConnectionResetError:  # the client went away (aiohttp's reset error is one): the watch is over
+        return resp
     finally:
         unsubscribe()
 
