@@ -159,11 +159,10 @@ class Managers:
             return
         changed, removed = update_changes(old, new, self.typed)
         changed = {p for p in changed if self.scope(p)}
-        alive = set(walk(new, typed=self.typed))
-        for key in self.sets:
-            self.sets[key] = (self.sets[key] - changed) & alive
+        for key in self.sets:  # what changed moves to this manager; what went is nobody's
+            self.sets[key] -= changed | removed
         key = (manager, "Update", api_version, sub)
-        self.sets[key] = ((self.sets.get(key, set()) | changed) - removed) & alive
+        self.sets[key] = (self.sets.get(key, set()) | changed) - removed
         if changed:
             self.times[key] = now
         self._prune()
@@ -196,9 +195,10 @@ class Managers:
         self.sets[key] = mine
         if result != live or key not in self.times and not live:
             self.times[key] = now
-        alive = set(walk(result, typed=self.typed))
+        gone = set(walk(live, typed=self.typed)) - set(walk(result, typed=self.typed))
         for k in self.sets:
-            self.sets[k] &= alive
+            if k != key:
+                self.sets[k] -= gone
         self._prune()
         return result
 
