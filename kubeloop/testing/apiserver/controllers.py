@@ -4,7 +4,9 @@
 - a terminating namespace is emptied (finalizers respected), then removed;
 - a new CRD is Established (its kind served), a deleted one takes its custom resources with it;
 - garbage collection: dependents whose owners are all gone are deleted (background), ``orphan`` and
-  ``foregroundDeletion`` finalizers are honoured.
+  ``foregroundDeletion`` finalizers are honoured;
+- with ``kubelet=True``, a kwok-like kubelet: every new pod is bound to node ``fake-node`` and reported
+  Running and Ready at once (no container runs; a pod whose phase a test sets to Failed stays so).
 
 It runs after every write (``kick``), one sweep at a time, until a sweep changes nothing.
 """
@@ -31,9 +33,10 @@ CA_NOTE = ("Contains a CA bundle that can be used to verify the kube-apiserver w
 class Controllers:
     """The background loop; ``kick()`` is passed to ``Api`` and wakes it."""
 
-    def __init__(self, api: Api, ca_pem: str = "") -> None:
+    def __init__(self, api: Api, ca_pem: str = "", kubelet: bool = False) -> None:
         self.api = api
         self.ca_pem = ca_pem
+        self.kubelet = kubelet
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -67,7 +70,7 @@ class Controllers:
     def sweep(self) -> bool:
         """One pass of every controller; True if anything was written."""
         changed = False
-        for step in (self._crds, self._namespaces, self._gc):
+        for step in (self._crds, self._namespaces, self._gc, self._pods):
             changed = step() or changed
         return changed
 
@@ -254,6 +257,35 @@ class Controllers:
             return bool(deps)
         self._drop_finalizer(kind, obj, "foregroundDeletion")
         return True
+
+
+    # --- kubelet -------------------------------------------------------------------------------------
+
+    def _pods(self) -> bool:
+        if not self.kubelet:
+            return False
+        kind = self._kind("", "pods")
+        changed = False
+        for pod in self._all(kind):
+            if pod["metadata"].get("deletionTimestamp") or (pod.get("status") or {}).get("phase"):
+                continue
+            bound = copy.deepcopy(pod)
+            bound.setdefault("spec", {})["nodeName"] = bound["spec"].get("nodeName") or "fake-node"
+            self.api._write(kind, "v1", pod, bound, "kube-scheduler", None)  # noqa: SLF001
+            pod = self.api.store.get(kind.key, _k(pod)) or bound
+            now = self.api.clock.stamp()
+            running = copy.deepcopy(pod)
+            conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+                          for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
+                                    "PodScheduled")]
+            running["status"] = {"phase": "Running", "conditions": conditions, "hostIP": "10.0.0.1",
+                                 "podIP": "10.0.1.1", "startTime": now, "containerStatuses": [
+                                     {"name": c.get("name", ""), "image": c.get("image", ""), "ready": True,
+                                      "started": True, "restartCount": 0, "state": {"running": {"startedAt": now}}}
+                                     for c in pod["spec"].get("containers") or []]}
+            self.api._write(kind, "v1", pod, running, "kubelet", "status")  # noqa: SLF001
+            changed = True
+        return changed
 
 
 def _k(obj: Obj) -> tuple[str, str]:

@@ -28,8 +28,10 @@ class FakeApiServer:
     ``kubeloop.client.Client`` for it, ``fake.write_kubeconfig(path)`` a kubeconfig for kubectl.
     """
 
-    def __init__(self, clock: Clock | None = None) -> None:
+    def __init__(self, clock: Clock | None = None, *, kubelet: bool = False) -> None:
+        """``kubelet=True`` runs a kwok-like kubelet: new pods are bound and reported Running and Ready."""
         self.clock = clock or Clock()
+        self.kubelet = kubelet
         self.store = Store()
         self.kinds = Kinds()
         self._closing = asyncio.Event()
@@ -44,7 +46,7 @@ class FakeApiServer:
 
     async def start(self) -> FakeApiServer:
         """Binds a free port on 127.0.0.1 and serves; the system namespaces exist when it returns."""
-        self._controllers = Controllers(self.api)
+        self._controllers = Controllers(self.api, kubelet=self.kubelet)
         for name in SYSTEM_NAMESPACES:
             self.api.create(self.kinds.by_key(("", "namespaces")), "v1", None,
                             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, "kube-apiserver")

@@ -280,7 +280,7 @@ class Api:
         if not finalizers:
             self.store.remove(kind.key, (ns or "", name))
             self.kick()
-            return old if (kind.crd is not None or kind.plural == "pods") else _success(kind, old)
+            return old if kind.key == ("", "pods") else _success(kind, old)  # pods answer with the pod
         if meta.get("deletionTimestamp"):
             return old
         new = copy.deepcopy(old)
