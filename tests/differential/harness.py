@@ -45,6 +45,9 @@ class Req:
     params: dict[str, str] = field(default_factory=dict)
     save: dict[str, str] = field(default_factory=dict)  # mark name → dotted path in the answer ({m:name})
     only: tuple[str, ...] = ()  # discovery: compare just these resources (the fake serves a subset)
+    # Built-in kinds the real server defaults (a Deployment's strategy, a container's pull policy...):
+    # compare just these dotted paths ("*" maps over a list) of a successful answer.
+    pick: tuple[str, ...] = ()
 
 
 @dataclass
@@ -190,6 +193,8 @@ async def _step(backend: Backend, step: Step, ns: str, marks: dict[str, Any]) ->
                 marks["_last"] = max(int(marks.get("_last", 0)), int(rv))
         for name, dotted in step.save.items():
             marks[name] = _dig(body, dotted)
+        if step.pick and status < 300 and isinstance(body, dict):
+            body = {path: _pick(body, path.split(".")) for path in step.pick}
         if step.only and isinstance(body, dict):
             body["resources"] = [r for r in body.get("resources", []) if r["name"] in step.only]
         return {"status": status, "body": body}
@@ -214,6 +219,14 @@ async def _step(backend: Backend, step: Step, ns: str, marks: dict[str, Any]) ->
 
     ok = await _poll(backend, _fill(step.path, ns, marks), reached, step.timeout)
     return {"waited": ok}
+
+
+def _pick(body: Any, parts: list[str]) -> Any:
+    if not parts:
+        return body
+    if parts[0] == "*":
+        return [_pick(item, parts[1:]) for item in body] if isinstance(body, list) else None
+    return _pick(body.get(parts[0]) if isinstance(body, dict) else None, parts[1:])
 
 
 def _dig(body: Any, dotted: str) -> Any:

@@ -59,6 +59,18 @@ def _p(**kw: str) -> dict[str, str]:
     return kw
 
 
+def deployment(name: str, containers: list[dict[str, Any]]) -> dict[str, Any]:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": {"containers": containers}}}}
+
+
+_DEPLOY_PICK = ("metadata.generation", "metadata.labels", "spec.replicas", "spec.template.spec.containers.*.name",
+                "spec.template.spec.containers.*.image", "spec.template.spec.containers.*.env",
+                "spec.template.spec.containers.*.args")
+
+
 SEQUENCES: dict[str, list[Step]] = {
     "crud_configmap": [
         Req("POST", CM, cm("a", {"k": "v"}, {"app": "x"})),
@@ -140,6 +152,23 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("POST", CM, cm("a", {"k": "v"}, {"x": "1"})),
         Req("PATCH", CM + "/a", {"data": {"k": None, "n": "1"}, "metadata": {"labels": {"y": "2"}}}, STRATEGIC),
         Req("GET", CM + "/a"),
+    ],
+    "strategic_merge_patch_on_a_deployment": [
+        Req("POST", DEPLOY, deployment("d", [{"name": "app", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]},
+                                             {"name": "side", "image": "busybox:1", "args": ["sleep", "1"]}]),
+            pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d", {"spec": {"template": {"spec": {"containers": [
+            {"name": "app", "image": "nginx:2", "env": [{"name": "B", "value": "2"}]}]}}}}, STRATEGIC,
+            pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d", {"spec": {"template": {"spec": {"containers": [
+            {"name": "side", "$patch": "delete"}]}}}}, STRATEGIC, pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d", {"metadata": {"labels": {"tier": "web"}}, "spec": {"replicas": 3}}, STRATEGIC,
+            pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d", {"spec": {"template": {"spec": {"containers": [
+            {"name": "app", "image": "nginx:3"}]}}}}, MERGE, pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d/status", {"status": {"observedGeneration": 99}}, MERGE,
+            pick=("metadata.generation", "status.observedGeneration")),
+        Req("GET", DEPLOY + "/d", pick=_DEPLOY_PICK),
     ],
     "server_side_apply": [
         Req("PATCH", CM + "/s", cm("s", {"a": "1", "b": "2"}), APPLY),

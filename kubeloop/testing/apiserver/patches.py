@@ -158,16 +158,17 @@ def _merge_list(target: list[Any], patch: list[Any], key: str | None) -> list[An
         if all(not isinstance(x, dict) for x in patch):
             return list(target) + [x for x in patch if x not in target]
         return copy.deepcopy(patch)
-    out = [copy.deepcopy(x) for x in target]
+    # The real merge puts the patch's elements first (merged with the originals they name), in the
+    # patch's order, then the original elements the patch does not mention.
+    if any(not isinstance(item, dict) or key not in item for item in patch):
+        return copy.deepcopy(patch)
+    named = {item[key] for item in patch}
+    originals = {x.get(key): x for x in target if isinstance(x, dict)}
+    out = []
     for item in patch:
-        if not isinstance(item, dict) or key not in item:
-            return copy.deepcopy(patch)
-        index = next((i for i, x in enumerate(out) if isinstance(x, dict) and x.get(key) == item[key]), None)
         if item.get("$patch") == "delete":
-            if index is not None:
-                del out[index]
-        elif index is None:
-            out.append(copy.deepcopy(item))
-        else:
-            out[index] = strategic_merge(out[index], item)
+            continue
+        found = originals.get(item[key])
+        out.append(strategic_merge(found, item) if found is not None else copy.deepcopy(item))
+    out += [copy.deepcopy(x) for x in target if not (isinstance(x, dict) and x.get(key) in named)]
     return out
