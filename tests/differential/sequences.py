@@ -51,6 +51,43 @@ _APPS = ("deployments", "deployments/status", "deployments/scale", "statefulsets
          "statefulsets/scale", "daemonsets", "daemonsets/status")
 
 
+def cel_crd(group: str) -> dict[str, Any]:
+    """A CRD with the kinds of CEL rules kubeloop generates: root, object, fieldPath, reason, transition."""
+    spec = {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.minReplicas <= self.maxReplicas", "fieldPath": ".minReplicas",
+         "message": "min must not exceed max"},
+        {"rule": "!has(self.mode) || self.mode != 'off'", "reason": "FieldValueForbidden",
+         "message": "mode off is forbidden"}],
+        "properties": {
+            "minReplicas": {"type": "integer"}, "maxReplicas": {"type": "integer"}, "mode": {"type": "string"},
+            "size": {"type": "integer", "x-kubernetes-validations": [
+                {"rule": "self >= oldSelf", "message": "size may not shrink"}]},
+            "sel": {"type": "object", "required": ["operator"], "properties": {
+                "operator": {"type": "string"},
+                "values": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 63}}},
+                "x-kubernetes-validations": [{"rule": "self.operator in ['In', 'NotIn'] ? (has(self.values) && "
+                                                      "size(self.values) > 0) : (!has(self.values) || "
+                                                      "size(self.values) == 0)"}]}}}
+    schema = {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.metadata.name.size() <= 10", "message": "name too long"}],
+        "properties": {"spec": spec}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"gizmos.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"kind": "Gizmo", "plural": "gizmos", "singular": "gizmo", "listKind": "GizmoList"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+def gizmo(group: str, name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": f"{group}/v1", "kind": "Gizmo", "metadata": {"name": name},
+            "spec": {"minReplicas": 1, "maxReplicas": 2, **spec}}
+
+
+_G = "{ns}.cel.kubeloop.dev"
+_GIZMOS = "/apis/{ns}.cel.kubeloop.dev/v1/namespaces/{ns}/gizmos"
+
+
 def _owner(name: str, uid: str, block: bool = True) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": uid, "blockOwnerDeletion": block}
 
@@ -335,6 +372,21 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", "/api/v1/namespaces/{ns}-t/configmaps/held", {"metadata": {"finalizers": None}}, MERGE),
         WaitGone("/api/v1/namespaces/{ns}-t"),
         Req("GET", "/api/v1/namespaces/{ns}-t/configmaps/held"),
+    ],
+    "cel_validation_rules": [
+        Req("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", cel_crd(_G)),
+        WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos." + _G,
+                "status.conditions.1.status", "True"),
+        WaitFor("/apis/" + _G + "/v1", "kind", "APIResourceList"),
+        Req("POST", _GIZMOS, gizmo(_G, "ok", size=3, sel={"operator": "In", "values": ["a"]})),
+        Req("POST", _GIZMOS, gizmo(_G, "minmax", minReplicas=3)),
+        Req("POST", _GIZMOS, gizmo(_G, "a-much-too-long-name")),
+        Req("POST", _GIZMOS, gizmo(_G, "off", mode="off")),
+        Req("POST", _GIZMOS, gizmo(_G, "sel", sel={"operator": "Exists", "values": ["x"]})),
+        Req("POST", _GIZMOS, gizmo(_G, "many", minReplicas=5, mode="off", sel={"operator": "In"})),
+        Req("PATCH", _GIZMOS + "/ok", {"spec": {"size": 2}}, MERGE),
+        Req("PATCH", _GIZMOS + "/ok", {"spec": {"size": 4}}, MERGE),
+        Req("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos." + _G),
     ],
     "crd_registration_schema_and_removal": [
         Req("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd("{ns}.diff.kubeloop.dev")),

@@ -12,5 +12,7 @@ from tests.differential.sequences import SEQUENCES
 
 @pytest.mark.parametrize("name", sorted(SEQUENCES))
 async def test_fake_agrees_with_real(name: str, fake: Backend, real: Backend) -> None:
+    if name.startswith("cel_"):
+        pytest.importorskip("celpy", reason="CEL rules need cel-python (pip install kubeloop[fake])")
     diffs = await compare(name, SEQUENCES[name], fake, real)
     assert not diffs, "\n".join(diffs)

@@ -5,6 +5,7 @@ and kubectl against it, and the behaviours the real control plane cannot be made
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import subprocess
 import time
 from pathlib import Path
@@ -101,20 +102,26 @@ async def test_unserved_answers_501(fake_api: FakeApiServer, fake_client: Client
         assert caught.value.status == 501 and "does not serve" in caught.value.message
 
 
-async def test_cel_rules_are_refused_not_skipped(fake_api: FakeApiServer, fake_client: Client) -> None:
+async def test_cel_rules_are_checked_or_refused(fake_api: FakeApiServer, fake_client: Client) -> None:
+    """With cel-python a failed rule is a 422 like the real server's; without it, 501 (never skipped)."""
     crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
            "metadata": {"name": "gadgets.x.dev"},
            "spec": {"group": "x.dev", "scope": "Namespaced", "names": {"kind": "Gadget", "plural": "gadgets"},
                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
                         "type": "object", "properties": {"spec": {
-                            "type": "object", "x-kubernetes-validations": [{"rule": "self.size > 0"}],
-                            "properties": {"size": {"type": "integer"}}}}}}}]}}
+                            "type": "object", "properties": {"size": {"type": "integer", "x-kubernetes-validations": [
+                                {"rule": "self > 0", "message": "size must be positive"}]}}}}}}}]}}
     await fake_client.create(crd)
     await fake_api.settle()
     with pytest.raises(ApiError) as caught:
         await fake_client.create({"apiVersion": "x.dev/v1", "kind": "Gadget",
-                                  "metadata": {"name": "g", "namespace": "default"}, "spec": {"size": 1}})
-    assert caught.value.status == 501 and "CEL" in caught.value.message
+                                  "metadata": {"name": "g", "namespace": "default"}, "spec": {"size": 0}})
+    if importlib.util.find_spec("celpy") is None:
+        assert caught.value.status == 501 and "CEL" in caught.value.message
+    else:
+        assert caught.value.status == 422
+        assert caught.value.causes == [{"reason": "FieldValueInvalid", "field": "spec.size",
+                                        "message": "Invalid value: 0: size must be positive"}]
 
 
 async def test_schema_defaults_and_validation(fake_api: FakeApiServer, fake_client: Client) -> None:
