@@ -174,20 +174,21 @@ class Managers:
             self.update(BEFORE_FIRST_APPLY, api_version, sub, {}, live, now, track_untracked=True)
         mine = {p for p in applied_set(config, self.typed) if self.scope(p)}
         key = (manager, "Apply", api_version, sub)
-        cfg_nodes, live_nodes = walk(config, typed=self.typed), walk(live, typed=self.typed)
+        # A conflict is a field this apply would change (add, alter or remove) that another manager owns.
+        merged = _apply_merge(live, config, typed=self.typed)
+        changed, removed = update_changes(live, merged, self.typed)
         conflicts: list[tuple[Path, int, tuple[str, str, str, str]]] = []
         for index, other in enumerate(self._ordered()):
             if other == key:
                 continue
-            for path in mine & self.sets[other]:
-                if path in live_nodes and live_nodes[path] != cfg_nodes.get(path):
-                    conflicts.append((path, index, other))
+            for path in mine & self.sets[other] & (changed | removed):
+                conflicts.append((path, index, other))
         conflicts.sort()
         if conflicts and not force:
             raise _conflict_error([(p, self._who(o)) for p, _, o in conflicts])
         for path, _, other in conflicts:
             self.sets[other].discard(path)
-        result = _apply_merge(live, config, typed=self.typed)
+        result = merged
         others = set().union(*(s for k, s in self.sets.items() if k != key))
         for path in sorted(self.sets.get(key, set()) - mine, key=len, reverse=True):
             if path not in others and not any(o[:len(path)] == path for o in others):
