@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+from typing import Any
 
 from kubeloop.testing.apiserver import errors
 from kubeloop.testing.apiserver.kinds import Kind
@@ -107,17 +108,20 @@ class Controllers:
             if ns["metadata"].get("deletionTimestamp"):
                 changed = self._empty(ns_kind, ns) or changed
                 continue
-            for plural, body in (("serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
-                                                      "metadata": {"name": "default"}}),
-                                 ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-                                     "name": "kube-root-ca.crt", "annotations": {"kubernetes.io/description":
-                                                                                 CA_NOTE}},
-                                                 "data": {"ca.crt": self.ca_pem}})):
+            defaults = self._defaults()
+            for plural, body in defaults:
                 kind = self._kind("", plural)
                 if self.api.store.get(kind.key, (name, body["metadata"]["name"])) is None:
                     self.api.create(kind, "v1", name, body, KCM)
                     changed = True
         return changed
+
+    def _defaults(self) -> list[tuple[str, dict[str, Any]]]:
+        """What kube-controller-manager creates in every namespace."""
+        account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
+        root_ca = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"ca.crt": self.ca_pem},
+                   "metadata": {"name": "kube-root-ca.crt", "annotations": {"kubernetes.io/description": CA_NOTE}}}
+        return [("serviceaccounts", account), ("configmaps", root_ca)]
 
     def _empty(self, ns_kind: Kind, ns: Obj) -> bool:
         """Deletes a terminating namespace's content; once none is left, the namespace itself."""
@@ -161,7 +165,7 @@ class Controllers:
         names = spec["names"]
         versions = [v["name"] for v in spec.get("versions", []) if v.get("served", True)]
         versions.sort(key=lambda v: not any(x["name"] == v and x.get("storage") for x in spec["versions"]))
-        subs = {}
+        subs: dict[str, Any] = {}
         for v in spec.get("versions", []):
             subs.update(v.get("subresources") or {})
         kind = Kind(spec["group"], versions, names["plural"], names["kind"],

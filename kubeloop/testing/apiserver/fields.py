@@ -253,11 +253,11 @@ def _apply_merge(live: Any, config: Any, path: Path = (), typed: bool = False) -
             out[k] = _apply_merge(live.get(k), v, (*path, f"f:{k}"), typed)
         return out
     if isinstance(config, list) and isinstance(live, list) and config and _elem(path, config[0], typed)[1]:
-        out = [copy.deepcopy(x) for x in live]
+        items = [copy.deepcopy(x) for x in live]
         for item in config:
-            if item not in out:
-                out.append(copy.deepcopy(item))
-        return out
+            if item not in items:
+                items.append(copy.deepcopy(item))
+        return items
     return copy.deepcopy(config)
 
 

@@ -27,6 +27,22 @@ EXTRA_FIELDS: dict[tuple[str, str], list[str]] = {
 }
 
 
+def _has(key: str, present: bool) -> Match:
+    return lambda o: (key in _labels(o)) == present
+
+
+def _equals(key: str, value: str, same: bool) -> Match:
+    return lambda o: (_labels(o).get(key) == value) == same
+
+
+def _member(key: str, values: frozenset[str], inside: bool) -> Match:
+    return lambda o: (_labels(o).get(key) in values) == inside
+
+
+def _field_is(path: str, value: str, same: bool) -> Match:
+    return lambda o: (_field(o, path) == value) == same
+
+
 def _tokens(text: str) -> list[str]:
     return [m.group(1) for m in _TOKEN.finditer(text)]
 
@@ -46,21 +62,18 @@ def parse_labels(text: str | None) -> Match:
     while i < len(toks):
         if toks[i] == "!":
             key = toks[i + 1] if i + 1 < len(toks) else ""
-            reqs.append(lambda o, k=key: k not in _labels(o))
+            reqs.append(_has(key, False))
             i += 2
         else:
             key = toks[i]
             i += 1
             op = toks[i] if i < len(toks) else ","
             if op == ",":
-                reqs.append(lambda o, k=key: k in _labels(o))
+                reqs.append(_has(key, True))
             elif op in ("=", "==", "!="):
                 value = toks[i + 1] if i + 1 < len(toks) and toks[i + 1] != "," else ""
                 i += 2 if value else 1
-                if op == "!=":
-                    reqs.append(lambda o, k=key, v=value: _labels(o).get(k) != v)
-                else:
-                    reqs.append(lambda o, k=key, v=value: _labels(o).get(k) == v)
+                reqs.append(_equals(key, value, op != "!="))
             elif op in ("in", "notin"):
                 i += 1
                 if i >= len(toks) or toks[i] != "(":
@@ -74,10 +87,7 @@ def parse_labels(text: str | None) -> Match:
                 if i >= len(toks):
                     need("',' or ')'")
                 i += 1
-                if op == "in":
-                    reqs.append(lambda o, k=key, vs=frozenset(values): _labels(o).get(k) in vs)
-                else:
-                    reqs.append(lambda o, k=key, vs=frozenset(values): _labels(o).get(k) not in vs)
+                reqs.append(_member(key, frozenset(values), op == "in"))
             else:
                 raise bad_request(f"unable to parse requirement: found '{op}', expected: in, notin, =, ==, "
                                   "!=, gt, lt")
@@ -106,10 +116,7 @@ def parse_fields(text: str | None, kind_key: tuple[str, str]) -> Match:
         if field not in allowed:
             known = ", ".join(f'"{f}"' for f in allowed)
             raise bad_request(f'"{field}" is not a known field selector: only {known}')
-        if op == "!=":
-            reqs.append(lambda o, f=field, v=value: _field(o, f) != v)
-        else:
-            reqs.append(lambda o, f=field, v=value: _field(o, f) == v)
+        reqs.append(_field_is(field, value, op != "!="))
     return lambda obj: all(r(obj) for r in reqs)
 
 

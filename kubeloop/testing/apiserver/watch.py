@@ -119,6 +119,6 @@ async def _emit(send: Any, change: Change, mine: Match, view: Callable[[Obj], Ob
     elif now:
         await send("ADDED", view(change.new))
     elif was:  # stopped matching: the real server sends the old state at the new resourceVersion
-        last = {**change.old, "metadata": {**change.old["metadata"],  # type: ignore[index]
-                                           "resourceVersion": change.new["metadata"]["resourceVersion"]}}
+        old = change.old or {}
+        last = {**old, "metadata": {**old["metadata"], "resourceVersion": change.new["metadata"]["resourceVersion"]}}
         await send("DELETED", view(last))
