@@ -174,14 +174,15 @@ class Managers:
             self.update(BEFORE_FIRST_APPLY, api_version, sub, {}, live, now, track_untracked=True)
         mine = {p for p in applied_set(config, self.typed) if self.scope(p)}
         key = (manager, "Apply", api_version, sub)
-        # A conflict is a field this apply would change (add, alter or remove) that another manager owns.
+        # A conflict is a field this apply would add or alter that another manager owns (even a map that
+        # manager applied empty: it owns the map as a whole).
         merged = _apply_merge(live, config, typed=self.typed)
-        changed, removed = update_changes(live, merged, self.typed)
+        changed, _ = update_changes(live, merged, self.typed)
         conflicts: list[tuple[Path, int, tuple[str, str, str, str]]] = []
         for index, other in enumerate(self._ordered()):
             if other == key:
                 continue
-            for path in mine & self.sets[other] & (changed | removed):
+            for path in self.sets[other] & changed:
                 conflicts.append((path, index, other))
         conflicts.sort()
         if conflicts and not force:
