@@ -108,6 +108,9 @@ _DEPLOY_PICK = ("metadata.generation", "metadata.labels", "spec.replicas", "spec
                 "spec.template.spec.containers.*.args")
 
 
+_SCALE_PICK = ("kind", "apiVersion", "metadata.name", "spec.replicas", "status.selector")
+
+
 SEQUENCES: dict[str, list[Step]] = {
     "crud_configmap": [
         Req("POST", CM, cm("a", {"k": "v"}, {"app": "x"})),
@@ -206,6 +209,18 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", DEPLOY + "/d/status", {"status": {"observedGeneration": 99}}, MERGE,
             pick=("metadata.generation", "status.observedGeneration")),
         Req("GET", DEPLOY + "/d", pick=_DEPLOY_PICK),
+    ],
+    "scale_subresource": [
+        Req("POST", DEPLOY, deployment("s", [{"name": "app", "image": "nginx:1"}]), pick=_DEPLOY_PICK),
+        Req("GET", DEPLOY + "/s/scale", pick=_SCALE_PICK),
+        Req("PUT", DEPLOY + "/s/scale", {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "s"},
+                                         "spec": {"replicas": 3}}, pick=_SCALE_PICK),
+        Req("PATCH", DEPLOY + "/s/scale", {"spec": {"replicas": 2}}, MERGE, pick=_SCALE_PICK),
+        Req("PUT", DEPLOY + "/s/scale", {"apiVersion": "autoscaling/v1", "kind": "Scale",
+                                         "metadata": {"name": "s", "resourceVersion": "1"}, "spec": {"replicas": 5}}),
+        Req("GET", DEPLOY + "/s", pick=_DEPLOY_PICK),
+        Req("GET", DEPLOY + "/missing/scale"),
+        Req("GET", CM + "/kube-root-ca.crt/scale"),
     ],
     "server_side_apply": [
         Req("PATCH", CM + "/s", cm("s", {"a": "1", "b": "2"}), APPLY),

@@ -12,7 +12,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubeloop.testing.apiserver import errors, selectors, watch
+from kubeloop.testing.apiserver import errors, scale, selectors, watch
 from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
 from kubeloop.testing.apiserver.patches import APPLY
@@ -21,6 +21,14 @@ from kubeloop.testing.apiserver.store import Obj
 from kubeloop.testing.apiserver.verbs import Api
 
 VERSION = {"major": "1", "minor": "35", "gitVersion": "v1.35.4-kubeloop-fake", "platform": "linux/amd64"}
+
+
+# Subresources the real server has for these kinds and the fake does not serve (501, not 404).
+_UNSERVED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "pods"): ("log", "exec", "attach", "portforward", "proxy", "eviction", "binding", "ephemeralcontainers",
+                   "resize"),
+    ("", "serviceaccounts"): ("token",), ("", "namespaces"): ("finalize",), ("", "services"): ("proxy",),
+}
 
 
 @dataclass
@@ -91,10 +99,10 @@ class Router:
             raise _page_not_found(path)
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
-        if sub and not (sub == "status" and kind.status):
-            raise errors.not_served(f"the {sub} subresource of {errors.qualified(kind.plural, kind.group)}") \
-                if sub in ("scale", "finalize", "eviction", "binding", "log", "exec", "token") else \
-                _page_not_found(path)
+        if sub and not (sub == "status" and kind.status) and not (sub == "scale" and kind.scale):
+            if sub in _UNSERVED.get(kind.key, ()):  # the real server has it; the fake does not
+                raise errors.not_served(f"the {sub} subresource of {errors.qualified(kind.plural, kind.group)}")
+            raise _page_not_found(path)
         return Target(kind, version, ns, name, sub)
 
     async def _verb(self, request: web.Request, t: Target) -> web.StreamResponse:
@@ -104,6 +112,8 @@ class Router:
         method = request.method
         strict = q.get("fieldValidation") == "Strict"
         manager = q.get("fieldManager") or _agent_manager(request)
+        if t.subresource == "scale":
+            return await self._scale(request, t, manager)
         meta_only = "as=PartialObjectMetadata" in request.headers.get("Accept", "")
         if t.name is None:
             if method == "GET":
@@ -141,6 +151,18 @@ class Router:
             out = self.api.delete(t.kind, t.namespace, t.name, await _body(request, optional=True) or _query_opts(q))
             return json_response(out if out.get("kind") == "Status" else self._view(t, out))
         raise errors.method_not_allowed()
+
+    async def _scale(self, request: web.Request, t: Target, manager: str) -> web.StreamResponse:
+        """GET, PUT and PATCH of ``<object>/scale``: written as an update of the object's replicas."""
+        obj = self.api.get(t.kind, t.namespace, t.name or "")
+        if request.method == "GET":
+            return json_response(scale.view(t.kind, obj))
+        if request.method not in ("PUT", "PATCH"):
+            raise errors.method_not_allowed()
+        content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+        new = scale.updated(t.kind, obj, await _body(request), content_type if request.method == "PATCH" else None)
+        written = self.api._write(t.kind, t.version, obj, new, manager, None)  # noqa: SLF001 - same path as PUT
+        return json_response(scale.view(t.kind, written))
 
     async def _collection_get(self, request: web.Request, t: Target, meta_only: bool) -> web.StreamResponse:
         q = request.query
