@@ -144,6 +144,14 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PUT", CM + "/y", cm("z")),
         Req("POST", "/api/v1/namespaces/{ns}-nope/configmaps", cm("a")),
     ],
+    "immutable_configmap": [
+        Req("POST", CM, {**cm("i", {"k": "v"}), "immutable": True}),
+        Req("PATCH", CM + "/i", {"data": {"k": "w"}}, MERGE),
+        Req("PATCH", CM + "/i", {"immutable": False}, MERGE),
+        Req("PATCH", CM + "/i", {"data": {"k": "w"}, "immutable": False}, MERGE),
+        Req("PATCH", CM + "/i", {"metadata": {"labels": {"still": "mutable"}}}, MERGE),
+        Req("GET", CM + "/i"),
+    ],
     "secret_string_data": [
         Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
                               "stringData": {"password": "hunter2"}}),

@@ -146,6 +146,19 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
     return obj
 
 
+def check_immutable(kind: Kind, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """An ``immutable`` ConfigMap or Secret refuses changes to its data (and to ``immutable``)."""
+    if kind.key not in (("", "configmaps"), ("", "secrets")) or not old.get("immutable"):
+        return
+    msg = "Forbidden: field is immutable when `immutable` is set"
+    causes = [("FieldValueForbidden", field, msg) for field in ("data", "binaryData")
+              if (old.get(field) or {}) != (new.get(field) or {})]
+    if new.get("immutable") is not True:
+        causes.append(("FieldValueForbidden", "immutable", msg))
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
+
+
 def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresource: str | None) -> dict:
     """The object an update stores: server-owned metadata from ``old``; with a status subresource the
     main resource keeps the old status and ``/status`` keeps everything but status from ``old``."""

@@ -171,6 +171,7 @@ class Api:
                managers: Managers | None = None) -> Obj:
         """Stores an update of ``old``; ``managers`` given means apply already recorded the fields."""
         new = objects.merge_update(kind, old, body, subresource)
+        objects.check_immutable(kind, old, new)
         if kind.crd is not None and subresource != "status":
             new = objects.custom_checks(kind, version, new, old)
         if managers is None:
