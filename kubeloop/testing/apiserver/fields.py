@@ -192,7 +192,8 @@ class Managers:
         result = merged
         others = set().union(*(s for k, s in self.sets.items() if k != key))
         for path in sorted(self.sets.get(key, set()) - mine, key=len, reverse=True):
-            if path not in others and not any(o[:len(path)] == path for o in others):
+            # gone from this apply and nobody else's: removed (unless this apply now sets fields inside it)
+            if not any(o[:len(path)] == path for o in others | mine):
                 _delete_path(result, path)
         self.sets[key] = mine
         if result != live or key not in self.times and not live:
