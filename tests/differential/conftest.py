@@ -29,8 +29,10 @@ async def _install_echo(backend: Backend) -> None:
     status, body = await backend.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
                                          ECHO_CRD)
     assert status in (201, 409), body
-    await run(backend, [_ECHO_READY, WaitFor("/apis/test.kubeloop.dev/v1", "kind", "APIResourceList")],
-              new_namespace())
+    # Established and discovered is not yet served: a fresh real server answers 429 "storage is
+    # (re)initializing" until the CRD's watch cache is filled, so wait for a list to succeed too.
+    await run(backend, [_ECHO_READY, WaitFor("/apis/test.kubeloop.dev/v1", "kind", "APIResourceList"),
+                        WaitFor("/apis/test.kubeloop.dev/v1/echoes", "kind", "EchoList")], new_namespace())
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
