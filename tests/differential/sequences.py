@@ -401,6 +401,7 @@ SEQUENCES: dict[str, list[Step]] = {
         WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos." + _G,
                 "status.conditions.1.status", "True"),
         WaitFor("/apis/" + _G + "/v1", "kind", "APIResourceList"),
+        WaitFor("/apis/" + _G + "/v1/gizmos", "kind", "GizmoList"),  # served, not just discovered
         Req("POST", _GIZMOS, gizmo(_G, "ok", size=3, sel={"operator": "In", "values": ["a"]})),
         Req("POST", _GIZMOS, gizmo(_G, "minmax", minReplicas=3)),
         Req("POST", _GIZMOS, gizmo(_G, "a-much-too-long-name")),
@@ -416,6 +417,7 @@ SEQUENCES: dict[str, list[Step]] = {
         WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{ns}.diff.kubeloop.dev",
                 "status.conditions.1.status", "True"),
         WaitFor("/apis/{ns}.diff.kubeloop.dev/v1", "kind", "APIResourceList"),
+        WaitFor("/apis/{ns}.diff.kubeloop.dev/v1/widgets", "kind", "WidgetList"),
         Req("POST", "/apis/{ns}.diff.kubeloop.dev/v1/namespaces/{ns}/widgets",
             {"apiVersion": "{ns}.diff.kubeloop.dev/v1", "kind": "Widget", "metadata": {"name": "w"},
              "spec": {"size": 3, "junk": 1, "free": {"any": {"thing": 1}}}}),
