@@ -11,8 +11,9 @@ async def compare(name: str, steps: list[Step], fake: Backend, real: Backend) ->
     ns_fake, ns_real = new_namespace(), new_namespace()
     got_fake = normalise(ns_fake, await run(fake, steps, ns_fake))
     got_real = normalise(ns_real, await run(real, steps, ns_real))
-    for backend, ns in ((fake, ns_fake), (real, ns_real)):  # not compared: just tidy
-        await backend.request("DELETE", f"/api/v1/namespaces/{ns}")
+    # Deleted at the end of the session (the real fixture's teardown): a storm of namespace deletions
+    # would keep the real namespace controller busy while later tests run on the same cluster.
+    TALLY["namespaces"].append(ns_real)
     diffs = differences(got_fake, got_real, steps)
     TALLY["sequences"] += 1
     TALLY["agreeing_sequences"] += not diffs

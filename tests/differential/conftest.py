@@ -19,7 +19,7 @@ from tests.differential.harness import Backend, WaitFor, new_namespace, run
 from tests.integration.conftest import ECHO_CRD
 
 TALLY: dict[str, Any] = {"sequences": 0, "agreeing_sequences": 0, "steps": 0, "agreeing_steps": 0,
-                         "differences": []}
+                         "differences": [], "namespaces": []}
 
 _ECHO_READY = WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/echoes.test.kubeloop.dev",
                       "status.acceptedNames.kind", "Echo")
@@ -42,10 +42,12 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def real(kube_cluster: Any, http: aiohttp.ClientSession) -> Backend:
+async def real(kube_cluster: Any, http: aiohttp.ClientSession) -> AsyncIterator[Backend]:
     backend = Backend("real", Config.from_kubeconfig(str(kube_cluster.kubeconfig)), http)
     await _install_echo(backend)
-    return backend
+    yield backend
+    for ns in TALLY["namespaces"]:  # the sequences' namespaces, now that the session's tests are done
+        await backend.request("DELETE", f"/api/v1/namespaces/{ns}")
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
@@ -67,4 +69,4 @@ async def _tally() -> AsyncIterator[None]:
     path = os.environ.get("KUBELOOP_DIFF_REPORT")
     if path:
         with open(path, "w") as out:
-            json.dump({**TALLY, "rate": rate}, out, indent=1)
+            json.dump({**{k: v for k, v in TALLY.items() if k != "namespaces"}, "rate": rate}, out, indent=1)
