@@ -5,6 +5,9 @@
   ``$KUBELOOP_TEST_KEEP=1`` (then a fixed cluster named ``pytest`` is reused across sessions).
 - ``kube_client`` (session, async): a ``kubeloop.client.Client`` with the admin kubeconfig.
 - ``namespace`` (function, async): a fresh namespace, deleted afterwards (without waiting for it).
+- ``fake_api`` / ``fake_client`` (function, async): an in-process fake API server
+  (``kubeloop.testing.apiserver``, fresh per test, starts in about a millisecond) and a Client for it.
+  Not the real control plane: docs/reference/fake-api-server.md lists what it serves and its differences.
 
 Tests using ``kube_cluster`` are marked ``cluster`` automatically (``-m "not cluster"`` skips them).
 The async fixtures live on the session event loop, so async tests using them must run there too
@@ -111,3 +114,20 @@ if HAVE_PYTEST_ASYNCIO:
                 await kube_client.delete("namespaces", name)
             except NotFound:
                 pass
+
+    @pytest_asyncio.fixture(loop_scope="session")
+    async def fake_api() -> AsyncIterator[Any]:
+        """A fresh ``FakeApiServer`` for one test (its ``.url``, ``.compact()``, ``.write_kubeconfig()``)."""
+        from kubeloop.testing.apiserver import FakeApiServer
+
+        async with FakeApiServer() as server:
+            yield server
+
+    @pytest_asyncio.fixture(loop_scope="session")
+    async def fake_client(fake_api: Any) -> AsyncIterator[Any]:
+        """A ``kubeloop.client.Client`` connected to ``fake_api``."""
+        client = await fake_api.client()
+        try:
+            yield client
+        finally:
+            await client.close()

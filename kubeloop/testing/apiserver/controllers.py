@@ -1,0 +1,304 @@
+"""What kube-controller-manager and the apiextensions controllers do, in the fake's own event loop:
+
+- every namespace gets its ``default`` ServiceAccount and ``kube-root-ca.crt`` ConfigMap;
+- a terminating namespace is emptied (finalizers respected), then removed;
+- a new CRD is Established (its kind served), a deleted one takes its custom resources with it;
+- garbage collection: dependents whose owners are all gone are deleted (background), ``orphan`` and
+  ``foregroundDeletion`` finalizers are honoured;
+- with ``kubelet=True``, a kwok-like kubelet: every new pod is bound to node ``fake-node`` and reported
+  Running and Ready at once (no container runs; a pod whose phase a test sets to Failed stays so).
+
+It runs after every write (``kick``), one sweep at a time, until a sweep changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from typing import Any
+
+from kubeloop.testing.apiserver import errors
+from kubeloop.testing.apiserver.kinds import Kind
+from kubeloop.testing.apiserver.store import Obj
+from kubeloop.testing.apiserver.verbs import Api
+
+log = logging.getLogger("kubeloop.testing.apiserver")
+KCM = "kube-controller-manager"
+CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+CA_NOTE = ("Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints "
+           "such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across "
+           "distributions of Kubernetes clusters.")
+
+
+class Controllers:
+    """The background loop; ``kick()`` is passed to ``Api`` and wakes it."""
+
+    def __init__(self, api: Api, ca_pem: str = "", kubelet: bool = False) -> None:
+        self.api = api
+        self.ca_pem = ca_pem
+        self.kubelet = kubelet
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def kick(self) -> None:
+        self._wake.set()
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await asyncio.sleep(0)  # let the request that kicked answer first, as a real controller lags
+            for _ in range(50):
+                try:
+                    if not self.sweep():
+                        break
+                except Exception:  # noqa: BLE001 - a bug here must not stop the server; it is logged
+                    log.exception("fake API server controllers failed")
+                    break
+
+    def sweep(self) -> bool:
+        """One pass of every controller; True if anything was written."""
+        changed = False
+        for step in (self._crds, self._namespaces, self._gc, self._pods):
+            changed = step() or changed
+        return changed
+
+    # --- helpers ------------------------------------------------------------------------------------
+
+    def _all(self, kind: Kind) -> list[Obj]:
+        return self.api.store.items(kind.key)
+
+    def _kind(self, group: str, plural: str) -> Kind:
+        return self.api.kinds.by_key((group, plural))
+
+    def _drop_finalizer(self, kind: Kind, obj: Obj, name: str) -> None:
+        new = copy.deepcopy(obj)
+        new["metadata"]["finalizers"] = [f for f in obj["metadata"].get("finalizers", []) if f != name]
+        if not new["metadata"]["finalizers"]:
+            del new["metadata"]["finalizers"]
+        self.api._write(kind, kind.versions[0], obj, new, KCM, None)  # noqa: SLF001
+
+    def _delete(self, kind: Kind, obj: Obj, policy: str | None = None) -> None:
+        meta = obj["metadata"]
+        try:
+            self.api.delete(kind, meta.get("namespace"), meta["name"],
+                            {"propagationPolicy": policy} if policy else None)
+        except errors.StatusError:
+            pass
+
+    # --- namespaces ---------------------------------------------------------------------------------
+
+    def _namespaces(self) -> bool:
+        changed = False
+        ns_kind = self._kind("", "namespaces")
+        for ns in self._all(ns_kind):
+            name = ns["metadata"]["name"]
+            if ns["metadata"].get("deletionTimestamp"):
+                changed = self._empty(ns_kind, ns) or changed
+                continue
+            defaults = self._defaults()
+            for plural, body in defaults:
+                kind = self._kind("", plural)
+                if self.api.store.get(kind.key, (name, body["metadata"]["name"])) is None:
+                    self.api.create(kind, "v1", name, body, KCM)
+                    changed = True
+        return changed
+
+    def _defaults(self) -> list[tuple[str, dict[str, Any]]]:
+        """What kube-controller-manager creates in every namespace."""
+        account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}
+        root_ca = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"ca.crt": self.ca_pem},
+                   "metadata": {"name": "kube-root-ca.crt", "annotations": {"kubernetes.io/description": CA_NOTE}}}
+        return [("serviceaccounts", account), ("configmaps", root_ca)]
+
+    def _empty(self, ns_kind: Kind, ns: Obj) -> bool:
+        """Deletes a terminating namespace's content; once none is left, the namespace itself."""
+        name = ns["metadata"]["name"]
+        left = False
+        changed = False
+        for kind in self.api.kinds.all():
+            if not kind.namespaced:
+                continue
+            for obj in self._all(kind):
+                if obj["metadata"].get("namespace") != name:
+                    continue
+                left = True
+                if not obj["metadata"].get("deletionTimestamp"):
+                    self._delete(kind, obj)
+                    changed = True
+        if left:
+            return changed
+        self.api.store.remove(ns_kind.key, ("", name))
+        return True
+
+    # --- CRDs ---------------------------------------------------------------------------------------
+
+    def _crds(self) -> bool:
+        changed = False
+        crd_kind = self._kind("apiextensions.k8s.io", "customresourcedefinitions")
+        for crd in self._all(crd_kind):
+            spec = crd.get("spec", {})
+            key = (spec.get("group", ""), spec.get("names", {}).get("plural", ""))
+            if crd["metadata"].get("deletionTimestamp"):
+                changed = self._remove_crd(crd_kind, crd, key) or changed
+            elif not _established(crd):
+                self._establish(crd_kind, crd)
+                changed = True
+            else:
+                self._register(crd)
+        return changed
+
+    def _register(self, crd: Obj) -> Kind:
+        spec = crd["spec"]
+        names = spec["names"]
+        versions = [v["name"] for v in spec.get("versions", []) if v.get("served", True)]
+        versions.sort(key=lambda v: not any(x["name"] == v and x.get("storage") for x in spec["versions"]))
+        subs: dict[str, Any] = {}
+        for v in spec.get("versions", []):
+            subs.update(v.get("subresources") or {})
+        kind = Kind(spec["group"], versions, names["plural"], names["kind"],
+                    namespaced=spec.get("scope") == "Namespaced", short_names=list(names.get("shortNames") or []),
+                    status="status" in subs, scale="scale" in subs, crd=crd)
+        self.api.kinds.add(kind)
+        return kind
+
+    def _establish(self, crd_kind: Kind, crd: Obj) -> None:
+        self._register(crd)
+        now = self.api.clock.stamp()
+        new = copy.deepcopy(crd)
+        names = dict(crd["spec"]["names"])
+        names.setdefault("singular", names["kind"].lower())
+        names.setdefault("listKind", names["kind"] + "List")
+        new["status"] = {"conditions": [
+            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now, "reason": "NoConflicts",
+             "message": "no conflicts found"},
+            {"type": "Established", "status": "True", "lastTransitionTime": now, "reason": "InitialNamesAccepted",
+             "message": "the initial names have been accepted"}],
+            "acceptedNames": names, "storedVersions": crd["status"].get("storedVersions", [])}
+        fins = new["metadata"].setdefault("finalizers", [])
+        if CRD_FINALIZER not in fins:
+            fins.append(CRD_FINALIZER)
+        # one status write, as the real establishing controller does; it brings the cleanup finalizer too
+        self.api._write(crd_kind, "v1", crd, new, "kube-apiserver", "status")  # noqa: SLF001
+
+    def _remove_crd(self, crd_kind: Kind, crd: Obj, key: tuple[str, str]) -> bool:
+        try:
+            kind = self.api.kinds.by_key(key)
+        except KeyError:
+            kind = None
+        if kind is not None:
+            items = self._all(kind)
+            for obj in items:
+                if not obj["metadata"].get("deletionTimestamp"):
+                    self._delete(kind, obj)
+            if self._all(kind):
+                return bool(items)
+            self.api.kinds.remove(key)
+            self.api.store.drop_kind(key)
+        if CRD_FINALIZER in (crd["metadata"].get("finalizers") or []):
+            self._drop_finalizer(crd_kind, crd, CRD_FINALIZER)
+            return True
+        return False
+
+    # --- garbage collection -------------------------------------------------------------------------
+
+    def _gc(self) -> bool:
+        everything: list[tuple[Kind, Obj]] = [(k, o) for k in self.api.kinds.all() for o in self._all(k)]
+        uids = {o["metadata"]["uid"]: o for _, o in everything}
+        changed = False
+        for kind, obj in everything:
+            meta = obj["metadata"]
+            fins = meta.get("finalizers") or []
+            if meta.get("deletionTimestamp") and "orphan" in fins:
+                self._orphan(everything, meta["uid"])
+                self._drop_finalizer(kind, self.api.store.get(kind.key, _k(obj)) or obj, "orphan")
+                changed = True
+            elif meta.get("deletionTimestamp") and "foregroundDeletion" in fins:
+                changed = self._foreground(everything, kind, obj) or changed
+        for kind, obj in everything:
+            refs = obj["metadata"].get("ownerReferences") or []
+            if refs and not obj["metadata"].get("deletionTimestamp") and all(
+                    r.get("uid") not in uids for r in refs):
+                if self.api.store.get(kind.key, _k(obj)) is not None:
+                    self._delete(kind, obj)
+                    changed = True
+        return changed
+
+    def _dependents(self, everything: list[tuple[Kind, Obj]], uid: str) -> list[tuple[Kind, Obj]]:
+        return [(k, o) for k, o in everything
+                if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or [])]
+
+    def _orphan(self, everything: list[tuple[Kind, Obj]], uid: str) -> None:
+        for kind, obj in self._dependents(everything, uid):
+            new = copy.deepcopy(obj)
+            refs = [r for r in obj["metadata"]["ownerReferences"] if r.get("uid") != uid]
+            if refs:
+                new["metadata"]["ownerReferences"] = refs
+            else:
+                del new["metadata"]["ownerReferences"]
+            self.api._write(kind, kind.versions[0], obj, new, KCM, None)  # noqa: SLF001
+
+    def _foreground(self, everything: list[tuple[Kind, Obj]], kind: Kind, obj: Obj) -> bool:
+        deps = self._dependents(everything, obj["metadata"]["uid"])
+        for dep_kind, dep in deps:
+            if not dep["metadata"].get("deletionTimestamp"):
+                self._delete(dep_kind, dep, "Foreground")
+        blocking = [d for _, d in deps if any(r.get("uid") == obj["metadata"]["uid"] and r.get("blockOwnerDeletion")
+                                              for r in d["metadata"].get("ownerReferences") or [])]
+        if blocking:
+            return bool(deps)
+        self._drop_finalizer(kind, obj, "foregroundDeletion")
+        return True
+
+
+    # --- kubelet -------------------------------------------------------------------------------------
+
+    def _pods(self) -> bool:
+        if not self.kubelet:
+            return False
+        kind = self._kind("", "pods")
+        changed = False
+        for pod in self._all(kind):
+            if pod["metadata"].get("deletionTimestamp") or (pod.get("status") or {}).get("phase"):
+                continue
+            bound = copy.deepcopy(pod)
+            bound.setdefault("spec", {})["nodeName"] = bound["spec"].get("nodeName") or "fake-node"
+            self.api._write(kind, "v1", pod, bound, "kube-scheduler", None)  # noqa: SLF001
+            pod = self.api.store.get(kind.key, _k(pod)) or bound
+            now = self.api.clock.stamp()
+            running = copy.deepcopy(pod)
+            conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+                          for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
+                                    "PodScheduled")]
+            running["status"] = {"phase": "Running", "conditions": conditions, "hostIP": "10.0.0.1",
+                                 "podIP": "10.0.1.1", "startTime": now, "containerStatuses": [
+                                     {"name": c.get("name", ""), "image": c.get("image", ""), "ready": True,
+                                      "started": True, "restartCount": 0, "state": {"running": {"startedAt": now}}}
+                                     for c in pod["spec"].get("containers") or []]}
+            self.api._write(kind, "v1", pod, running, "kubelet", "status")  # noqa: SLF001
+            changed = True
+        return changed
+
+
+def _k(obj: Obj) -> tuple[str, str]:
+    return (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+
+
+def _established(crd: Obj) -> bool:
+    return any(c.get("type") == "Established" and c.get("status") == "True"
+               for c in (crd.get("status") or {}).get("conditions") or [])
+
+
+__all__ = ["Controllers"]

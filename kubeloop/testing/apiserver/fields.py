@@ -1,0 +1,282 @@
+"""managedFields: who owns which field, for Update writes and server-side apply (SSA).
+
+Simple but faithful for what kubeloop's operators do:
+- Field paths are tuples of ``f:<key>`` (map members), ``v:<json>`` (``metadata.finalizers``, a set) and
+  ``k:<json>`` (``metadata.ownerReferences`` keyed by uid); every other list is atomic (one leaf).
+- An Update takes over the fields it added or changed (from every other manager, without conflicts) and
+  lists the map nodes it created (``"."`` in fieldsV1), as the real server does.
+- An update of an object without managedFields is not tracked; the first apply to it gives its fields to
+  ``before-first-apply`` (the real server's ``skipNonAppliedManager``).
+- An Apply owns the leaves of its configuration; another manager's field with a different value is a
+  conflict (409, the real message) unless ``force``; a field it owned and now omits is removed when no
+  other manager owns it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kubeloop.testing.apiserver.errors import StatusError
+
+Path = tuple[str, ...]
+BEFORE_FIRST_APPLY = "before-first-apply"
+STRIPPED = {("f:apiVersion",), ("f:kind",), ("f:metadata",)} | {
+    ("f:metadata", f"f:{k}") for k in ("name", "namespace", "uid", "resourceVersion", "generation",
+                                       "creationTimestamp", "managedFields", "deletionTimestamp",
+                                       "deletionGracePeriodSeconds", "selfLink")}
+
+
+def _elem(parent: Path, item: Any, typed: bool = False) -> tuple[str, bool]:
+    """The path element of a list item and whether the list is set/keyed (not atomic). ``typed``: a
+    built-in kind, whose ``status.conditions`` is a list keyed by ``type`` (a CR's is atomic)."""
+    if parent == ("f:metadata", "f:finalizers"):
+        return "v:" + json.dumps(item, separators=(",", ":")), True
+    if parent == ("f:metadata", "f:ownerReferences") and isinstance(item, dict) and "uid" in item:
+        return "k:" + json.dumps({"uid": item["uid"]}, separators=(",", ":")), True
+    if typed and parent == ("f:status", "f:conditions") and isinstance(item, dict) and "type" in item:
+        return "k:" + json.dumps({"type": item["type"]}, separators=(",", ":")), True
+    return "", False
+
+
+def walk(obj: Any, prefix: Path = (), typed: bool = False) -> dict[Path, Any]:
+    """Every node's path → its value (maps, leaves, set/keyed list elements)."""
+    out: dict[Path, Any] = {}
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            path = (*prefix, f"f:{key}")
+            out[path] = value
+            if isinstance(value, dict) or (isinstance(value, list) and value and _elem(path, value[0], typed)[1]):
+                out.update(walk(value, path, typed))
+    elif isinstance(obj, list):
+        for item in obj:
+            name, _ = _elem(prefix, item, typed)
+            out[(*prefix, name)] = item
+            # ownerReferences are owned whole: the real server lists no fields inside them
+            if isinstance(item, dict) and prefix != ("f:metadata", "f:ownerReferences"):
+                out.update(walk(item, (*prefix, name), typed))
+    return {p: v for p, v in out.items() if p not in STRIPPED}
+
+
+def _is_leaf(value: Any, path: Path, typed: bool) -> bool:
+    if isinstance(value, dict):
+        return not value
+    if isinstance(value, list):
+        return not value or not _elem(path, value[0], typed)[1]
+    return True
+
+
+def applied_set(config: dict[str, Any], typed: bool = False) -> set[Path]:
+    """What an Apply owns: the leaves of its configuration and list elements."""
+    nodes = walk(config, typed=typed)
+    return {p for p, v in nodes.items() if _is_leaf(v, p, typed) or p[-1][:2] in ("v:", "k:")}
+
+
+def update_changes(old: dict[str, Any] | None, new: dict[str, Any], typed: bool = False
+                   ) -> tuple[set[Path], set[Path]]:
+    """(added or changed paths, removed paths) between two states of an object."""
+    before, after = walk(old or {}, typed=typed), walk(new, typed=typed)
+    changed = {p for p, v in after.items() if p not in before or (_is_leaf(v, p, typed) and before[p] != v)}
+    removed = set(before) - set(after)
+    return changed, removed
+
+
+def to_fields_v1(paths: set[Path]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for path in sorted(paths):
+        node = tree
+        for part in path:
+            node = node.setdefault(part, {})
+    for path in paths:  # a node that is itself owned and has owned children gets "."
+        node = tree
+        for part in path:
+            node = node[part]
+        if node and "." not in node:
+            node["."] = {}
+    return _sorted(tree)
+
+
+def _sorted(tree: dict[str, Any]) -> dict[str, Any]:
+    return {k: _sorted(tree[k]) for k in sorted(tree)}
+
+
+def from_fields_v1(tree: dict[str, Any], prefix: Path = ()) -> set[Path]:
+    out: set[Path] = set()
+    for key, sub in tree.items():
+        if key == ".":
+            out.add(prefix)
+            continue
+        path = (*prefix, key)
+        if not sub:
+            out.add(path)
+        else:
+            out |= from_fields_v1(sub, path)
+    return out
+
+
+def dotted(path: Path) -> str:
+    """``.data.a`` / ``.metadata.finalizers[="x"]``: how conflict messages name a field."""
+    out = ""
+    for part in path:
+        kind, _, rest = part.partition(":")
+        out += f".{rest}" if kind == "f" else f"[={rest}]" if kind == "v" else f"[{rest}]"
+    return out
+
+
+Scope = Callable[[Path], bool]
+
+
+def _everything(path: Path) -> bool:
+    return True
+
+
+class Managers:
+    """The managedFields entries of one object, as (manager, operation, apiVersion, subresource) → paths.
+
+    ``typed``: a built-in kind (its ``status.conditions`` is keyed). ``scope``: which paths a write through
+    this endpoint may own — the real server resets status for the main resource of a kind with a status
+    subresource and everything but status for ``/status``.
+    """
+
+    def __init__(self, entries: list[dict[str, Any]] | None, typed: bool = False, scope: Scope = _everything
+                 ) -> None:
+        self.typed, self.scope = typed, scope
+        self.sets: dict[tuple[str, str, str, str], set[Path]] = {}
+        self.times: dict[tuple[str, str, str, str], str] = {}
+        for e in entries or []:
+            key = (e.get("manager", ""), e.get("operation", ""), e.get("apiVersion", ""), e.get("subresource", ""))
+            self.sets[key] = from_fields_v1(e.get("fieldsV1") or {})
+            if e.get("time"):
+                self.times[key] = e["time"]
+
+    def update(self, manager: str, api_version: str, sub: str, old: dict | None, new: dict, now: str,
+               *, creating: bool = False, track_untracked: bool = False) -> None:
+        """Records an Update (``old``: the Go zero value of the kind when ``creating``). Like the real
+        server, an update of an object that has no managedFields (created with none) is not tracked."""
+        if not creating and old is not None and not self.sets and not track_untracked:
+            return
+        changed, removed = update_changes(old, new, self.typed)
+        changed = {p for p in changed if self.scope(p)}
+        for key in self.sets:  # what changed moves to this manager; what went is nobody's
+            self.sets[key] -= changed | removed
+        key = (manager, "Update", api_version, sub)
+        self.sets[key] = (self.sets.get(key, set()) | changed) - removed
+        if changed:
+            self.times[key] = now
+        self._prune()
+
+    def apply(self, manager: str, api_version: str, sub: str, live: dict, config: dict, force: bool,
+              now: str) -> dict:
+        """Merges ``config`` into ``live`` as ``manager``; returns the new object or raises the conflict."""
+        if live and not self.sets:  # an untracked object: its fields so far belong to "before-first-apply"
+            self.update(BEFORE_FIRST_APPLY, api_version, sub, {}, live, now, track_untracked=True)
+        mine = {p for p in applied_set(config, self.typed) if self.scope(p)}
+        key = (manager, "Apply", api_version, sub)
+        # A conflict is a field this apply would add or alter that another manager owns (even a map that
+        # manager applied empty: it owns the map as a whole).
+        merged = _apply_merge(live, config, typed=self.typed)
+        changed, _ = update_changes(live, merged, self.typed)
+        conflicts: list[tuple[Path, int, tuple[str, str, str, str]]] = []
+        for index, other in enumerate(self._ordered()):
+            if other == key:
+                continue
+            for path in self.sets[other] & changed:
+                conflicts.append((path, index, other))
+        conflicts.sort()
+        if conflicts and not force:
+            raise _conflict_error([(p, self._who(o)) for p, _, o in conflicts])
+        for path, _, other in conflicts:
+            self.sets[other].discard(path)
+        result = merged
+        others = set().union(*(s for k, s in self.sets.items() if k != key))
+        for path in sorted(self.sets.get(key, set()) - mine, key=len, reverse=True):
+            # gone from this apply and nobody else's: removed (unless this apply now sets fields inside it)
+            if not any(o[:len(path)] == path for o in others | mine):
+                _delete_path(result, path)
+        self.sets[key] = mine
+        if result != live or key not in self.times and not live:
+            self.times[key] = now
+        gone = set(walk(live, typed=self.typed)) - set(walk(result, typed=self.typed))
+        for k in self.sets:
+            if k != key:
+                self.sets[k] -= gone
+        self._prune()
+        return result
+
+    def _who(self, key: tuple[str, str, str, str]) -> str:
+        """How a conflict names a manager: with its subresource, and an Update manager with its version."""
+        who = f'"{key[0]}"' + (f' with subresource "{key[3]}"' if key[3] else "")
+        return f"{who} using {key[2]}" if key[1] == "Update" else who
+
+    def _prune(self) -> None:
+        for key in [k for k, s in self.sets.items() if not s]:
+            del self.sets[key]
+            self.times.pop(key, None)
+
+    def _ordered(self) -> list[tuple[str, str, str, str]]:
+        """The real server's order: Apply before Update, then oldest first (no time first), then name."""
+        return sorted(self.sets, key=lambda k: (k[1], self.times.get(k, ""), k[0], k[3]))
+
+    def entries(self) -> list[dict[str, Any]]:
+        out = []
+        for key in self._ordered():
+            entry: dict[str, Any] = {"manager": key[0], "operation": key[1], "apiVersion": key[2]}
+            if key in self.times:
+                entry["time"] = self.times[key]
+            entry["fieldsType"] = "FieldsV1"
+            entry["fieldsV1"] = to_fields_v1(self.sets[key])
+            if key[3]:
+                entry["subresource"] = key[3]
+            out.append(entry)
+        return out
+
+
+def _conflict_error(conflicts: list[tuple[Path, str]]) -> StatusError:
+    causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {m}", "field": dotted(p)}
+              for p, m in conflicts]
+    if len(conflicts) == 1:
+        path, manager = conflicts[0]
+        text = f"Apply failed with 1 conflict: conflict with {manager}: {dotted(path)}"
+    else:
+        parts = []
+        for manager in sorted({m for _, m in conflicts}):
+            fields = "\n".join(f"- {dotted(p)}" for p, m in conflicts if m == manager)
+            parts.append(f"conflicts with {manager}:\n{fields}")
+        text = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(parts)
+    return StatusError(409, "Conflict", text, {"causes": causes})
+
+
+def _apply_merge(live: Any, config: Any, path: Path = (), typed: bool = False) -> Any:
+    if isinstance(config, dict) and isinstance(live, dict):
+        out = dict(live)
+        for k, v in config.items():
+            out[k] = _apply_merge(live.get(k), v, (*path, f"f:{k}"), typed)
+        return out
+    if isinstance(config, list) and isinstance(live, list) and config and _elem(path, config[0], typed)[1]:
+        items = [copy.deepcopy(x) for x in live]
+        for item in config:
+            if item not in items:
+                items.append(copy.deepcopy(item))
+        return items
+    return copy.deepcopy(config)
+
+
+def _delete_path(obj: Any, path: Path) -> None:
+    cur = obj
+    for part in path[:-1]:
+        kind, _, rest = part.partition(":")
+        if kind != "f" or not isinstance(cur, dict) or rest not in cur:
+            return
+        cur = cur[rest]
+    kind, _, rest = path[-1].partition(":")
+    if kind == "f" and isinstance(cur, dict):
+        cur.pop(rest, None)
+    elif kind in ("v", "k") and isinstance(cur, list):
+        target = json.loads(rest)
+        for i, item in enumerate(cur):
+            if item == target or (isinstance(item, dict) and isinstance(target, dict)
+                                  and all(item.get(a) == b for a, b in target.items())):
+                del cur[i]
+                break

@@ -1,0 +1,197 @@
+"""Object rules shared by every write: names, metadata the server owns, generation, status subresource,
+namespaces that must exist, CR pruning/defaulting/validation.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+import uuid
+from typing import Any
+
+from kubeloop.testing.apiserver import errors, schema
+from kubeloop.testing.apiserver.kinds import Kind
+
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+                  "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+                  "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+              "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+_GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+# Fields the server owns: a client's values are ignored (create) or kept from the stored object (update).
+SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
+               "resourceVersion", "selfLink")
+
+
+def check_name(kind: Kind, meta: dict[str, Any]) -> None:
+    """Fills ``generateName`` and validates the name as the real server does (422 Invalid)."""
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = meta["generateName"] + "".join(random.choices(_GEN_ALPHABET, k=5))
+    name = meta.get("name") or ""
+    if not name:
+        raise errors.invalid(kind.kind, kind.group, "", [("FieldValueRequired", "metadata.name",
+                                                          "Required value: name or generateName is required")])
+    label_only = kind.plural in ("namespaces", "services")
+    regex, msg = (_LABEL, _LABEL_MSG) if label_only else (_SUBDOMAIN, _SUBDOMAIN_MSG)
+    if not regex.fullmatch(name) or len(name) > (63 if label_only else 253):
+        raise errors.invalid(kind.kind, kind.group, name, [("FieldValueInvalid", "metadata.name",
+                                                            f'Invalid value: "{name}": {msg}')])
+
+
+def new_metadata(kind: Kind, meta: dict[str, Any], now: str) -> dict[str, Any]:
+    out = {k: v for k, v in meta.items() if k not in SERVER_META and k != "managedFields"}
+    out["uid"] = str(uuid.uuid4())
+    out["creationTimestamp"] = now
+    if kind.generation or kind.crd is not None:
+        out["generation"] = 1
+    return out
+
+
+def body_of(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    """What counts for ``generation``: everything but metadata and status."""
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+# What a Go zero value of the kind serializes to: a create's managedFields are its difference from this,
+# so fields of non-pointer structs (a CRD's spec, names) never get a "." of their own.
+ZERO: dict[tuple[str, str], dict[str, Any]] = {
+    ("apiextensions.k8s.io", "customresourcedefinitions"): {
+        "spec": {"group": "", "names": {"plural": "", "kind": ""}, "scope": "", "versions": None}},
+    ("apps", "deployments"): {"spec": {"selector": None, "template": {"metadata": {"creationTimestamp": None},
+                                                                      "spec": {"containers": None}},
+                                       "strategy": {}}},
+    ("", "pods"): {"spec": {"containers": None}},
+}
+
+
+def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Defaults applied when a request is decoded, before field ownership is computed (so they are
+    owned by the writer): a Secret's type, a namespace's name label, a CRD's conversion strategy."""
+    obj = copy.deepcopy(body)
+    obj["apiVersion"], obj["kind"] = kind.api_version(version), kind.kind
+    meta = obj.setdefault("metadata", {})
+    if kind.key == ("", "namespaces") and meta.get("name"):
+        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+    if kind.key == ("", "secrets"):
+        obj.setdefault("type", "Opaque")
+        _decode_string_data(obj)
+    if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+        obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
+    return tidy(kind, obj)
+
+
+def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
+    if kind.status:
+        obj.pop("status", None)
+    if kind.key == ("", "namespaces"):
+        obj["spec"] = {"finalizers": ["kubernetes"]}
+        obj["status"] = {"phase": "Active"}
+    if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+        obj["status"] = {"conditions": None, "acceptedNames": {"plural": "", "kind": ""},
+                         "storedVersions": [v["name"] for v in obj["spec"].get("versions", [])
+                                            if v.get("storage")]}
+    return obj
+
+
+def tidy(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    """Drops what Go's ``omitempty`` drops: empty metadata maps/lists; a built-in's empty data maps."""
+    meta = obj.get("metadata") or {}
+    for key in ("labels", "annotations", "finalizers", "ownerReferences"):
+        if key in meta and not meta[key]:
+            del meta[key]
+    if kind.crd is None:
+        for key in ("data", "binaryData", "stringData"):
+            if key in obj and not obj[key]:
+                del obj[key]
+    return obj
+
+
+def scope(kind: Kind, subresource: str | None) -> Any:
+    """Which field paths a write through this endpoint may own (the real server's reset fields)."""
+    if subresource == "status":
+        return lambda path: path[:1] == ("f:status",)
+    reset = {("f:status",)} if kind.status else set()
+    if kind.key == ("", "namespaces"):
+        reset.add(("f:spec",))
+    return lambda path: path[:1] not in reset
+
+
+def _decode_string_data(obj: dict[str, Any]) -> None:
+    import base64
+
+    for key, value in (obj.pop("stringData", None) or {}).items():
+        obj.setdefault("data", {})[key] = base64.b64encode(str(value).encode()).decode()
+
+
+def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+    """Prunes, defaults and validates a custom resource against its CRD version's schema."""
+    if kind.crd is None:
+        return obj
+    spec_schema = kind.schema(version)
+    if spec_schema is None:
+        return obj
+    obj = schema.prune(obj, spec_schema)
+    obj = schema.default(obj, spec_schema)
+    causes = schema.validate(obj, spec_schema)
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
+    from kubeloop.testing.apiserver import cel
+
+    cel.check(kind, spec_schema, obj, old)
+    return obj
+
+
+def check_immutable(kind: Kind, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """An ``immutable`` ConfigMap or Secret refuses changes to its data (and to ``immutable``)."""
+    if kind.key not in (("", "configmaps"), ("", "secrets")) or not old.get("immutable"):
+        return
+    msg = "Forbidden: field is immutable when `immutable` is set"
+    causes = [("FieldValueForbidden", field, msg) for field in ("data", "binaryData")
+              if (old.get(field) or {}) != (new.get(field) or {})]
+    if new.get("immutable") is not True:
+        causes.append(("FieldValueForbidden", "immutable", msg))
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
+
+
+def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresource: str | None) -> dict:
+    """The object an update stores: server-owned metadata from ``old``; with a status subresource the
+    main resource keeps the old status and ``/status`` keeps everything but status from ``old``."""
+    if subresource == "status":
+        out = copy.deepcopy(old)
+        if "status" in new:
+            out["status"] = copy.deepcopy(new["status"])
+        else:
+            out.pop("status", None)
+        if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+            # a CRD's status strategy keeps the writer's finalizers (the cleanup finalizer comes this way)
+            out["metadata"]["finalizers"] = copy.deepcopy((new.get("metadata") or {}).get("finalizers") or [])
+        return tidy(kind, out)
+    out = copy.deepcopy(new)
+    out["apiVersion"], out["kind"] = old["apiVersion"], old["kind"]
+    meta = out.setdefault("metadata", {})
+    for key in SERVER_META:
+        if key in old["metadata"]:
+            meta[key] = old["metadata"][key]
+        else:
+            meta.pop(key, None)
+    meta["name"] = old["metadata"]["name"]
+    if "namespace" in old["metadata"]:
+        meta["namespace"] = old["metadata"]["namespace"]
+    if kind.status:
+        if "status" in old:
+            out["status"] = copy.deepcopy(old["status"])
+        else:
+            out.pop("status", None)
+    if kind.plural == "namespaces":
+        out["spec"] = copy.deepcopy(old.get("spec", {}))
+    if kind.plural == "secrets":
+        _decode_string_data(out)
+    if (kind.generation or kind.crd is not None) and body_of(kind, out) != body_of(kind, old):
+        meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
+    return tidy(kind, out)

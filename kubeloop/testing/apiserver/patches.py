@@ -1,0 +1,174 @@
+"""Patch flavours: JSON merge patch (RFC 7386), JSON patch (RFC 6902, with ``test``) and strategic merge
+patch for built-in kinds (lists merged by their patch key). Server-side apply lives in ``apply.py``.
+
+Like kube-apiserver, a JSON patch that cannot be applied (a failed ``test``, a missing path, an unknown
+op) answers 422 with the generic "rejected" message; a ``replace`` of a missing object member adds it
+(the real server's JSON-patch library does the same).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kubeloop.testing.apiserver.errors import StatusError, bad_request, rejected
+
+MERGE = "application/merge-patch+json"
+JSON = "application/json-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+APPLY = "application/apply-patch+yaml"
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: objects merge recursively, ``null`` deletes, anything else replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def json_patch(doc: Any, ops: Any) -> Any:
+    """RFC 6902 on a copy of ``doc``; any failure is the real server's 422."""
+    if not isinstance(ops, list):
+        raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        try:
+            doc = _apply_op(doc, op)
+        except StatusError:
+            raise
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise rejected() from None
+    return doc
+
+
+def _pointer(path: str) -> list[str]:
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise ValueError(path)
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def _parent(doc: Any, parts: list[str]) -> tuple[Any, str]:
+    cur = doc
+    for p in parts[:-1]:
+        cur = cur[int(p)] if isinstance(cur, list) else cur[p]
+    return cur, parts[-1]
+
+
+def _get(doc: Any, parts: list[str]) -> Any:
+    cur = doc
+    for p in parts:
+        cur = cur[int(p)] if isinstance(cur, list) else cur[p]
+    return cur
+
+
+def _add(doc: Any, parts: list[str], value: Any, replace: bool = False) -> Any:
+    if not parts:
+        return copy.deepcopy(value)
+    parent, last = _parent(doc, parts)
+    if isinstance(parent, list):
+        if last == "-":
+            parent.append(copy.deepcopy(value))
+            return doc
+        index = int(last)
+        if index < 0 or index > len(parent) or (replace and index >= len(parent)):
+            raise IndexError(index)
+        if replace:
+            parent[index] = copy.deepcopy(value)
+        else:
+            parent.insert(index, copy.deepcopy(value))
+    elif isinstance(parent, dict):
+        parent[last] = copy.deepcopy(value)
+    else:
+        raise TypeError(last)
+    return doc
+
+
+def _remove(doc: Any, parts: list[str]) -> Any:
+    parent, last = _parent(doc, parts)
+    if isinstance(parent, list):
+        index = int(last)
+        if index < 0:
+            raise IndexError(index)
+        del parent[index]
+    else:
+        del parent[last]
+    return doc
+
+
+def _apply_op(doc: Any, op: dict[str, Any]) -> Any:
+    name, parts = op.get("op"), _pointer(op.get("path", ""))
+    if name == "add":
+        return _add(doc, parts, op["value"])
+    if name == "replace":
+        return _add(doc, parts, op["value"], replace=True)
+    if name == "remove":
+        return _remove(doc, parts)
+    if name == "test":
+        if _get(doc, parts) != op.get("value"):
+            raise rejected()
+        return doc
+    if name in ("move", "copy"):
+        source = _pointer(op["from"])
+        value = copy.deepcopy(_get(doc, source))
+        if name == "move":
+            doc = _remove(doc, source)
+        return _add(doc, parts, value)
+    raise ValueError(name)
+
+
+# Strategic merge: list fields of built-in kinds merged by a key instead of replaced.
+_MERGE_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name", "env": "name",
+               "volumes": "name", "volumeMounts": "mountPath", "ports": "containerPort",
+               "imagePullSecrets": "name", "ownerReferences": "uid", "conditions": "type",
+               "tolerations": None, "finalizers": None}
+
+
+def strategic_merge(target: Any, patch: Any, field: str | None = None) -> Any:
+    """Strategic merge patch for the built-in kinds: maps as in a merge patch, lists with a patch key
+    merged element by element (``$patch: delete`` removes one), ``$patch: replace`` replaces a map."""
+    if not isinstance(patch, dict):
+        if isinstance(patch, list) and isinstance(target, list) and field in _MERGE_KEYS:
+            return _merge_list(target, patch, _MERGE_KEYS[field])
+        return copy.deepcopy(patch)
+    if patch.get("$patch") == "replace":
+        return {k: v for k, v in copy.deepcopy(patch).items() if k != "$patch"}
+    if patch.get("$patch") == "delete":
+        return None
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if key.startswith("$setElementOrder/") or key.startswith("$deleteFromPrimitiveList/"):
+            continue
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = strategic_merge(out.get(key), value, key)
+    return out
+
+
+def _merge_list(target: list[Any], patch: list[Any], key: str | None) -> list[Any]:
+    if key is None:  # a set of scalars (finalizers) or unkeyed list: union, keeping order
+        if all(not isinstance(x, dict) for x in patch):
+            return list(target) + [x for x in patch if x not in target]
+        return copy.deepcopy(patch)
+    # The real merge puts the patch's elements first (merged with the originals they name), in the
+    # patch's order, then the original elements the patch does not mention.
+    if any(not isinstance(item, dict) or key not in item for item in patch):
+        return copy.deepcopy(patch)
+    named = {item[key] for item in patch}
+    originals = {x.get(key): x for x in target if isinstance(x, dict)}
+    out = []
+    for item in patch:
+        if item.get("$patch") == "delete":
+            continue
+        found = originals.get(item[key])
+        out.append(strategic_merge(found, item) if found is not None else copy.deepcopy(item))
+    out += [copy.deepcopy(x) for x in target if not (isinstance(x, dict) and x.get(key) in named)]
+    return out

@@ -1,0 +1,261 @@
+"""HTTP: URL → (kind, namespace, name, subresource) → verb, and the answers' shapes (lists, Status,
+PartialObjectMetadata). Anything not served is a 501 naming what was asked."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from kubeloop.testing.apiserver import errors, scale, selectors, watch
+from kubeloop.testing.apiserver import strict as checks
+from kubeloop.testing.apiserver.kinds import Kind, Kinds
+from kubeloop.testing.apiserver.patches import APPLY
+from kubeloop.testing.apiserver.patches import JSON as JSON_PATCH
+from kubeloop.testing.apiserver.store import Obj
+from kubeloop.testing.apiserver.verbs import Api
+
+VERSION = {"major": "1", "minor": "35", "gitVersion": "v1.35.4-kubeloop-fake", "platform": "linux/amd64"}
+
+
+# Subresources the real server has for these kinds and the fake does not serve (501, not 404).
+_UNSERVED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "pods"): ("log", "exec", "attach", "portforward", "proxy", "eviction", "binding", "ephemeralcontainers",
+                   "resize"),
+    ("", "serviceaccounts"): ("token",), ("", "namespaces"): ("finalize",), ("", "services"): ("proxy",),
+}
+
+
+@dataclass
+class Target:
+    kind: Kind
+    version: str
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+
+
+def json_response(body: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+
+
+class Router:
+    """The aiohttp handler for every path."""
+
+    def __init__(self, api: Api, kinds: Kinds, closing: asyncio.Event) -> None:
+        self.api, self.kinds, self.closing = api, kinds, closing
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._dispatch(request)
+        except errors.StatusError as exc:
+            return json_response(exc.body(), exc.code)
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.path.rstrip("/")
+        parts = [p for p in path.split("/") if p]
+        if path == "/version":
+            return json_response(VERSION)
+        if parts[:1] == ["openapi"]:  # no schemas of built-ins here: as a server with OpenAPI off answers
+            return _plain_404()
+        if request.method == "GET" and parts in (["api"], ["apis"]):
+            address = request.host if ":" in request.host else "127.0.0.1"
+            return json_response(self.kinds.api_versions(address) if parts == ["api"] else self.kinds.api_groups())
+        if request.method == "GET" and (parts == ["api", "v1"] or (len(parts) == 3 and parts[0] == "apis")):
+            group, version = ("", "v1") if parts[0] == "api" else (parts[1], parts[2])
+            if not self.kinds.group_served(group, version):
+                return _plain_404()
+            return json_response(self.kinds.api_resources(group, version))
+        if parts[:1] == ["apis"] and len(parts) >= 3 and not self.kinds.group_served(parts[1], parts[2]):
+            return _plain_404()
+        target = self._target(parts, path)
+        if target is None:
+            if parts and parts[0] in ("api", "apis"):
+                raise _page_not_found(path)
+            raise errors.not_served(f"{request.method} {path}")
+        return await self._verb(request, target)
+
+    def _target(self, parts: list[str], path: str) -> Target | None:
+        if len(parts) >= 3 and parts[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", parts[2:]
+        elif len(parts) >= 4 and parts[0] == "apis":
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            return None
+        ns = None
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            inner = self.kinds.get(group, version, rest[2])
+            if inner is not None and inner.namespaced:
+                ns, rest = rest[1], rest[2:]
+        kind = self.kinds.get(group, version, rest[0])
+        if kind is None or len(rest) > 3:
+            raise _page_not_found(path) if kind is None else errors.not_served(path)
+        if ns is not None and not kind.namespaced:
+            raise _page_not_found(path)
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else None
+        if sub and not (sub == "status" and kind.status) and not (sub == "scale" and kind.scale):
+            if sub in _UNSERVED.get(kind.key, ()):  # the real server has it; the fake does not
+                raise errors.not_served(f"the {sub} subresource of {errors.qualified(kind.plural, kind.group)}")
+            raise _page_not_found(path)
+        return Target(kind, version, ns, name, sub)
+
+    async def _verb(self, request: web.Request, t: Target) -> web.StreamResponse:
+        q = request.query
+        if q.get("dryRun"):
+            raise errors.not_served("dryRun")
+        method = request.method
+        strict = q.get("fieldValidation") == "Strict"
+        manager = q.get("fieldManager") or _agent_manager(request)
+        if t.subresource == "scale":
+            return await self._scale(request, t, manager)
+        meta_only = "as=PartialObjectMetadata" in request.headers.get("Accept", "")
+        if t.name is None:
+            if method == "GET":
+                return await self._collection_get(request, t, meta_only)
+            if method == "POST":
+                body = await _body(request)
+                if strict and isinstance(body, dict):
+                    checks.check(t.kind, t.version, body)
+                return json_response(self._view(t, self.api.create(t.kind, t.version, t.namespace, body, manager)),
+                                     201)
+            if method == "DELETE":
+                return json_response(self._delete_collection(t, q, await _body(request, optional=True)))
+            raise errors.method_not_allowed()
+        if method == "GET":
+            return json_response(self._view(t, self.api.get(t.kind, t.namespace, t.name), meta_only))
+        if method == "PUT":
+            body = await _body(request)
+            if strict and isinstance(body, dict):
+                checks.check(t.kind, t.version, body)
+            obj = self.api.update(t.kind, t.version, t.namespace, t.name, body, manager, t.subresource)
+            return json_response(self._view(t, obj))
+        if method == "PATCH":
+            content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+            patch_body = await _body(request, yaml_ok=content_type == APPLY)
+            if strict and content_type != JSON_PATCH and isinstance(patch_body, dict):
+                checks.check(t.kind, t.version, patch_body)
+            existed = self.api.store.get(t.kind.key, (t.namespace or "", t.name)) is not None
+            obj = self.api.patch(t.kind, t.version, t.namespace, t.name, content_type,
+                                 patch_body, manager, t.subresource,
+                                 field_manager=q.get("fieldManager"), force=q.get("force") == "true")
+            return json_response(self._view(t, obj), 200 if existed else 201)
+        if method == "DELETE":
+            if t.subresource:
+                raise errors.method_not_allowed()
+            out = self.api.delete(t.kind, t.namespace, t.name, await _body(request, optional=True) or _query_opts(q))
+            return json_response(out if out.get("kind") == "Status" else self._view(t, out))
+        raise errors.method_not_allowed()
+
+    async def _scale(self, request: web.Request, t: Target, manager: str) -> web.StreamResponse:
+        """GET, PUT and PATCH of ``<object>/scale``: written as an update of the object's replicas."""
+        obj = self.api.get(t.kind, t.namespace, t.name or "")
+        if request.method == "GET":
+            return json_response(scale.view(t.kind, obj))
+        if request.method not in ("PUT", "PATCH"):
+            raise errors.method_not_allowed()
+        content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+        new = scale.updated(t.kind, obj, await _body(request), content_type if request.method == "PATCH" else None)
+        written = self.api._write(t.kind, t.version, obj, new, manager, None)  # noqa: SLF001 - same path as PUT
+        return json_response(scale.view(t.kind, written))
+
+    async def _collection_get(self, request: web.Request, t: Target, meta_only: bool) -> web.StreamResponse:
+        q = request.query
+        match = _match(t, q)
+        if q.get("watch") in ("true", "1"):
+            return await watch.serve(request, self.api.store, t.kind, t.namespace, match,
+                                     lambda o: self._view(t, o, meta_only), self.closing,
+                                     t.kind.api_version(t.version))
+        limit = int(q["limit"]) if q.get("limit", "").isdigit() and int(q["limit"]) > 0 else None
+        page = self.api.list(t.kind, t.namespace, match, limit=limit, token=q.get("continue"),
+                             rv=q.get("resourceVersion"), rv_match=q.get("resourceVersionMatch"),
+                             filtered=bool(q.get("labelSelector") or q.get("fieldSelector")))
+        items = [self._view(t, o, meta_only, in_list=True) for o in page["items"]]
+        if meta_only:
+            return json_response({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                                  "metadata": page["metadata"], "items": items})
+        meta = page["metadata"]
+        if t.kind.crd is not None:  # custom resource lists always carry "continue" (empty on the last page)
+            meta = {"continue": "", **meta}
+        return json_response({"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version(t.version),
+                              "metadata": meta, "items": items})
+
+    def _delete_collection(self, t: Target, q: Any, options: dict[str, Any] | None) -> dict[str, Any]:
+        match = _match(t, q)
+        rv = self.api.store.rv  # the list the real server answers is the one it read before deleting
+        gone = []
+        for obj in self.api.store.items(t.kind.key):
+            if (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and match(obj):
+                gone.append(self._view(t, self._delete_one(t, obj, options), in_list=True))
+        return {"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version(t.version),
+                "metadata": {"resourceVersion": str(rv)}, "items": gone}
+
+    def _delete_one(self, t: Target, obj: Obj, options: dict[str, Any] | None) -> Obj:
+        meta = obj["metadata"]
+        out = self.api.delete(t.kind, meta.get("namespace"), meta["name"], options)
+        return obj if out.get("kind") == "Status" else out
+
+    def _view(self, t: Target, obj: Obj, meta_only: bool = False, in_list: bool = False) -> Obj:
+        """An object as served at the requested version (lists of built-ins carry no apiVersion/kind)."""
+        if meta_only:
+            return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                    "metadata": copy.deepcopy(obj["metadata"])}
+        api_version = t.kind.api_version(t.version)
+        if obj.get("apiVersion") != api_version or (in_list and t.kind.crd is None):
+            obj = dict(obj)
+            obj["apiVersion"] = api_version
+            if in_list and t.kind.crd is None:
+                obj.pop("apiVersion")
+                obj.pop("kind", None)
+        return obj
+
+
+def _match(t: Target, q: Any) -> selectors.Match:
+    labels = selectors.parse_labels(q.get("labelSelector"))
+    fields = selectors.parse_fields(q.get("fieldSelector"), t.kind.key)
+    return lambda o: labels(o) and fields(o)
+
+
+def _query_opts(q: Any) -> dict[str, Any] | None:
+    if q.get("propagationPolicy"):
+        return {"propagationPolicy": q["propagationPolicy"]}
+    return None
+
+
+def _agent_manager(request: web.Request) -> str:
+    """The real server's default field manager: the User-Agent up to its first '/'."""
+    return request.headers.get("User-Agent", "unknown").split("/")[0][:128]
+
+
+def _plain_404() -> web.Response:
+    """An unknown group/version: the real server's mux answers in plain text."""
+    return web.Response(text="404 page not found\n", status=404, content_type="text/plain")
+
+
+def _page_not_found(path: str) -> errors.StatusError:
+    return errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
+
+
+async def _body(request: web.Request, *, optional: bool = False, yaml_ok: bool = False) -> Any:
+    if "protobuf" in request.headers.get("Content-Type", ""):  # client-go falls back to JSON on a 415
+        raise errors.StatusError(415, "UnsupportedMediaType", "the kubeloop fake API server reads JSON only, not "
+                                 "protobuf", {})
+    raw = await request.read()
+    if not raw:
+        if optional:
+            return None
+        raise errors.bad_request("the body of the request was empty")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if yaml_ok:
+            try:
+                return yaml.safe_load(raw)
+            except yaml.YAMLError as exc:
+                raise errors.bad_request(f"error decoding YAML: {exc}") from None
+        raise errors.bad_request("the body of the request could not be decoded as JSON") from None

@@ -1,0 +1,81 @@
+"""The ``scale`` subresource: an ``autoscaling/v1`` Scale view of a Deployment, a StatefulSet or a custom
+resource whose CRD declares ``subresources.scale`` (its ``specReplicasPath``, ``statusReplicasPath`` and
+``labelSelectorPath``). Writing it changes only the replicas of the object behind it."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kubeloop.testing.apiserver import errors, patches
+from kubeloop.testing.apiserver.kinds import Kind
+from kubeloop.testing.apiserver.store import Obj
+
+_BUILTIN = {"spec": ".spec.replicas", "status": ".status.replicas", "selector": None}
+
+
+def _paths(kind: Kind) -> dict[str, str | None]:
+    if kind.crd is None:
+        return _BUILTIN
+    for version in kind.crd["spec"].get("versions", []):
+        scale = (version.get("subresources") or {}).get("scale")
+        if scale:
+            return {"spec": scale.get("specReplicasPath"), "status": scale.get("statusReplicasPath"),
+                    "selector": scale.get("labelSelectorPath")}
+    return _BUILTIN
+
+
+def _get(obj: Any, path: str | None) -> Any:
+    for part in (path or "").strip(".").split(".") if path else []:
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj
+
+
+def _selector(obj: Obj) -> str:
+    """A built-in's ``spec.selector`` as the label-selector string the Scale shows."""
+    sel = (obj.get("spec") or {}).get("selector") or {}
+    terms = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+    for expr in sel.get("matchExpressions") or []:
+        op, key = expr.get("operator"), expr.get("key")
+        if op in ("In", "NotIn"):
+            terms.append(f"{key} {op.lower()} ({','.join(sorted(expr.get('values') or []))})")
+        else:
+            terms.append(key if op == "Exists" else f"!{key}")
+    return ",".join(terms)
+
+
+def view(kind: Kind, obj: Obj) -> dict[str, Any]:
+    """The Scale of ``obj``."""
+    paths = _paths(kind)
+    meta = {k: obj["metadata"][k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in obj["metadata"]}
+    status: dict[str, Any] = {"replicas": _get(obj, paths["status"]) or 0}
+    selector = _selector(obj) if kind.crd is None else _get(obj, paths["selector"])
+    if selector:
+        status["selector"] = selector
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": meta,
+            "spec": {"replicas": _get(obj, paths["spec"]) or 0}, "status": status}
+
+
+def updated(kind: Kind, obj: Obj, scale: Any, content_type: str | None) -> Obj:
+    """``obj`` with the replicas of a PUT Scale body or of a patch applied to the current Scale."""
+    current = view(kind, obj)
+    if content_type == patches.MERGE:
+        scale = patches.merge_patch(current, scale)
+    elif content_type == patches.JSON:
+        scale = patches.json_patch(current, scale)
+    elif content_type is not None:
+        raise errors.not_served(f"{content_type} patches of the scale subresource")
+    if not isinstance(scale, dict):
+        raise errors.bad_request("the body of a Scale must be an object")
+    rv = (scale.get("metadata") or {}).get("resourceVersion")
+    if rv and rv != obj["metadata"]["resourceVersion"]:
+        raise errors.conflict(kind.plural, kind.group, obj["metadata"]["name"])
+    replicas = (scale.get("spec") or {}).get("replicas", 0)
+    out = copy.deepcopy(obj)
+    target = out
+    parts = (_paths(kind)["spec"] or ".spec.replicas").strip(".").split(".")
+    for part in parts[:-1]:
+        target = target.setdefault(part, {})
+    target[parts[-1]] = replicas
+    return out

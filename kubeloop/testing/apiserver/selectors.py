@@ -1,0 +1,131 @@
+"""Label and field selectors as kube-apiserver parses them (the operators' subset of the grammar).
+
+Labels: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k notin (a)``, ``k``, ``!k``, comma-joined.
+Fields: ``metadata.name`` and ``metadata.namespace`` (plus a few per-kind fields) with ``=``, ``==``, ``!=``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from kubeloop.testing.apiserver.errors import bad_request
+
+Match = Callable[[dict[str, Any]], bool]
+_TOKEN = re.compile(r"\s*(!=|==|=|\(|\)|,|!|[^\s!=(),]+)")
+
+# Extra field selectors some kinds accept beyond metadata.name/metadata.namespace.
+EXTRA_FIELDS: dict[tuple[str, str], list[str]] = {
+    ("", "pods"): ["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+                   "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"],
+    ("", "secrets"): ["type"],
+    ("", "namespaces"): ["status.phase"],
+    ("", "events"): ["involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+                     "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+                     "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"],
+}
+
+
+def _has(key: str, present: bool) -> Match:
+    return lambda o: (key in _labels(o)) == present
+
+
+def _equals(key: str, value: str, same: bool) -> Match:
+    return lambda o: (_labels(o).get(key) == value) == same
+
+
+def _member(key: str, values: frozenset[str], inside: bool) -> Match:
+    return lambda o: (_labels(o).get(key) in values) == inside
+
+
+def _field_is(path: str, value: str, same: bool) -> Match:
+    return lambda o: (_field(o, path) == value) == same
+
+
+def _tokens(text: str) -> list[str]:
+    return [m.group(1) for m in _TOKEN.finditer(text)]
+
+
+def parse_labels(text: str | None) -> Match:
+    """A predicate on an object's labels; BadRequest with the real server's wording on bad syntax."""
+    if not text:
+        return lambda obj: True
+    toks = _tokens(text)
+    reqs: list[Match] = []
+    i = 0
+
+    def need(expected: str) -> None:
+        found = toks[i] if i < len(toks) else ""
+        raise bad_request(f"unable to parse requirement: found '{found}', expected: {expected}")
+
+    while i < len(toks):
+        if toks[i] == "!":
+            key = toks[i + 1] if i + 1 < len(toks) else ""
+            reqs.append(_has(key, False))
+            i += 2
+        else:
+            key = toks[i]
+            i += 1
+            op = toks[i] if i < len(toks) else ","
+            if op == ",":
+                reqs.append(_has(key, True))
+            elif op in ("=", "==", "!="):
+                value = toks[i + 1] if i + 1 < len(toks) and toks[i + 1] != "," else ""
+                i += 2 if value else 1
+                reqs.append(_equals(key, value, op != "!="))
+            elif op in ("in", "notin"):
+                i += 1
+                if i >= len(toks) or toks[i] != "(":
+                    need("'('")
+                i += 1
+                values = set()
+                while i < len(toks) and toks[i] != ")":
+                    if toks[i] != ",":
+                        values.add(toks[i])
+                    i += 1
+                if i >= len(toks):
+                    need("',' or ')'")
+                i += 1
+                reqs.append(_member(key, frozenset(values), op == "in"))
+            else:
+                raise bad_request(f"unable to parse requirement: found '{op}', expected: in, notin, =, ==, "
+                                  "!=, gt, lt")
+        if i < len(toks):
+            if toks[i] != ",":
+                need("','")
+            i += 1
+    return lambda obj: all(r(obj) for r in reqs)
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, str]:
+    return obj.get("metadata", {}).get("labels") or {}
+
+
+def parse_fields(text: str | None, kind_key: tuple[str, str]) -> Match:
+    """A predicate on the selectable fields; an unknown field is a BadRequest naming the known ones."""
+    if not text:
+        return lambda obj: True
+    allowed = ["metadata.name", "metadata.namespace", *EXTRA_FIELDS.get(kind_key, [])]
+    reqs: list[Match] = []
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*([^!=\s]+)\s*(!=|==|=)\s*(.*?)\s*", part)
+        if not m:
+            raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
+        field, op, value = m.groups()
+        if field not in allowed:
+            known = ", ".join(f'"{f}"' for f in allowed)
+            raise bad_request(f'"{field}" is not a known field selector: only {known}')
+        reqs.append(_field_is(field, value, op != "!="))
+    return lambda obj: all(r(obj) for r in reqs)
+
+
+def _field(obj: dict[str, Any], path: str) -> str:
+    cur: Any = obj
+    for part in path.split("."):
+        cur = cur.get(part) if isinstance(cur, dict) else None
+    if cur is None:
+        return ""
+    if isinstance(cur, bool):
+        return "true" if cur else "false"
+    return str(cur)

@@ -1,0 +1,60 @@
+"""``fieldValidation=Strict`` (kubectl's default): unknown fields are a 400, as on the real server.
+
+Custom resources are checked against their schema (everything pruning would drop). Built-in kinds are
+checked at the top level and in ``metadata`` only: the fake has no OpenAPI schemas of built-in kinds, so
+a misspelt field deeper in, say, a pod template is accepted (a documented difference).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubeloop.testing.apiserver import errors, schema
+from kubeloop.testing.apiserver.kinds import Kind
+
+_META = {"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+         "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+         "ownerReferences", "finalizers", "managedFields"}
+_TOP: dict[tuple[str, str], set[str]] = {
+    ("", "configmaps"): {"data", "binaryData", "immutable"},
+    ("", "secrets"): {"data", "stringData", "type", "immutable"},
+    ("", "serviceaccounts"): {"secrets", "imagePullSecrets", "automountServiceAccountToken"},
+}
+_ANY = {("", "events"), ("events.k8s.io", "events")}  # many top-level fields: not checked
+
+
+def check(kind: Kind, version: str, body: dict[str, Any]) -> None:
+    """Raises the real server's 400 for the first unknown field found."""
+    unknown = _unknown(kind, version, body)
+    if unknown:
+        raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: strict '
+                                 f'decoding error: unknown field "{unknown}"')
+
+
+def _unknown(kind: Kind, version: str, body: dict[str, Any]) -> str | None:
+    for key in body.get("metadata") or {}:
+        if key not in _META:
+            return f"metadata.{key}"
+    if kind.crd is not None:
+        return _first_pruned(body, schema.prune(body, kind.schema(version)))
+    if kind.key in _ANY:
+        return None
+    allowed = {"apiVersion", "kind", "metadata"} | _TOP.get(kind.key, {"spec", "status"})
+    return next((key for key in body if key not in allowed), None)
+
+
+def _first_pruned(before: Any, after: Any, path: str = "") -> str | None:
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key, value in before.items():
+            here = f"{path}.{key}" if path else key
+            if key not in after:
+                return here
+            found = _first_pruned(value, after[key], here)
+            if found:
+                return found
+    if isinstance(before, list) and isinstance(after, list):
+        for i, (b, a) in enumerate(zip(before, after, strict=False)):
+            found = _first_pruned(b, a, f"{path}[{i}]")
+            if found:
+                return found
+    return None

@@ -1,0 +1,361 @@
+"""The verbs on stored objects: get, list, create, update, patch, delete — with the real server's
+preconditions (409 on a stale resourceVersion), finalizers and ``deletionTimestamp``.
+
+Asynchronous cluster behaviour (garbage collection, namespace cleanup, CRD establishment) is not here
+but in ``controllers.py``, which ``kick`` wakes after every write.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kubeloop.testing.apiserver import errors, objects, patches
+from kubeloop.testing.apiserver.clock import Clock
+from kubeloop.testing.apiserver.fields import Managers
+from kubeloop.testing.apiserver.kinds import Kind, Kinds
+from kubeloop.testing.apiserver.selectors import Match
+from kubeloop.testing.apiserver.store import Obj, Store
+
+_B64 = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+_CONTINUE_TOO_OLD = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of "
+    "the results. Continuing with the provided token results in an inconsistent list - objects that were "
+    "created, modified, or deleted between the time the first chunk was returned and now may show up in the "
+    "list.")
+
+
+class Api:
+    """Verbs on the store. ``manager`` is the field manager a write is recorded under."""
+
+    def __init__(self, store: Store, kinds: Kinds, clock: Clock, kick: Callable[[], None]) -> None:
+        self.store, self.kinds, self.clock, self.kick = store, kinds, clock, kick
+
+    # --- reads --------------------------------------------------------------------------------------
+
+    def get(self, kind: Kind, ns: str | None, name: str) -> Obj:
+        obj = self.store.get(kind.key, (ns or "", name))
+        if obj is None:
+            raise errors.not_found(kind.plural, kind.group, name)
+        return obj
+
+    def list(self, kind: Kind, ns: str | None, match: Match, *, limit: int | None, token: str | None,
+             rv: str | None, rv_match: str | None, filtered: bool) -> dict[str, Any]:
+        """One page: items in key order after ``token``'s key, at the token's (or the list's) RV."""
+        start, at = "", None
+        if token:
+            start, at = self._decode_continue(token)
+        elif rv and rv != "0":
+            at = self._list_rv(int(rv) if rv.isdigit() else -1, rv, rv_match)
+        elif rv == "0":
+            limit = None  # served from the watch cache, which does not paginate
+        snapshot = at if at is not None else self.store.rv
+        items = [o for o in self.store.items(kind.key, at)
+                 if (ns is None or o["metadata"].get("namespace") == ns) and match(o)
+                 and _key(o) > start]
+        meta: dict[str, Any] = {"resourceVersion": str(snapshot)}
+        if limit and len(items) > limit:
+            rest = len(items) - limit
+            items = items[:limit]
+            meta["continue"] = _encode_continue(snapshot, _key(items[-1]))
+            if not filtered:
+                meta["remainingItemCount"] = rest
+        return {"metadata": meta, "items": items}
+
+    def _list_rv(self, wanted: int, raw: str, rv_match: str | None) -> int | None:
+        if wanted < 0:
+            raise errors.bad_request(f'resourceVersion: Invalid value: "{raw}": must be a valid resource version')
+        if wanted > self.store.rv:
+            raise errors.StatusError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, "
+                                     f"current: {self.store.rv}", {"causes": [
+                                         {"reason": "ResourceVersionTooLarge",
+                                          "message": "Too large resource version"}], "retryAfterSeconds": 1})
+        if rv_match == "Exact":
+            if wanted < self.store.compacted:
+                raise errors.expired("The resourceVersion for the provided list is too old.")
+            return wanted
+        return None
+
+    def _decode_continue(self, token: str) -> tuple[str, int]:
+        bad = next((i for i, c in enumerate(token) if c not in _B64), None)
+        if bad is None and len(token) % 4 == 1:
+            bad = len(token) - 1
+        if bad is not None:
+            raise errors.bad_request(f"invalid continue token: continue key is not valid: illegal base64 data at "
+                                     f"input byte {bad}")
+        try:
+            data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+            start, rv = data["start"], int(data["rv"])
+        except Exception:  # noqa: BLE001 - any undecodable token is the same 400
+            raise errors.bad_request("invalid continue token: continue key is not valid: invalid continue "
+                                     "token") from None
+        if rv < self.store.compacted:
+            raise errors.expired(_CONTINUE_TOO_OLD)
+        return start.rstrip("\x00"), rv
+
+    # --- writes -------------------------------------------------------------------------------------
+
+    def create(self, kind: Kind, version: str, ns: str | None, body: Any, manager: str,
+               subresource: str | None = None, *, managed: bool = True) -> Obj:
+        if subresource:
+            raise errors.not_served(f"POST to the {subresource} subresource of {kind.plural}")
+        body = _require_object(body, kind)
+        meta = body.get("metadata") or {}
+        if kind.namespaced and meta.get("namespace") and meta["namespace"] != ns:
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
+                                     "on the request")
+        obj = objects.decode_defaults(kind, version, body)
+        objects.check_name(kind, obj["metadata"])
+        if kind.namespaced:
+            self._namespace_open(kind, ns or "", obj["metadata"]["name"])
+        key = (ns or "", obj["metadata"]["name"])
+        if self.store.get(kind.key, key) is not None:
+            raise errors.already_exists(kind.plural, kind.group, key[1])
+        obj = objects.custom_checks(kind, version, obj, None)
+        managers = self.managers(kind, None, None)
+        if managed:  # an apply that creates records its own fields
+            managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}), obj,
+                            self.clock.stamp(), creating=True)
+        obj = objects.strategy_create(kind, obj)
+        obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp())
+        if kind.namespaced:
+            obj["metadata"]["namespace"] = ns
+        else:
+            obj["metadata"].pop("namespace", None)
+        _set_managed(obj, managers)
+        self.store.put(kind.key, key, obj)
+        self.kick()
+        return obj
+
+    def managers(self, kind: Kind, old: Obj | None, subresource: str | None) -> Managers:
+        """The field managers of ``old`` (None: a new object), scoped to the endpoint written."""
+        entries = old["metadata"].get("managedFields") if old else None
+        return Managers(entries, typed=kind.crd is None, scope=objects.scope(kind, subresource))
+
+    def _namespace_open(self, kind: Kind, ns: str, name: str) -> None:
+        namespace = self.store.get(("", "namespaces"), ("", ns))
+        if namespace is None:
+            raise errors.not_found("namespaces", "", ns)
+        if namespace["metadata"].get("deletionTimestamp"):
+            raise errors.StatusError(403, "Forbidden", f'{errors.qualified(kind.plural, kind.group)} "{name}" is '
+                                     f"forbidden: unable to create new content in namespace {ns} because it is "
+                                     "being terminated", {"name": name, **({"group": kind.group} if kind.group
+                                                                             else {}), "kind": kind.plural,
+                                     "causes": [{"reason": "NamespaceTerminating", "message":
+                                                 f"namespace {ns} is being terminated",
+                                                 "field": "metadata.namespace"}]})
+
+    def update(self, kind: Kind, version: str, ns: str | None, name: str, body: Any, manager: str,
+               subresource: str | None = None, *, require_rv: bool | None = None) -> Obj:
+        body = _require_object(body, kind)
+        meta = body.get("metadata") or {}
+        if meta.get("name") and meta["name"] != name:
+            raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
+                                     f"({name})")
+        old = self.get(kind, ns, name)
+        rv = meta.get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(kind.plural, kind.group, name)
+        needs_rv = kind.crd is not None if require_rv is None else require_rv
+        if not rv and needs_rv:
+            raise errors.invalid(kind.plural, kind.group, name, [
+                ("FieldValueInvalid", "metadata.resourceVersion",
+                 "Invalid value: 0: must be specified for an update")])
+        return self._write(kind, version, old, body, manager, subresource)
+
+    def _write(self, kind: Kind, version: str, old: Obj, body: Obj, manager: str, subresource: str | None,
+               managers: Managers | None = None) -> Obj:
+        """Stores an update of ``old``; ``managers`` given means apply already recorded the fields."""
+        new = objects.merge_update(kind, old, body, subresource)
+        objects.check_immutable(kind, old, new)
+        if kind.crd is not None and subresource != "status":
+            new = objects.custom_checks(kind, version, new, old)
+        if managers is None:
+            managers = self.managers(kind, old, subresource)
+            managers.update(manager, kind.api_version(version), subresource or "", old, new, self.clock.stamp())
+        _set_managed(new, managers)
+        key = (old["metadata"].get("namespace", ""), old["metadata"]["name"])
+        if _same(old, new):
+            return old
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            self.store.remove(kind.key, key)  # the last finalizer went: the object goes now
+            self.kick()
+            return new
+        self.store.put(kind.key, key, new)
+        self.kick()
+        return new
+
+    def patch(self, kind: Kind, version: str, ns: str | None, name: str, content_type: str, body: Any,
+              manager: str, subresource: str | None, *, field_manager: str | None, force: bool) -> Obj:
+        if content_type == patches.APPLY:
+            return self.apply(kind, version, ns, name, body, field_manager, force, subresource)
+        if content_type == patches.STRATEGIC and kind.crd is not None:
+            raise errors.StatusError(415, "UnsupportedMediaType", "the body of the request was in an unknown format "
+                                     "- accepted media types include: application/json-patch+json, "
+                                     "application/merge-patch+json, application/apply-patch+yaml")
+        old = self.get(kind, ns, name)
+        if content_type == patches.MERGE:
+            if not isinstance(body, dict):
+                raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+            new = patches.merge_patch(old, body)
+        elif content_type == patches.JSON:
+            new = patches.json_patch(old, body)
+        elif content_type == patches.STRATEGIC:
+            new = patches.strategic_merge(old, body)
+        else:
+            raise errors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
+        rv = (new.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(kind.plural, kind.group, name)
+        return self._write(kind, version, old, new, manager, subresource)
+
+    def apply(self, kind: Kind, version: str, ns: str | None, name: str, body: Any, field_manager: str | None,
+              force: bool, subresource: str | None) -> Obj:
+        if not field_manager:
+            raise errors.StatusError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: '
+                                     "Required value: is required for apply patch", {
+                                         "group": "meta.k8s.io", "kind": "PatchOptions", "causes": [
+                                             {"reason": "FieldValueRequired", "message": "Required value: is "
+                                              "required for apply patch", "field": "fieldManager"}]})
+        body = _require_object(body, kind)
+        old = self.store.get(kind.key, (ns or "", name))
+        api_version = kind.api_version(version)
+        config = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
+        if old is None:
+            if subresource:
+                raise errors.not_found(kind.plural, kind.group, name)
+            managers = self.managers(kind, None, None)
+            merged = managers.apply(field_manager, api_version, "", {}, config, force, self.clock.stamp())
+            merged.setdefault("metadata", {})["name"] = name
+            obj = self.create(kind, version, ns, {**merged, "apiVersion": api_version, "kind": kind.kind},
+                              field_manager, managed=False)
+            fixed = copy.deepcopy(obj)
+            fixed["metadata"]["managedFields"] = managers.entries()
+            return self._replace_managed(kind, obj, fixed)
+        managers = self.managers(kind, old, subresource)
+        if subresource == "status":
+            config = {"status": config.get("status", {})} if "status" in config else {}
+        merged = managers.apply(field_manager, api_version, subresource or "", _plain(old), config, force,
+                                self.clock.stamp())
+        merged["apiVersion"], merged["kind"] = old["apiVersion"], old["kind"]
+        merged.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
+        return self._write(kind, version, old, merged, field_manager, subresource, managers)
+
+    def _replace_managed(self, kind: Kind, stored: Obj, fixed: Obj) -> Obj:
+        """Swaps the managedFields of an object just created by apply (same RV: one write to clients)."""
+        key = (stored["metadata"].get("namespace", ""), stored["metadata"]["name"])
+        versions = self.store._versions[kind.key][key]  # noqa: SLF001 - same write, fields only
+        versions[-1] = (versions[-1][0], fixed)
+        stored.clear()
+        stored.update(fixed)
+        return stored
+
+    def delete(self, kind: Kind, ns: str | None, name: str, options: dict[str, Any] | None) -> Obj:
+        """Deletes now, or marks for deletion while finalizers remain; returns what the server answers."""
+        options = options or {}
+        old = self.get(kind, ns, name)
+        pre = options.get("preconditions") or {}
+        for field, label, why in (("uid", "UID", "deleted and then recreated"),
+                                  ("resourceVersion", "ResourceVersion", "modified")):
+            if pre.get(field) and pre[field] != old["metadata"].get(field):
+                shown = f"{kind.kind}.{kind.group}" if kind.group else kind.kind
+                raise errors.StatusError(409, "Conflict", f'Operation cannot be fulfilled on {shown} "{name}": the '
+                                         f"{label} in the precondition ({pre[field]}) does not match the {label} in "
+                                         f"record ({old['metadata'].get(field)}). The object might have been {why}",
+                                         {"name": name, **({"group": kind.group} if kind.group else {}),
+                                          "kind": kind.kind})
+        policy = options.get("propagationPolicy") or ("Orphan" if options.get("orphanDependents") else None)
+        meta = old["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if not meta.get("deletionTimestamp"):
+            if policy == "Orphan" and "orphan" not in finalizers:
+                finalizers.append("orphan")
+            if policy == "Foreground" and "foregroundDeletion" not in finalizers:
+                finalizers.append("foregroundDeletion")
+        if kind.plural == "namespaces" and kind.group == "":
+            return self._terminate_namespace(kind, old)
+        if not finalizers:
+            self.store.remove(kind.key, (ns or "", name))
+            self.kick()
+            return old if kind.key == ("", "pods") else _success(kind, old)  # pods answer with the pod
+        if meta.get("deletionTimestamp"):
+            return old
+        new = copy.deepcopy(old)
+        new["metadata"]["finalizers"] = finalizers
+        new["metadata"]["deletionTimestamp"] = self.clock.stamp()
+        if kind.key != ("apiextensions.k8s.io", "customresourcedefinitions"):
+            new["metadata"]["deletionGracePeriodSeconds"] = 0
+            if new["metadata"].get("generation"):
+                new["metadata"]["generation"] += 1
+        else:  # a CRD's own delete: no grace period, no new generation, a Terminating condition
+            new.setdefault("status", {}).setdefault("conditions", []).append({
+                "type": "Terminating", "status": "True", "lastTransitionTime": self.clock.stamp(),
+                "reason": "InstanceDeletionPending",
+                "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"})
+        self.store.put(kind.key, (ns or "", name), new)
+        self.kick()
+        return new
+
+    def _terminate_namespace(self, kind: Kind, old: Obj) -> Obj:
+        if old["metadata"].get("deletionTimestamp"):
+            return old
+        new = copy.deepcopy(old)
+        new["metadata"]["deletionTimestamp"] = self.clock.stamp()
+        new["status"] = {"phase": "Terminating"}
+        self.store.put(kind.key, ("", old["metadata"]["name"]), new)
+        self.kick()
+        return new
+
+
+def _key(obj: Obj) -> str:
+    meta = obj["metadata"]
+    return f"{meta.get('namespace', '')}/{meta['name']}"
+
+
+def _encode_continue(rv: int, start: str) -> str:
+    data = {"v": "meta.k8s.io/v1", "rv": rv, "start": start + "\x00"}
+    return base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def _require_object(body: Any, kind: Kind) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise errors.bad_request(f"Object 'Kind' is missing in '{json.dumps(body)[:200]}'")
+    return body
+
+
+def _plain(obj: Obj) -> Obj:
+    """An object as apply merges it: without apiVersion/kind and server-owned metadata."""
+    out = copy.deepcopy({k: v for k, v in obj.items() if k not in ("apiVersion", "kind")})
+    out["metadata"].pop("managedFields", None)
+    return out
+
+
+def _set_managed(obj: Obj, managers: Managers) -> None:
+    entries = managers.entries()
+    if entries:
+        obj["metadata"]["managedFields"] = entries
+    else:
+        obj["metadata"].pop("managedFields", None)
+
+
+def _same(old: Obj, new: Obj) -> bool:
+    """A write that changes nothing but managedFields' times is a no-op (no new resourceVersion)."""
+    def strip(o: Obj) -> Obj:
+        c = copy.deepcopy(o)
+        for e in c["metadata"].get("managedFields") or []:
+            e.pop("time", None)
+        return c
+    return strip(old) == strip(new)
+
+
+def _success(kind: Kind, old: Obj) -> dict[str, Any]:
+    details: dict[str, Any] = {"name": old["metadata"]["name"]}
+    if kind.group:
+        details["group"] = kind.group
+    details["kind"] = kind.plural
+    details["uid"] = old["metadata"]["uid"]
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}

@@ -1,0 +1,124 @@
+"""Watch streams: newline-delimited JSON events, as kube-apiserver sends them.
+
+- No ``resourceVersion`` (or "0"): an ADDED event per existing object first, then changes.
+- ``resourceVersion=N``: every change after N (410 Expired as an in-stream ERROR if N was compacted).
+- ``sendInitialEvents=true``: the existing objects, then a BOOKMARK annotated
+  ``k8s.io/initial-events-end`` at the list's resourceVersion (needs ``allowWatchBookmarks`` and
+  ``resourceVersionMatch=NotOlderThan``, as on the real server).
+- Selectors apply to transitions: an object that starts matching arrives as ADDED, one that stops
+  matching as DELETED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from kubeloop.testing.apiserver import errors
+from kubeloop.testing.apiserver.kinds import Kind
+from kubeloop.testing.apiserver.selectors import Match
+from kubeloop.testing.apiserver.store import Change, Obj, Store
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").lower() in ("true", "1")
+
+
+def check_params(q: dict[str, str]) -> None:
+    """The real server's refusals of a malformed streaming list."""
+    if _truthy(q.get("sendInitialEvents")):
+        if q.get("resourceVersionMatch") != "NotOlderThan":
+            raise errors.StatusError(422, "Invalid", 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: '
+                                     "Forbidden: sendInitialEvents requires setting resourceVersionMatch to "
+                                     "NotOlderThan", {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [
+                                         {"reason": "FieldValueForbidden", "message": "Forbidden: "
+                                          "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                                          "field": "resourceVersionMatch"}]})
+        if not _truthy(q.get("allowWatchBookmarks")):
+            raise errors.StatusError(422, "Invalid", 'ListOptions.meta.k8s.io "" is invalid: allowWatchBookmarks: '
+                                     "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
+                                     {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [
+                                         {"reason": "FieldValueForbidden", "message": "Forbidden: "
+                                          "sendInitialEvents requires setting allowWatchBookmarks to true",
+                                          "field": "allowWatchBookmarks"}]})
+
+
+async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, match: Match,
+                view: Callable[[Obj], Obj], closing: asyncio.Event, api_version: str) -> web.StreamResponse:
+    """Streams events until ``timeoutSeconds``, the client leaves or the server stops."""
+    q = request.query
+    check_params(dict(q))
+    queue: asyncio.Queue[Change] = asyncio.Queue()
+
+    def on_change(change: Change) -> None:
+        if change.kind == kind.key:
+            queue.put_nowait(change)
+
+    unsubscribe = store.subscribe(on_change)
+    try:
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+
+        async def send(kind_: str, obj: Obj) -> None:
+            await resp.write(orjson.dumps({"type": kind_, "object": obj}) + b"\n")
+
+        rv = q.get("resourceVersion") or ""
+        mine = lambda o: (ns is None or o["metadata"].get("namespace") == ns) and match(o)  # noqa: E731
+        start = store.rv
+        if _truthy(q.get("sendInitialEvents")) or rv in ("", "0"):
+            for obj in store.items(kind.key):
+                if mine(obj):
+                    await send("ADDED", view(obj))
+            if _truthy(q.get("sendInitialEvents")):
+                marker = {"resourceVersion": str(start), "annotations": {"k8s.io/initial-events-end": "true"}}
+                await send("BOOKMARK", {"kind": kind.kind, "apiVersion": api_version, "metadata": marker})
+        else:
+            wanted = int(rv) if rv.isdigit() else -1
+            if wanted < store.compacted:
+                await send("ERROR", errors.expired(f"too old resource version: {rv} ({store.compacted + 1})"
+                                                   ).body())
+                return resp
+            for change in store.changes_since(wanted):
+                if change.rv <= start and change.kind == kind.key:
+                    await _emit(send, change, mine, view)
+        timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+        deadline = asyncio.get_running_loop().time() + timeout if timeout else None
+        while not closing.is_set():
+            left = None if deadline is None else deadline - asyncio.get_running_loop().time()
+            if left is not None and left <= 0:
+                break
+            try:
+                change = await asyncio.wait_for(queue.get(), timeout=min(left or 1.0, 1.0))
+            except TimeoutError:
+                continue
+            if change.rv > start:
+                await _emit(send, change, mine, view)
+        return resp
+    except ConnectionResetError:  # the client went away (aiohttp's reset error is one): the watch is over
+        return resp
+    finally:
+        unsubscribe()
+
+
+async def _emit(send: Any, change: Change, mine: Match, view: Callable[[Obj], Obj]) -> None:
+    was = change.old is not None and mine(change.old)
+    now = mine(change.new)
+    if change.type == "DELETED":
+        if was:
+            await send("DELETED", view(change.new))
+    elif change.type == "ADDED":
+        if now:
+            await send("ADDED", view(change.new))
+    elif was and now:
+        await send("MODIFIED", view(change.new))
+    elif now:
+        await send("ADDED", view(change.new))
+    elif was:  # stopped matching: the real server sends the old state at the new resourceVersion
+        old = change.old or {}
+        last = {**old, "metadata": {**old["metadata"], "resourceVersion": change.new["metadata"]["resourceVersion"]}}
+        await send("DELETED", view(last))

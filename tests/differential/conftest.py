@@ -1,0 +1,72 @@
+"""Fixtures of the differential suite: the two backends (the real local control plane and the fake),
+each with the Echo CRD installed, and the agreement tally printed at the end of the session (and written
+to ``$KUBELOOP_DIFF_REPORT`` as JSON when set)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest_asyncio
+
+from kubeloop.client.config import Auth, Config, Credentials
+from kubeloop.testing.apiserver import FakeApiServer
+from tests.differential.harness import Backend, WaitFor, new_namespace, run
+from tests.integration.conftest import ECHO_CRD
+
+TALLY: dict[str, Any] = {"sequences": 0, "agreeing_sequences": 0, "steps": 0, "agreeing_steps": 0,
+                         "differences": [], "namespaces": []}
+
+_ECHO_READY = WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/echoes.test.kubeloop.dev",
+                      "status.acceptedNames.kind", "Echo")
+
+
+async def _install_echo(backend: Backend) -> None:
+    status, body = await backend.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                         ECHO_CRD)
+    assert status in (201, 409), body
+    # Established and discovered is not yet served: a fresh real server answers 429 "storage is
+    # (re)initializing" until the CRD's watch cache is filled, so wait for a list to succeed too.
+    await run(backend, [_ECHO_READY, WaitFor("/apis/test.kubeloop.dev/v1", "kind", "APIResourceList"),
+                        WaitFor("/apis/test.kubeloop.dev/v1/echoes", "kind", "EchoList")], new_namespace())
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as session:
+        yield session
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def real(kube_cluster: Any, http: aiohttp.ClientSession) -> AsyncIterator[Backend]:
+    backend = Backend("real", Config.from_kubeconfig(str(kube_cluster.kubeconfig)), http)
+    await _install_echo(backend)
+    yield backend
+    for ns in TALLY["namespaces"]:  # the sequences' namespaces, now that the session's tests are done
+        await backend.request("DELETE", f"/api/v1/namespaces/{ns}")
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def fake(http: aiohttp.ClientSession) -> AsyncIterator[Backend]:
+    async with FakeApiServer() as server:
+        backend = Backend("fake", Config(server=server.url, auth=Auth(Credentials(token="t"))), http)
+        await _install_echo(backend)
+        yield backend
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session", autouse=True)
+async def _tally() -> AsyncIterator[None]:
+    yield
+    if not TALLY["sequences"]:
+        return
+    rate = 100.0 * TALLY["agreeing_steps"] / max(1, TALLY["steps"])
+    print(f"\nkubeloop fake API server vs real: {TALLY['agreeing_sequences']}/{TALLY['sequences']} sequences and "
+          f"{TALLY['agreeing_steps']}/{TALLY['steps']} steps agree ({rate:.1f} %)", file=sys.__stderr__)
+    path = os.environ.get("KUBELOOP_DIFF_REPORT")
+    if path:
+        with open(path, "w") as out:
+            json.dump({**{k: v for k, v in TALLY.items() if k != "namespaces"}, "rate": rate}, out, indent=1)

@@ -1,0 +1,435 @@
+"""Written request sequences, one per semantic the fake claims to serve. ``{ns}`` is the sequence's own
+namespace; cluster-scoped names embed it so that runs never collide."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.differential.harness import APPLY, JSON, MERGE, STRATEGIC, Mark, Req, Step, WaitFor, WaitGone, Watch
+
+CM = "/api/v1/namespaces/{ns}/configmaps"
+SECRETS = "/api/v1/namespaces/{ns}/secrets"
+ECHO = "/apis/test.kubeloop.dev/v1/namespaces/{ns}/echoes"
+DEPLOY = "/apis/apps/v1/namespaces/{ns}/deployments"
+
+
+def cm(name: str, data: dict[str, str] | None = None, labels: dict[str, str] | None = None,
+       **meta: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **meta}}
+    if labels:
+        body["metadata"]["labels"] = labels
+    if data is not None:
+        body["data"] = data
+    return body
+
+
+def echo(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "test.kubeloop.dev/v1", "kind": "Echo", "metadata": {"name": name},
+            "spec": {"message": "hi", **spec}}
+
+
+def crd(group: str, **extra: Any) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {
+        "spec": {"type": "object", "required": ["size"], "properties": {
+            "size": {"type": "integer", "minimum": 1, "maximum": 10},
+            "mode": {"type": "string", "enum": ["fast", "slow"], "default": "slow"},
+            "name": {"type": "string", "pattern": "^[a-z]+$", "maxLength": 8},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}},
+        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"widgets.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                                   "schema": {"openAPIV3Schema": schema}}], **extra}}
+
+
+_CORE = ("namespaces", "namespaces/status", "configmaps", "secrets", "pods", "pods/status", "services",
+         "services/status", "serviceaccounts", "events")
+_APPS = ("deployments", "deployments/status", "deployments/scale", "statefulsets", "statefulsets/status",
+         "statefulsets/scale", "daemonsets", "daemonsets/status")
+
+
+def cel_crd(group: str) -> dict[str, Any]:
+    """A CRD with the kinds of CEL rules kubeloop generates: root, object, fieldPath, reason, transition."""
+    spec = {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.minReplicas <= self.maxReplicas", "fieldPath": ".minReplicas",
+         "message": "min must not exceed max"},
+        {"rule": "!has(self.mode) || self.mode != 'off'", "reason": "FieldValueForbidden",
+         "message": "mode off is forbidden"}],
+        "properties": {
+            "minReplicas": {"type": "integer"}, "maxReplicas": {"type": "integer"}, "mode": {"type": "string"},
+            "size": {"type": "integer", "x-kubernetes-validations": [
+                {"rule": "self >= oldSelf", "message": "size may not shrink"}]},
+            "sel": {"type": "object", "required": ["operator"], "properties": {
+                "operator": {"type": "string"},
+                "values": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 63}}},
+                "x-kubernetes-validations": [{"rule": "self.operator in ['In', 'NotIn'] ? (has(self.values) && "
+                                                      "size(self.values) > 0) : (!has(self.values) || "
+                                                      "size(self.values) == 0)"}]}}}
+    schema = {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.metadata.name.size() <= 10", "message": "name too long"}],
+        "properties": {"spec": spec}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"gizmos.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"kind": "Gizmo", "plural": "gizmos", "singular": "gizmo", "listKind": "GizmoList"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+def gizmo(group: str, name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": f"{group}/v1", "kind": "Gizmo", "metadata": {"name": name},
+            "spec": {"minReplicas": 1, "maxReplicas": 2, **spec}}
+
+
+_G = "{ns}.cel.kubeloop.dev"
+_GIZMOS = "/apis/{ns}.cel.kubeloop.dev/v1/namespaces/{ns}/gizmos"
+
+
+def _owner(name: str, uid: str, block: bool = True) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": uid, "blockOwnerDeletion": block}
+
+
+def _p(**kw: str) -> dict[str, str]:
+    return kw
+
+
+def deployment(name: str, containers: list[dict[str, Any]]) -> dict[str, Any]:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": labels},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": {"containers": containers}}}}
+
+
+_DEPLOY_PICK = ("metadata.generation", "metadata.labels", "spec.replicas", "spec.template.spec.containers.*.name",
+                "spec.template.spec.containers.*.image", "spec.template.spec.containers.*.env",
+                "spec.template.spec.containers.*.args")
+
+
+_SCALE_PICK = ("kind", "apiVersion", "metadata.name", "spec.replicas", "status.selector")
+
+
+SEQUENCES: dict[str, list[Step]] = {
+    "crud_configmap": [
+        Req("POST", CM, cm("a", {"k": "v"}, {"app": "x"})),
+        Req("POST", CM, cm("a")),
+        Req("GET", CM + "/a"),
+        Req("GET", CM + "/missing"),
+        Req("PUT", CM + "/a", cm("a", {"k": "w"})),
+        Req("PUT", CM + "/missing", cm("missing", {"k": "w"})),
+        Req("DELETE", CM + "/a"),
+        Req("DELETE", CM + "/a"),
+        Req("GET", CM + "/a"),
+    ],
+    "conflict_stale_resource_version": [
+        Req("POST", CM, cm("a", {"k": "v"})),
+        Req("PATCH", CM + "/a", {"data": {"k": "w"}}, MERGE),
+        Req("PUT", CM + "/a", {**cm("a", {"k": "x"}), "metadata": {"name": "a", "resourceVersion": "1"}}),
+        Req("PATCH", CM + "/a", {"metadata": {"resourceVersion": "1"}, "data": {"k": "y"}}, MERGE),
+        Req("GET", CM + "/a"),
+    ],
+    "noop_update_keeps_resource_version": [
+        Req("POST", CM, cm("a", {"k": "v"})),
+        Req("PATCH", CM + "/a", {"data": {"k": "v"}}, MERGE),
+        Req("PUT", CM + "/a", cm("a", {"k": "v"})),
+        Req("GET", CM + "/a"),
+    ],
+    "validation_names": [
+        Req("POST", CM, cm("Bad_Name")),
+        Req("POST", CM, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}}),
+        Req("POST", CM, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "other"}}),
+        Req("POST", CM, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "gen-"}}),
+        Req("PUT", CM + "/y", cm("z")),
+        Req("POST", "/api/v1/namespaces/{ns}-nope/configmaps", cm("a")),
+    ],
+    "immutable_configmap": [
+        Req("POST", CM, {**cm("i", {"k": "v"}), "immutable": True}),
+        Req("PATCH", CM + "/i", {"data": {"k": "w"}}, MERGE),
+        Req("PATCH", CM + "/i", {"immutable": False}, MERGE),
+        Req("PATCH", CM + "/i", {"data": {"k": "w"}, "immutable": False}, MERGE),
+        Req("PATCH", CM + "/i", {"metadata": {"labels": {"still": "mutable"}}}, MERGE),
+        Req("GET", CM + "/i"),
+    ],
+    "secret_string_data": [
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                              "stringData": {"password": "hunter2"}}),
+        Req("GET", SECRETS + "/s"),
+    ],
+    "generation_and_status_subresource": [
+        Req("POST", ECHO, {**echo("e"), "status": {"seen": "x"}}),
+        Req("PATCH", ECHO + "/e", {"spec": {"message": "changed"}}, MERGE),
+        Req("PATCH", ECHO + "/e", {"metadata": {"labels": {"l": "1"}}}, MERGE),
+        Req("PATCH", ECHO + "/e", {"status": {"seen": "ignored on the main resource"}}, MERGE),
+        Req("PATCH", ECHO + "/e/status", {"status": {"seen": "yes"}, "spec": {"message": "ignored"}}, MERGE),
+        Req("GET", ECHO + "/e/status"),
+        Req("PUT", ECHO + "/e/status", {**echo("e"), "status": {"seen": "no rv"}}),
+        Req("GET", ECHO + "/e"),
+    ],
+    "custom_resource_pruning_and_validation": [
+        Req("POST", ECHO, {**echo("e"), "spec": {"message": "m", "unknown": 1}, "extra": True}),
+        Req("PATCH", ECHO + "/e", {"spec": {"copies": -1}}, MERGE),
+        Req("PATCH", ECHO + "/e", {"spec": {"message": 5}}, MERGE),
+        Req("PATCH", ECHO + "/e", {"spec": {"copies": 2}}, STRATEGIC),
+        Req("GET", ECHO + "/e"),
+        Req("GET", ECHO, params=_p(limit="5")),
+    ],
+    "merge_patch": [
+        Req("POST", CM, cm("a", {"k": "v", "drop": "me"}, {"x": "1"})),
+        Req("PATCH", CM + "/a", {"data": {"drop": None, "new": "n"}, "metadata": {"labels": {"y": "2"}}}, MERGE),
+        Req("PATCH", CM + "/missing", {"data": {"k": "v"}}, MERGE),
+        Req("PATCH", CM + "/a", {"data": {"k": "w"}}, "application/unknown-patch"),
+    ],
+    "json_patch": [
+        Req("POST", CM, cm("a", {"k": "v"}, {"x": "1"})),
+        Req("PATCH", CM + "/a", [{"op": "test", "path": "/data/k", "value": "v"},
+                                 {"op": "replace", "path": "/data/k", "value": "w"},
+                                 {"op": "add", "path": "/data/n", "value": "1"},
+                                 {"op": "remove", "path": "/metadata/labels/x"}], JSON),
+        Req("PATCH", CM + "/a", [{"op": "test", "path": "/data/k", "value": "stale"},
+                                 {"op": "replace", "path": "/data/k", "value": "z"}], JSON),
+        Req("PATCH", CM + "/a", [{"op": "remove", "path": "/data/absent"}], JSON),
+        Req("PATCH", CM + "/a", [{"op": "replace", "path": "/data/absent", "value": "1"}], JSON),
+        Req("PATCH", CM + "/a", [{"op": "bogus", "path": "/data/k"}], JSON),
+        Req("PATCH", CM + "/a", [{"op": "copy", "from": "/data/k", "path": "/data/c"},
+                                 {"op": "move", "from": "/data/n", "path": "/data/m"}], JSON),
+        Req("GET", CM + "/a"),
+    ],
+    "strategic_merge_patch": [
+        Req("POST", CM, cm("a", {"k": "v"}, {"x": "1"})),
+        Req("PATCH", CM + "/a", {"data": {"k": None, "n": "1"}, "metadata": {"labels": {"y": "2"}}}, STRATEGIC),
+        Req("GET", CM + "/a"),
+    ],
+    "strategic_merge_patch_on_a_deployment": [
+        Req("POST", DEPLOY, deployment("d", [{"name": "app", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]},
+                                             {"name": "side", "image": "busybox:1", "args": ["sleep", "1"]}]),
+            pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d", {"spec": {"template": {"spec": {"containers": [
+            {"name": "app", "image": "nginx:2", "env": [{"name": "B", "value": "2"}]}]}}}}, STRATEGIC,
+            pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d", {"spec": {"template": {"spec": {"containers": [
+            {"name": "side", "$patch": "delete"}]}}}}, STRATEGIC, pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d", {"metadata": {"labels": {"tier": "web"}}, "spec": {"replicas": 3}}, STRATEGIC,
+            pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d", {"spec": {"template": {"spec": {"containers": [
+            {"name": "app", "image": "nginx:3"}]}}}}, MERGE, pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d/status", {"status": {"observedGeneration": 99}}, MERGE,
+            pick=("metadata.generation", "status.observedGeneration")),
+        Req("GET", DEPLOY + "/d", pick=_DEPLOY_PICK),
+    ],
+    "scale_subresource": [
+        Req("POST", DEPLOY, deployment("s", [{"name": "app", "image": "nginx:1"}]), pick=_DEPLOY_PICK),
+        Req("GET", DEPLOY + "/s/scale", pick=_SCALE_PICK),
+        Req("PUT", DEPLOY + "/s/scale", {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "s"},
+                                         "spec": {"replicas": 3}}, pick=_SCALE_PICK),
+        Req("PATCH", DEPLOY + "/s/scale", {"spec": {"replicas": 2}}, MERGE, pick=_SCALE_PICK),
+        Req("PUT", DEPLOY + "/s/scale", {"apiVersion": "autoscaling/v1", "kind": "Scale",
+                                         "metadata": {"name": "s", "resourceVersion": "1"}, "spec": {"replicas": 5}}),
+        Req("GET", DEPLOY + "/s", pick=_DEPLOY_PICK),
+        Req("GET", DEPLOY + "/missing/scale"),
+        Req("GET", CM + "/kube-root-ca.crt/scale"),
+    ],
+    "server_side_apply": [
+        Req("PATCH", CM + "/s", cm("s", {"a": "1", "b": "2"}), APPLY),
+        Req("PATCH", CM + "/s", cm("s", {"a": "1", "b": "2"}), APPLY, _p(fieldManager="one")),
+        Req("PATCH", CM + "/s", cm("s", {"a": "1"}), APPLY, _p(fieldManager="same")),
+        Req("PATCH", CM + "/s", cm("s", {"a": "9", "b": "8"}), APPLY, _p(fieldManager="two")),
+        Req("PATCH", CM + "/s", cm("s", {"a": "9"}), APPLY, _p(fieldManager="three")),
+        Req("PATCH", CM + "/s", {"data": {"b": "7"}}, MERGE, _p(fieldManager="mp")),
+        Req("PATCH", CM + "/s", cm("s", {"a": "9", "c": "3"}), APPLY, _p(fieldManager="one", force="true")),
+        Req("PATCH", CM + "/s", cm("s"), APPLY, _p(fieldManager="one")),
+        Req("PATCH", CM + "/s", cm("s"), APPLY, _p(fieldManager="same")),
+        Req("GET", CM + "/s"),
+    ],
+    "apply_labels_and_finalizers": [
+        Req("PATCH", CM + "/s", cm("s", {"a": "1"}, {"team": "x"}, finalizers=["a.io/x"]), APPLY,
+            _p(fieldManager="op")),
+        Req("PATCH", CM + "/s", cm("s", None, {"owner": "y"}, finalizers=["b.io/y"]), APPLY,
+            _p(fieldManager="other")),
+        Req("PATCH", CM + "/s", cm("s", {"a": "1"}), APPLY, _p(fieldManager="op")),
+        Req("PATCH", CM + "/s", {"metadata": {"finalizers": None}}, MERGE),
+        Req("GET", CM + "/s"),
+    ],
+    "apply_to_an_untracked_object": [
+        Req("POST", CM, cm("u")),
+        Req("PATCH", CM + "/u", {"data": {"k": "v"}}, MERGE),
+        Req("PATCH", CM + "/u", cm("u", {"k": "w"}), APPLY, _p(fieldManager="op")),
+        Req("PATCH", CM + "/u", cm("u", {"k": "w"}), APPLY, _p(fieldManager="op", force="true")),
+        Req("GET", CM + "/u"),
+    ],
+    "finalizers_and_deletion_timestamp": [
+        Mark("start", CM),
+        Req("POST", CM, cm("f", {"k": "v"}, finalizers=["kubeloop.dev/test"])),
+        Req("DELETE", CM + "/f"),
+        Req("DELETE", CM + "/f"),
+        Req("PATCH", CM + "/f", {"data": {"k": "still writable"}}, MERGE),
+        Req("PATCH", CM + "/f", [{"op": "remove", "path": "/metadata/finalizers"}], JSON),
+        Req("GET", CM + "/f"),
+        Watch(CM, since="start"),
+    ],
+    "custom_resource_finalizer_bumps_generation": [
+        Req("POST", ECHO, {**echo("e"), "metadata": {"name": "e", "finalizers": ["x.io/y"]}}),
+        Req("DELETE", ECHO + "/e"),
+        Req("PATCH", ECHO + "/e", [{"op": "remove", "path": "/metadata/finalizers/0"}], JSON),
+        Req("GET", ECHO + "/e"),
+    ],
+    "delete_preconditions": [
+        Req("POST", CM, cm("p", {"k": "v"})),
+        Req("DELETE", CM + "/p", {"kind": "DeleteOptions", "apiVersion": "v1",
+                                  "preconditions": {"uid": "00000000-0000-0000-0000-000000000000"}}),
+        Req("DELETE", CM + "/p", {"kind": "DeleteOptions", "apiVersion": "v1",
+                                  "preconditions": {"resourceVersion": "1"}}),
+        Req("GET", CM + "/p"),
+    ],
+    "label_selectors": [
+        Req("POST", CM, cm("a", labels={"tier": "web", "env": "prod"})),
+        Req("POST", CM, cm("b", labels={"tier": "db", "env": "prod"})),
+        Req("POST", CM, cm("c", labels={"tier": "web"})),
+        *[Req("GET", CM, params=_p(labelSelector=sel)) for sel in (
+            "tier=web", "tier==web", "tier!=web", "tier in (web,db)", "tier notin (web)", "env", "!env",
+            "tier=web,env=prod", "tier=web,!env")],
+        Req("GET", CM, params=_p(labelSelector="tier in (web")),
+    ],
+    "field_selectors": [
+        Req("POST", CM, cm("a")),
+        Req("POST", CM, cm("b")),
+        Req("GET", CM, params=_p(fieldSelector="metadata.name=a")),
+        Req("GET", CM, params=_p(fieldSelector="metadata.name!=a")),
+        Req("GET", CM, params=_p(fieldSelector="metadata.namespace={ns},metadata.name==b")),
+        Req("GET", "/api/v1/configmaps", params=_p(fieldSelector="metadata.namespace={ns},metadata.name=b")),
+        Req("GET", CM, params=_p(fieldSelector="data.k=v")),
+    ],
+    "pagination": [
+        *[Req("POST", CM, cm(f"p{i}", labels={"page": "yes"})) for i in range(5)],
+        Req("GET", CM, params=_p(limit="2")),
+        Req("GET", CM, params=_p(limit="2", labelSelector="page=yes")),
+        Req("GET", CM, params=_p(limit="100", labelSelector="page=yes")),
+        Req("GET", CM, params=_p(limit="2", resourceVersion="0")),
+        Req("GET", CM, params=_p(**{"continue": "bogus"})),
+    ],
+    "continue_token_sees_a_snapshot": [
+        *[Req("POST", CM, cm(f"p{i}", labels={"page": "yes"})) for i in range(3)],
+        Req("GET", CM, params=_p(limit="1", labelSelector="page=yes"), save={"token": "metadata.continue"}),
+        Req("POST", CM, cm("p9", labels={"page": "yes"})),
+        Req("DELETE", CM + "/p1"),
+        Req("GET", CM, params=_p(limit="10", labelSelector="page=yes", **{"continue": "{m:token}"})),
+        Req("GET", CM, params=_p(labelSelector="page=yes")),
+    ],
+    "watch_from_resource_version": [
+        Mark("start", CM),
+        Req("POST", CM, cm("w", {"k": "1"}, {"sel": "yes"})),
+        Req("PATCH", CM + "/w", {"data": {"k": "2"}}, MERGE),
+        Req("PATCH", CM + "/w", {"metadata": {"labels": {"sel": "no"}}}, MERGE),
+        Req("PATCH", CM + "/w", {"metadata": {"labels": {"sel": "yes"}}}, MERGE),
+        Req("DELETE", CM + "/w"),
+        Watch(CM, since="start"),
+        Watch(CM, since="start", params=_p(labelSelector="sel=yes")),
+        Watch(CM, since="start", params=_p(fieldSelector="metadata.name=w")),
+    ],
+    "watch_send_initial_events": [
+        Req("POST", CM, cm("i1", labels={"init": "x"})),
+        Req("POST", CM, cm("i2", labels={"init": "x"})),
+        Watch(CM, params=_p(sendInitialEvents="true", allowWatchBookmarks="true",
+                            resourceVersionMatch="NotOlderThan", labelSelector="init=x")),
+        Watch(CM, params=_p(sendInitialEvents="true", allowWatchBookmarks="true")),
+        Watch(CM, params=_p(labelSelector="init=x")),
+    ],
+    "owner_references_background_gc": [
+        Req("POST", CM, cm("owner"), save={"uid": "metadata.uid"}),
+        Req("POST", CM, cm("dep", ownerReferences=[_owner("owner", "{m:uid}")])),
+        Req("POST", CM, cm("other", ownerReferences=[_owner("owner", "{m:uid}"),
+                                                      _owner("alive", "{m:uid}x", block=False)])),
+        Req("DELETE", CM + "/owner"),
+        WaitGone(CM + "/dep"),
+        WaitGone(CM + "/other"),
+        Req("GET", CM + "/dep"),
+    ],
+    "owner_references_foreground_gc": [
+        Req("POST", CM, cm("owner"), save={"uid": "metadata.uid"}),
+        Req("POST", CM, cm("dep", ownerReferences=[_owner("owner", "{m:uid}")])),
+        Req("DELETE", CM + "/owner", {"kind": "DeleteOptions", "apiVersion": "v1",
+                                      "propagationPolicy": "Foreground"}),
+        WaitGone(CM + "/dep"),
+        WaitGone(CM + "/owner"),
+    ],
+    "owner_references_orphan": [
+        Req("POST", CM, cm("owner"), save={"uid": "metadata.uid"}),
+        Req("POST", CM, cm("dep", ownerReferences=[_owner("owner", "{m:uid}")])),
+        Req("DELETE", CM + "/owner", {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Orphan"}),
+        WaitGone(CM + "/owner"),
+        WaitFor(CM + "/dep", "metadata.ownerReferences", None),
+        Req("GET", CM + "/dep"),
+    ],
+    "deletecollection": [
+        Req("POST", CM, cm("a", labels={"dc": "yes"})),
+        Req("POST", CM, cm("b", labels={"dc": "yes"})),
+        Req("POST", CM, cm("c", labels={"dc": "no"})),
+        Req("DELETE", CM, params=_p(labelSelector="dc=yes")),
+        Req("GET", CM, params=_p(labelSelector="dc")),
+    ],
+    "not_found_paths": [
+        Req("GET", CM + "/a/status"),
+        Req("GET", "/api/v1/namespaces/{ns}/nothings"),
+        Req("GET", "/apis/nothing.example.com/v1/things"),
+        Req("GET", DEPLOY + "/missing"),
+    ],
+    "discovery": [
+        Req("GET", "/api"),
+        Req("GET", "/api/v1", only=_CORE),
+        Req("GET", "/apis/apps/v1", only=_APPS),
+        Req("GET", "/apis/batch/v1", only=("jobs", "jobs/status", "cronjobs", "cronjobs/status")),
+        Req("GET", "/apis/coordination.k8s.io/v1", only=("leases",)),
+        Req("GET", "/apis/events.k8s.io/v1", only=("events",)),
+        Req("GET", "/apis/apiextensions.k8s.io/v1", only=("customresourcedefinitions",
+                                                          "customresourcedefinitions/status")),
+        Req("GET", "/apis/test.kubeloop.dev/v1"),
+    ],
+    "namespace_termination": [
+        Req("POST", "/api/v1/namespaces", {"metadata": {"name": "{ns}-t"}}),
+        Req("GET", "/api/v1/namespaces/{ns}-t"),
+        Req("POST", "/api/v1/namespaces/{ns}-t/configmaps", cm("held", finalizers=["kubeloop.dev/hold"])),
+        Req("DELETE", "/api/v1/namespaces/{ns}-t"),
+        WaitFor("/api/v1/namespaces/{ns}-t/configmaps/held", "metadata.deletionTimestamp", "<set>"),
+        Req("POST", "/api/v1/namespaces/{ns}-t/configmaps", cm("late")),
+        Req("PATCH", "/api/v1/namespaces/{ns}-t/configmaps/held", {"metadata": {"finalizers": None}}, MERGE),
+        WaitGone("/api/v1/namespaces/{ns}-t"),
+        Req("GET", "/api/v1/namespaces/{ns}-t/configmaps/held"),
+    ],
+    "cel_validation_rules": [
+        Req("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", cel_crd(_G)),
+        WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos." + _G,
+                "status.conditions.1.status", "True"),
+        WaitFor("/apis/" + _G + "/v1", "kind", "APIResourceList"),
+        WaitFor("/apis/" + _G + "/v1/gizmos", "kind", "GizmoList"),  # served, not just discovered
+        Req("POST", _GIZMOS, gizmo(_G, "ok", size=3, sel={"operator": "In", "values": ["a"]})),
+        Req("POST", _GIZMOS, gizmo(_G, "minmax", minReplicas=3)),
+        Req("POST", _GIZMOS, gizmo(_G, "a-much-too-long-name")),
+        Req("POST", _GIZMOS, gizmo(_G, "off", mode="off")),
+        Req("POST", _GIZMOS, gizmo(_G, "sel", sel={"operator": "Exists", "values": ["x"]})),
+        Req("POST", _GIZMOS, gizmo(_G, "many", minReplicas=5, mode="off", sel={"operator": "In"})),
+        Req("PATCH", _GIZMOS + "/ok", {"spec": {"size": 2}}, MERGE),
+        Req("PATCH", _GIZMOS + "/ok", {"spec": {"size": 4}}, MERGE),
+        Req("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos." + _G),
+    ],
+    "crd_registration_schema_and_removal": [
+        Req("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd("{ns}.diff.kubeloop.dev")),
+        WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{ns}.diff.kubeloop.dev",
+                "status.conditions.1.status", "True"),
+        WaitFor("/apis/{ns}.diff.kubeloop.dev/v1", "kind", "APIResourceList"),
+        WaitFor("/apis/{ns}.diff.kubeloop.dev/v1/widgets", "kind", "WidgetList"),
+        Req("POST", "/apis/{ns}.diff.kubeloop.dev/v1/namespaces/{ns}/widgets",
+            {"apiVersion": "{ns}.diff.kubeloop.dev/v1", "kind": "Widget", "metadata": {"name": "w"},
+             "spec": {"size": 3, "junk": 1, "free": {"any": {"thing": 1}}}}),
+        Req("POST", "/apis/{ns}.diff.kubeloop.dev/v1/namespaces/{ns}/widgets",
+            {"apiVersion": "{ns}.diff.kubeloop.dev/v1", "kind": "Widget", "metadata": {"name": "bad"},
+             "spec": {"size": 11, "mode": "medium", "name": "UPPER", "tags": ["a", "b", "c"]}}),
+        Req("POST", "/apis/{ns}.diff.kubeloop.dev/v1/namespaces/{ns}/widgets",
+            {"apiVersion": "{ns}.diff.kubeloop.dev/v1", "kind": "Widget", "metadata": {"name": "none"}, "spec": {}}),
+        Req("POST", "/apis/{ns}.diff.kubeloop.dev/v1/namespaces/{ns}/widgets",
+            {"apiVersion": "{ns}.diff.kubeloop.dev/v1", "kind": "Widget", "metadata": {"name": "typed"},
+             "spec": {"size": "3"}}),
+        Req("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{ns}.diff.kubeloop.dev"),
+        WaitGone("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{ns}.diff.kubeloop.dev"),
+    ],
+}

@@ -1,0 +1,84 @@
+"""blackadder's ipsum mode on the fake API server: an agent rewrites the ConfigMaps it reaches (backing
+up one too big for an annotation), leaves immutable and opted-out ones alone, and puts everything back
+when the mode is switched off. The pod and Deployment modes need the real control plane's controllers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from kubeloop.client import Client
+from kubeloop.manager import Manager, ManagerOptions
+from kubeloop.operators.blackadder import build_operator, marks
+from kubeloop.resources.crd import crds_for
+from kubeloop.testing import wait_for
+from kubeloop.testing.apiserver import FakeApiServer
+from kubeloop.testing.operator import install_crds
+
+AGENTS = "chaosagents.blackadder.io"
+op = build_operator()
+if "x-kubernetes-validations" in str(crds_for(op.custom_resources())):
+    pytest.importorskip("celpy", reason="blackadder's CRD has CEL rules: pip install kubeloop[fake]")
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def cluster() -> AsyncIterator[Client]:
+    async with FakeApiServer() as fake, await fake.client() as admin:
+        await install_crds(admin, op)
+        for name in ("home", "victims"):
+            await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        op.settings["operator_namespace"] = "home"
+        async with await fake.client(field_manager=op.name) as client:
+            manager = Manager(client, ManagerOptions(
+                metrics_bind_address="127.0.0.1:0", health_probe_bind_address="127.0.0.1:0",
+                graceful_shutdown_timeout=5, freeze_gc=False), name=op.name)
+            manager.add_operator(op, 2)
+            task = asyncio.create_task(manager.run())
+            try:
+                await asyncio.wait_for(manager.started.wait(), 10)
+                yield admin
+            finally:
+                manager.stop()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(task, 10)
+
+
+def configmap(name: str, data: dict[str, str], **extra: Any) -> dict[str, Any]:
+    meta = {"name": name, "namespace": "victims", "labels": {"t": "ipsum"}, **extra.pop("metadata", {})}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data, **extra}
+
+
+async def test_ipsum_rewrites_and_restores(cluster: Client) -> None:
+    client = cluster
+    plain, big = {"a": "1", "b": "two\nlines"}, {"blob": "x" * (70 * 1024)}
+    await client.create(configmap("plain", plain))
+    await client.create(configmap("big", big))
+    await client.create(configmap("frozen", {"k": "v"}, immutable=True))
+    await client.create(configmap("opted-out", {"k": "v"},
+                                  metadata={"annotations": {"blackadder.io/exclude": "true"}}))
+    agent = {"apiVersion": "blackadder.io/v1beta1", "kind": "ChaosAgent", "metadata": {"name": "ipsum"},
+             "spec": {"namespaceSelector": {"matchExpressions": [
+                 {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["victims"]}]},
+                 "configMapSelector": {"matchLabels": {"t": "ipsum"}}, "pauseDuration": 1,
+                 "minPodAgeSeconds": 0, "eagerness": 100, "ipsumMode": True}}
+    await client.create(agent)
+    await wait_for(client, AGENTS, "ipsum", timeout=15,
+                   predicate=lambda a: ((a.get("status") or {}).get("counters") or {}).get("ipsum", 0) >= 2)
+    for name in ("plain", "big"):
+        rewritten = await client.get("configmaps", name, "victims")
+        assert all(v.startswith("Lorem ipsum") for v in rewritten["data"].values()), name
+    backups = (await client.list("configmaps", "home", label_selector=f"{marks.BACKUP_FOR}=ipsum"))["items"]
+    assert [b["data"] for b in backups] == [big]
+    for name in ("frozen", "opted-out"):
+        assert (await client.get("configmaps", name, "victims"))["data"] == {"k": "v"}, name
+
+    await client.patch(AGENTS, "ipsum", {"spec": {"ipsumMode": False}})
+    for name, data in (("plain", plain), ("big", big)):
+        await wait_for(client, "configmaps", name, "victims", timeout=15,
+                       predicate=lambda c, data=data: c.get("data") == data)
+    assert not (await client.list("configmaps", "home", label_selector=f"{marks.BACKUP_FOR}=ipsum"))["items"]
