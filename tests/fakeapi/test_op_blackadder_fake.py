@@ -15,6 +15,7 @@ import pytest_asyncio
 from kubeloop.client import Client
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operators.blackadder import build_operator, marks
+from kubeloop.operators.blackadder.settings import BlackadderSettings
 from kubeloop.resources.crd import crds_for
 from kubeloop.testing import wait_for
 from kubeloop.testing.apiserver import FakeApiServer
@@ -32,7 +33,7 @@ async def cluster() -> AsyncIterator[Client]:
         await install_crds(admin, op)
         for name in ("home", "victims"):
             await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-        op.settings["operator_namespace"] = "home"
+        op.settings = BlackadderSettings(operator_namespace="home")
         async with await fake.client(field_manager=op.name) as client:
             manager = Manager(client, ManagerOptions(
                 metrics_bind_address="127.0.0.1:0", health_probe_bind_address="127.0.0.1:0",

@@ -15,6 +15,7 @@ from kubeloop.client import Client
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operators.reloader import build_operator
 from kubeloop.operators.reloader.policy import HASH, TEMPLATE_HASH
+from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.testing import wait_for
 from kubeloop.testing.apiserver import FakeApiServer
 
@@ -24,7 +25,7 @@ Obj = dict[str, Any]
 @pytest_asyncio.fixture(loop_scope="session")
 async def cluster() -> AsyncIterator[Client]:
     op = build_operator()
-    op.settings.update({"debounce_seconds": 0.2})
+    op.settings = ReloaderSettings(debounce_seconds=0.2)
     async with FakeApiServer() as fake, await fake.client() as admin:
         async with await fake.client(field_manager=op.name) as client:
             manager = Manager(client, ManagerOptions(
