@@ -11,6 +11,7 @@ from typing import Any
 from kubeloop.cache import Cache, Informer
 from kubeloop.client import Client, NotFound, Resource
 from kubeloop.client.api import Obj, ResourceRef
+from kubeloop.client.merge import merge_patch
 from kubeloop.helpers import conditions
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.helpers.ownership import set_controller
@@ -78,7 +79,7 @@ class Context:
         written: Obj = await self.own_write(
             self.client.patch(self.resource, self.request.name, body, self.request.namespace,
                               subresource="status"),
-            lambda obj: _merge(obj, {"status": status}))
+            lambda obj: merge_patch(obj, {"status": status}))
         return written
 
     def condition(self, type: str, status: bool | str, reason: str, message: str = "",
@@ -139,16 +140,3 @@ class Context:
                     hasattr(ref, "resource") and ref.resource() == res):  # type: ignore[union-attr]
                 return informer
         raise KeyError(f"the controller of {self.resource.kind} does not own {ref}; add it to owns=[...]")
-
-
-def _merge(target: Any, patch: Any) -> Any:
-    """``target`` with a JSON merge patch (RFC 7386) applied, as the server applies ``patch_status``."""
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = _merge(out.get(key), value)
-    return out

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kubeloop.client.wait import abbreviate, wait_for, wait_for_crd, wait_for_deletion
     from kubeloop.testing.fakeclient import FakeClient
-    from kubeloop.testing.operator import install_crds, run_operator
+    from kubeloop.testing.operator import install_crds, operator_running, run_operator
 
-__all__ = ["FakeClient", "abbreviate", "install_crds", "run_operator", "wait_for", "wait_for_crd",
-           "wait_for_deletion"]
+__all__ = ["FakeClient", "abbreviate", "install_crds", "operator_running", "run_operator", "wait_for",
+           "wait_for_crd", "wait_for_deletion"]
 
 
 def __getattr__(name: str) -> Any:
@@ -24,7 +24,7 @@ def __getattr__(name: str) -> Any:
         from kubeloop.testing.fakeclient import FakeClient
 
         return FakeClient
-    if name in ("install_crds", "run_operator"):
+    if name in ("install_crds", "operator_running", "run_operator"):
         from kubeloop.testing import operator
 
         return getattr(operator, name)

@@ -11,6 +11,7 @@ from typing import Any
 
 from kubeloop.client.api import Obj, PatchType
 from kubeloop.client.errors import Conflict, Invalid
+from kubeloop.client.merge import merge_patch
 from kubeloop.client.resource import Resource
 from kubeloop.helpers import selectors
 
@@ -83,7 +84,7 @@ def patched(current: Obj, patch: Any, type: PatchType) -> Obj:
                                   "differs for lists (merge keys are not modelled): this one holds a list")
     rv = (patch.get("metadata") or {}).get("resourceVersion") if type in ("merge", "strategic") else None
     check_version(current, rv)
-    return merge(copy.deepcopy(current), copy.deepcopy(patch))
+    return merge_patch(copy.deepcopy(current), patch)
 
 
 def has_list(value: Any) -> bool:
@@ -91,19 +92,6 @@ def has_list(value: Any) -> bool:
     if isinstance(value, dict):
         return any(has_list(v) for v in value.values())
     return isinstance(value, list)
-
-
-def merge(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch (``None`` removes a key)."""
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = merge(out.get(key), value)
-    return out
 
 
 def json_patch(current: Obj, ops: list[dict[str, Any]]) -> Obj:

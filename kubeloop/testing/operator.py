@@ -78,6 +78,24 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
             # The kubeconfig is read now; its token stays in memory only.
             client = await Client.from_kubeconfig(str(path), record_permissions=True,
                                                   field_manager=operator.name)
+    try:
+        async with operator_running(operator, client, options=opts, concurrency=concurrency) as manager:
+            yield RunningOperator(manager, client, rbac)
+    finally:
+        await client.close()
+
+
+@contextlib.asynccontextmanager
+async def operator_running(operator: Operator, client: Client, *, namespaces: list[str] | None = None,
+                           options: ManagerOptions | None = None,
+                           concurrency: int = DEFAULT_CONCURRENCY) -> AsyncIterator[Manager]:
+    """Runs ``operator`` in-process on ``client`` as it is (no CRDs or RBAC installed: see
+    ``run_operator`` for that), from when its caches are synced until the block ends, then stops it
+    gracefully. For a fake API server (``kubeloop.testing.apiserver``) as much as a real one.
+    ``namespaces``: the ones to watch (default all), unless ``options`` says it all."""
+    opts = options or ManagerOptions(namespaces=namespaces, metrics_bind_address="127.0.0.1:0",
+                                     health_probe_bind_address="127.0.0.1:0", graceful_shutdown_timeout=5,
+                                     freeze_gc=False)
     manager = Manager(client, opts, name=operator.name)
     manager.add_operator(operator, concurrency)
     task = asyncio.create_task(manager.run())
@@ -90,9 +108,8 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
             raise RuntimeError(f"operator {operator.name} stopped before it started")
         if not done:
             raise TimeoutError(f"operator {operator.name} did not start within 60 s (caches not synced?)")
-        yield RunningOperator(manager, client, rbac)
+        yield manager
     finally:
         manager.stop()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 30)
-        await client.close()

@@ -4,8 +4,6 @@ when the mode is switched off. The pod and Deployment modes need the real contro
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,13 +11,11 @@ import pytest
 import pytest_asyncio
 
 from kubeloop.client import Client
-from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operators.blackadder import build_operator, marks
 from kubeloop.operators.blackadder.settings import BlackadderSettings
 from kubeloop.resources.crd import crds_for
-from kubeloop.testing import wait_for
+from kubeloop.testing import install_crds, operator_running, wait_for
 from kubeloop.testing.apiserver import FakeApiServer
-from kubeloop.testing.operator import install_crds
 
 AGENTS = "chaosagents.blackadder.io"
 op = build_operator()
@@ -35,18 +31,8 @@ async def cluster() -> AsyncIterator[Client]:
             await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         op.settings = BlackadderSettings(operator_namespace="home")
         async with await fake.client(field_manager=op.name) as client:
-            manager = Manager(client, ManagerOptions(
-                metrics_bind_address="127.0.0.1:0", health_probe_bind_address="127.0.0.1:0",
-                graceful_shutdown_timeout=5, freeze_gc=False), name=op.name)
-            manager.add_operator(op, 2)
-            task = asyncio.create_task(manager.run())
-            try:
-                await asyncio.wait_for(manager.started.wait(), 10)
+            async with operator_running(op, client):
                 yield admin
-            finally:
-                manager.stop()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(task, 10)
 
 
 def configmap(name: str, data: dict[str, str], **extra: Any) -> dict[str, Any]:

@@ -4,19 +4,15 @@ namespaces its namespaceSelector picks, keeps the copies in step and removes the
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
 
 from kubeloop.client import Client
-from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operators.copyrator import operator
-from kubeloop.testing import wait_for, wait_for_deletion
+from kubeloop.testing import install_crds, operator_running, wait_for, wait_for_deletion
 from kubeloop.testing.apiserver import FakeApiServer
-from kubeloop.testing.operator import install_crds
 
 pytest.importorskip("celpy", reason="copyrator's CRD has CEL rules: pip install kubeloop[fake]")
 
@@ -29,18 +25,8 @@ async def cluster() -> AsyncIterator[Client]:
             await admin.create({"apiVersion": "v1", "kind": "Namespace",
                                 "metadata": {"name": name, "labels": {"copy-here": scope}}})
         async with await fake.client(field_manager=operator.name) as client:
-            manager = Manager(client, ManagerOptions(
-                metrics_bind_address="127.0.0.1:0", health_probe_bind_address="127.0.0.1:0",
-                graceful_shutdown_timeout=5, freeze_gc=False), name=operator.name)
-            manager.add_operator(operator, 2)
-            task = asyncio.create_task(manager.run())
-            try:
-                await asyncio.wait_for(manager.started.wait(), 10)
+            async with operator_running(operator, client):
                 yield admin
-            finally:
-                manager.stop()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(task, 10)
 
 
 async def test_rule_copies_updates_and_removes(cluster: Client) -> None:

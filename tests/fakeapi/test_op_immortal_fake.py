@@ -3,8 +3,6 @@ kubelet: the same steps as tests/integration/test_op_immortal.py, in well under 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -13,12 +11,10 @@ import pytest_asyncio
 import yaml
 
 from kubeloop.client import Client
-from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operators.immortal import ImmortalContainer, operator
 from kubeloop.operators.immortal import pods as podlib
-from kubeloop.testing import wait_for, wait_for_deletion
+from kubeloop.testing import install_crds, operator_running, wait_for, wait_for_deletion
 from kubeloop.testing.apiserver import FakeApiServer
-from kubeloop.testing.operator import install_crds
 
 IC = ImmortalContainer.resource()
 EXAMPLES = Path(__file__).resolve().parents[2] / "kubeloop" / "operators" / "immortal" / "examples"
@@ -31,19 +27,8 @@ async def cluster() -> AsyncIterator[Client]:
     async with FakeApiServer(kubelet=True) as fake, await fake.client() as admin:
         await install_crds(admin, operator)
         async with await fake.client(field_manager=operator.name) as client:
-            manager = Manager(client, ManagerOptions(
-                namespaces=["default"], metrics_bind_address="127.0.0.1:0",
-                health_probe_bind_address="127.0.0.1:0", graceful_shutdown_timeout=5, freeze_gc=False),
-                name=operator.name)
-            manager.add_operator(operator, 2)
-            task = asyncio.create_task(manager.run())
-            try:
-                await asyncio.wait_for(manager.started.wait(), 10)
+            async with operator_running(operator, client, namespaces=["default"]):
                 yield admin
-            finally:
-                manager.stop()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(task, 10)
 
 
 def running_pod(uid_not: str | None = None) -> Callable[[Obj], bool]:

@@ -5,18 +5,16 @@ Deployment controller, so the rollout itself is the real control plane's test (t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest_asyncio
 
 from kubeloop.client import Client
-from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.operators.reloader import build_operator
 from kubeloop.operators.reloader.policy import HASH, TEMPLATE_HASH
 from kubeloop.operators.reloader.settings import ReloaderSettings
-from kubeloop.testing import wait_for
+from kubeloop.testing import operator_running, wait_for
 from kubeloop.testing.apiserver import FakeApiServer
 
 Obj = dict[str, Any]
@@ -28,19 +26,8 @@ async def cluster() -> AsyncIterator[Client]:
     op.settings = ReloaderSettings(debounce_seconds=0.2)
     async with FakeApiServer() as fake, await fake.client() as admin:
         async with await fake.client(field_manager=op.name) as client:
-            manager = Manager(client, ManagerOptions(
-                namespaces=["default"], metrics_bind_address="127.0.0.1:0",
-                health_probe_bind_address="127.0.0.1:0", graceful_shutdown_timeout=5, freeze_gc=False),
-                name=op.name)
-            manager.add_operator(op, 2)
-            task = asyncio.create_task(manager.run())
-            try:
-                await asyncio.wait_for(manager.started.wait(), 10)
+            async with operator_running(op, client, namespaces=["default"]):
                 yield admin
-            finally:
-                manager.stop()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(task, 10)
 
 
 def recorded(obj: Obj) -> str | None:

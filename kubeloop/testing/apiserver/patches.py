@@ -11,25 +11,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubeloop.client.merge import merge_patch as merge_patch  # re-exported: one RFC 7386 for all
 from kubeloop.testing.apiserver.errors import StatusError, bad_request, rejected
 
 MERGE = "application/merge-patch+json"
 JSON = "application/json-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 APPLY = "application/apply-patch+yaml"
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: objects merge recursively, ``null`` deletes, anything else replaces."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = merge_patch(out.get(key), value)
-    return out
 
 
 def json_patch(doc: Any, ops: Any) -> Any:
