@@ -67,12 +67,7 @@ class Rig:
         await self.env.delete_namespaces(self.namespaces)
         if self.setup:
             await self.env.remove_crds(self.setup.new_crds)
-            await self.env.delete_namespaces([self.setup.namespace])
-            for obj in self.setup.rbac:
-                if obj["kind"] in ("ClusterRole", "ClusterRoleBinding"):
-                    with contextlib.suppress(Exception):
-                        await self.env.admin.delete(f"{obj['kind'].lower()}s.rbac.authorization.k8s.io",
-                                                    obj["metadata"]["name"])
+            await self.env.remove_setup(self.setup)
 
     async def cleanup_hook(self) -> None:
         return None

@@ -149,6 +149,15 @@ class Env:
                 await self.admin.delete("customresourcedefinitions", name)
                 await wait_for_deletion(self.admin, "customresourcedefinitions", name, timeout=60)
 
+    async def remove_setup(self, setup: OperatorSetup) -> None:
+        """Takes away what ``install`` gave an operator: its namespace and its cluster-wide RBAC."""
+        await self.delete_namespaces([setup.namespace])
+        for obj in setup.rbac:
+            if obj["kind"] in ("ClusterRole", "ClusterRoleBinding"):
+                with contextlib.suppress(Exception):
+                    await self.admin.delete(f"{obj['kind'].lower()}s.rbac.authorization.k8s.io",
+                                            obj["metadata"]["name"])
+
     def process(self, setup: OperatorSetup, target: str, tag: str, *, args: Sequence[str] = (),
                 env: dict[str, str] | None = None, server: str | None = None) -> OperatorProcess:
         kubeconfig = setup.kubeconfig

@@ -177,12 +177,7 @@ class WidgetRig:
             await self.observer.stop()
         await self.env.delete_namespaces(self.namespaces)
         if self.setup:
-            await self.env.delete_namespaces([self.setup.namespace])
-            for obj in self.setup.rbac:
-                if obj["kind"] in ("ClusterRole", "ClusterRoleBinding"):
-                    with contextlib.suppress(Exception):
-                        await self.env.admin.delete(f"{obj['kind'].lower()}s.rbac.authorization.k8s.io",
-                                                    obj["metadata"]["name"])
+            await self.env.remove_setup(self.setup)
 
     @property
     def proc(self) -> OperatorProcess:
