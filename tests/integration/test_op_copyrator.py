@@ -20,7 +20,7 @@ from prometheus_client import generate_latest
 from kubeloop.client import Client, Invalid, NotFound
 from kubeloop.manager import ManagerOptions
 from kubeloop.metrics import REGISTRY
-from kubeloop.operators.copyrator import operator
+from kubeloop.operators.copyrator import build_operator, operator
 from kubeloop.operators.copyrator.plan import (
     CONSENT_ANNOTATION,
     HASH_ANNOTATION,
@@ -173,19 +173,19 @@ async def test_restart_midway_leaves_no_orphans_or_duplicates(kube_cluster, kube
             assert await absent(kube_client, "configmaps", "app", ns)
 
 
-async def test_rule_name_and_namespace_settings(kube_cluster, kube_client: Client, scope: Scope,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_rule_name_and_namespace_settings(kube_cluster, kube_client: Client, scope: Scope) -> None:
     """The article's deployment: rules are read from the operator's NAMESPACE only, and RULE_NAME picks
     one of them. Sources and copies still live anywhere."""
     src = scope.source
     target = await scope.namespace()
-    await install_crds(kube_client, operator)
+    chosen = build_operator()  # its own settings and world, apart from the module's operator
+    chosen.settings = CopyratorSettings(rule_name="chosen")
+    await install_crds(kube_client, chosen)
     await kube_client.create(configmap("picked", src, {"p": "1"}))
     await kube_client.create(configmap("ignored", src, {"i": "1"}, labels={"other": "yes"}))
     await kube_client.create(scope.rule("chosen"))
     await kube_client.create(scope.rule("other", selector={"other": "yes"}))
-    monkeypatch.setattr(operator, "settings", CopyratorSettings(rule_name="chosen"))
-    async with run_operator(kube_cluster, kube_client, operator, src,
+    async with run_operator(kube_cluster, kube_client, chosen, src,
                             options=options(src, namespaces=[src])) as running:
         await wait_data(kube_client, "configmaps", "picked", target, {"p": "1"})
         await wait_rule(kube_client, src, "chosen", lambda s: s.get("copyCount") == 1, "1 copy")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest_asyncio
 
 from kubeloop.client import Client, NotFound
-from kubeloop.operators.copyrator import operator
+from kubeloop.operators.copyrator import build_operator
 from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.testing import wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, run_operator
@@ -22,13 +22,10 @@ from .test_op_copyrator_security import RULES, configmap, reasons, rule, tenant_
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def in_default(kube_cluster: Any, kube_client: Client) -> AsyncIterator[RunningOperator]:
-    saved = operator.settings
-    operator.settings = CopyratorSettings(operator_namespace="default")  # what POD_NAMESPACE says in the pod
-    try:
-        async with run_operator(kube_cluster, kube_client, operator, "default", watch_namespaces=None) as running:
-            yield running
-    finally:
-        operator.settings = saved
+    op = build_operator()  # its own settings and world, apart from other tests' operators
+    op.settings = CopyratorSettings(operator_namespace="default")  # what POD_NAMESPACE says in the pod
+    async with run_operator(kube_cluster, kube_client, op, "default", watch_namespaces=None) as running:
+        yield running
 
 
 async def test_a_tenant_of_default_gets_no_trust(kube_cluster: Any, kube_client: Client,

@@ -24,7 +24,7 @@ import pytest
 import pytest_asyncio
 
 from kubeloop.client import Client, Forbidden, NotFound
-from kubeloop.operators.copyrator import operator
+from kubeloop.operators.copyrator import build_operator
 from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, run_operator
@@ -137,14 +137,13 @@ async def copyrator(kube_cluster: Any, kube_client: Client) -> AsyncIterator[Run
     --closed-namespace 'closed-*'."""
     home = f"copyrator-sec-{secrets.token_hex(3)}"
     await kube_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": home}})
-    saved = operator.settings
+    op = build_operator()  # its own settings and world, apart from other tests' operators
     # operator_namespace: what POD_NAMESPACE says in a pod
-    operator.settings = CopyratorSettings(operator_namespace=home, closed_namespace=("closed-*",))
+    op.settings = CopyratorSettings(operator_namespace=home, closed_namespace=("closed-*",))
     try:
-        async with run_operator(kube_cluster, kube_client, operator, home, watch_namespaces=None) as running:
+        async with run_operator(kube_cluster, kube_client, op, home, watch_namespaces=None) as running:
             yield running
     finally:
-        operator.settings = saved
         with contextlib.suppress(NotFound):
             await kube_client.delete("namespaces", home)
 

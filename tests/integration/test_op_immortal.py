@@ -14,7 +14,7 @@ import yaml
 
 from kubeloop.client import Client, Forbidden, Invalid, NotFound
 from kubeloop.manager import ManagerOptions
-from kubeloop.operators.immortal import ImmortalContainer, operator
+from kubeloop.operators.immortal import ImmortalContainer, build_operator, operator
 from kubeloop.operators.immortal import pods as podlib
 from kubeloop.operators.immortal.backoff import ImmortalSettings
 from kubeloop.testing import wait_for, wait_for_deletion
@@ -144,29 +144,26 @@ async def test_template_and_image_change_replace_the_pod(kube_cluster, kube_clie
 
 async def test_recreations_back_off(kube_cluster, kube_client: Client, namespace: str) -> None:
     """A pod that keeps ending is recreated at once the first time, then only after growing waits."""
-    saved = operator.settings
-    operator.settings = ImmortalSettings(backoff_initial=1.0, backoff_max=2.0)
-    try:
-        async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
-            await kube_client.create(immortal("flaky", namespace))
-            uid = (await wait_for(kube_client, "pods", "flaky-immortalpod", namespace, running_pod(),
-                                  timeout=20))["metadata"]["uid"]
-            loop = asyncio.get_running_loop()
-            gaps = []
-            for _ in range(3):
-                await kube_client.patch("pods", "flaky-immortalpod", {"status": {"phase": "Failed"}},
-                                        namespace, subresource="status")
-                failed_at = loop.time()
-                uid = (await wait_for(kube_client, "pods", "flaky-immortalpod", namespace,
-                                      running_pod(uid_not=uid), timeout=20))["metadata"]["uid"]
-                gaps.append(loop.time() - failed_at)
-            ic = await wait_for(kube_client, IC, "flaky", namespace, starts(4), timeout=20)
-            assert [h["reason"] for h in status(ic)["history"]] == ["Created"] + ["PodFailed"] * 3
-            # 0 s, then 1 s and 2 s after the previous start (which was a moment before the failure).
-            assert gaps[0] < 0.9 and 0.5 < gaps[1] < 1.9 and 1.5 < gaps[2] < 3, gaps
-        await audited(running)
-    finally:
-        operator.settings = saved
+    flaky = build_operator()  # its own settings and expectations, apart from the other tests' operator
+    flaky.settings = ImmortalSettings(backoff_initial=1.0, backoff_max=2.0)
+    async with run_operator(kube_cluster, kube_client, flaky, namespace) as running:
+        await kube_client.create(immortal("flaky", namespace))
+        uid = (await wait_for(kube_client, "pods", "flaky-immortalpod", namespace, running_pod(),
+                              timeout=20))["metadata"]["uid"]
+        loop = asyncio.get_running_loop()
+        gaps = []
+        for _ in range(3):
+            await kube_client.patch("pods", "flaky-immortalpod", {"status": {"phase": "Failed"}},
+                                    namespace, subresource="status")
+            failed_at = loop.time()
+            uid = (await wait_for(kube_client, "pods", "flaky-immortalpod", namespace,
+                                  running_pod(uid_not=uid), timeout=20))["metadata"]["uid"]
+            gaps.append(loop.time() - failed_at)
+        ic = await wait_for(kube_client, IC, "flaky", namespace, starts(4), timeout=20)
+        assert [h["reason"] for h in status(ic)["history"]] == ["Created"] + ["PodFailed"] * 3
+        # 0 s, then 1 s and 2 s after the previous start (which was a moment before the failure).
+        assert gaps[0] < 0.9 and 0.5 < gaps[1] < 1.9 and 1.5 < gaps[2] < 3, gaps
+    await audited(running)
 
 
 async def test_waits_for_a_terminating_pod_before_recreating(kube_cluster, kube_client: Client,

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from kubeloop import builtin
 from kubeloop.cache import Cache
-from kubeloop.operators.copyrator import CopyratorRule, operator
+from kubeloop.operators.copyrator import CopyratorRule, build_operator, operator
 from kubeloop.operators.copyrator.plan import (
     CONSENT_ANNOTATION,
     HASH_ANNOTATION,
@@ -28,6 +29,7 @@ from kubeloop.operators.copyrator.plan import (
     released,
     target_namespaces,
 )
+from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.operators.copyrator.world import World
 from kubeloop.resources import crd_for
 from kubeloop.testing.fakeclient import FakeClient
@@ -308,6 +310,33 @@ async def test_events_map_to_the_rules_that_care() -> None:
     await cache.stop()
 
 
+def handlers_of(op: Any) -> Any:
+    """What an operator's reconcile is a bound method of: the state one instance keeps."""
+    (spec,) = op.specs()
+    return spec.reconcile.__self__
+
+
+def test_two_operators_share_no_world() -> None:
+    a, b = build_operator(), build_operator()
+    assert handlers_of(a).world is not handlers_of(b).world
+    handlers_of(a).world.set_blocked("default/main-rule", {("ConfigMap", "t", "blocker")})
+    blocker = cm("blocker", namespace="t", labels={})
+
+    def configmap_mapper(op: Any) -> Any:
+        (spec,) = op.specs()
+        return next(w.mapper for w in spec.watches if w.resource is builtin.CONFIG_MAP)
+    assert configmap_mapper(a)(blocker) == ["default/main-rule"]  # a's blocked copy wakes a's rule
+    assert configmap_mapper(b)(blocker) == [] and handlers_of(b).world.blocked == {}
+
+
+def test_each_operator_reads_its_own_settings() -> None:
+    a, b = build_operator(), build_operator()
+    b.settings = CopyratorSettings(rule_name="chosen")
+    (spec_a,), (spec_b,) = a.specs(), b.specs()
+    assert spec_a.field_selector is None and spec_b.field_selector == "metadata.name=chosen"
+    assert operator.settings.rule is None  # nor the default instance's
+
+
 # --- settings -------------------------------------------------------------------------------------
 
 
@@ -335,10 +364,10 @@ def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], en
     for name in ("RULE_NAME", "NAMESPACE", "KUBELOOP_RULE_NAME", "KUBELOOP_NAMESPACE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(runner, "run_operator", fake_run)
-    monkeypatch.setattr(operator, "settings", operator.settings)  # restored after the test
-    result = CliRunner().invoke(build_command(operator), args, env=env)
+    op = build_operator()  # its own: the settings parsed here stay out of the default instance
+    result = CliRunner().invoke(build_command(op), args, env=env)
     assert result.exit_code == 0, result.output
-    assert operator.settings.rule == rule_name and tuple(seen["values"]["namespace"]) == namespaces
+    assert op.settings.rule == rule_name and tuple(seen["values"]["namespace"]) == namespaces
     assert seen["selector"] == [f"metadata.name={rule_name}" if rule_name else None]
 
 
@@ -351,8 +380,8 @@ def test_rule_type_and_rule_name_must_agree(monkeypatch: pytest.MonkeyPatch) -> 
         return 0
 
     monkeypatch.setattr(runner, "run_operator", fake_run)
-    monkeypatch.setattr(operator, "settings", operator.settings)  # restored after the test
-    result = CliRunner().invoke(build_command(operator), ["--rule-type", "a", "--rule-name", "b"])
+    op = build_operator()  # its own: the settings parsed here stay out of the default instance
+    result = CliRunner().invoke(build_command(op), ["--rule-type", "a", "--rule-name", "b"])
     assert result.exit_code == 2 and "--rule-name 'b' and --rule-type 'a' disagree" in result.output
 
 
@@ -365,21 +394,21 @@ def test_boundary_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
 
     async def fake_run(op: Any, values: dict[str, Any]) -> int:
-        seen["boundary"] = Boundary.from_settings(op.settings, own_namespace())
+        seen["boundary"] = Boundary.from_settings(op.settings, own_namespace(op.settings))
         return 0
 
     monkeypatch.setattr(runner, "run_operator", fake_run)
-    monkeypatch.setattr(operator, "settings", operator.settings)  # restored after the test
+    op = build_operator()  # its own: the settings parsed here stay out of the default instance
     monkeypatch.delenv("POD_NAMESPACE", raising=False)
     args = ["--trusted-namespace", "platform,ops-*", "--trusted-namespace", "admin", "--allow-system-namespaces"]
-    result = CliRunner().invoke(build_command(operator), args, env={"POD_NAMESPACE": "copyrator"})
+    result = CliRunner().invoke(build_command(op), args, env={"POD_NAMESPACE": "copyrator"})
     assert result.exit_code == 0, result.output
     assert seen["boundary"] == Boundary(trusted=("platform", "ops-*", "admin"), allow_system=True,
                                         operator_namespace="copyrator")
-    result = CliRunner().invoke(build_command(operator), [], env={"KUBELOOP_OPERATOR_NAMESPACE": "ops"})
+    result = CliRunner().invoke(build_command(op), [], env={"KUBELOOP_OPERATOR_NAMESPACE": "ops"})
     assert result.exit_code == 0, result.output
     assert seen["boundary"] == Boundary(trusted=("ops",), operator_namespace="ops")
-    result = CliRunner().invoke(build_command(operator), ["--trusted-namespace", ""], env={"POD_NAMESPACE": "ops"})
+    result = CliRunner().invoke(build_command(op), ["--trusted-namespace", ""], env={"POD_NAMESPACE": "ops"})
     assert result.exit_code == 0, result.output
     assert seen["boundary"] == Boundary(operator_namespace="ops")
 

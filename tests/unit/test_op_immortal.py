@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from kubeloop.operators.immortal import ImmortalContainer, operator, pods, status
+from kubeloop import builtin
+from kubeloop.operators.immortal import ImmortalContainer, build_operator, operator, pods, status
 from kubeloop.operators.immortal.backoff import Backoff, BackoffPolicy, ImmortalSettings
 from kubeloop.operators.immortal.expectations import Expectations
 from kubeloop.resources import crd_for
@@ -193,6 +194,35 @@ def test_expectations_wait_for_the_created_pod_only() -> None:
     now[0] = 80
     e.expect("ns/c", "p-5")
     assert set(e._pending) == {"ns/c"}  # expired entries do not pile up
+
+
+# --- one state per operator instance ------------------------------------------------------------------------
+
+
+def handlers_of(op: Any) -> Any:
+    """What an operator's reconcile is a bound method of: the state one instance keeps."""
+    (spec,) = op.specs()
+    return spec.reconcile.__self__
+
+
+async def test_two_operators_share_no_expectations() -> None:
+    a, b = build_operator(), build_operator()
+    mine, theirs = handlers_of(a).expectations, handlers_of(b).expectations
+    mine.expect("ns/example", "p-1")
+    theirs.expect("ns/example", "p-1")
+    pod_watch = next(w for w in b.specs()[0].watches if w.resource is builtin.POD)
+    assert pod_watch.mapper(pod(uid="p-1", namespace="ns")) == ["ns/example"]  # b's cache saw the pod
+    assert theirs.waiting("ns/example") == 0 and mine.waiting("ns/example") > 0
+    for hook in b.startup:
+        await hook(None)  # b (re)starts and forgets its own expectations only
+    assert mine.waiting("ns/example") > 0
+
+
+def test_each_operator_reads_its_own_settings() -> None:
+    a, b = build_operator(), build_operator()
+    b.settings = ImmortalSettings(backoff_initial=1.0, backoff_max=2.0)
+    assert handlers_of(a).policy == BackoffPolicy() and handlers_of(b).policy.cap == 2.0
+    assert operator.settings.backoff == BackoffPolicy()  # nor the default instance's
 
 
 # --- status ------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from prometheus_client import Counter
 from kubeloop import EventRecorder, metrics
 from kubeloop.operators.blackadder.chaos import Action, log
 
+# Module-level on purpose: the registry is process-wide, so every operator instance counts into these.
 ACTIONS = Counter("blackadder_actions", "Objects hit by ChaosAgents, by agent, mode (tantrum, cancer, ipsum, "
                   "restore) and namespace; dry_run=\"true\" ones were left unchanged.",
                   ["agent", "mode", "namespace", "dry_run"], registry=metrics.REGISTRY)

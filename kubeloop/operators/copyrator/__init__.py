@@ -3,6 +3,6 @@ and SDK", level-based: CopyratorRule objects copy labelled ConfigMaps and consen
 namespace in scope and keep the copies in sync. See README.md in this folder."""
 
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.operators.copyrator.operator import operator
+from kubeloop.operators.copyrator.operator import build_operator, operator
 
-__all__ = ["CopyratorRule", "operator"]
+__all__ = ["CopyratorRule", "build_operator", "operator"]

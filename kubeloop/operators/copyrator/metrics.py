@@ -1,5 +1,8 @@
 """copyrator's Prometheus counters, served with the framework's on ``/metrics``. Labelled by the kind
-copied only: rule names would make the series count grow with every rule ever created."""
+copied only: rule names would make the series count grow with every rule ever created.
+
+Module-level on purpose, unlike the rest of an operator's state: the registry is process-wide (one
+``/metrics`` per process), so every operator instance in a process counts into these same series."""
 
 from __future__ import annotations
 

@@ -35,20 +35,11 @@ class CopyFailed(Exception):
     """Some copies could not be written; the rule is retried with backoff. The message is safe to log."""
 
 
-operator = Operator("copyrator", finalizer_domain=DOMAIN, settings=CopyratorSettings)
-# Copies are written with plain verbs (create, get, update, patch, delete) rather than owned/applied.
-for resource in (builtin.CONFIG_MAP, builtin.SECRET):
-    operator.permission(resource, ["get", "create", "update", "patch", "delete"])
-
-world = World()
-
-
 def rule_field_selector(settings: CopyratorSettings) -> str | None:
     """``--rule-name`` (or the article chart's ``--rule-type``) as a field selector on the rules."""
     return f"metadata.name={settings.rule}" if settings.rule else None
 
 
-@operator.configure
 def single_rule(spec: ControllerSpec, settings: CopyratorSettings) -> ControllerSpec:
     """The rule informer honours ``--rule-name`` (the article's single-rule mode): a field selector."""
     if spec.resource is CopyratorRule:
@@ -65,62 +56,83 @@ def rule_changed(event: Event) -> bool:
             or old.get("deletionTimestamp") != new.get("deletionTimestamp"))
 
 
-@operator.on_startup
-async def bind(manager: Manager) -> None:
-    await world.bind(manager.client, manager.cache, rule_field_selector(operator.settings))
-    home = own_namespace()
-    world.boundary = Boundary.from_settings(operator.settings, home)
-    if home in UNTRUSTED and not world.boundary.trusts_namespace(home):
-        log.warning("copyrator runs in namespace %s, which many may write to: rules there are not trusted "
-                    "(give --trusted-namespace %s if only admins write there)", home, home)
+def build_operator(name: str = "copyrator") -> Operator[CopyratorSettings]:
+    """A fresh operator with a world of its own (tests build their own, with their own settings)."""
+    op = Operator(name, finalizer_domain=DOMAIN, settings=CopyratorSettings)
+    # Copies are written with plain verbs (create, get, update, patch, delete) rather than owned/applied.
+    for resource in (builtin.CONFIG_MAP, builtin.SECRET):
+        op.permission(resource, ["get", "create", "update", "patch", "delete"])
+    copyrator = Copyrator(op)
+    world = copyrator.world
+    op.configure(single_rule)
+    op.on_startup(copyrator.bind)
+    op.reconcile(CopyratorRule, resync=300.0, predicates=[rule_changed], watches=[
+        Watch(builtin.NAMESPACE, mapper=world.all_rules, predicates=(namespace_changed,)),
+        Watch(builtin.CONFIG_MAP, mapper=world.mapper("ConfigMap"), all_namespaces=True),
+        Watch(builtin.SECRET, mapper=world.mapper("Secret"), all_namespaces=True),
+    ])(copyrator.reconcile)
+    op.finalize(CopyratorRule, finalizer=FINALIZER)(copyrator.cleanup)
+    op.on_deleted(CopyratorRule)(copyrator.collect)
+    return op
 
 
-def own_namespace() -> str | None:
+class Copyrator:
+    """The handlers of one operator instance, and the one thing they keep between calls: the World
+    (its informers and which rules a blocked copy must wake), filled in at startup."""
+
+    def __init__(self, operator: Operator[CopyratorSettings]) -> None:
+        self.operator = operator
+        self.world = World()
+
+    async def bind(self, manager: Manager) -> None:
+        """on_startup hook: binds the World to the manager's cache, and the boundary to the settings."""
+        settings, world = self.operator.settings, self.world
+        await world.bind(manager.client, manager.cache, rule_field_selector(settings))
+        home = own_namespace(settings)
+        world.boundary = Boundary.from_settings(settings, home)
+        if home in UNTRUSTED and not world.boundary.trusts_namespace(home):
+            log.warning("copyrator runs in namespace %s, which many may write to: rules there are not trusted "
+                        "(give --trusted-namespace %s if only admins write there)", home, home)
+
+    async def reconcile(self, rule: CopyratorRule, ctx: Context) -> None:
+        """The article's loop as a diff: desired copies of every source in every namespace, against the
+        copies that exist."""
+        world = self.world
+        if rule.problems():
+            return await reject(rule, rule.problems(), ctx)
+        desired = plan(rule, world.candidates(rule), world.namespaces(), world.boundary)
+        outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(desired, world.copies_of(rule.key))
+        world.set_blocked(rule.key, {place for place, *_ in outcome.conflicts})
+        await report(rule, desired, outcome, ctx)
+        if outcome.errors:
+            raise CopyFailed(f"{len(outcome.errors)} copies failed: " + "; ".join(outcome.errors[:3]))
+
+    async def cleanup(self, rule: CopyratorRule, ctx: Context) -> None:
+        """The rule is being deleted: its copies go (or are released with ``orphanOnDelete``)."""
+        world = self.world
+        outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(Plan(), world.copies_of(rule.key))
+        world.set_blocked(rule.key, set())
+        if outcome.errors:
+            raise CopyFailed(f"{len(outcome.errors)} copies could not be removed: "
+                             + "; ".join(outcome.errors[:3]))
+
+    async def collect(self, request: Request, ctx: Context | None = None) -> None:
+        """A rule vanished without its cleanup (finalizer removed by hand): its copies are garbage."""
+        world = self.world
+        world.set_blocked(request.key, set())
+        if world.client is None or not world.watches_rule(request.key, self.operator.settings.rule):
+            return
+        await collect_leftovers(world.client, world.copies_of(request.key))
+
+
+def own_namespace(settings: CopyratorSettings) -> str | None:
     """``--operator-namespace``/``POD_NAMESPACE``, else the ServiceAccount's namespace in a pod."""
-    configured = operator.settings.operator_namespace
-    if configured:
-        return str(configured)
+    if settings.operator_namespace:
+        return str(settings.operator_namespace)
     path = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
     if not path.is_file():
         return None  # out of a cluster: no namespace of its own
     return path.read_text().strip() or None
-
-
-@operator.reconcile(CopyratorRule, resync=300.0, predicates=[rule_changed], watches=[
-    Watch(builtin.NAMESPACE, mapper=world.all_rules, predicates=(namespace_changed,)),
-    Watch(builtin.CONFIG_MAP, mapper=world.mapper("ConfigMap"), all_namespaces=True),
-    Watch(builtin.SECRET, mapper=world.mapper("Secret"), all_namespaces=True),
-])
-async def reconcile(rule: CopyratorRule, ctx: Context) -> None:
-    """The article's loop as a diff: desired copies of every source in every namespace, against the
-    copies that exist."""
-    if rule.problems():
-        return await reject(rule, rule.problems(), ctx)
-    desired = plan(rule, world.candidates(rule), world.namespaces(), world.boundary)
-    outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(desired, world.copies_of(rule.key))
-    world.set_blocked(rule.key, {place for place, *_ in outcome.conflicts})
-    await report(rule, desired, outcome, ctx)
-    if outcome.errors:
-        raise CopyFailed(f"{len(outcome.errors)} copies failed: " + "; ".join(outcome.errors[:3]))
-
-
-@operator.finalize(CopyratorRule, finalizer=FINALIZER)
-async def cleanup(rule: CopyratorRule, ctx: Context) -> None:
-    """The rule is being deleted: its copies go (or are released with ``orphanOnDelete``)."""
-    outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(Plan(), world.copies_of(rule.key))
-    world.set_blocked(rule.key, set())
-    if outcome.errors:
-        raise CopyFailed(f"{len(outcome.errors)} copies could not be removed: "
-                         + "; ".join(outcome.errors[:3]))
-
-
-@operator.on_deleted(CopyratorRule)
-async def collect(request: Request, ctx: Context | None = None) -> None:
-    """A rule vanished without its cleanup (finalizer removed by hand): its copies are garbage."""
-    world.set_blocked(request.key, set())
-    if world.client is None or not world.watches_rule(request.key, operator.settings.rule):
-        return
-    await collect_leftovers(world.client, world.copies_of(request.key))
 
 
 # --- status and events ---------------------------------------------------------------------------
@@ -205,3 +217,6 @@ def _conditions(conflicts: list[dict[str, Any]], outcome: Outcome,
         blocked = f"{summary}; {len(conflicts)} blocked by conflicts"
         return (True, "Synced", blocked), (True, "Conflicts", blocked)
     return (True, "Synced", summary), (False, "AsExpected", summary)
+
+
+operator = build_operator()  # the default instance: what ``kubeloop run copyrator`` and the docs use

@@ -17,6 +17,7 @@ from typing import Any
 
 from kubeloop import (
     AlreadyExists,
+    ApiError,
     BadRequest,
     Conflict,
     Context,
@@ -26,28 +27,21 @@ from kubeloop import (
     Obj,
     Operator,
     Result,
+    State,
     Watch,
     builtin,
     ownership,
 )
 from kubeloop.operators.immortal import pods, status
-from kubeloop.operators.immortal.backoff import Backoff, ImmortalSettings
+from kubeloop.operators.immortal.backoff import Backoff, BackoffPolicy, ImmortalSettings
 from kubeloop.operators.immortal.expectations import Expectations
 from kubeloop.operators.immortal.models import ImmortalContainer
 
 log = logging.getLogger("kubeloop.immortal")
 
-operator = Operator("immortal", settings=ImmortalSettings)
-# Setting blockOwnerDeletion on the pods needs "update" on the owner's finalizers wherever the
-# OwnerReferencesPermissionEnforcement admission plugin is on (OpenShift and hardened clusters).
-operator.permission(ImmortalContainer, ["update"], subresource="finalizers")
-# Pods are watched through a label-selected Watch (below), not ``owns``, whose informer would cache every
-# pod of the cluster; so the writes ``owns`` implies are declared here.
-operator.permission(builtin.POD, ["get", "create", "patch", "delete"])  # get: see name_taken
-# A pod of someone else's that holds our pod's name is outside that cache: look again this often.
+# A pod of someone else's that holds our pod's name is outside our (label-selected) pod cache: look
+# again this often.
 NAME_CONFLICT_RECHECK = 5.0
-
-expectations = Expectations()
 
 
 @dataclass
@@ -60,98 +54,128 @@ class Remembered:
     gone_reason: str | None = None
 
 
-remembered = operator.state(Remembered)
+# A declaration, not state: each controller keeps its own Remembered per object (``State.of(ctx)``), so
+# operator instances share nothing through it.
+remembered = State(Remembered)
 
 
-def pod_events(pod: Obj) -> list[str]:
-    """Maps any pod to the ImmortalContainer its fixed name belongs to — so an object whose pod name is
-    taken by someone else's pod wakes up when that pod goes — and tells the expectations what the cache
-    has seen."""
-    meta = pod["metadata"]
-    owner = pods.owner_name(meta["name"])
-    if owner is None:
-        return []
-    key = f"{meta.get('namespace')}/{owner}"
-    expectations.observe(key, meta.get("uid", ""))
-    return [key]
+def build_operator(name: str = "immortal") -> Operator[ImmortalSettings]:
+    """A fresh operator with expectations of its own (tests build their own, with their own settings)."""
+    op = Operator(name, settings=ImmortalSettings)
+    # Setting blockOwnerDeletion on the pods needs "update" on the owner's finalizers wherever the
+    # OwnerReferencesPermissionEnforcement admission plugin is on (OpenShift and hardened clusters).
+    op.permission(ImmortalContainer, ["update"], subresource="finalizers")
+    # Pods are watched through a label-selected Watch (below), not ``owns``, whose informer would cache
+    # every pod of the cluster; so the writes ``owns`` implies are declared here.
+    op.permission(builtin.POD, ["get", "create", "patch", "delete"])  # get: see name_taken
+    immortal = Immortal(op)
+    op.on_startup(immortal.fresh_start)
+    op.reconcile(ImmortalContainer, watches=[
+        Watch(builtin.POD, mapper=immortal.pod_events, label_selector=pods.POD_SELECTOR),
+        Watch(builtin.NAMESPACE, mapper=lambda namespace: (), metadata_only=True),  # read from the cache only
+    ])(immortal.reconcile)
+    return op
 
 
-@operator.on_startup
-async def fresh_start(manager: Any) -> None:
-    expectations.clear()  # a new run trusts only its own cache
+class Immortal:
+    """The reconciler of one operator instance, with what it keeps across objects: its creation
+    expectations (and its settings, through the operator)."""
 
+    def __init__(self, operator: Operator[ImmortalSettings]) -> None:
+        self.operator = operator
+        self.expectations = Expectations()
 
-@operator.reconcile(ImmortalContainer, watches=[
-    Watch(builtin.POD, mapper=pod_events, label_selector=pods.POD_SELECTOR),
-    Watch(builtin.NAMESPACE, mapper=lambda namespace: (), metadata_only=True),  # read from the cache, no triggers
-])
-async def reconcile(ic: ImmortalContainer, ctx: Context) -> Result | None:
-    # The framework never runs this on a cache without our last status write (skip_own_writes): the
-    # counters computed below start from the status this process last wrote.
-    owner = ctx.raw
-    if ic.metadata.deletionTimestamp:
-        return None  # the garbage collector removes the pod
-    # The pod definition, then the pod of that name as the cache sees it.
-    desired = pods.desired_pod(ic, owner)
-    pod = await ctx.cache.get(builtin.POD, desired["metadata"]["name"], ctx.namespace,
-                              label_selector=pods.POD_SELECTOR)
+    def pod_events(self, pod: Obj) -> list[str]:
+        """Maps any pod to the ImmortalContainer its fixed name belongs to — so an object whose pod name
+        is taken by someone else's pod wakes up when that pod goes — and tells the expectations what the
+        cache has seen."""
+        meta = pod["metadata"]
+        owner = pods.owner_name(meta["name"])
+        if owner is None:
+            return []
+        key = f"{meta.get('namespace')}/{owner}"
+        self.expectations.observe(key, meta.get("uid", ""))
+        return [key]
 
-    if pod is not None and not pods.controlled_by(pod, owner):
-        if pods.is_orphan_of(pod, owner) and not pods.is_terminating(pod):
-            return await adopt(ctx, pod)
-        if pods.is_from_previous_incarnation(pod, owner) or pods.is_orphan_of(pod, owner):
+    async def fresh_start(self, manager: Any) -> None:
+        self.expectations.clear()  # a new run trusts only its own cache
+
+    async def reconcile(self, ic: ImmortalContainer, ctx: Context) -> Result | None:
+        # The framework never runs this on a cache without our last status write (skip_own_writes): the
+        # counters computed below start from the status this process last wrote.
+        owner = ctx.raw
+        if ic.metadata.deletionTimestamp:
+            return None  # the garbage collector removes the pod
+        # The pod definition, then the pod of that name as the cache sees it.
+        desired = pods.desired_pod(ic, owner)
+        pod = await ctx.cache.get(builtin.POD, desired["metadata"]["name"], ctx.namespace,
+                                  label_selector=pods.POD_SELECTOR)
+
+        if pod is not None and not pods.controlled_by(pod, owner):
+            if pods.is_orphan_of(pod, owner) and not pods.is_terminating(pod):
+                return await adopt(ctx, pod)
+            if pods.is_from_previous_incarnation(pod, owner) or pods.is_orphan_of(pod, owner):
+                return await write_status(ic, ctx, None, status.no_pod(
+                    "WaitingForTermination", f"pod {pods.pod_name(ctx.name)} of a previous owner is going away"))
+            return await name_conflict(ic, ctx, pod)
+
+        if pod is not None:
+            self.expectations.observe(ctx.request.key, pods.uid(pod))
+            if pods.is_terminating(pod):  # fixed name: the new pod must wait for the old one to be gone
+                return await write_status(ic, ctx, pod, status.going(
+                    pod, "PodTerminating", "WaitingForTermination", "waiting for the old pod to be gone"))
+            if pods.is_terminal(pod):
+                return await delete_pod(ic, ctx, pod, pods.end_reason(pod))
+            if not pods.is_current(pod, desired):
+                return await delete_pod(ic, ctx, pod, "TemplateChanged")
+            return await keep(ic, ctx, pod, self.policy)
+
+        # No pod: create it — unless the cache has not caught up, the namespace is going away, or we back off.
+        if (behind := self.expectations.waiting(ctx.request.key)) > 0:
+            return Result(requeue_after=behind)
+        if await namespace_terminating(ctx):
             return await write_status(ic, ctx, None, status.no_pod(
-                "WaitingForTermination", f"pod {pods.pod_name(ctx.name)} of a previous owner is going away"))
-        return await name_conflict(ic, ctx, pod)
+                "NamespaceTerminating", f"namespace {ctx.namespace} is being deleted"))
+        policy, backoff = self.policy, backoff_of(ctx)
+        if not user_asked(ctx) and (wait := backoff.wait(policy, time.monotonic())) > 0:
+            return await write_status(ic, ctx, None, status.no_pod("BackOff", (
+                f"the pod was recreated {backoff.streak} times in a row; waiting "
+                f"{policy.delay(backoff.streak):g}s after the last start")), then=Result(requeue_after=wait))
+        return await self.create_pod(ic, ctx, desired)
 
-    if pod is not None:
-        expectations.observe(ctx.request.key, pods.uid(pod))
-        if pods.is_terminating(pod):  # fixed name: the new pod must wait for the old one to be gone
-            return await write_status(ic, ctx, pod, status.going(
-                pod, "PodTerminating", "WaitingForTermination", "waiting for the old pod to be gone"))
-        if pods.is_terminal(pod):
-            return await delete_pod(ic, ctx, pod, pods.end_reason(pod))
-        if not pods.is_current(pod, desired):
-            return await delete_pod(ic, ctx, pod, "TemplateChanged")
-        return await keep(ic, ctx, pod)
+    @property
+    def policy(self) -> BackoffPolicy:
+        """The recreation backoff of this instance's settings (read when used: ``kubeloop run`` sets them
+        after the operator is built)."""
+        return self.operator.settings.backoff
 
-    # No pod: create it — unless the cache has not caught up, the namespace is going away, or we back off.
-    if (behind := expectations.waiting(ctx.request.key)) > 0:
-        return Result(requeue_after=behind)
-    if await namespace_terminating(ctx):
-        return await write_status(ic, ctx, None, status.no_pod(
-            "NamespaceTerminating", f"namespace {ctx.namespace} is being deleted"))
-    policy, backoff = operator.settings.backoff, backoff_of(ctx)
-    if not user_asked(ctx) and (wait := backoff.wait(policy, time.monotonic())) > 0:
-        return await write_status(ic, ctx, None, status.no_pod("BackOff", (
-            f"the pod was recreated {backoff.streak} times in a row; waiting "
-            f"{policy.delay(backoff.streak):g}s after the last start")), then=Result(requeue_after=wait))
-    return await create_pod(ic, ctx, desired)
+    async def create_pod(self, ic: ImmortalContainer, ctx: Context, desired: Obj) -> Result | None:
+        name = desired["metadata"]["name"]
+        try:
+            pod = await ctx.client.create(desired, ctx.namespace, resource=builtin.POD)
+        except AlreadyExists:
+            return await name_taken(ic, ctx, name)
+        except (BadRequest, Forbidden, Invalid, NotFound) as exc:  # quota, admission, a bad template, …
+            return await create_failed(ic, ctx, name, exc, self.policy)
+        self.expectations.expect(ctx.request.key, pods.uid(pod))
+        remembered.of(ctx).create_failures = 0
+        backoff_of(ctx).started(time.monotonic(), counts=not user_asked(ctx))
+        await ctx.event("Normal", "SuccessfulCreate", f"Created pod: {name}")
+        return await write_status(ic, ctx, pod, status.running(pod))
 
 
 # --- steps ---------------------------------------------------------------------------------------------
 
 
-async def create_pod(ic: ImmortalContainer, ctx: Context, desired: Obj) -> Result | None:
-    name = desired["metadata"]["name"]
-    try:
-        pod = await ctx.client.create(desired, ctx.namespace, resource=builtin.POD)
-    except AlreadyExists:
-        return await name_taken(ic, ctx, name)
-    except (BadRequest, Forbidden, Invalid, NotFound) as exc:  # quota, admission, a bad template, …
-        mem = remembered.of(ctx)
-        mem.create_failures += 1
-        failures = mem.create_failures
-        await ctx.event("Warning", "FailedCreate", f"Error creating: {exc.message}")
-        policy = operator.settings.backoff
-        return await write_status(ic, ctx, None, status.no_pod(
-            "FailedCreate", f"cannot create pod {name}", failure=("FailedCreate", exc.message)),
-            then=Result(requeue_after=max(policy.initial, policy.delay(failures))))
-    expectations.expect(ctx.request.key, pods.uid(pod))
-    remembered.of(ctx).create_failures = 0
-    backoff_of(ctx).started(time.monotonic(), counts=not user_asked(ctx))
-    await ctx.event("Normal", "SuccessfulCreate", f"Created pod: {name}")
-    return await write_status(ic, ctx, pod, status.running(pod))
+async def create_failed(ic: ImmortalContainer, ctx: Context, name: str, exc: ApiError,
+                        policy: BackoffPolicy) -> Result | None:
+    """The API refused the pod: say why, and try again after a backoff that grows with each refusal."""
+    mem = remembered.of(ctx)
+    mem.create_failures += 1
+    await ctx.event("Warning", "FailedCreate", f"Error creating: {exc.message}")
+    return await write_status(ic, ctx, None, status.no_pod(
+        "FailedCreate", f"cannot create pod {name}", failure=("FailedCreate", exc.message)),
+        then=Result(requeue_after=max(policy.initial, policy.delay(mem.create_failures))))
 
 
 async def delete_pod(ic: ImmortalContainer, ctx: Context, pod: Obj, why: str) -> Result | None:
@@ -171,9 +195,9 @@ async def delete_pod(ic: ImmortalContainer, ctx: Context, pod: Obj, why: str) ->
                                                          f"deleted pod {name}: {why}"))
 
 
-async def keep(ic: ImmortalContainer, ctx: Context, pod: Obj) -> Result | None:
+async def keep(ic: ImmortalContainer, ctx: Context, pod: Obj, policy: BackoffPolicy) -> Result | None:
     """Our pod runs the current template: report it, and forgive past failures once it is healthy."""
-    return await write_status(ic, ctx, pod, status.running(pod), then=forgive_when_healthy(ctx, pod))
+    return await write_status(ic, ctx, pod, status.running(pod), then=forgive_when_healthy(ctx, pod, policy))
 
 
 async def adopt(ctx: Context, pod: Obj) -> Result | None:
@@ -221,13 +245,13 @@ async def namespace_terminating(ctx: Context) -> bool:
     return bool(namespace and namespace["metadata"].get("deletionTimestamp"))
 
 
-def forgive_when_healthy(ctx: Context, pod: Obj) -> Result | None:
+def forgive_when_healthy(ctx: Context, pod: Obj, policy: BackoffPolicy) -> Result | None:
     """Resets the backoff once the pod has been Ready long enough, or looks again when it will have been."""
     backoff, since = backoff_of(ctx), pods.ready_since(pod)
     if backoff.streak == 0 or since is None:
         return None
     ready_for = (dt.datetime.now(dt.UTC) - since).total_seconds()
-    stable_after = operator.settings.backoff.stable_after
+    stable_after = policy.stable_after
     if ready_for >= stable_after:
         backoff.healthy()
         return None
@@ -269,3 +293,6 @@ async def write_status(ic: ImmortalContainer, ctx: Context, pod: Obj | None, rep
 def _has_failure(obj: Obj, reason: str) -> bool:
     return any(c.get("type") == "ReplicaFailure" and c.get("reason") == reason and c.get("status") == "True"
                for c in (obj.get("status") or {}).get("conditions") or [])
+
+
+operator = build_operator()  # the default instance: what ``kubeloop run immortal`` and the docs use

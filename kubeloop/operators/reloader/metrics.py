@@ -1,4 +1,6 @@
-"""Reloader-shaped metrics in kubeloop's shared registry (served on the manager's /metrics)."""
+"""Reloader-shaped metrics in kubeloop's shared registry (served on the manager's /metrics).
+
+Module-level on purpose: the registry is process-wide, so every operator instance counts into them."""
 
 from __future__ import annotations
 

@@ -129,6 +129,8 @@ class Remembered:
     invalid: dict[str, str] = field(default_factory=dict)  # annotation -> the bad value reported
 
 
+# A declaration, not state: each controller keeps its own Remembered per workload (``State.of(ctx)``),
+# so operator instances share nothing through it.
 remembered = State(Remembered)
 
 
