@@ -136,6 +136,18 @@ def common_options() -> list[click.Option]:
         _opt("install-crds", is_flag=True, default=False,
              help="Development: apply the CRDs of the operator's CustomResource models before starting "
                   "(in production apply `kubeloop generate crd TARGET` instead)."),
+        _opt("webhook-port", default=9443, type=int,
+             help="Port of the webhook server (operators with @validate/@mutate/convert); 0 picks a free one."),
+        _opt("webhook-host", default="127.0.0.1",
+             help="Address the webhook server binds (0.0.0.0 in a cluster, as the generated Deployment sets)."),
+        _opt("webhook-url-host", default=None,
+             help="Host the API server calls, as https://HOST:PORT (default: --webhook-host, or 127.0.0.1 "
+                  "for 0.0.0.0); used unless --webhook-service is set."),
+        _opt("webhook-service", default=None,
+             help="In a cluster: the Service the API server calls instead of a URL (generated as <name>-webhook)."),
+        _opt("webhook-namespace", default=None,
+             help="The operator's namespace, for the Service and the namespaceSelector that excludes it "
+                  "(default with --webhook-service: the pod's namespace)."),
         _opt("debug", is_flag=True, default=False, help="Show the Python traceback of a start-up error."),
     ]
 
