@@ -18,6 +18,7 @@ from kubeloop.client.wait import wait_for
 from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.resources import RbacAudit, crds_for, render_rbac
+from kubeloop.webhooks.runtime import WebhookOptions
 
 
 @dataclass
@@ -56,13 +57,21 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
     in-process under those credentials until the block ends, then stops it gracefully.
 
     ``watch_namespaces``: True (default) watches only ``namespace`` so tests sharing a cluster do not
-    see each other's objects; None watches all namespaces; or a list."""
+    see each other's objects; None watches all namespaces; or a list.
+
+    An operator with webhooks (``@op.validate``, ``@op.mutate``, ``op.convert``) serves them on
+    127.0.0.1 (a free port) and installs its configurations against the local control plane, limited to
+    the watched namespaces (so other tests are not admitted by it); they are deleted when the block ends.
+    A test then creates a bad object and sees the rejection."""
     await install_crds(admin, operator)
     opts = options or ManagerOptions(metrics_bind_address="127.0.0.1:0",
                                      health_probe_bind_address="127.0.0.1:0", graceful_shutdown_timeout=5,
                                      freeze_gc=False, leader_election_namespace=namespace)
     if options is None:
         opts.namespaces = [namespace] if watch_namespaces is True else (watch_namespaces or None)
+        selector = ({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
+                                           "values": sorted(opts.namespaces)}]} if opts.namespaces else None)
+        opts.webhook = WebhookOptions(port=0, namespace=namespace, namespace_selector=selector)
     rbac = render_rbac(operator.name, namespace, operator.permissions(), operator.namespaced_permissions(),
                        events="cluster",
                        leader_election=opts.leader_elect)
@@ -96,3 +105,15 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 30)
         await client.close()
+        if manager.webhooks is not None:
+            await _uninstall_webhooks(admin, manager.webhooks.manifests())
+
+
+async def _uninstall_webhooks(admin: Client, manifests: list[dict[str, Any]]) -> None:
+    """Deletes the webhook configurations the run installed: nothing else in the cluster may be sent to a
+    server that is gone (a converted CRD keeps its stanza: its objects are the test's own)."""
+    for obj in manifests:
+        if obj["kind"] != "CustomResourceDefinition":
+            res = await admin.resource_of(obj)
+            with contextlib.suppress(Exception):
+                await admin.delete(res, obj["metadata"]["name"])
