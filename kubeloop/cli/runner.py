@@ -11,7 +11,7 @@ from kubeloop.cli import preflight
 from kubeloop.client import Client
 from kubeloop.manager import LeadershipLost, Manager, ManagerOptions
 from kubeloop.reconcile import logs
-from kubeloop.webhooks.runtime import WebhookOptions
+from kubeloop.webhooks.runtime import WebhookOptions, WebhookSetupError
 
 log = logging.getLogger("kubeloop.run")
 
@@ -69,7 +69,7 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
     except LeadershipLost as exc:
         log.error("%s; exiting so that a fresh process competes again", exc)
         return 1
-    except CacheSyncTimeout as exc:
+    except (CacheSyncTimeout, WebhookSetupError) as exc:
         log.error("%s", exc)
         return 1
     finally:

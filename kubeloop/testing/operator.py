@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from kubeloop.client.wait import wait_for
 from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.resources import RbacAudit, crds_for, render_rbac
-from kubeloop.webhooks.runtime import WebhookOptions
+from kubeloop.webhooks.runtime import WebhookOptions, webhook_manifests
 
 
 @dataclass
@@ -71,12 +72,18 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
         opts.namespaces = [namespace] if watch_namespaces is True else (watch_namespaces or None)
         selector = ({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
                                            "values": sorted(opts.namespaces)}]} if opts.namespaces else None)
-        opts.webhook = WebhookOptions(port=0, namespace=namespace, namespace_selector=selector)
+        opts.webhook = WebhookOptions(port=_free_port(), namespace=namespace, namespace_selector=selector)
     rbac = render_rbac(operator.name, namespace, operator.permissions(), operator.namespaced_permissions(),
                        events="cluster",
                        leader_election=opts.leader_elect)
     for obj in rbac:
         await admin.apply(obj, field_manager="kubeloop-test", force=True)
+    if operator.hooks:
+        # As a deployment would: the configurations exist (without a caBundle) before the operator runs,
+        # and its RBAC lets it patch them by name, not create them.
+        for obj in webhook_manifests(operator.name, operator.hooks, opts.webhook):
+            if obj["kind"] != "CustomResourceDefinition":
+                await admin.apply(obj, field_manager="kubeloop-test", force=True)
     if as_admin:
         client = await Client.from_kubeconfig(str(cluster.kubeconfig), record_permissions=True,
                                               field_manager=operator.name)
@@ -107,6 +114,13 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
         await client.close()
         if manager.webhooks is not None:
             await _uninstall_webhooks(admin, manager.webhooks.manifests())
+
+
+def _free_port() -> int:
+    """A port free now, for the webhook server: the configurations installed before it starts name it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 async def _uninstall_webhooks(admin: Client, manifests: list[dict[str, Any]]) -> None:

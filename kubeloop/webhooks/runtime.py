@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.client import Client
+from kubeloop.client import Client, Forbidden
 from kubeloop.webhooks.certs import WebhookCerts, service_dns_names
 from kubeloop.webhooks.hooks import Hooks
 from kubeloop.webhooks.manifests import (
@@ -116,6 +116,10 @@ def webhook_permissions(operator: str, hooks: Hooks) -> list[Any]:
     return out
 
 
+class WebhookSetupError(RuntimeError):
+    """The webhook configurations could not be written at start; the message says what to do."""
+
+
 class WebhookRuntime:
     """Serves an operator's hooks and writes its ``caBundle`` into their configurations at start."""
 
@@ -147,7 +151,15 @@ class WebhookRuntime:
         see the howto's limits for several replicas)."""
         await self.server.start()
         for obj in self.manifests():
-            await client.apply(obj, field_manager=self.operator, force=True)
+            try:
+                await client.apply(obj, field_manager=self.operator, force=True)
+            except Forbidden as exc:
+                # Its RBAC allows patching these objects by name, not creating them: they come with the
+                # deployment (kubeloop generate). Locally, admin credentials create them on the fly.
+                raise WebhookSetupError(
+                    f"cannot write the caBundle into {obj['kind']} {obj['metadata']['name']}: {exc.message}. "
+                    f"Apply the operator's manifests first (kubeloop generate all ... | kubectl apply "
+                    f"--server-side -f -), or run with credentials that may create it") from exc
         self.installed = True
         log.info("webhooks served on %s:%d (%d admission, %d conversion)", self.options.host, self.server.port,
                  len(self.hooks.admission), len(self.hooks.conversions))
