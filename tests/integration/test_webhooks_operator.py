@@ -8,6 +8,7 @@ The configurations are scoped to the test's namespace by ``run_operator`` and de
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -130,3 +131,51 @@ async def test_readiness_waits_for_the_webhook_server(kube_cluster: Any, kube_cl
     for kind in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
         listed = await kube_client.list(kind)
         assert not names & {o["metadata"]["name"] for o in listed["items"]}, "run_operator removes them"
+
+
+async def test_kubeloop_run_registers_a_local_url(kube_cluster: Any, kube_client: Client, namespace: str) -> None:
+    """``kubeloop run`` against the local cluster: no tunnel, no manual step; the configurations name
+    ``https://127.0.0.1:PORT`` and carry the process's CA."""
+    import os
+    import signal
+    import socket
+    import sys
+    from pathlib import Path
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        probe = s.getsockname()[1]
+    target = Path(__file__).parents[1] / "webhook_operator.py"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "kubeloop.cli.main", "run", str(target), "--kubeconfig", str(kube_cluster.kubeconfig),
+        "--install-crds", "--namespace", namespace, "--webhook-port", str(port), "--metrics-bind-address", "0",
+        "--health-probe-bind-address", f"127.0.0.1:{probe}", env=dict(os.environ),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        async def ready() -> bool:
+            assert proc.returncode is None, (await proc.stderr.read()).decode()[-2000:]  # type: ignore[union-attr]
+            try:
+                async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{probe}/readyz") as r:
+                    return r.status == 200
+            except aiohttp.ClientError:
+                return False
+        await eventually(ready, "kubeloop run to be ready", timeout=60)
+        config = await kube_client.get("validatingwebhookconfigurations", "gadgets-validating")
+        client_config = config["webhooks"][0]["clientConfig"]
+        assert client_config["url"].startswith(f"https://127.0.0.1:{port}/validate-")
+        assert client_config["caBundle"]
+        await admitting(kube_client, namespace)
+        with pytest.raises(Invalid) as err:
+            await kube_client.create(gadget("big", namespace, count=11))
+        assert "spec.count: must be at most 10" in err.value.message
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err_out = await asyncio.wait_for(proc.communicate(), 30)
+        for kind, name in (("validatingwebhookconfigurations", "gadgets-validating"),
+                           ("mutatingwebhookconfigurations", "gadgets-mutating")):
+            with contextlib.suppress(ApiError):
+                await kube_client.delete(kind, name)
+    assert proc.returncode == 0, err_out.decode()[-2000:]
