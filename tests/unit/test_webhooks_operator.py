@@ -219,3 +219,27 @@ def test_chart_templates_the_webhooks_for_the_release(tmp_path: Path) -> None:
     assert "--webhook-service={{ include \"gadgets.fullname\" . }}-webhook" in deployment
     assert yaml.safe_load((tmp_path / "values.yaml").read_text())["webhook"] == {"port": 9443}
     assert "targetPort: webhook" in (tmp_path / "templates/webhook-service.yaml").read_text()
+
+
+async def test_the_howto_example_works() -> None:
+    import importlib.util
+
+    path = Path(__file__).parents[2] / "docs/howto/webhooks_example.py"
+    spec = importlib.util.spec_from_file_location("webhooks_example", path)
+    assert spec and spec.loader
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    validate, mutate = (h.server_handler() for h in example.op.hooks.admission)
+
+    def site(**spec: Any) -> dict[str, Any]:
+        return {"apiVersion": "example.com/v1beta1", "kind": "Website", "metadata": {"name": "w"}, "spec": spec}
+
+    with pytest.raises(Denied, match="at most 10"):
+        await validate(review(site(replicas=11)))
+    with pytest.raises(Denied, match="cannot be changed"):
+        await validate(review(site(domain="b"), site(domain="a"), "UPDATE"))
+    assert (await mutate(review(site(replicas=2))))["spec"] == {"replicas": 2, "tier": "standard"}
+    converter = example.op.hooks.conversions[0].converter()
+    old = converter.convert(site(replicas=3, domain="d"), "example.com/v1alpha1")
+    assert old["spec"] == {"size": 3, "domain": "d"}
+    assert converter.convert(old, "example.com/v1beta1")["spec"] == {"replicas": 3, "domain": "d"}
