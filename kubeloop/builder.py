@@ -253,7 +253,9 @@ class Operator(Generic[S]):
 
     def namespaced_permissions(self) -> list[Any]:
         """The ``Permission``s needed only in the operator's own namespace (a Role there)."""
-        return _as_permissions(self._wanted(self._own_namespace_permissions))
+        from kubeloop.webhooks.runtime import webhook_namespaced_permissions
+        return (_as_permissions(self._wanted(self._own_namespace_permissions))
+                + webhook_namespaced_permissions(self.name, self.hooks))
 
     def _wanted(self, declared: list[tuple[ResourceRef, tuple[str, ...], str | None, Condition | None]]
                 ) -> list[tuple[ResourceRef, tuple[str, ...], str | None]]:

@@ -154,6 +154,9 @@ def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) 
     text = render_yaml([_placeholders(c) for c in configs])
     files["templates/webhooks.yaml"] = (text.replace(_SERVICE, f"{full}-webhook")
                                         .replace(_NAMESPACE, "{{ .Release.Namespace }}"))
+    for secret in _of(objs, "Secret"):  # the empty CA Secret the replicas fill (kubeloop.webhooks.shared_ca)
+        files["templates/webhook-ca-secret.yaml"] = render_yaml([{**secret, "metadata": {
+            **secret["metadata"], "namespace": _NAMESPACE}}]).replace(_NAMESPACE, "{{ .Release.Namespace }}")
     files["templates/webhook-service.yaml"] = (
         f"apiVersion: v1\nkind: Service\nmetadata:\n  name: {full}-webhook\n"
         f"  namespace: {{{{ .Release.Namespace }}}}\n  labels:\n    {{{{- include \"{name}.labels\" . | nindent 4 }}}}\n"

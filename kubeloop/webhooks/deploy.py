@@ -4,6 +4,7 @@
   without a ``caBundle``: the running process writes its own (or cert-manager's CA injector does, with
   ``cert_manager_certificate="namespace/name"``, which adds the ``inject-ca-from`` annotation).
 - Every converted CRD with ``conversion.strategy: Webhook`` pointing at the same Service.
+- The empty Secret ``<name>-webhook-ca`` the replicas share their CA through (see ``shared_ca``).
 - The Service ``<name>-webhook`` (port 443 → the container's port named ``webhook``), the Deployment's
   container port, and the ``--webhook-*`` arguments that make the process serve on it.
 - An operator without webhooks gets its manifests back unchanged (the same objects, in the same order).
@@ -16,6 +17,7 @@ from typing import Any
 
 from kubeloop.webhooks.hooks import Hooks
 from kubeloop.webhooks.runtime import DEFAULT_PORT, WebhookOptions, webhook_manifests
+from kubeloop.webhooks.shared_ca import empty_secret
 
 SERVICE_PORT = 443
 
@@ -64,6 +66,6 @@ def with_webhooks(objs: list[dict[str, Any]], operator: str, namespace: str, hoo
         out.append(obj)
     if stanzas:  # a converted CRD must ship with the operator: its models are in custom_resources()
         raise ValueError(f"converted CRDs missing from the manifests: {', '.join(stanzas)}")
-    out.append(webhook_service(operator, namespace))
+    out += [empty_secret(operator, namespace), webhook_service(operator, namespace)]
     out += [o for o in extra if o["kind"] != "CustomResourceDefinition"]
     return out

@@ -9,7 +9,8 @@ configurations and the CRD conversion stanzas.
   :meth:`WebhookRuntime.start` applies them *with* the process's ``caBundle`` (server-side apply, the
   operator's field manager, forced: the process's CA is the one that must be trusted).
 - :func:`webhook_permissions` is exactly what that start needs: ``patch`` of those configurations and
-  CRDs, by name. No hooks, no permissions.
+  CRDs, by name (and, in the operator's namespace, ``get``/``patch`` of the CA Secret, by name, see
+  :mod:`kubeloop.webhooks.shared_ca`). No hooks, no permissions.
 - Every replica runs a server (admission is not leader work); :attr:`WebhookRuntime.ready` is true once
   the certificate is loaded, the listener is up and the ``caBundle`` is written.
 """
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeloop.client import Client, Forbidden
-from kubeloop.webhooks.certs import WebhookCerts, service_dns_names
+from kubeloop.webhooks.certs import CertAuthority, WebhookCerts, service_dns_names
 from kubeloop.webhooks.hooks import Hooks
 from kubeloop.webhooks.manifests import (
     CERT_MANAGER_ANNOTATION,
@@ -32,6 +33,7 @@ from kubeloop.webhooks.manifests import (
     validating_configuration,
 )
 from kubeloop.webhooks.server import WebhookServer
+from kubeloop.webhooks.shared_ca import MissingCASecret, secret_name, shared_ca
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +104,13 @@ def webhook_manifests(operator: str, hooks: Hooks, options: WebhookOptions, *, c
     return out
 
 
+def webhook_namespaced_permissions(operator: str, hooks: Hooks) -> list[Any]:
+    """In the operator's namespace: read and fill the Secret the replicas share their CA through."""
+    from kubeloop.resources.rbac import Permission
+
+    return [Permission("", "secrets", ("get", "patch"), names=(secret_name(operator),))] if hooks else []
+
+
 def webhook_permissions(operator: str, hooks: Hooks) -> list[Any]:
     """``patch`` of the operator's own configurations and converted CRDs, by name; none without hooks."""
     from kubeloop.resources.rbac import Permission  # resources is a sibling layer; imported where used
@@ -125,30 +134,43 @@ class WebhookRuntime:
 
     def __init__(self, operator: str, hooks: Hooks, options: WebhookOptions) -> None:
         self.operator, self.hooks, self.options = operator, hooks, options
-        dns, ips = options.certificate_names()
-        self.certs = WebhookCerts(dns, ips)
-        self.server = WebhookServer(self.certs, host=options.host, port=options.port)
-        for hook in hooks.admission:
-            register = self.server.validating if hook.verb == "validating" else self.server.mutating
-            register(hook.path, hook.server_handler(), failure_policy=hook.failure_policy,  # type: ignore[arg-type]
-                     timeout_seconds=hook.timeout_seconds)
-        for conv in hooks.conversions:
-            self.server.conversion(conv.path, conv.converter())
+        self.certs: WebhookCerts | None = None  # made by start(): the CA may come from the shared Secret
+        self.server: WebhookServer | None = None
         self.installed = False
 
     @property
     def ready(self) -> bool:
         """Certificate loaded, listener up, ``caBundle`` written."""
-        return self.server.ready and self.installed
+        return self.server is not None and self.server.ready and self.installed
 
     def manifests(self) -> list[dict[str, Any]]:
         """What :meth:`start` applies: the configurations and CRD stanzas with this process's CA."""
-        return webhook_manifests(self.operator, self.hooks, self.options, ca_bundle=self.certs.ca_bundle_b64,
-                                 port=self.server.port)
+        return webhook_manifests(self.operator, self.hooks, self.options,
+                                 ca_bundle=self.certs.ca_bundle_b64 if self.certs else None,
+                                 port=self.server.port if self.server else None)
+
+    def _serve(self, ca: CertAuthority | None) -> WebhookServer:
+        dns, ips = self.options.certificate_names()
+        self.certs = WebhookCerts(dns, ips, ca=ca)
+        server = WebhookServer(self.certs, host=self.options.host, port=self.options.port)
+        for hook in self.hooks.admission:
+            register = server.validating if hook.verb == "validating" else server.mutating
+            register(hook.path, hook.server_handler(), failure_policy=hook.failure_policy,  # type: ignore[arg-type]
+                     timeout_seconds=hook.timeout_seconds)
+        for conv in self.hooks.conversions:
+            server.conversion(conv.path, conv.converter())
+        return server
 
     async def start(self, client: Client) -> None:
-        """Listens, then applies the configurations with the CA (every replica: the same CA is needed;
-        see the howto's limits for several replicas)."""
+        """Listens, then applies the configurations with the CA. In a cluster (the Service form) the CA
+        is the one every replica shares through the Secret ``<name>-webhook-ca``; locally, its own."""
+        ca = None
+        if self.options.service:
+            try:
+                ca = await shared_ca(client, str(self.options.namespace), secret_name(self.operator))
+            except (MissingCASecret, Forbidden) as exc:
+                raise WebhookSetupError(f"cannot read the webhook CA: {exc}") from exc
+        self.server = self._serve(ca)
         await self.server.start()
         for obj in self.manifests():
             try:
@@ -165,5 +187,9 @@ class WebhookRuntime:
                  len(self.hooks.admission), len(self.hooks.conversions))
 
     async def stop(self) -> None:
-        await self.server.stop()
-        self.certs.close()
+        """Stops serving (the configurations stay: the next process, or another replica, serves them)."""
+        self.installed = False
+        if self.server is not None:
+            await self.server.stop()
+        if self.certs is not None:
+            self.certs.close()

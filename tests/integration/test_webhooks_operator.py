@@ -114,7 +114,7 @@ async def test_readiness_waits_for_the_webhook_server(kube_cluster: Any, kube_cl
     idle = Manager(kube_client, name=op.name)
     idle.add_operator(op)
     assert idle.webhooks is not None and not idle.webhooks.ready and not idle.ready()
-    await idle.webhooks.stop()  # nothing was started: only its temporary directory goes
+    await idle.webhooks.stop()  # nothing was started: a no-op
     async with run_operator(kube_cluster, kube_client, op, namespace) as running:
         manager = running.manager
         assert manager.webhooks is not None and manager.webhooks.ready and manager.ready()
@@ -179,3 +179,17 @@ async def test_kubeloop_run_registers_a_local_url(kube_cluster: Any, kube_client
             with contextlib.suppress(ApiError):
                 await kube_client.delete(kind, name)
     assert proc.returncode == 0, err_out.decode()[-2000:]
+
+
+async def test_replicas_share_one_ca_through_the_secret(kube_client: Client, namespace: str) -> None:
+    """Replicas starting together (the Service form, in a cluster) end with the same CA: one stores it,
+    the others lose the resourceVersion race, read it back and use it."""
+    from kubeloop.webhooks.shared_ca import MissingCASecret, empty_secret, secret_name, shared_ca
+
+    with pytest.raises(MissingCASecret, match=f"{namespace}/{secret_name('gadgets')}"):
+        await shared_ca(kube_client, namespace, secret_name("gadgets"))
+    await kube_client.create(empty_secret("gadgets", namespace))
+    cas = await asyncio.gather(*(shared_ca(kube_client, namespace, secret_name("gadgets")) for _ in range(4)))
+    assert len({ca.bundle for ca in cas}) == 1
+    again = await shared_ca(kube_client, namespace, secret_name("gadgets"))
+    assert again.bundle == cas[0].bundle and again.key_pem() == cas[0].key_pem()

@@ -152,7 +152,10 @@ def test_rbac_names_exactly_the_operators_own_configurations_and_crd() -> None:
          "verbs": ["patch"], "resourceNames": ["gadgets-validating"]},
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["patch"],
          "resourceNames": [f"gadgets.{GROUP}"]}]
-    assert Operator("plain").permissions() == []
+    role = next(o for o in render_rbac("gadgets", "ns", [], op.namespaced_permissions()) if o["kind"] == "Role")
+    assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "patch"],
+            "resourceNames": ["gadgets-webhook-ca"]} in role["rules"]
+    assert Operator("plain").permissions() == [] and Operator("plain").namespaced_permissions() == []
 
 
 def test_local_configurations_use_a_url_and_exclude_only_kube_system() -> None:
@@ -167,7 +170,11 @@ def test_local_configurations_use_a_url_and_exclude_only_kube_system() -> None:
 def test_generate_adds_configurations_service_port_and_conversion() -> None:
     objs = manifests("tests/webhook_operator.py", op, "gadgets-system")
     kinds = [o["kind"] for o in objs]
-    assert kinds[-3:] == ["Service", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]
+    assert kinds[-4:] == ["Secret", "Service", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]
+    assert objs[-4]["metadata"] == {"name": "gadgets-webhook-ca", "namespace": "gadgets-system",
+                                    "labels": {"app.kubernetes.io/name": "gadgets",
+                                               "app.kubernetes.io/managed-by": "kubeloop"}}
+    assert "data" not in objs[-4]  # filled by the first replica, never shipped
     service = objs[-3]
     assert service["metadata"]["name"] == "gadgets-webhook"
     assert service["spec"]["ports"] == [{"name": "webhook", "port": 443, "targetPort": "webhook", "protocol": "TCP"}]
@@ -219,6 +226,8 @@ def test_chart_templates_the_webhooks_for_the_release(tmp_path: Path) -> None:
     assert "--webhook-service={{ include \"gadgets.fullname\" . }}-webhook" in deployment
     assert yaml.safe_load((tmp_path / "values.yaml").read_text())["webhook"] == {"port": 9443}
     assert "targetPort: webhook" in (tmp_path / "templates/webhook-service.yaml").read_text()
+    secret = (tmp_path / "templates/webhook-ca-secret.yaml").read_text()
+    assert "name: gadgets-webhook-ca" in secret and "namespace: {{ .Release.Namespace }}" in secret
 
 
 async def test_the_howto_example_works() -> None:
