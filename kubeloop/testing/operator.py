@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import tempfile
 from collections.abc import AsyncIterator
@@ -14,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from kubeloop.builder import Operator
-from kubeloop.client import Client
+from kubeloop.client import ApiError, Client
 from kubeloop.client.wait import wait_for
 from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.resources import RbacAudit, crds_for, render_rbac
-from kubeloop.webhooks.runtime import WebhookOptions, webhook_manifests
+from kubeloop.webhooks.runtime import WebhookOptions, WebhookRuntime, webhook_manifests
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -106,6 +109,8 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
             raise RuntimeError(f"operator {operator.name} stopped before it started")
         if not done:
             raise TimeoutError(f"operator {operator.name} did not start within 60 s (caches not synced?)")
+        if manager.webhooks is not None:
+            await _until_called(admin, manager.webhooks, opts.namespaces or [namespace])
         yield RunningOperator(manager, client, rbac)
     finally:
         manager.stop()
@@ -114,6 +119,36 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
         await client.close()
         if manager.webhooks is not None:
             await _uninstall_webhooks(admin, manager.webhooks.manifests())
+
+
+async def _until_called(admin: Client, webhooks: WebhookRuntime, namespaces: list[str],
+                        timeout: float = 15.0) -> None:
+    """Waits until the API server calls each admission webhook, so that a test's first request is
+    admitted by it (the API server picks new configurations up asynchronously). The probes are dry-run
+    creates in the test's namespace: nothing is stored, but handlers do see them (``req.dry_run``).
+    A validating webhook is only called for an object the schema accepts: for a model that cannot be
+    built from its defaults, or a built-in kind, the wait gives up after ``timeout`` and says so."""
+    assert webhooks.server is not None
+    loop = asyncio.get_running_loop()
+    for hook in webhooks.hooks.admission:
+        if "CREATE" not in hook.operations:
+            continue
+        res, before = hook.resource, webhooks.server.answered[hook.path]
+        body: dict[str, Any] = {"apiVersion": res.api_version, "kind": res.kind}
+        if isinstance(hook.target, type):
+            with contextlib.suppress(Exception):  # required fields: the minimal object will have to do
+                body = hook.target().to_dict()
+        body["metadata"] = {"generateName": "kubeloop-probe-",
+                            **({"namespace": namespaces[0]} if res.namespaced else {})}
+        deadline = loop.time() + timeout
+        while webhooks.server.answered[hook.path] == before:
+            if loop.time() > deadline:
+                log.warning("the API server did not call webhook %s within %gs; the test may race it",
+                            hook.path, timeout)
+                break
+            with contextlib.suppress(ApiError):
+                await admin.create(body, dry_run=True, resource=res)
+            await asyncio.sleep(0.1)
 
 
 def _free_port() -> int:

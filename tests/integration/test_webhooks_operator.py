@@ -2,7 +2,8 @@
 run with ``run_operator`` under its generated RBAC against the real API server: it serves its webhooks on
 127.0.0.1, writes its caBundle into its own configurations and CRD, and the API server calls it.
 
-The configurations are scoped to the test's namespace by ``run_operator`` and deleted when it ends.
+The configurations are scoped to the test's namespace by ``run_operator``, which waits until the API
+server calls them (so the first request of a test is admitted by them), and deleted when it ends.
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ async def admitting(client: Client, namespace: str) -> None:
 async def test_bad_object_is_rejected_with_the_field_path(kube_cluster: Any, kube_client: Client,
                                                           namespace: str) -> None:
     async with run_operator(kube_cluster, kube_client, op, namespace) as running:
-        await admitting(kube_client, namespace)
         with pytest.raises(Invalid) as err:
             await kube_client.create(gadget("big", namespace, count=11))
         assert "spec.count: must be at most 10, got 11" in err.value.message
@@ -75,7 +75,6 @@ async def test_bad_object_is_rejected_with_the_field_path(kube_cluster: Any, kub
 async def test_defaulting_is_visible_in_the_stored_object(kube_cluster: Any, kube_client: Client,
                                                           namespace: str) -> None:
     async with run_operator(kube_cluster, kube_client, op, namespace):
-        await admitting(kube_client, namespace)
         await kube_client.create(gadget("plain", namespace, count=1))
         stored = await kube_client.get(f"gadgets.{GROUP}", "plain", namespace)
         assert stored["spec"]["color"] == "blue"
@@ -92,7 +91,6 @@ async def test_conversion_between_versions(kube_cluster: Any, kube_client: Clien
         crd = await kube_client.get("customresourcedefinitions", f"gadgets.{GROUP}")
         assert crd["spec"]["conversion"]["strategy"] == "Webhook"
         assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"]
-        await admitting(kube_client, namespace)
         # Written as v1alpha1 (size "4"), stored as the hub v1beta1 (count 4), read back either way.
         await kube_client.create(gadget("conv", namespace, SPOKE, size="4", owner="ann"))
         hub = await kube_client.get(Gadget.resource(), "conv", namespace)
