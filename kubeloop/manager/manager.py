@@ -26,7 +26,8 @@ log = logging.getLogger("kubeloop.manager")
 
 class SpecSource(Protocol):
     """What ``Manager.add_operator`` takes: controller specs and startup hooks. ``kubeloop.Operator`` is
-    one; the manager sits below it and does not import it."""
+    one; the manager sits below it and does not import it. A source may also have ``hooks`` (webhook
+    registrations, ``kubeloop.webhooks.hooks.Hooks``): the manager then serves them (see ``run``)."""
 
     @property
     def startup(self) -> Sequence[Callable[..., Any]]: ...
