@@ -159,7 +159,8 @@ def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) 
             **secret["metadata"], "namespace": _NAMESPACE}}]).replace(_NAMESPACE, "{{ .Release.Namespace }}")
     files["templates/webhook-service.yaml"] = (
         f"apiVersion: v1\nkind: Service\nmetadata:\n  name: {full}-webhook\n"
-        f"  namespace: {{{{ .Release.Namespace }}}}\n  labels:\n    {{{{- include \"{name}.labels\" . | nindent 4 }}}}\n"
+        "  namespace: {{ .Release.Namespace }}\n"
+        f"  labels:\n    {{{{- include \"{name}.labels\" . | nindent 4 }}}}\n"
         f"spec:\n  selector:\n    {{{{- include \"{name}.selectorLabels\" . | nindent 4 }}}}\n  ports:\n"
         "    - name: webhook\n      port: 443\n      targetPort: webhook\n      protocol: TCP\n")
     files["values.yaml"] += "\nwebhook:\n  # the container port the webhook Service (443) forwards to\n  port: 9443\n"

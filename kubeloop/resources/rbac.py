@@ -99,8 +99,9 @@ def rules_for(permissions: Iterable[Permission]) -> list[dict[str, Any]]:
     for (group, resource, names), vs in verbs.items():
         rules.setdefault((group, tuple(sorted(vs, key=_verb_key)), names), []).append(resource)
     out = []
-    for (group, vs, names), resources in sorted(rules.items(), key=lambda kv: (kv[0][0], kv[0][2], sorted(kv[1]))):
-        rule: dict[str, Any] = {"apiGroups": [group], "resources": sorted(resources), "verbs": list(vs)}
+    for (group, rule_verbs, names), resources in sorted(rules.items(),
+                                                        key=lambda kv: (kv[0][0], kv[0][2], sorted(kv[1]))):
+        rule: dict[str, Any] = {"apiGroups": [group], "resources": sorted(resources), "verbs": list(rule_verbs)}
         if names:
             rule["resourceNames"] = list(names)
         out.append(rule)
