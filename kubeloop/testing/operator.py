@@ -66,6 +66,7 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
     An operator with webhooks (``@op.validate``, ``@op.mutate``, ``op.convert``) serves them on
     127.0.0.1 (a free port) and installs its configurations against the local control plane, limited to
     the watched namespaces (so other tests are not admitted by it); they are deleted when the block ends.
+    With ``options`` given, its ``webhook`` settings are used as they are.
     A test then creates a bad object and sees the rejection."""
     await install_crds(admin, operator)
     opts = options or ManagerOptions(metrics_bind_address="127.0.0.1:0",
