@@ -47,12 +47,15 @@ from kubeloop.resources import (
 )
 from kubeloop.resources.types import LabelSelector
 from kubeloop.settings import Flag, Settings, setting
+from kubeloop.webhooks import AdmissionRequest, Denied
 
 __version__ = "0.1.0"
 __all__ = [
     # building an operator
     "Operator", "Context", "Request", "Result", "State", "Settings", "setting", "Flag", "Watch", "predicates",
     "ControllerSpec", "Controller", "Manager", "ManagerOptions",
+    # webhooks (@op.validate / @op.mutate handlers)
+    "AdmissionRequest", "Denied",
     # custom resources and the built-in kinds
     "CustomResource", "Conditions", "Int32", "Int64", "IntOrString", "LabelSelector", "opaque", "printer_column",
     "validation", "builtin",

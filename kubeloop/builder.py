@@ -30,6 +30,7 @@ from kubeloop.controller.spec import (
 )
 from kubeloop.reconcile.state import State
 from kubeloop.settings import Settings, defaults
+from kubeloop.webhooks.hooks import AdmissionHook, ConversionHook, Hooks, Target
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")  # a typed per-object state, see state()
@@ -81,6 +82,7 @@ class Operator(Generic[S]):
         self._own_namespace_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None,
                                                     Condition | None]] = []
         self._served: list[type] = []  # extra CRD versions, see serve()
+        self.hooks = Hooks()  # @validate/@mutate/convert registrations, run by kubeloop.webhooks
 
     def _entry(self, resource: ResourceRef) -> _Registered:
         if resource not in self._registered:
@@ -159,6 +161,39 @@ class Operator(Generic[S]):
             return fn
         return register
 
+    # --- webhooks (recorded here; kubeloop.webhooks serves them) --------------------------------------
+
+    def validate(self, kind: Target, *, failure_policy: str = "Fail", timeout: int = 5,
+                 operations: Sequence[str] = ("CREATE", "UPDATE")) -> Callable[[F], F]:
+        """Registers ``async def fn(obj, req) -> None`` as the validating admission webhook of ``kind`` (a
+        CustomResource class: ``obj`` is its model; a built-in Resource: a dict). ``req`` is the
+        ``AdmissionRequest`` (``req.old`` typed on UPDATE, ``req.operation``, ``req.user``,
+        ``req.dry_run``, ``req.warn()``); raise ``Denied(message, field="spec.x")`` to refuse.
+        ``failure_policy="Fail"`` by default: a rule skipped while the webhook is down is a rule not
+        enforced (the namespaceSelector, not ``Ignore``, keeps it from locking the cluster).
+        ``timeout``: seconds the API server waits (1-30)."""
+        return self._admission("validating", kind, failure_policy, timeout, operations)
+
+    def mutate(self, kind: Target, *, failure_policy: str = "Fail", timeout: int = 5,
+               operations: Sequence[str] = ("CREATE", "UPDATE")) -> Callable[[F], F]:
+        """Registers ``async def fn(obj, req)`` returning the changed object (model or dict; None: no
+        change) as the mutating webhook of ``kind``; the framework sends the JSON patch. Options as
+        ``validate``."""
+        return self._admission("mutating", kind, failure_policy, timeout, operations)
+
+    def _admission(self, verb: Any, kind: Target, failure_policy: str, timeout: int,
+                   operations: Sequence[str]) -> Callable[[F], F]:
+        def register(fn: F) -> F:
+            self.hooks.add(AdmissionHook(verb, kind, fn, failure_policy, timeout, tuple(operations)))
+            return fn
+        return register
+
+    def convert(self, hub: type, spokes: dict[type, tuple[Callable[[Any], Any], Callable[[Any], Any]]]) -> None:
+        """Converts a CRD's versions through ``hub`` (a CustomResource model): ``spokes={OldModel:
+        (to_hub, from_hub)}``, each function taking the typed object of one version and returning the
+        other. The CRD is generated with ``conversion.strategy: Webhook`` and holds every version."""
+        self.hooks.convert(ConversionHook(hub, tuple((m, *fns) for m, fns in spokes.items())))
+
     # --- settings and hooks --------------------------------------------------------------------------
 
     def on_startup(self, fn: F) -> F:
@@ -213,11 +248,14 @@ class Operator(Generic[S]):
             for watch in spec.watches:
                 wanted.append((watch.resource, ("list", "watch"), None))
         wanted += self._wanted(self._extra_permissions)
-        return _as_permissions(wanted)
+        from kubeloop.webhooks.runtime import webhook_permissions
+        return _as_permissions(wanted) + webhook_permissions(self.name, self.hooks)
 
     def namespaced_permissions(self) -> list[Any]:
         """The ``Permission``s needed only in the operator's own namespace (a Role there)."""
-        return _as_permissions(self._wanted(self._own_namespace_permissions))
+        from kubeloop.webhooks.runtime import webhook_namespaced_permissions
+        return (_as_permissions(self._wanted(self._own_namespace_permissions))
+                + webhook_namespaced_permissions(self.name, self.hooks))
 
     def _wanted(self, declared: list[tuple[ResourceRef, tuple[str, ...], str | None, Condition | None]]
                 ) -> list[tuple[ResourceRef, tuple[str, ...], str | None]]:
@@ -236,6 +274,7 @@ class Operator(Generic[S]):
             refs += [entry.resource, *entry.options.get("owns", ()),
                      *(w.resource for w in entry.options.get("watches", ()))]
         refs += self._served
+        refs += [m for conversion in self.hooks.conversions for m in conversion.models]
         out: list[type] = []
         for ref in refs:
             if isinstance(ref, type) and hasattr(ref, "crd_info") and ref not in out:

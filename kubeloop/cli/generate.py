@@ -10,6 +10,7 @@ import click
 from kubeloop.builder import Operator
 from kubeloop.cli.run import BUNDLED, load_operator
 from kubeloop.resources import crds_for, operator_manifests, render_yaml, write_manifests
+from kubeloop.webhooks.deploy import with_webhooks
 
 KINDS = ("crd", "rbac", "manager", "all", "chart", "dockerfile")
 _RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
@@ -27,7 +28,8 @@ def run_args(target: str, operator: Operator) -> list[str]:
 
 
 def manifests(target: str, operator: Operator, namespace: str, image: str | None = None,
-              replicas: int = 1) -> list[dict[str, Any]]:
+              replicas: int = 1, cert_manager_certificate: str | None = None) -> list[dict[str, Any]]:
+    """Everything ``generate all`` emits; with webhooks, their configurations, Service and port too."""
     objs = operator_manifests(operator.name, namespace, image or default_image(operator),
                               models=operator.custom_resources(), cluster_permissions=operator.permissions(),
                               namespaced_permissions=operator.namespaced_permissions(),
@@ -35,7 +37,8 @@ def manifests(target: str, operator: Operator, namespace: str, image: str | None
     for obj in objs:
         if obj["kind"] == "Deployment":
             obj["spec"]["replicas"] = replicas
-    return objs
+    return with_webhooks(objs, operator.name, namespace, operator.hooks,
+                         cert_manager_certificate=cert_manager_certificate)
 
 
 def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -44,7 +47,8 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     if kind == "rbac":
         return [o for o in objs if o["kind"] in _RBAC_KINDS]
     if kind == "manager":
-        return [o for o in objs if o["kind"] in ("Namespace", "Deployment", "Service")]
+        return [o for o in objs if o["kind"] in ("Namespace", "Deployment", "Service",
+                                                 "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")]
     return objs
 
 
@@ -56,8 +60,11 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 @click.option("--namespace", default=None, help="Namespace the operator runs in (default: <name>-system).")
 @click.option("--image", default=None, help="Operator image (default: ghcr.io/kubeloop/<name>:latest).")
 @click.option("--replicas", default=1, show_default=True, type=int)
+@click.option("--cert-manager-certificate", default=None, metavar="NAMESPACE/NAME",
+              help="Webhooks: let cert-manager's CA injector fill the caBundle from this Certificate "
+                   "(adds cert-manager.io/inject-ca-from) instead of the process writing its own.")
 def command(kind: str, target: str, output: Path | None, namespace: str | None, image: str | None,
-            replicas: int) -> None:
+            replicas: int, cert_manager_certificate: str | None) -> None:
     """Generate CRDs, least-privilege RBAC and the manager Deployment for TARGET (a bundled operator,
     a module or a file), in a stable order that `kubectl apply --server-side` accepts; or a Helm
     chart of the same (`chart`, needs -o) or a Dockerfile and .dockerignore (`dockerfile`)."""
@@ -67,11 +74,15 @@ def command(kind: str, target: str, output: Path | None, namespace: str | None, 
         return
     if kind == "crd" and not operator.custom_resources():
         raise click.ClickException(f"{operator.name} declares no custom resources")
+    if cert_manager_certificate is not None and cert_manager_certificate.count("/") != 1:
+        raise click.BadParameter(f"{cert_manager_certificate!r} must be NAMESPACE/NAME of a cert-manager Certificate",
+                                 param_hint="--cert-manager-certificate")
     try:
-        objs = select(manifests(target, operator, namespace or f"{operator.name}-system", image, replicas), kind)
+        objs = select(manifests(target, operator, namespace or f"{operator.name}-system", image, replicas,
+                                cert_manager_certificate), kind)
     except ValueError as exc:  # a kind named by a string that is not built in: no cluster to ask
         raise click.ClickException(f"{target}: {exc}") from exc
-    if kind == "crd":
+    if kind == "crd" and not operator.hooks.conversions:
         objs = crds_for(operator.custom_resources())
     if output is None:
         click.echo(render_yaml(objs), nl=False)

@@ -106,7 +106,30 @@ def _describe(exc: BaseException, file: str | None) -> str:
     return f"{type(exc).__name__}: {exc}{where}. Run with --debug for the traceback."
 
 
-def common_options() -> list[click.Option]:
+def common_options(webhooks: bool = False) -> list[click.Option]:
+    """The framework's flags; the ``--webhook-*`` ones only for an operator with webhooks (``webhooks``)."""
+    return [*_common_options(), *(webhook_options() if webhooks else [])]
+
+
+def webhook_options() -> list[click.Option]:
+    """Where the webhook server listens and how the API server reaches it (see WebhookOptions)."""
+    return [
+        _opt("webhook-port", default=9443, type=click.IntRange(0, 65535),
+             help="Port of the webhook server (operators with @validate/@mutate/convert); 0 picks a free one."),
+        _opt("webhook-host", default="127.0.0.1",
+             help="Address the webhook server binds (0.0.0.0 in a cluster, as the generated Deployment sets)."),
+        _opt("webhook-url-host", default=None,
+             help="Host the API server calls, as https://HOST:PORT (default: --webhook-host, or 127.0.0.1 "
+                  "for 0.0.0.0); used unless --webhook-service is set."),
+        _opt("webhook-service", default=None,
+             help="In a cluster: the Service the API server calls instead of a URL (generated as <name>-webhook)."),
+        _opt("webhook-namespace", default=None,
+             help="The operator's namespace, for the Service and the namespaceSelector that excludes it "
+                  "(default with --webhook-service: the pod's namespace)."),
+    ]
+
+
+def _common_options() -> list[click.Option]:
     return [
         _opt("kubeconfig", help="Path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, else in-cluster)."),
         _opt("context", help="The kubeconfig context to use."),
@@ -151,7 +174,7 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
         values["target"] = target or operator.name
         sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))
 
-    common = with_framework_flags(model, common_options())
+    common = with_framework_flags(model, common_options(webhooks=bool(operator.hooks)))
     params: list[click.Parameter] = [*common, *settings_options(model)]
     return click.Command(operator.name, params=params, callback=callback,
                          help=f"Run the {operator.name} operator.")
@@ -169,7 +192,7 @@ def command(ctx: click.Context, target: str | None, args: tuple[str, ...]) -> No
     if target is None or target in ("--help", "-h"):
         click.echo(ctx.get_help())
         click.echo("\nSettings (flags and KUBELOOP_* environment variables):")
-        for opt in common_options():
+        for opt in common_options(webhooks=True):
             click.echo(f"  --{opt.name.replace('_', '-'):28} {opt.help or ''}")
         return
     try:

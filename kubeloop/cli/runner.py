@@ -11,6 +11,7 @@ from kubeloop.cli import preflight
 from kubeloop.client import Client
 from kubeloop.manager import LeadershipLost, Manager, ManagerOptions
 from kubeloop.reconcile import logs
+from kubeloop.webhooks.runtime import WebhookOptions, WebhookSetupError
 
 log = logging.getLogger("kubeloop.run")
 
@@ -35,6 +36,14 @@ async def _preflight(manager: Manager, operator: Operator, settings: dict[str, A
         await preflight.check_lease_rbac(client, operator, namespace, target)
 
 
+def webhook_options(settings: dict[str, Any], default_namespace: str) -> WebhookOptions:
+    """The ``--webhook-*`` flags: the URL form (local, the default) or the Service form (in a cluster)."""
+    service = settings.get("webhook_service")
+    namespace = settings.get("webhook_namespace") or (default_namespace if service else None)
+    return WebhookOptions(host=settings.get("webhook_host") or "127.0.0.1", port=settings.get("webhook_port", 9443),
+                          url_host=settings.get("webhook_url_host"), service=service, namespace=namespace)
+
+
 async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
     logs.setup(settings["log_level"], settings["log_format"])
     client = await Client.load(settings["kubeconfig"], settings["context"], qps=settings["qps"],
@@ -48,6 +57,7 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
         health_probe_bind_address=settings["health_probe_bind_address"],
         graceful_shutdown_timeout=settings["graceful_shutdown_timeout"],
         watch_inactivity_timeout=settings["watch_inactivity_timeout"],
+        webhook=webhook_options(settings, client.default_namespace),
     )
     manager = Manager(client, options, name=operator.name)
     log.info("starting %s against %s", operator.name, client.config.source)
@@ -59,7 +69,7 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
     except LeadershipLost as exc:
         log.error("%s; exiting so that a fresh process competes again", exc)
         return 1
-    except CacheSyncTimeout as exc:
+    except (CacheSyncTimeout, WebhookSetupError) as exc:
         log.error("%s", exc)
         return 1
     finally:

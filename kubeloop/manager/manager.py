@@ -19,13 +19,15 @@ from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, ControllerSpec
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
+from kubeloop.webhooks.runtime import WebhookOptions, WebhookRuntime
 
 log = logging.getLogger("kubeloop.manager")
 
 
 class SpecSource(Protocol):
     """What ``Manager.add_operator`` takes: controller specs and startup hooks. ``kubeloop.Operator`` is
-    one; the manager sits below it and does not import it."""
+    one; the manager sits below it and does not import it. A source may also have ``hooks`` (webhook
+    registrations, ``kubeloop.webhooks.hooks.Hooks``): the manager then serves them (see ``run``)."""
 
     @property
     def startup(self) -> Sequence[Callable[..., Any]]: ...
@@ -61,6 +63,8 @@ class ManagerOptions:
     strip_managed_fields: bool = True  # cached objects without metadata.managedFields (see Cache)
     # Seconds without a byte on a watch (bookmarks included) before it counts as dead and reconnects.
     watch_inactivity_timeout: float = 330.0
+    # Where an operator's webhooks listen and how the API server reaches them (unused without webhooks).
+    webhook: WebhookOptions = field(default_factory=WebhookOptions)
 
 
 class Manager:
@@ -81,8 +85,9 @@ class Manager:
         self.controllers: list[Controller] = []  # built from ``specs`` by ``run``, after the startup hooks
         self._startup: list[Callable[[Manager], Awaitable[object]]] = []
         self.elector: LeaderElector | None = None
+        self.webhooks: WebhookRuntime | None = None  # set by add_operator for an operator with webhooks
         self.http = HttpServer(self.options.metrics_bind_address, self.options.health_probe_bind_address,
-                               ready=self.cache.synced)
+                               ready=self.ready)
         self._stop = asyncio.Event()
         self.started = asyncio.Event()  # set once controllers run (i.e. we lead)
 
@@ -91,6 +96,11 @@ class Manager:
         """Adds an operator's controllers (its ``specs()`` with its settings as they are now, ``resync``
         overriding theirs when given); its startup hooks run at the start of ``run``."""
         self._startup.extend(operator.startup)
+        hooks = getattr(operator, "hooks", None)  # webhook registrations (kubeloop.webhooks.hooks.Hooks)
+        if hooks:
+            if self.webhooks is not None:
+                raise ValueError("a manager serves one operator's webhooks; run the other in its own manager")
+            self.webhooks = WebhookRuntime(self.name, hooks, self.options.webhook)
         for spec in operator.specs(concurrency):
             self.add(replace(spec, resync=resync) if resync else spec)
 
@@ -100,6 +110,11 @@ class Manager:
             raise ValueError(f"two controllers named {spec.name!r}: give one a name=...")
         self.specs.append(spec)
         return spec
+
+    def ready(self) -> bool:
+        """``/readyz``: caches synced and, with webhooks, their server listening with its certificate
+        and its ``caBundle`` written (every replica serves webhooks, leader or not)."""
+        return self.cache.synced() and (self.webhooks is None or self.webhooks.ready)
 
     def stop(self) -> None:
         """Asks ``run`` to stop: controllers finish their current reconciles (up to the graceful
@@ -116,11 +131,13 @@ class Manager:
         for hook in self._startup:
             await hook(self)
         await self.http.start()
-        self.controllers = [await Controller.build(spec, self.client, self.cache, self.events)
-                            for spec in self.specs]
-        self.cache.start()
         renewing: asyncio.Task[None] | None = None
         try:
+            if self.webhooks is not None:  # before the cache: listing a converted CRD needs its webhook
+                await self.webhooks.start(self.client)
+            self.controllers = [await Controller.build(spec, self.client, self.cache, self.events)
+                                for spec in self.specs]
+            self.cache.start()
             if not await self._until_stopped(self.cache.wait_synced(self.options.sync_timeout)):
                 return
             log.info("caches synced (%d informers, %d objects)", len(self.cache.informers),
@@ -151,6 +168,8 @@ class Manager:
             if self.elector is not None:
                 await self.elector.release()
             await self.cache.stop()
+            if self.webhooks is not None:
+                await self.webhooks.stop()
             await self.http.stop()
             log.info("manager stopped")
 

@@ -103,7 +103,7 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
     repository, tag, digest = split_image(container["image"])
-    run_args = [a for a in container["args"] if a != "--leader-elect"]
+    run_args = [a for a in container["args"] if a != "--leader-elect" and not a.startswith("--webhook-")]
     files: dict[str, str] = {
         "Chart.yaml": chart_yaml(name, chart_version, tag or "latest"),
         "values.yaml": _fill(_template("values.yaml"), {
@@ -122,7 +122,11 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
             # JSON strings are YAML strings: each argument stays one quoted list item.
             "CHART": name, "RUN_ARGS": "\n".join(f"            - {json.dumps(a)}" for a in run_args),
             "ENV": _block(container.get("env", []), 12)})
+    if any(p.get("name") == "webhook" for p in container.get("ports", [])):
+        _add_webhooks(files, name, objs)
     for crd in _of(objs, "CustomResourceDefinition"):
+        if (crd["spec"].get("conversion") or {}).get("strategy") == "Webhook":
+            continue  # templated by _add_webhooks: Helm never templates crds/
         files[f"crds/{crd['metadata']['name']}.yaml"] = render_yaml([crd])
     written = []
     for rel, text in sorted(files.items()):
@@ -131,3 +135,56 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
         path.write_text(text)
         written.append(path)
     return written
+
+
+# --- webhooks ------------------------------------------------------------------------------------------
+
+_SERVICE, _NAMESPACE = "KUBELOOP_WEBHOOK_SERVICE", "KUBELOOP_RELEASE_NAMESPACE"
+
+
+def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) -> None:
+    """The webhook Service, configurations, container port and arguments, named after the release.
+
+    The configurations keep the operator's names (the process writes its caBundle into them by name, and
+    its RBAC names them); their Service and the namespace their selector excludes are the release's."""
+    full = f'{{{{ include "{name}.fullname" . }}}}'
+    converted = [o for o in objs if o["kind"] == "CustomResourceDefinition"
+                 and (o["spec"].get("conversion") or {}).get("strategy") == "Webhook"]
+    configs = [o for o in objs if o["kind"].endswith("WebhookConfiguration")] + converted
+    text = render_yaml([_placeholders(c) for c in configs])
+    files["templates/webhooks.yaml"] = (text.replace(_SERVICE, f"{full}-webhook")
+                                        .replace(_NAMESPACE, "{{ .Release.Namespace }}"))
+    for secret in _of(objs, "Secret"):  # the empty CA Secret the replicas fill (kubeloop.webhooks.shared_ca)
+        files["templates/webhook-ca-secret.yaml"] = render_yaml([{**secret, "metadata": {
+            **secret["metadata"], "namespace": _NAMESPACE}}]).replace(_NAMESPACE, "{{ .Release.Namespace }}")
+    files["templates/webhook-service.yaml"] = (
+        f"apiVersion: v1\nkind: Service\nmetadata:\n  name: {full}-webhook\n"
+        "  namespace: {{ .Release.Namespace }}\n"
+        f"  labels:\n    {{{{- include \"{name}.labels\" . | nindent 4 }}}}\n"
+        f"spec:\n  selector:\n    {{{{- include \"{name}.selectorLabels\" . | nindent 4 }}}}\n  ports:\n"
+        "    - name: webhook\n      port: 443\n      targetPort: webhook\n      protocol: TCP\n")
+    files["values.yaml"] += "\nwebhook:\n  # the container port the webhook Service (443) forwards to\n  port: 9443\n"
+    deployment = files["templates/deployment.yaml"]
+    args = ("            - --webhook-host=0.0.0.0\n            - --webhook-port={{ .Values.webhook.port }}\n"
+            f"            - --webhook-service={full}-webhook\n")
+    port = ("            - name: webhook\n              containerPort: {{ .Values.webhook.port }}\n"
+            "              protocol: TCP\n")
+    deployment = deployment.replace("            {{- if .Values.leaderElection.enabled }}\n", args
+                                    + "            {{- if .Values.leaderElection.enabled }}\n", 1)
+    anchor = "              containerPort: {{ .Values.health.port }}\n              protocol: TCP\n"
+    files["templates/deployment.yaml"] = deployment.replace(anchor, anchor + port, 1)
+
+
+def _placeholders(obj: dict[str, Any]) -> dict[str, Any]:
+    """A copy whose Service references and excluded namespace are placeholders for the release's. The
+    chart's objects are generated in the namespace "default" (see ``kubeloop generate chart``)."""
+    out = json.loads(json.dumps(obj))
+    conversion = (out.get("spec") or {}).get("conversion", {}).get("webhook")
+    for config in [h["clientConfig"] for h in out.get("webhooks", [])] + ([conversion["clientConfig"]]
+                                                                          if conversion else []):
+        if "service" in config:
+            config["service"].update(name=_SERVICE, namespace=_NAMESPACE)
+    for hook in out.get("webhooks", []):
+        for expr in (hook.get("namespaceSelector") or {}).get("matchExpressions", []):
+            expr["values"] = [_NAMESPACE if v == "default" else v for v in expr["values"]]
+    return out

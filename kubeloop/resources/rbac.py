@@ -30,16 +30,18 @@ def _verb_key(verb: str) -> tuple[int, str]:
 
 @dataclass(frozen=True)
 class Permission:
-    """Verbs on one resource (or one subresource of it). ``namespaced`` tells what kind of resource it is."""
+    """Verbs on one resource (or one subresource of it). ``namespaced`` tells what kind of resource it is;
+    ``names`` limits the rule to those objects (``resourceNames``), e.g. the operator's own configurations."""
 
     group: str
     resource: str
     verbs: frozenset[str]
     subresource: str | None = None
     namespaced: bool = True
+    names: tuple[str, ...] = ()
 
     def __init__(self, group: str, resource: str, verbs: Iterable[str], subresource: str | None = None,
-                 namespaced: bool = True) -> None:
+                 namespaced: bool = True, names: Iterable[str] = ()) -> None:
         verbs = frozenset([verbs] if isinstance(verbs, str) else verbs)
         for part in (group, resource, subresource or "", *verbs):
             if "*" in part:
@@ -48,7 +50,8 @@ class Permission:
         if not verbs or not resource:
             raise ValueError(f"Permission({group!r}, {resource!r}): needs a resource and at least one verb")
         for name, value in (("group", group), ("resource", resource), ("verbs", verbs),
-                            ("subresource", subresource), ("namespaced", namespaced)):
+                            ("subresource", subresource), ("namespaced", namespaced),
+                            ("names", tuple(sorted(set(names))))):
             object.__setattr__(self, name, value)
 
     @property
@@ -87,15 +90,22 @@ def reconcile_permissions(target: Resource | type[CustomResource]) -> list[Permi
 
 
 def rules_for(permissions: Iterable[Permission]) -> list[dict[str, Any]]:
-    """Minimal PolicyRules: verbs merged per (group, resource), then one rule per group and verb set."""
-    verbs: dict[tuple[str, str], set[str]] = {}
+    """Minimal PolicyRules: verbs merged per (group, resource), then one rule per group and verb set.
+    Permissions limited to ``names`` get rules of their own (``resourceNames`` narrows a whole rule)."""
+    verbs: dict[tuple[str, str, tuple[str, ...]], set[str]] = {}
     for p in permissions:
-        verbs.setdefault((p.group, p.rule_resource), set()).update(p.verbs)
-    rules: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-    for (group, resource), vs in verbs.items():
-        rules.setdefault((group, tuple(sorted(vs, key=_verb_key))), []).append(resource)
-    return [{"apiGroups": [group], "resources": sorted(resources), "verbs": list(vs)}
-            for (group, vs), resources in sorted(rules.items(), key=lambda kv: (kv[0][0], sorted(kv[1])))]
+        verbs.setdefault((p.group, p.rule_resource, p.names), set()).update(p.verbs)
+    rules: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
+    for (group, resource, names), vs in verbs.items():
+        rules.setdefault((group, tuple(sorted(vs, key=_verb_key)), names), []).append(resource)
+    out = []
+    for (group, rule_verbs, names), resources in sorted(rules.items(),
+                                                        key=lambda kv: (kv[0][0], kv[0][2], sorted(kv[1]))):
+        rule: dict[str, Any] = {"apiGroups": [group], "resources": sorted(resources), "verbs": list(rule_verbs)}
+        if names:
+            rule["resourceNames"] = list(names)
+        out.append(rule)
+    return out
 
 
 def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:

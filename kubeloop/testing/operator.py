@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import socket
 import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -13,11 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from kubeloop.builder import Operator
-from kubeloop.client import Client
+from kubeloop.client import ApiError, Client
 from kubeloop.client.wait import wait_for
 from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.resources import RbacAudit, crds_for, render_rbac
+from kubeloop.webhooks.runtime import WebhookOptions, WebhookRuntime, webhook_manifests
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -56,18 +61,33 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
     in-process under those credentials until the block ends, then stops it gracefully.
 
     ``watch_namespaces``: True (default) watches only ``namespace`` so tests sharing a cluster do not
-    see each other's objects; None watches all namespaces; or a list."""
+    see each other's objects; None watches all namespaces; or a list.
+
+    An operator with webhooks (``@op.validate``, ``@op.mutate``, ``op.convert``) serves them on
+    127.0.0.1 (a free port) and installs its configurations against the local control plane, limited to
+    the watched namespaces (so other tests are not admitted by it); they are deleted when the block ends.
+    With ``options`` given, its ``webhook`` settings are used as they are.
+    A test then creates a bad object and sees the rejection."""
     await install_crds(admin, operator)
     opts = options or ManagerOptions(metrics_bind_address="127.0.0.1:0",
                                      health_probe_bind_address="127.0.0.1:0", graceful_shutdown_timeout=5,
                                      freeze_gc=False, leader_election_namespace=namespace)
     if options is None:
         opts.namespaces = [namespace] if watch_namespaces is True else (watch_namespaces or None)
+        selector = ({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
+                                           "values": sorted(opts.namespaces)}]} if opts.namespaces else None)
+        opts.webhook = WebhookOptions(port=_free_port(), namespace=namespace, namespace_selector=selector)
     rbac = render_rbac(operator.name, namespace, operator.permissions(), operator.namespaced_permissions(),
                        events="cluster",
                        leader_election=opts.leader_elect)
     for obj in rbac:
         await admin.apply(obj, field_manager="kubeloop-test", force=True)
+    if operator.hooks:
+        # As a deployment would: the configurations exist (without a caBundle) before the operator runs,
+        # and its RBAC lets it patch them by name, not create them.
+        for obj in webhook_manifests(operator.name, operator.hooks, opts.webhook):
+            if obj["kind"] != "CustomResourceDefinition":
+                await admin.apply(obj, field_manager="kubeloop-test", force=True)
     if as_admin:
         client = await Client.from_kubeconfig(str(cluster.kubeconfig), record_permissions=True,
                                               field_manager=operator.name)
@@ -80,9 +100,13 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
                                                   field_manager=operator.name)
     try:
         async with operator_running(operator, client, options=opts, concurrency=concurrency) as manager:
+            if manager.webhooks is not None:
+                await _until_called(admin, manager.webhooks, opts.namespaces or [namespace])
             yield RunningOperator(manager, client, rbac)
     finally:
         await client.close()
+        if operator.hooks:
+            await _uninstall_webhooks(admin, webhook_manifests(operator.name, operator.hooks, opts.webhook))
 
 
 @contextlib.asynccontextmanager
@@ -113,3 +137,50 @@ async def operator_running(operator: Operator, client: Client, *, namespaces: li
         manager.stop()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 30)
+
+
+async def _until_called(admin: Client, webhooks: WebhookRuntime, namespaces: list[str],
+                        timeout: float = 15.0) -> None:
+    """Waits until the API server calls each admission webhook, so that a test's first request is
+    admitted by it (the API server picks new configurations up asynchronously). The probes are dry-run
+    creates in the test's namespace: nothing is stored, but handlers do see them (``req.dry_run``).
+    A validating webhook is only called for an object the schema accepts: for a model that cannot be
+    built from its defaults, or a built-in kind, the wait gives up after ``timeout`` and says so."""
+    assert webhooks.server is not None
+    loop = asyncio.get_running_loop()
+    for hook in webhooks.hooks.admission:
+        if "CREATE" not in hook.operations:
+            continue
+        res, before = hook.resource, webhooks.server.answered[hook.path]
+        body: dict[str, Any] = {"apiVersion": res.api_version, "kind": res.kind}
+        if isinstance(hook.target, type):
+            with contextlib.suppress(Exception):  # required fields: the minimal object will have to do
+                body = hook.target().to_dict()
+        body["metadata"] = {"generateName": "kubeloop-probe-",
+                            **({"namespace": namespaces[0]} if res.namespaced else {})}
+        deadline = loop.time() + timeout
+        while webhooks.server.answered[hook.path] == before:
+            if loop.time() > deadline:
+                log.warning("the API server did not call webhook %s within %gs; the test may race it",
+                            hook.path, timeout)
+                break
+            with contextlib.suppress(ApiError):
+                await admin.create(body, dry_run=True, resource=res)
+            await asyncio.sleep(0.1)
+
+
+def _free_port() -> int:
+    """A port free now, for the webhook server: the configurations installed before it starts name it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _uninstall_webhooks(admin: Client, manifests: list[dict[str, Any]]) -> None:
+    """Deletes the webhook configurations the run installed: nothing else in the cluster may be sent to a
+    server that is gone (a converted CRD keeps its stanza: its objects are the test's own)."""
+    for obj in manifests:
+        if obj["kind"] != "CustomResourceDefinition":
+            res = await admin.resource_of(obj)
+            with contextlib.suppress(Exception):
+                await admin.delete(res, obj["metadata"]["name"])

@@ -75,6 +75,8 @@ class AdmissionRequest:
     options: dict[str, Any] | None
     review_api_version: str = API_VERSION
     warnings: list[str] = field(default_factory=list)
+    # The typed old object (model or dict) for @op.validate/@op.mutate handlers; None on CREATE.
+    old: Any = None
 
     @property
     def key(self) -> str:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 Op = dict[str, Any]
@@ -54,3 +55,34 @@ def _diff_objects(old: dict[str, Any], new: dict[str, Any], path: tuple[str | in
         else:
             _diff(old[key], value, (*path, key), ops)
 
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def apply(doc: Any, ops: list[Op]) -> Any:
+    """A copy of ``doc`` with ``diff``'s operations applied. Missing parent objects are created (the
+    operations may come from a fuller reading of the document, e.g. a model with defaults), and removing
+    what is not there is a no-op: the result is what the operations mean, not an error."""
+    out = copy.deepcopy(doc)
+    for op in ops:
+        tokens = [_unescape(t) for t in op["path"].split("/")[1:]]
+        if not tokens:
+            out = copy.deepcopy(op["value"]) if op["op"] != "remove" else None
+            continue
+        parent = out
+        for token in tokens[:-1]:
+            key: Any = int(token) if isinstance(parent, list) else token
+            if isinstance(parent, dict) and not isinstance(parent.get(key), dict | list):
+                parent[key] = {}
+            parent = parent[key]
+        last: Any = int(tokens[-1]) if isinstance(parent, list) else tokens[-1]
+        if op["op"] == "remove":
+            if isinstance(parent, dict):
+                parent.pop(last, None)
+            elif 0 <= last < len(parent):
+                del parent[last]
+        else:
+            parent[last] = copy.deepcopy(op["value"])
+    return out

@@ -17,6 +17,7 @@ import copy
 import inspect
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -78,6 +79,7 @@ class WebhookServer:
         self.rotation_check_every = rotation_check_every
         self.webhooks: dict[str, Webhook] = {}
         self.converters: dict[str, Converter] = {}
+        self.answered: Counter[str] = Counter()  # reviews answered per path (the test kit waits on it)
         self._runner: web.AppRunner | None = None
         self._rotation: asyncio.Task[None] | None = None
 
@@ -173,6 +175,7 @@ class WebhookServer:
             code = 200
             return web.Response(body=orjson.dumps(review), content_type="application/json")
         finally:
+            self.answered[path] += 1
             metrics.webhook_in_flight.labels(path).dec()
             metrics.webhook_requests.labels(path, str(code)).inc()
             metrics.webhook_latency.labels(path).observe(time.monotonic() - started)

@@ -274,3 +274,40 @@ def test_undeploy_when_the_operator_is_gone(kube_cluster: Any) -> None:
                              '{"metadata":{"finalizers":null}}', check=False)
         kube_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
         kube_cluster.kubectl("delete", "crd", crd, "--wait=false", check=False)
+
+
+def test_webhook_chart_renders_and_applies(kube_cluster: Any, helm: Any, tmp_path: Path) -> None:
+    """An operator with webhooks: the chart names the release's Service and namespace everywhere, and
+    the API server accepts every object (server dry-run), the converted CRD included."""
+    from tests.webhook_operator import op as gadgets
+
+    chart = tmp_path / "gadgets"
+    write_chart(chart, "gadgets", manifests("tests/webhook_operator.py", gadgets, "default"))
+    helm("lint", "--strict", str(chart))
+    namespace = f"t-hooks-{secrets.token_hex(3)}"
+    kube_cluster.kubectl("create", "namespace", namespace)
+    try:
+        text, docs = render(helm, chart, namespace)
+        kube_cluster.kubectl("apply", "--dry-run=server", "-f", "-", input=text)
+        by_kind = {d["kind"]: d for d in docs}
+        assert by_kind["Secret"]["metadata"]["name"] == "gadgets-webhook-ca" and "data" not in by_kind["Secret"]
+        service = next(d for d in docs if d["kind"] == "Service" and d["metadata"]["name"].endswith("-webhook"))
+        assert service["metadata"]["name"] == "rel-gadgets-webhook"
+        assert service["spec"]["ports"][0] == {"name": "webhook", "port": 443, "targetPort": "webhook",
+                                               "protocol": "TCP"}
+        container = by_kind["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+        assert "--webhook-service=rel-gadgets-webhook" in container["args"]
+        assert {"name": "webhook", "containerPort": 9443, "protocol": "TCP"} in container["ports"]
+        for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+            hook = by_kind[kind]["webhooks"][0]
+            assert hook["clientConfig"]["service"]["name"] == "rel-gadgets-webhook"
+            assert hook["clientConfig"]["service"]["namespace"] == namespace
+            assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == [namespace, "kube-system"]
+        conversion = by_kind["CustomResourceDefinition"]["spec"]["conversion"]
+        assert conversion["strategy"] == "Webhook"
+        assert conversion["webhook"]["clientConfig"]["service"]["namespace"] == namespace
+        role_rules = by_kind["Role"]["rules"]
+        assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "patch"],
+                "resourceNames": ["gadgets-webhook-ca"]} in role_rules
+    finally:
+        kube_cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)

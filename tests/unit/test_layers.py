@@ -31,17 +31,17 @@ MAY_IMPORT: dict[str, set[str]] = {
     "reconcile": {"client", "cache", "helpers", "resources"},
     "controller": {"client", "watch", "cache", "queue", "reconcile", "helpers", "resources", "metrics"},
     "manager": {"client", "watch", "cache", "queue", "reconcile", "controller", "helpers", "resources",
-                "metrics"},
+                "metrics", "webhooks"},
     "settings": set(),
-    "builder": RUNTIME | {"helpers", "resources", "settings"},
+    "builder": RUNTIME | {"helpers", "resources", "settings", "webhooks"},
     "envtest": set(),
-    "webhooks": {"client", "envtest", "metrics"},
+    "webhooks": {"client", "envtest", "metrics", "resources"},
     "packaging": {"client", "envtest", "helpers", "resources"},
     "scaffold": {"packaging"},
     # The test kit runs operators on a local control plane, so it sits above the runtime and the builder.
-    "testing": RUNTIME | {"builder", "envtest", "helpers", "resources", "settings"},
+    "testing": RUNTIME | {"builder", "envtest", "helpers", "resources", "settings", "webhooks"},
     # ``kubeloop`` itself (``__init__``) is the public API: it re-exports from the parts below it.
-    "(top)": RUNTIME | {"builder", "helpers", "resources", "settings", "metrics"},
+    "(top)": RUNTIME | {"builder", "helpers", "resources", "settings", "metrics", "webhooks"},
 }
 TOP_ONLY = {"cli", "operators"}  # checked separately: the command line may import anything; operators below
 

@@ -1,0 +1,71 @@
+"""What ``kubeloop generate`` adds to an operator's manifests when it has webhooks.
+
+- The webhook configurations (Service form, safe defaults from :mod:`kubeloop.webhooks.manifests`),
+  without a ``caBundle``: the running process writes its own (or cert-manager's CA injector does, with
+  ``cert_manager_certificate="namespace/name"``, which adds the ``inject-ca-from`` annotation).
+- Every converted CRD with ``conversion.strategy: Webhook`` pointing at the same Service.
+- The empty Secret ``<name>-webhook-ca`` the replicas share their CA through (see ``shared_ca``).
+- The Service ``<name>-webhook`` (port 443 → the container's port named ``webhook``), the Deployment's
+  container port, and the ``--webhook-*`` arguments that make the process serve on it.
+- An operator without webhooks gets its manifests back unchanged (the same objects, in the same order).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kubeloop.webhooks.hooks import Hooks
+from kubeloop.webhooks.runtime import DEFAULT_PORT, WebhookOptions, webhook_manifests
+from kubeloop.webhooks.shared_ca import empty_secret
+
+SERVICE_PORT = 443
+
+
+def service_name(operator: str) -> str:
+    """The webhook Service's name."""
+    return f"{operator}-webhook"
+
+
+def run_args(operator: str, port: int = DEFAULT_PORT) -> list[str]:
+    """The ``kubeloop run`` arguments of the in-cluster process (the namespace is the pod's)."""
+    return ["--webhook-host=0.0.0.0", f"--webhook-port={port}", f"--webhook-service={service_name(operator)}"]
+
+
+def webhook_service(operator: str, namespace: str) -> dict[str, Any]:
+    """A ClusterIP Service: 443 (what the configurations name) → the container's ``webhook`` port."""
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": service_name(operator), "namespace": namespace,
+                         "labels": {"app.kubernetes.io/name": operator, "app.kubernetes.io/managed-by": "kubeloop"}},
+            "spec": {"selector": {"app.kubernetes.io/name": operator},
+                     "ports": [{"name": "webhook", "port": SERVICE_PORT, "targetPort": "webhook",
+                                "protocol": "TCP"}]}}
+
+
+def with_webhooks(objs: list[dict[str, Any]], operator: str, namespace: str, hooks: Hooks, *,
+                  cert_manager_certificate: str | None = None, port: int = DEFAULT_PORT) -> list[dict[str, Any]]:
+    """``objs`` (``operator_manifests``' output) with the webhook objects added; unchanged without hooks."""
+    if not hooks:
+        return objs
+    options = WebhookOptions(host="0.0.0.0", port=port, service=service_name(operator), namespace=namespace)
+    extra = webhook_manifests(operator, hooks, options, cert_manager_certificate=cert_manager_certificate)
+    stanzas = {o["metadata"]["name"]: o for o in extra if o["kind"] == "CustomResourceDefinition"}
+    out = []
+    for obj in objs:
+        obj = copy.deepcopy(obj)
+        if obj["kind"] == "CustomResourceDefinition" and obj["metadata"]["name"] in stanzas:
+            patch = stanzas.pop(obj["metadata"]["name"])
+            obj["spec"]["conversion"] = patch["spec"]["conversion"]
+            if "annotations" in patch["metadata"]:
+                obj["metadata"].setdefault("annotations", {}).update(patch["metadata"]["annotations"])
+        elif obj["kind"] == "Deployment":
+            container = obj["spec"]["template"]["spec"]["containers"][0]
+            container["args"] = [*container.get("args", []), *run_args(operator, port)]
+            container["ports"] = [*container.get("ports", []),
+                                  {"name": "webhook", "containerPort": port, "protocol": "TCP"}]
+        out.append(obj)
+    if stanzas:  # a converted CRD must ship with the operator: its models are in custom_resources()
+        raise ValueError(f"converted CRDs missing from the manifests: {', '.join(stanzas)}")
+    out += [empty_secret(operator, namespace), webhook_service(operator, namespace)]
+    out += [o for o in extra if o["kind"] != "CustomResourceDefinition"]
+    return out

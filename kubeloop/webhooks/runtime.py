@@ -1,0 +1,195 @@
+"""An operator's webhooks at run time and in its manifests: the server, the certificates, the
+configurations and the CRD conversion stanzas.
+
+- :class:`WebhookOptions` says where the API server reaches the process: a URL
+  (``https://127.0.0.1:9443``, for ``kubeloop run`` against a local cluster, the default) or a Service
+  (``service=``, in a cluster). The serving certificate names whichever it is.
+- :func:`webhook_manifests` are the configurations and CRD patches for a set of hooks; ``kubeloop
+  generate`` emits them without a ``caBundle`` (or with cert-manager's annotation), and
+  :meth:`WebhookRuntime.start` applies them *with* the process's ``caBundle`` (server-side apply, the
+  operator's field manager, forced: the process's CA is the one that must be trusted).
+- :func:`webhook_permissions` is exactly what that start needs: ``patch`` of those configurations and
+  CRDs, by name (and, in the operator's namespace, ``get``/``patch`` of the CA Secret, by name, see
+  :mod:`kubeloop.webhooks.shared_ca`). No hooks, no permissions.
+- Every replica runs a server (admission is not leader work); :attr:`WebhookRuntime.ready` is true once
+  the certificate is loaded, the listener is up and the ``caBundle`` is written.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from kubeloop.client import Client, Forbidden
+from kubeloop.webhooks.certs import CertAuthority, WebhookCerts, service_dns_names
+from kubeloop.webhooks.hooks import Hooks
+from kubeloop.webhooks.manifests import (
+    CERT_MANAGER_ANNOTATION,
+    Endpoint,
+    conversion_stanza,
+    mutating_configuration,
+    validating_configuration,
+)
+from kubeloop.webhooks.server import WebhookServer
+from kubeloop.webhooks.shared_ca import MissingCASecret, secret_name, shared_ca
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 9443  # controller-runtime's; the Service maps 443 to it
+
+
+@dataclass(frozen=True)
+class WebhookOptions:
+    """Where the webhook server listens and how the API server reaches it.
+
+    ``service`` (with ``namespace``): the Service form, in a cluster. Otherwise the URL form
+    ``https://<url_host or host>:<port>``: the local control plane calls the process directly.
+    ``namespace_selector``: replaces the default (every namespace but the operator's and kube-system),
+    e.g. one test's namespace.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    url_host: str | None = None
+    service: str | None = None
+    namespace: str | None = None  # the operator's (the Service's) namespace, excluded by the default selector
+    namespace_selector: dict[str, Any] | None = None
+
+    def endpoint(self, port: int | None = None) -> Endpoint:
+        if self.service:
+            if not self.namespace:
+                raise ValueError(f"webhook service {self.service!r} needs its namespace (--webhook-namespace)")
+            return Endpoint(service=self.service, namespace=self.namespace)
+        host = self.url_host or ("127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host)
+        return Endpoint(url=f"https://{host}:{port or self.port}")
+
+    def certificate_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(DNS names, IP addresses) the serving certificate must name."""
+        if self.service:
+            return service_dns_names(self.service, str(self.namespace)), ("127.0.0.1",)
+        host = self.endpoint().url.split("//", 1)[1].rsplit(":", 1)[0]  # type: ignore[union-attr]
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            return (host,), ("127.0.0.1",)
+        return (), tuple(dict.fromkeys((host, "127.0.0.1")))
+
+
+def configuration_names(operator: str) -> dict[str, str]:
+    """The names of an operator's webhook configurations, by kind."""
+    return {"ValidatingWebhookConfiguration": f"{operator}-validating",
+            "MutatingWebhookConfiguration": f"{operator}-mutating"}
+
+
+def webhook_manifests(operator: str, hooks: Hooks, options: WebhookOptions, *, ca_bundle: str | None = None,
+                      cert_manager_certificate: str | None = None, port: int | None = None
+                      ) -> list[dict[str, Any]]:
+    """The webhook configurations (one per kind in use) and the CRD conversion patches for ``hooks``."""
+    endpoint, names, out = options.endpoint(port), configuration_names(operator), []
+    for verb, build in (("validating", validating_configuration), ("mutating", mutating_configuration)):
+        specs = [h.spec(options.namespace_selector) for h in hooks.admission if h.verb == verb]
+        if specs:
+            kind = f"{verb.capitalize()}WebhookConfiguration"
+            # Run outside any namespace (locally), only kube-system is excluded by default.
+            out.append(build(names[kind], specs, endpoint, operator_namespace=options.namespace or "kube-system",
+                             ca_bundle=ca_bundle, cert_manager_certificate=cert_manager_certificate))
+    for conv in hooks.conversions:
+        meta: dict[str, Any] = {"name": conv.crd_name}
+        if cert_manager_certificate:
+            meta["annotations"] = {CERT_MANAGER_ANNOTATION: cert_manager_certificate}
+        out.append({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                    "metadata": meta, "spec": {"conversion": conversion_stanza(endpoint, conv.path, ca_bundle)}})
+    return out
+
+
+def webhook_namespaced_permissions(operator: str, hooks: Hooks) -> list[Any]:
+    """In the operator's namespace: read and fill the Secret the replicas share their CA through."""
+    from kubeloop.resources.rbac import Permission
+
+    return [Permission("", "secrets", ("get", "patch"), names=(secret_name(operator),))] if hooks else []
+
+
+def webhook_permissions(operator: str, hooks: Hooks) -> list[Any]:
+    """``patch`` of the operator's own configurations and converted CRDs, by name; none without hooks."""
+    from kubeloop.resources.rbac import Permission  # resources is a sibling layer; imported where used
+
+    names = configuration_names(operator)
+    out = [Permission("admissionregistration.k8s.io", f"{verb}webhookconfigurations", ("patch",),
+                      namespaced=False, names=(names[f"{verb.capitalize()}WebhookConfiguration"],))
+           for verb in ("validating", "mutating") if any(h.verb == verb for h in hooks.admission)]
+    if hooks.conversions:
+        out.append(Permission("apiextensions.k8s.io", "customresourcedefinitions", ("patch",), namespaced=False,
+                              names=tuple(c.crd_name for c in hooks.conversions)))
+    return out
+
+
+class WebhookSetupError(RuntimeError):
+    """The webhook configurations could not be written at start; the message says what to do."""
+
+
+class WebhookRuntime:
+    """Serves an operator's hooks and writes its ``caBundle`` into their configurations at start."""
+
+    def __init__(self, operator: str, hooks: Hooks, options: WebhookOptions) -> None:
+        self.operator, self.hooks, self.options = operator, hooks, options
+        self.certs: WebhookCerts | None = None  # made by start(): the CA may come from the shared Secret
+        self.server: WebhookServer | None = None
+        self.installed = False
+
+    @property
+    def ready(self) -> bool:
+        """Certificate loaded, listener up, ``caBundle`` written."""
+        return self.server is not None and self.server.ready and self.installed
+
+    def manifests(self) -> list[dict[str, Any]]:
+        """What :meth:`start` applies: the configurations and CRD stanzas with this process's CA."""
+        return webhook_manifests(self.operator, self.hooks, self.options,
+                                 ca_bundle=self.certs.ca_bundle_b64 if self.certs else None,
+                                 port=self.server.port if self.server else None)
+
+    def _serve(self, ca: CertAuthority | None) -> WebhookServer:
+        dns, ips = self.options.certificate_names()
+        self.certs = WebhookCerts(dns, ips, ca=ca)
+        server = WebhookServer(self.certs, host=self.options.host, port=self.options.port)
+        for hook in self.hooks.admission:
+            register = server.validating if hook.verb == "validating" else server.mutating
+            register(hook.path, hook.server_handler(), failure_policy=hook.failure_policy,  # type: ignore[arg-type]
+                     timeout_seconds=hook.timeout_seconds)
+        for conv in self.hooks.conversions:
+            server.conversion(conv.path, conv.converter())
+        return server
+
+    async def start(self, client: Client) -> None:
+        """Listens, then applies the configurations with the CA. In a cluster (the Service form) the CA
+        is the one every replica shares through the Secret ``<name>-webhook-ca``; locally, its own."""
+        ca = None
+        if self.options.service:
+            try:
+                ca = await shared_ca(client, str(self.options.namespace), secret_name(self.operator))
+            except (MissingCASecret, Forbidden) as exc:
+                raise WebhookSetupError(f"cannot read the webhook CA: {exc}") from exc
+        self.server = self._serve(ca)
+        await self.server.start()
+        for obj in self.manifests():
+            try:
+                await client.apply(obj, field_manager=self.operator, force=True)
+            except Forbidden as exc:
+                # Its RBAC allows patching these objects by name, not creating them: they come with the
+                # deployment (kubeloop generate). Locally, admin credentials create them on the fly.
+                raise WebhookSetupError(
+                    f"cannot write the caBundle into {obj['kind']} {obj['metadata']['name']}: {exc.message}. "
+                    f"Apply the operator's manifests first (kubeloop generate all ... | kubectl apply "
+                    f"--server-side -f -), or run with credentials that may create it") from exc
+        self.installed = True
+        log.info("webhooks served on %s:%d (%d admission, %d conversion)", self.options.host, self.server.port,
+                 len(self.hooks.admission), len(self.hooks.conversions))
+
+    async def stop(self) -> None:
+        """Stops serving (the configurations stay: the next process, or another replica, serves them)."""
+        self.installed = False
+        if self.server is not None:
+            await self.server.stop()
+        if self.certs is not None:
+            self.certs.close()
