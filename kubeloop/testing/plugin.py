@@ -8,6 +8,7 @@
 - ``fake_api`` / ``fake_client`` (function, async): an in-process fake API server
   (``kubeloop.testing.apiserver``, fresh per test, starts in about a millisecond) and a Client for it.
   Not the real control plane: docs/reference/fake-api-server.md lists what it serves and its differences.
+- ``fake_clock`` (function, async): virtual time on the test's event loop (idle waits take no wall time).
 
 Tests using ``kube_cluster`` are marked ``cluster`` automatically (``-m "not cluster"`` skips them).
 The async fixtures live on the session event loop, so async tests using them must run there too
@@ -114,6 +115,17 @@ if HAVE_PYTEST_ASYNCIO:
                 await kube_client.delete("namespaces", name)
             except NotFound:
                 pass
+
+    @pytest_asyncio.fixture(loop_scope="session")
+    async def fake_clock() -> AsyncIterator[Any]:
+        """Virtual time for one test (``kubeloop.testing.virtualtime``): while the event loop is idle its
+        clock jumps to the next timer, so requeues, backoff, resyncs, timers and leases take no wall
+        time. For in-process servers only (``fake_api``), never with the real cluster. Request it before
+        ``fake_api`` so their teardown runs in virtual time too."""
+        from kubeloop.testing.virtualtime import VirtualTime
+
+        with VirtualTime.of().running() as clock:
+            yield clock
 
     @pytest_asyncio.fixture(loop_scope="session")
     async def fake_api() -> AsyncIterator[Any]:
