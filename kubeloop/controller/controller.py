@@ -11,7 +11,6 @@ import contextlib
 import logging
 import os
 import random
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ from kubeloop.controller.echo import OwnWrites
 from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
 from kubeloop.helpers.events import EventRecorder
-from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue
+from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue, clock
 from kubeloop.queue.workqueue import ExponentialBackoff
 from kubeloop.reconcile import logs
 from kubeloop.reconcile.context import Change, Context, OwnWrite, send
@@ -158,16 +157,16 @@ class Controller:
     async def _housekeeping(self) -> None:
         """Periodic resync (with jitter, at low priority) and the stuck-work gauges."""
         resync = self.spec.resync
-        next_resync = time.monotonic() + (resync or 0) * (0.9 + random.random() * 0.2)
+        next_resync = clock.now() + (resync or 0) * (0.9 + random.random() * 0.2)
         while True:
             await asyncio.sleep(1.0)
             self.queue.update_gauges()
             for key in self.own_writes.expired():  # held for an echo that never came as such
                 self.queue.add(key, HIGH)
-            if resync and time.monotonic() >= next_resync:
+            if resync and clock.now() >= next_resync:
                 for key in self.informer.store.keys():
                     self.queue.add(key, LOW)
-                next_resync = time.monotonic() + resync * (0.9 + random.random() * 0.2)
+                next_resync = clock.now() + resync * (0.9 + random.random() * 0.2)
 
     async def _worker(self) -> None:
         while True:
@@ -191,7 +190,7 @@ class Controller:
         reconcile_id = os.urandom(16).hex()  # as random as uuid4().hex, a fifth of its CPU
         token = logs.current.set({"controller": self.name, "object": key, "reconcileID": reconcile_id,
                                   "kind": self.primary.kind})
-        started = time.monotonic()
+        started = clock.now()
         outcome = "success"
         try:
             result = await self._reconcile_once(request, reconcile_id)
@@ -227,7 +226,7 @@ class Controller:
             if total is None:
                 total = self._m_total[outcome] = metrics.reconcile_total.labels(self.name, outcome)
             total.inc()
-            self._m_time.observe(time.monotonic() - started)
+            self._m_time.observe(clock.now() - started)
             logs.current.reset(token)
 
     async def _reconcile_once(self, request: Request, reconcile_id: str) -> Result | None:

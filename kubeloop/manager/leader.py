@@ -13,13 +13,13 @@ import datetime as dt
 import logging
 import os
 import socket
-import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubeloop import metrics
 from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
+from kubeloop.queue import clock
 
 log = logging.getLogger("kubeloop.leader")
 
@@ -48,7 +48,7 @@ class LeaderElector:
         self.leading = asyncio.Event()
         self.lost = asyncio.Event()
         self._observed: dict[str, Any] | None = None  # last lease spec we saw
-        self._observed_at = 0.0  # our monotonic time when it last changed
+        self._observed_at = 0.0  # our clock (the loop's) when it last changed
 
     async def acquire(self) -> None:
         """Returns once we hold the lease."""
@@ -61,7 +61,7 @@ class LeaderElector:
 
     async def renew_until_lost(self) -> None:
         """Renews the lease; returns when it could not be renewed within ``renew_deadline``."""
-        last_renew = time.monotonic()
+        last_renew = clock.now()
         while True:
             await asyncio.sleep(self.retry_period)
             try:
@@ -73,8 +73,8 @@ class LeaderElector:
                 log.warning("lease renewal failed: %s", exc)
                 ok = False
             if ok:
-                last_renew = time.monotonic()
-            elif time.monotonic() - last_renew >= self.renew_deadline:
+                last_renew = clock.now()
+            elif clock.now() - last_renew >= self.renew_deadline:
                 log.error("lost leader lease %s/%s", self.namespace, self.name)
                 self.leading.clear()
                 self.lost.set()
@@ -106,10 +106,10 @@ class LeaderElector:
             return await self._create()
         spec = lease.get("spec") or {}
         if spec != self._observed:
-            self._observed, self._observed_at = spec, time.monotonic()
+            self._observed, self._observed_at = spec, clock.now()
         holder = spec.get("holderIdentity")
         duration = spec.get("leaseDurationSeconds") or self.lease_duration
-        expired = time.monotonic() - self._observed_at >= duration
+        expired = clock.now() - self._observed_at >= duration
         if holder and holder != self.identity and not expired:
             return False
         now = _now()
@@ -126,7 +126,7 @@ class LeaderElector:
             updated = await self.client.replace(lease, resource=LEASES)  # conditional on resourceVersion
         except Conflict:
             return False
-        self._observed, self._observed_at = updated.get("spec"), time.monotonic()
+        self._observed, self._observed_at = updated.get("spec"), clock.now()
         return True
 
     async def _create(self) -> bool:
@@ -139,5 +139,5 @@ class LeaderElector:
             created = await self.client.create(body, self.namespace, resource=LEASES)
         except AlreadyExists:
             return False
-        self._observed, self._observed_at = created.get("spec"), time.monotonic()
+        self._observed, self._observed_at = created.get("spec"), clock.now()
         return True

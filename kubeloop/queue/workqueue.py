@@ -17,10 +17,10 @@ import collections
 import heapq
 import itertools
 import random
-import time
 from collections.abc import Hashable
 
 from kubeloop import metrics
+from kubeloop.queue import clock
 
 HIGH, LOW = 0, 1
 
@@ -107,7 +107,7 @@ class WorkQueue:
         if current is not None and current <= priority:
             return  # already waiting, at the same or a better priority
         self._priority[key] = priority
-        self._added_at.setdefault(key, time.monotonic())
+        self._added_at.setdefault(key, clock.now())
         heapq.heappush(self._heap, (priority, next(self._seq), key))
         self._notify()
 
@@ -157,7 +157,7 @@ class WorkQueue:
                 if self._priority.get(key) != priority:
                     continue  # a stale entry, superseded by a higher-priority add
                 del self._priority[key]
-                now = time.monotonic()
+                now = clock.now()
                 self._processing[key] = now
                 added = self._added_at.pop(key, None)
                 if added is not None:
@@ -177,14 +177,14 @@ class WorkQueue:
     def done(self, key: Hashable) -> None:
         started = self._processing.pop(key, None)
         if started is not None:
-            self._m_work.observe(time.monotonic() - started)
+            self._m_work.observe(clock.now() - started)
         again = self._dirty_while_processing.pop(key, None)
         if again is not None:
             self.add(key, again)
 
     def update_gauges(self) -> None:
         """Refreshes the "stuck work" gauges (called periodically by the controller)."""
-        now = time.monotonic()
+        now = clock.now()
         running = [now - t for t in self._processing.values()]
         self._m_unfinished.set(sum(running))
         self._m_longest.set(max(running, default=0.0))

@@ -8,6 +8,9 @@
 - ``fake_api`` / ``fake_client`` (function, async): an in-process fake API server
   (``kubeloop.testing.apiserver``, fresh per test, starts in about a millisecond) and a Client for it.
   Not the real control plane: docs/reference/fake-api-server.md lists what it serves and its differences.
+- ``kube_target`` (function): the fake API server, or with ``--real-cluster`` the real control plane
+  (``kubeloop.testing.target``).
+- ``fake_clock`` (function, async): virtual time on the test's event loop (idle waits take no wall time).
 
 Tests using ``kube_cluster`` are marked ``cluster`` automatically (``-m "not cluster"`` skips them).
 The async fixtures live on the session event loop, so async tests using them must run there too
@@ -32,6 +35,13 @@ ENV_KEEP = "KUBELOOP_TEST_KEEP"
 def pytest_configure(config: pytest.Config) -> None:
     """Declares the ``cluster`` marker."""
     config.addinivalue_line("markers", "cluster: needs the local control plane")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--real-cluster``: ``kube_target`` is the real local control plane instead of the fake."""
+    parser.addoption("--real-cluster", action="store_true", default=False,
+                     help="kube_target: run on the real local control plane, not the in-process fake API "
+                          "server (also: KUBELOOP_TEST_REAL_CLUSTER=1)")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -114,6 +124,34 @@ if HAVE_PYTEST_ASYNCIO:
                 await kube_client.delete("namespaces", name)
             except NotFound:
                 pass
+
+    @pytest.fixture
+    def kube_target(request: pytest.FixtureRequest) -> Any:
+        """A ``kubeloop.testing.target.KubeTarget``: the fake API server (``fake_api``, namespace ``default``)
+        unless ``--real-cluster`` or ``KUBELOOP_TEST_REAL_CLUSTER=1`` asks for the real control plane
+        (``kube_cluster``, ``kube_client``, ``namespace``). Synchronous, so that it can ask for those
+        fixtures only in the mode that needs them: the fake mode never builds or starts a cluster."""
+        from kubeloop.testing.target import KubeTarget, wants_real_cluster
+
+        try:
+            real = wants_real_cluster(request.config.getoption("--real-cluster"))
+        except ValueError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        if real:
+            return KubeTarget(request.getfixturevalue("kube_client"), request.getfixturevalue("namespace"),
+                              cluster=request.getfixturevalue("kube_cluster"))
+        return KubeTarget(request.getfixturevalue("fake_client"), "default", fake=request.getfixturevalue("fake_api"))
+
+    @pytest_asyncio.fixture(loop_scope="session")
+    async def fake_clock() -> AsyncIterator[Any]:
+        """Virtual time for one test (``kubeloop.testing.virtualtime``): while the event loop is idle its
+        clock jumps to the next timer, so requeues, backoff, resyncs, timers and leases take no wall
+        time. For in-process servers only (``fake_api``), never with the real cluster. Request it before
+        ``fake_api`` so their teardown runs in virtual time too."""
+        from kubeloop.testing.virtualtime import VirtualTime
+
+        with VirtualTime.of().running() as clock:
+            yield clock
 
     @pytest_asyncio.fixture(loop_scope="session")
     async def fake_api() -> AsyncIterator[Any]:

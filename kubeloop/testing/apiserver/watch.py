@@ -47,6 +47,9 @@ def check_params(q: dict[str, str]) -> None:
                                           "field": "allowWatchBookmarks"}]})
 
 
+BOOKMARK_EVERY = 60.0  # seconds of quiet before a progress bookmark (kube-apiserver: about a minute)
+
+
 async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, match: Match,
                 view: Callable[[Obj], Obj], closing: asyncio.Event, api_version: str) -> web.StreamResponse:
     """Streams events until ``timeoutSeconds``, the client leaves or the server stops."""
@@ -87,17 +90,27 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
                 if change.rv <= start and change.kind == kind.key:
                     await _emit(send, change, mine, view)
         timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
-        deadline = asyncio.get_running_loop().time() + timeout if timeout else None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout if timeout else None
+        bookmarks = _truthy(q.get("allowWatchBookmarks"))
+        quiet_since = loop.time()
         while not closing.is_set():
-            left = None if deadline is None else deadline - asyncio.get_running_loop().time()
+            left = None if deadline is None else deadline - loop.time()
             if left is not None and left <= 0:
                 break
             try:
                 change = await asyncio.wait_for(queue.get(), timeout=min(left or 1.0, 1.0))
             except TimeoutError:
+                if bookmarks and queue.empty() and loop.time() - quiet_since >= BOOKMARK_EVERY:
+                    # As the real server's watch cache does: progress on a quiet watch, which also keeps
+                    # the client's read timeout from firing (every change up to store.rv has been sent).
+                    marker = {"resourceVersion": str(store.rv)}
+                    await send("BOOKMARK", {"kind": kind.kind, "apiVersion": api_version, "metadata": marker})
+                    quiet_since = loop.time()
                 continue
             if change.rv > start:
                 await _emit(send, change, mine, view)
+                quiet_since = loop.time()
         return resp
     except ConnectionResetError:  # the client went away (aiohttp's reset error is one): the watch is over
         return resp
