@@ -8,7 +8,6 @@ lists in docs/reference/fake-api-server.md and answers 501 for the rest.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
@@ -18,9 +17,9 @@ from typing import Any
 from kubeloop.builder import Operator
 from kubeloop.client import Client
 from kubeloop.controller import DEFAULT_CONCURRENCY
-from kubeloop.manager import Manager, ManagerOptions
+from kubeloop.manager import ManagerOptions
 from kubeloop.resources import render_rbac
-from kubeloop.testing.operator import RunningOperator, install_crds, run_operator
+from kubeloop.testing.operator import RunningOperator, install_crds, operator_running, run_operator
 
 FLAG = "--real-cluster"
 ENV_REAL = "KUBELOOP_TEST_REAL_CLUSTER"
@@ -72,21 +71,8 @@ async def _on_fake(fake: Any, admin: Client, operator: Operator, namespace: str,
     rbac = render_rbac(operator.name, namespace, operator.permissions(), operator.namespaced_permissions(),
                        events="cluster", leader_election=opts.leader_elect)
     client = await fake.client(field_manager=operator.name, record_permissions=True)
-    manager = Manager(client, opts, name=operator.name)
-    manager.add_operator(operator, concurrency)
-    task = asyncio.create_task(manager.run())
     try:
-        started = asyncio.ensure_future(manager.started.wait())
-        done, _ = await asyncio.wait({started, task}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
-        if task in done:  # it failed to start: its error, not a timeout
-            started.cancel()
-            task.result()
-            raise RuntimeError(f"operator {operator.name} stopped before it started")
-        if not done:
-            raise TimeoutError(f"operator {operator.name} did not start within 30 s on the fake API server")
-        yield RunningOperator(manager, client, rbac)
+        async with operator_running(operator, client, options=opts, concurrency=concurrency) as manager:
+            yield RunningOperator(manager, client, rbac)
     finally:
-        manager.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
         await client.close()

@@ -14,9 +14,9 @@ from typing import Any
 
 from kubeloop import Context, Operator, Result
 from kubeloop.client import Client
-from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.manager.leader import LeaderElector
 from kubeloop.resources.builtin import CONFIG_MAP
+from kubeloop.testing import operator_running
 from kubeloop.testing.apiserver import FakeApiServer
 from kubeloop.testing.virtualtime import VirtualTime
 
@@ -40,17 +40,8 @@ def now() -> float:
 async def running(op: Operator, fake: FakeApiServer) -> AsyncIterator[None]:
     """The operator under a Manager against the fake server."""
     async with await fake.client(field_manager=op.name) as client:
-        manager = Manager(client, ManagerOptions(
-            namespaces=["default"], metrics_bind_address="127.0.0.1:0", health_probe_bind_address="127.0.0.1:0",
-            graceful_shutdown_timeout=5, freeze_gc=False), name=op.name)
-        manager.add_operator(op, 2)
-        task = asyncio.create_task(manager.run())
-        try:
-            await asyncio.wait_for(manager.started.wait(), 30)
+        async with operator_running(op, client, namespaces=["default"]):
             yield
-        finally:
-            manager.stop()
-            await asyncio.wait_for(task, 30)
 
 
 async def until(check: Callable[[], bool], virtual: float) -> None:
