@@ -158,17 +158,29 @@ async def _kubectl(kubeconfig: Path, *args: str, stdin: bytes = b"") -> tuple[in
 
 
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl is not built (kubeloop cluster up builds it)")
-async def test_kubectl_apply_and_get(fake_api: FakeApiServer, tmp_path: Path) -> None:
-    """kubectl reads and server-side apply work (with --validate=false: the fake serves no OpenAPI);
-    its create/replace send protobuf, which the fake answers 415."""
+async def test_kubectl_verbs(fake_api: FakeApiServer, tmp_path: Path) -> None:
+    """kubectl create, server-side apply, get, patch, replace and delete work (with --validate=false: the
+    fake serves no OpenAPI document)."""
     path = fake_api.write_kubeconfig(tmp_path / "kubeconfig")
     manifest = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: k\ndata:\n  a: b\n"
     code, _, err = await _kubectl(path, "apply", "--server-side", "--validate=false", "-f", "-", stdin=manifest)
     assert code == 0, err
     code, out, err = await _kubectl(path, "get", "configmap", "k", "-o", "jsonpath={.data.a}")
     assert (code, out) == (0, "b"), err
+    code, _, err = await _kubectl(path, "create", "--validate=false", "-f", "-",
+                                  stdin=manifest.replace(b"name: k", b"name: c"))
+    assert code == 0, err
+    code, _, err = await _kubectl(path, "patch", "configmap", "c", "-p", '{"data":{"a":"p"}}')
+    assert code == 0, err
+    code, _, err = await _kubectl(path, "replace", "--validate=false", "-f", "-",
+                                  stdin=manifest.replace(b"name: k", b"name: c").replace(b"a: b", b"a: r"))
+    assert code == 0, err
+    code, out, err = await _kubectl(path, "get", "configmap", "c", "-o", "jsonpath={.data.a}")
+    assert (code, out) == (0, "r"), err
+    code, _, err = await _kubectl(path, "delete", "configmap", "c")
+    assert code == 0, err
     code, out, err = await _kubectl(path, "get", "configmaps", "-o", "name")
-    assert code == 0 and "configmap/k" in out.split(), err
+    assert code == 0 and "configmap/k" in out.split() and "configmap/c" not in out.split(), err
 
 
 async def test_fake_clock_stamps_objects() -> None:
