@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-Obj = dict[str, Any]
+from kubeloop.client.api import Obj
+
 KindKey = tuple[str, str]  # (group, plural)
 ObjKey = tuple[str, str]   # (namespace or "", name)
 

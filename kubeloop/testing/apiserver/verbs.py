@@ -54,16 +54,24 @@ class Api:
         elif rv == "0":
             limit = None  # served from the watch cache, which does not paginate
         snapshot = at if at is not None else self.store.rv
-        items = [o for o in self.store.items(kind.key, at)
-                 if (ns is None or o["metadata"].get("namespace") == ns) and match(o)
-                 and _key(o) > start]
+        scope = [o for o in self.store.items(kind.key, at)
+                 if (ns is None or o["metadata"].get("namespace") == ns) and _key(o) > start]
+        # As etcd-backed paging does: the page fills with matching objects in key order, and it has a
+        # continue token whenever any object of the scope (matching or not) comes after the last one read,
+        # since the server cannot know whether the rest match without reading them.
+        items: list[Obj] = []
+        read = 0
+        for obj in scope:
+            if limit and len(items) >= limit:
+                break
+            read += 1
+            if match(obj):
+                items.append(obj)
         meta: dict[str, Any] = {"resourceVersion": str(snapshot)}
-        if limit and len(items) > limit:
-            rest = len(items) - limit
-            items = items[:limit]
+        if limit and read < len(scope):
             meta["continue"] = _encode_continue(snapshot, _key(items[-1]))
             if not filtered:
-                meta["remainingItemCount"] = rest
+                meta["remainingItemCount"] = len(scope) - read
         return {"metadata": meta, "items": items}
 
     def _list_rv(self, wanted: int, raw: str, rv_match: str | None) -> int | None:
