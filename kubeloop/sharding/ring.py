@@ -10,7 +10,8 @@ taken when its slot is still free and its member holds fewer than ``ceil(S/N)`` 
   ``ceil(S/N)/(S/N)`` (1.002 at 3 members, 1.07 at 200 with 2048 slots); key balance adds only the
   sampling noise of the keys themselves.
 - **Little movement**: a member's best-scored slots stay its own when others join or leave (rendezvous),
-  so a change moves about 1/N of the keys, plus a few slots shifted by the cap (docs/SHARDING.md).
+  so a change moves the newcomer's (or leaver's) 1/N share, plus slots the changed cap pushes between
+  other members: 1–2x the 1/N ideal, the excess growing as S/N gets small (docs/SHARDING.md).
 - **A modest selector**: each member's slots merge into contiguous ranges, one ``shardRange`` each, and
   the whole set is ONE ``shardSelector`` on every list and watch. Scattered slots give about
   ``S/N * (1 - 1/N)`` ranges, ~82 characters each: ~42 kB at 2 members, ~7 kB at 10, under 1 kB at 100
