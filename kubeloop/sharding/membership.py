@@ -129,9 +129,13 @@ class Member:
         self._pending = {s for s in wanted - self.held - others if s not in verified}
         return self.held | self._pending
 
-    def renewed(self, now: float) -> None:
-        """The write of the last :meth:`tick`'s result succeeded at ``now`` (a failed one: no call)."""
-        self.last_renew, self.claimed = now, self._pending
+    def renewed(self, sent_at: float) -> None:
+        """The write of the last :meth:`tick`'s result succeeded (a failed one: no call).
+
+        ``sent_at`` is when the write was *sent*: the fence then runs from no later than the moment
+        others first see the renewal, however slow the reply.
+        """
+        self.last_renew, self.claimed = sent_at, self._pending
 
     def leave(self) -> None:
         """Clean shutdown: stop everything (then the caller releases or deletes the Lease)."""

@@ -33,10 +33,14 @@ class Replica:
     observer: LeaseObserver = field(default_factory=lambda: LeaseObserver("op"))
     running: bool = True  # False once crashed or left
     connected: bool = True
+    inflight: tuple[dict[str, Any], float] | None = None  # its Lease write, sent but not yet applied
 
 
 @dataclass
 class World:
+    """A model API server: a list sees every applied write; a replica's tick is a list then a write,
+    and other replicas' lists and writes may come between the two (that is where claims race)."""
+
     now: float = 0.0
     leases: dict[str, dict[str, Any]] = field(default_factory=dict)
     replicas: list[Replica] = field(default_factory=list)
@@ -45,24 +49,33 @@ class World:
     def join(self) -> None:
         self.replicas.append(Replica(Member(f"r{len(self.replicas)}", T, SLOTS)))
 
+    def read(self, r: Replica) -> None:
+        """List the Leases and decide; the write goes out, to be applied by :meth:`apply`."""
+        if r.running and r.connected and r.inflight is None:
+            holds = r.member.tick(r.observer.observe(self.leases.values(), self.now), self.now)
+            self.writes += 1
+            lease = {"metadata": {"name": r.member.identity, "labels": {LABEL: "op"},
+                                  "annotations": {HOLDS: encode_slots(holds)}},
+                     "spec": {"holderIdentity": r.member.identity, "renewTime": f"write-{self.writes}",
+                              "leaseDurationSeconds": int(T.lease_duration)}}
+            r.inflight = (lease, self.now)
+
+    def apply(self, r: Replica, reply: bool = True) -> None:
+        """The write lands; without ``reply`` the replica never learns it did (a lost response)."""
+        if r.inflight is not None and r.running:
+            lease, sent_at = r.inflight
+            self.leases[r.member.identity] = lease
+            if reply and r.connected:
+                r.member.renewed(sent_at)
+        r.inflight = None
+
     def tick(self, r: Replica) -> None:
-        if not r.running:
-            return
-        if not r.connected:  # cannot list or write: only the clock-based fence (``active``) applies
-            return
-        live = r.observer.observe(self.leases.values(), self.now)
-        holds = r.member.tick(live, self.now)
-        self.writes += 1
-        self.leases[r.member.identity] = {
-            "metadata": {"name": r.member.identity, "labels": {LABEL: "op"},
-                         "annotations": {HOLDS: encode_slots(holds)}},
-            "spec": {"holderIdentity": r.member.identity, "leaseDurationSeconds": int(T.lease_duration),
-                     "renewTime": f"write-{self.writes}"}}
-        r.member.renewed(self.now)
+        self.read(r)
+        self.apply(r)
 
     def leave(self, r: Replica) -> None:
         r.member.leave()
-        r.running = False
+        r.running, r.inflight = False, None
         self.leases.pop(r.member.identity, None)
 
     def check_exclusive(self) -> None:
@@ -75,7 +88,7 @@ class World:
 
 
 ACTIONS = st.one_of(
-    st.tuples(st.just("tick"), st.integers(0, 5)),
+    st.tuples(st.sampled_from(["read", "apply", "tick", "lost-reply", "fail"]), st.integers(0, 5)),
     st.tuples(st.just("wait"), st.sampled_from([0.5, 1.0, 2.0, 3.0, 7.0, 11.0, 16.0])),
     st.tuples(st.just("join"), st.just(0)),
     st.tuples(st.sampled_from(["leave", "crash", "cut", "heal"]), st.integers(0, 5)),
@@ -91,8 +104,12 @@ def _apply(world: World, action: tuple[str, Any]) -> None:
             world.join()
     elif arg < len(world.replicas):
         r = world.replicas[arg]
-        if kind == "tick":
-            world.tick(r)
+        if kind in ("read", "tick"):
+            getattr(world, kind)(r)
+        elif kind in ("apply", "lost-reply"):
+            world.apply(r, reply=kind == "apply")
+        elif kind == "fail":
+            r.inflight = None  # the write never reached the server
         elif kind == "leave":
             world.leave(r)
         elif kind == "crash":
@@ -110,6 +127,7 @@ def _settle(world: World) -> None:
     while world.now <= bound + T.retry_period:
         for r in world.replicas:
             if r.connected:
+                world.apply(r)  # a write still in flight from the random part
                 world.tick(r)
             world.check_exclusive()
         if world.now >= bound:
@@ -191,3 +209,21 @@ def test_slot_annotation_round_trip_and_errors() -> None:
 def test_timings_are_checked() -> None:
     with pytest.raises(ValueError, match="renew_deadline < lease_duration"):
         Timings(lease_duration=5, renew_deadline=10, retry_period=2)
+
+
+def test_a_cut_member_is_replaced_only_after_it_stopped() -> None:
+    """B lists every half second (faster than the retry period) while A, cut off, still reconciles."""
+    world = World()
+    world.join(), world.join()
+    a, b = world.replicas
+    for _ in range(3):
+        world.tick(a), world.tick(b)
+        world.now += T.retry_period
+    world.tick(a)
+    a.connected = False
+    cut_at = world.now
+    while b.member.active(world.now) != set(range(SLOTS)):
+        world.now += 0.5
+        world.tick(b)
+        world.check_exclusive()
+    assert world.now - cut_at >= T.lease_duration
