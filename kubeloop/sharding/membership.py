@@ -16,6 +16,11 @@ One **tick** of a member = one fresh list of the Leases, then one write of its o
   observer's clock* is dead, and its claims are void. The observer saw the last renewal no earlier than
   it happened, and renew_deadline < lease_duration, so the holder has fenced itself by then.
 
+Bounds (tests/unit/test_sharding_membership.py): at no instant is a slot in the ``active`` set of two
+running members; once membership settles and members tick each ``retry_period``, every slot is held by
+its assigned member within ``lease_duration + 3 * retry_period`` (a dead member's last renewal is seen
+up to a period late; one tick claims its slots, the next verifies).
+
 Slot states, per member: ``free → claimed → held → free`` (release) and ``claimed → free`` (conflict,
 or no longer wanted); any state ``→ free`` on fence, leave or crash.
 """

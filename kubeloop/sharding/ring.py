@@ -7,20 +7,21 @@ taken when its slot is still free and its member holds fewer than ``ceil(S/N)`` 
 - **Deterministic, no leader**: the result depends only on the set of member names, so every member
   computes the same assignment from the same Lease list.
 - **Balanced**: no member holds more than ``ceil(S/N)`` slots, so slot balance is at most
-  ``ceil(S/N)/(S/N)`` (1.002 at 3 members, 1.07 at 200 with 2048 slots); key balance adds only the
+  ``ceil(S/N)/(S/N)`` (1.0005 at 3 members, 1.07 at 200 with 2048 slots); key balance adds only the
   sampling noise of the keys themselves.
 - **Little movement**: a member's best-scored slots stay its own when others join or leave (rendezvous),
   so a change moves the newcomer's (or leaver's) 1/N share, plus slots the changed cap pushes between
-  other members: 1–2x the 1/N ideal, the excess growing as S/N gets small (docs/SHARDING.md).
+  other members: ~1x the 1/N ideal at a few members, 1.5–3x at 25–200 (docs/SHARDING.md).
 - **A modest selector**: each member's slots merge into contiguous ranges, one ``shardRange`` each, and
   the whole set is ONE ``shardSelector`` on every list and watch. Scattered slots give about
-  ``S/N * (1 - 1/N)`` ranges, ~82 characters each: ~42 kB at 2 members, ~7 kB at 10, under 1 kB at 100
+  ``S/N * (1 - 1/N)`` ranges, ~79 characters each: ~41 kB at 2 members, ~15 kB at 10, ~1.7 kB at 100
   with 2048 slots (the API server accepts request lines up to 1 MiB). That cost is why ``slots`` is not
   larger; measured in ``python -m harness.sharding``.
 
 Chosen by measurement (docs/SHARDING.md) over consistent hashing with virtual nodes, the usual ring:
-with V points per member its balance is ~1 + 3/sqrt(V) (1.2–1.4 at V=100, so V in the thousands and as
-many ranges per member to reach 1.1), while bounded-load slots reach 1.1 with a selector a fraction as long.
+with V points per member its balance is ~1 + 3/sqrt(V): 1.06–1.32 at V=100; V=1000 reaches ~1.1 and
+moves only the ideal 1/N, but gives every member up to 1000 ranges (a 40–79 kB selector at any size).
+The slots match it at 2–3 members and are 5–90x shorter from 10 members on, for 1.5–3x the movement.
 
 **Owned objects follow their owner** (:func:`shard_key`): an object's key is the uid of its controller
 ownerReference when it has one, else its own uid, so a parent and its children land on one member. The

@@ -19,8 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubeloop.sharding.membership import (HOLDS, LABEL, LeaseObserver, Member, Timings, decode_slots,
-                                          encode_slots)
+from kubeloop.sharding.membership import HOLDS, LABEL, LeaseObserver, Member, Timings, decode_slots, encode_slots
 from kubeloop.sharding.ring import assign
 
 SLOTS = 16
