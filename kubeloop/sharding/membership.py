@@ -114,7 +114,7 @@ class Member:
     timings: Timings = field(default_factory=Timings)
     slots: int = DEFAULT_SLOTS
     held: set[int] = field(default_factory=set)  # reconciling these now
-    claimed: set[int] = field(default_factory=set)  # in the last *successful* write, not yet verified
+    claimed: set[int] = field(default_factory=set)  # in the last write, confirmed; verified next tick
     _pending: set[int] = field(default_factory=set)  # claims of the write under way
     last_renew: float | None = None
 
@@ -129,7 +129,9 @@ class Member:
         others = {s for who, claims in live.items() if who != self.identity for s in claims}
         wanted = set(assign(set(live) | {self.identity}, self.slots).slots_of(self.identity))
         self.held &= wanted  # release: stop first, the write below then drops them
-        verified = self.claimed & wanted  # published before this read: safe to check now
+        # Claims are checked only by the list that follows the write that published them: if that
+        # write's reply was lost, a later write may have landed without them, so they are void.
+        verified, self.claimed = self.claimed & wanted, set()
         self.held |= verified - others
         self._pending = {s for s in wanted - self.held - others if s not in verified}
         return self.held | self._pending

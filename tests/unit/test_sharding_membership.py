@@ -142,8 +142,8 @@ def _assert_complete(world: World) -> None:
             f"{r.member.identity} at {world.now}: holds {sorted(r.member.active(world.now))}")
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(ACTIONS, max_size=80))
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(ACTIONS, max_size=120))
 def test_no_overlap_and_nothing_lost(actions: list[tuple[str, Any]]) -> None:
     world = World()
     world.join()
@@ -226,3 +226,13 @@ def test_a_cut_member_is_replaced_only_after_it_stopped() -> None:
         world.tick(b)
         world.check_exclusive()
     assert world.now - cut_at >= T.lease_duration
+
+
+def test_claims_of_an_unconfirmed_write_are_never_started() -> None:
+    """A write whose reply was lost may have landed without earlier claims: they must be re-claimed."""
+    m = Member("a", T, 4)
+    m.tick({"a": set()}, 0.0), m.renewed(0.0)  # alone: claims all four, confirmed
+    m.tick({"a": set(), "b": set()}, 1.0)  # b appears: a wants half and drops the rest; no reply
+    half = m.held | m._pending  # what it wanted (it started these: confirmed claims)
+    m.tick({"a": set()}, 2.0)  # b gone again: a wants all four
+    assert m.active(2.0) <= half  # the dropped half was not started on the strength of the old claim
