@@ -116,6 +116,7 @@ class Member:
     held: set[int] = field(default_factory=set)  # reconciling these now
     claimed: set[int] = field(default_factory=set)  # in the last write, confirmed; verified next tick
     _pending: set[int] = field(default_factory=set)  # claims of the write under way
+    _assigned: tuple[frozenset[str], frozenset[int]] = (frozenset(), frozenset())  # members → our slots
     last_renew: float | None = None
 
     def active(self, now: float) -> set[int]:
@@ -127,7 +128,7 @@ class Member:
         if not self._renewed_within(now):
             self.held, self.claimed = set(), set()  # fenced: another member may already own them
         others = {s for who, claims in live.items() if who != self.identity for s in claims}
-        wanted = set(assign(set(live) | {self.identity}, self.slots).slots_of(self.identity))
+        wanted = self._wanted(frozenset(live) | {self.identity})
         self.held &= wanted  # release: stop first, the write below then drops them
         # Claims are checked only by the list that follows the write that published them: if that
         # write's reply was lost, a later write may have landed without them, so they are void.
@@ -147,6 +148,12 @@ class Member:
     def leave(self) -> None:
         """Clean shutdown: stop everything (then the caller releases or deletes the Lease)."""
         self.held, self.claimed, self._pending = set(), set(), set()
+
+    def _wanted(self, members: frozenset[str]) -> set[int]:
+        """This member's slots among ``members``, recomputed only when they change (0.7 s at 200)."""
+        if self._assigned[0] != members:
+            self._assigned = (members, frozenset(assign(members, self.slots).slots_of(self.identity)))
+        return set(self._assigned[1])
 
     def _renewed_within(self, now: float) -> bool:
         return self.last_renew is not None and now - self.last_renew < self.timings.renew_deadline
