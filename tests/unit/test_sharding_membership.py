@@ -155,10 +155,12 @@ def test_no_overlap_and_nothing_lost(actions: list[tuple[str, Any]]) -> None:
 
 def test_a_crashed_member_is_replaced_after_its_lease_expires() -> None:
     world = World()
-    world.join(), world.join()
+    world.join()
+    world.join()
     a, b = world.replicas
     for _ in range(3):
-        world.tick(a), world.tick(b)
+        world.tick(a)
+        world.tick(b)
         world.now += T.retry_period
     assert a.member.held and b.member.held
     a.running = False
@@ -172,18 +174,23 @@ def test_a_crashed_member_is_replaced_after_its_lease_expires() -> None:
 
 def test_a_cut_member_fences_itself_before_anyone_takes_over() -> None:
     m = Member("a", T, SLOTS)
-    m.tick({}, 0.0), m.renewed(0.0)
-    m.tick({"a": set(range(SLOTS))}, 2.0), m.renewed(2.0)
+    m.tick({}, 0.0)
+    m.renewed(0.0)
+    m.tick({"a": set(range(SLOTS))}, 2.0)
+    m.renewed(2.0)
     assert m.active(2.0) == set(range(SLOTS))
     assert m.active(2.0 + T.renew_deadline - 0.01) and not m.active(2.0 + T.renew_deadline)
 
 
 def test_conflicting_claims_both_withdraw() -> None:
     a, b = Member("a", T, 4), Member("b", T, 4)
-    a.tick({"a": set()}, 0.0), a.renewed(0.0)  # alone: claims all four
-    b.tick({"b": set()}, 0.0), b.renewed(0.0)  # alone too (had not seen a): claims all four
+    a.tick({"a": set()}, 0.0)  # alone: claims all four
+    a.renewed(0.0)
+    b.tick({"b": set()}, 0.0)  # alone too (had not seen a): claims all four
+    b.renewed(0.0)
     both = {"a": a.claimed, "b": b.claimed}
-    a.tick(both, 1.0), b.tick(both, 1.0)
+    a.tick(both, 1.0)
+    b.tick(both, 1.0)
     assert not a.held and not b.held
 
 
@@ -213,10 +220,12 @@ def test_timings_are_checked() -> None:
 def test_a_cut_member_is_replaced_only_after_it_stopped() -> None:
     """B lists every half second (faster than the retry period) while A, cut off, still reconciles."""
     world = World()
-    world.join(), world.join()
+    world.join()
+    world.join()
     a, b = world.replicas
     for _ in range(3):
-        world.tick(a), world.tick(b)
+        world.tick(a)
+        world.tick(b)
         world.now += T.retry_period
     world.tick(a)
     a.connected = False
@@ -231,7 +240,8 @@ def test_a_cut_member_is_replaced_only_after_it_stopped() -> None:
 def test_claims_of_an_unconfirmed_write_are_never_started() -> None:
     """A write whose reply was lost may have landed without earlier claims: they must be re-claimed."""
     m = Member("a", T, 4)
-    m.tick({"a": set()}, 0.0), m.renewed(0.0)  # alone: claims all four, confirmed
+    m.tick({"a": set()}, 0.0)  # alone: claims all four, confirmed
+    m.renewed(0.0)
     m.tick({"a": set(), "b": set()}, 1.0)  # b appears: a wants half and drops the rest; no reply
     half = m.held | m._pending  # what it wanted (it started these: confirmed claims)
     m.tick({"a": set()}, 2.0)  # b gone again: a wants all four
