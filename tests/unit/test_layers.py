@@ -33,6 +33,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "manager": {"client", "watch", "cache", "queue", "reconcile", "controller", "helpers", "resources",
                 "metrics", "webhooks"},
     "settings": set(),
+    "sharding": {"client"},  # pure scale-out logic; its selectors go on the client's list/watch requests
     "builder": RUNTIME | {"helpers", "resources", "settings", "webhooks"},
     "envtest": set(),
     "webhooks": {"client", "envtest", "metrics", "resources"},
