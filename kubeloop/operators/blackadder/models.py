@@ -73,7 +73,7 @@ class _Spec(BaseModel):
 
 
 class ChaosAgentSpec(_Spec):
-    """What havoc the agent makes, where, and how often (v1beta2, the hub)."""
+    """What havoc the agent makes, where, and how often."""  # v1beta2, the hub
 
     minRunningPods: int = Field(0, ge=0, description="Kill only while at least this many candidate pods "
                                 "run (v1alpha1/v1beta1: podTolerance).")
@@ -82,7 +82,7 @@ class ChaosAgentSpec(_Spec):
 
 
 class ArticleSpec(_Spec):
-    """The spec of v1alpha1 and v1beta1, with the article's names."""
+    """What havoc the agent makes, where, and how often."""  # v1alpha1 and v1beta1: the article's names
 
     podTolerance: int = Field(0, ge=0, description="Kill only while at least this many candidate pods run.")
     pauseDuration: int = Field(30, ge=1, description="Seconds between rounds.")
@@ -143,8 +143,7 @@ _ARTICLE = dict(_NAMES, printer_columns=_columns("podTolerance", "pauseDuration"
 
 class ChaosAgent(CustomResource, version="v1beta2", storage=False, **_NAMES,  # type: ignore[call-arg]
                  printer_columns=_columns("minRunningPods", "pauseSeconds")):
-    """The hub: what the reconciler reads. Not the storage version (see the README's "Versions")."""
-
+    # The hub: what the reconciler reads. Not the storage version (see the README's "Versions").
     spec: ChaosAgentSpec
     status: ChaosAgentStatus | None = None
 
