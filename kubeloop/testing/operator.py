@@ -82,6 +82,7 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
                        leader_election=opts.leader_elect)
     for obj in rbac:
         await admin.apply(obj, field_manager="kubeloop-test", force=True)
+    earlier = await _live_conversions(admin, operator)
     if operator.hooks:
         # As a deployment would: the configurations exist (without a caBundle) before the operator runs,
         # and its RBAC lets it patch them by name, not create them.
@@ -107,6 +108,7 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
         await client.close()
         if operator.hooks:
             await _uninstall_webhooks(admin, webhook_manifests(operator.name, operator.hooks, opts.webhook))
+        await _restore_conversions(admin, earlier)
 
 
 @contextlib.asynccontextmanager
@@ -174,6 +176,26 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+async def _live_conversions(admin: Client, operator: Operator) -> dict[str, dict[str, Any]]:
+    """The webhook conversion stanzas of the operator's converted CRDs before this run, by CRD name:
+    another run of the same CRD's operator may still be serving them (nested runs in one test)."""
+    found = {}
+    for conv in operator.hooks.conversions:
+        crd = await admin.get("customresourcedefinitions", conv.crd_name)
+        if crd["spec"].get("conversion", {}).get("strategy") == "Webhook":
+            found[conv.crd_name] = crd["spec"]["conversion"]
+    return found
+
+
+async def _restore_conversions(admin: Client, earlier: dict[str, dict[str, Any]]) -> None:
+    """Points each CRD back at the server it named before this run, so that an enclosing run of the same
+    operator keeps converting once this one is gone (this run's server is)."""
+    for name, conversion in earlier.items():
+        with contextlib.suppress(ApiError):  # teardown: the CRD may be gone, which is fine
+            await admin.patch("customresourcedefinitions", name,
+                              [{"op": "replace", "path": "/spec/conversion", "value": conversion}], type="json")
 
 
 async def _uninstall_webhooks(admin: Client, manifests: list[dict[str, Any]]) -> None:

@@ -12,12 +12,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from kubeloop import Conditions, CustomResource, LabelSelector, printer_column
-from kubeloop.resources import PrinterColumn
 
 Weekday = Literal["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 WEEKDAYS: tuple[Weekday, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -123,7 +122,7 @@ class ChaosAgentStatus(BaseModel):
     conditions: Conditions | None = None
 
 
-def _columns(tolerance: str, pause: str) -> list[PrinterColumn]:
+def _columns(tolerance: str, pause: str) -> list[Any]:
     """The article's columns, with a version's names for the two renamed fields."""
     return [
         printer_column("Tantrum", ".spec.tantrumMode", type="boolean", description="Kills Pods randomly"),
