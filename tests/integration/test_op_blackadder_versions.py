@@ -23,7 +23,7 @@ from kubeloop.client import Client, NotFound
 from kubeloop.operators.blackadder import ChaosAgentV1Alpha1, ChaosAgentV1Beta1, build_operator
 from kubeloop.operators.blackadder.settings import BlackadderSettings
 from kubeloop.resources import crds_for
-from kubeloop.testing import wait_for, wait_for_deletion
+from kubeloop.testing import wait_for, wait_for_crd, wait_for_deletion
 from kubeloop.testing.operator import run_operator
 
 RUN = secrets.token_hex(3)
@@ -48,6 +48,7 @@ async def install_the_crd_before_v1beta2(client: Client) -> None:
     await wait_for(client, "customresourcedefinitions", CRD, timeout=30, description="the old CRD",
                    predicate=lambda c: [v["name"] for v in c["spec"]["versions"]] == ["v1beta1", "v1alpha1"]
                    and c["spec"]["conversion"]["strategy"] == "None")
+    await wait_for_crd(client, CRD)
 
 
 def old_agent(namespace: str) -> dict[str, Any]:
