@@ -94,7 +94,7 @@ async def test_agents_stored_before_v1beta2_and_the_articles_manifest_convert_an
             # Reconciled from the hub: one ipsum round, and the next one pauseDuration (now pauseSeconds)
             # later; the status the operator wrote through v1beta2 is stored and read in v1beta1.
             done = await wait_for(kube_client, V1BETA1, name, timeout=60, description="the first round",
-                                  predicate=lambda a: ((a.get("status") or {}).get("counters") or {}).get("ipsum"))
+                                  predicate=lambda a: bool(((a.get("status") or {}).get("counters") or {}).get("ipsum")))
             assert seconds_between(done["status"]) == 3600
             cm = await kube_client.get("configmaps", "victim", namespace)
             assert cm["data"]["greeting"].startswith("Lorem ipsum")

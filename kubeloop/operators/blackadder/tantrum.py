@@ -1,9 +1,10 @@
 """tantrumMode: randomly kill pods.
 
 The article's version, done right: only Running, non-terminating pods older than minPodAgeSeconds
-count towards minRunningPods (the article's podTolerance) and can be victims; victims are drawn without replacement from a
-seeded shuffle, at most one per owner per round, ownerless pods (never recreated) are spared
-unless asked, and with respectPodDisruptionBudgets the Eviction API decides (429 = spared).
+count towards minRunningPods (the article's podTolerance) and can be victims; victims are drawn
+without replacement from a seeded shuffle, at most one per owner per round, ownerless pods (never
+recreated) are spared unless asked, and with respectPodDisruptionBudgets the Eviction API decides
+(429 = spared).
 """
 
 from __future__ import annotations
