@@ -67,6 +67,10 @@ def kubectl_get(cluster: Any, version: str, name: str) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
+def counters(agent: dict[str, Any]) -> dict[str, int]:
+    return (agent.get("status") or {}).get("counters") or {}
+
+
 def seconds_between(status: dict[str, Any]) -> float:
     last, nxt = (datetime.fromisoformat(status[k].replace("Z", "+00:00")) for k in ("lastRoundTime", "nextRoundTime"))
     return (nxt - last).total_seconds()
@@ -94,7 +98,7 @@ async def test_agents_stored_before_v1beta2_and_the_articles_manifest_convert_an
             # Reconciled from the hub: one ipsum round, and the next one pauseDuration (now pauseSeconds)
             # later; the status the operator wrote through v1beta2 is stored and read in v1beta1.
             done = await wait_for(kube_client, V1BETA1, name, timeout=60, description="the first round",
-                                  predicate=lambda a: bool(((a.get("status") or {}).get("counters") or {}).get("ipsum")))
+                                  predicate=lambda a: bool(counters(a).get("ipsum")))
             assert seconds_between(done["status"]) == 3600
             cm = await kube_client.get("configmaps", "victim", namespace)
             assert cm["data"]["greeting"].startswith("Lorem ipsum")
