@@ -517,7 +517,9 @@ def _deployment(name: str) -> Obj:
 
 # --- blackadder: tantrum rounds over 5,000 pods -------------------------------------------------------
 
-CHAOS_AGENT = "chaosagents.blackadder.io"
+# The storage version, named: the agent's body is v1beta1, and the teardown releases it once the operator
+# (which serves the conversion to the preferred v1beta2) has stopped.
+CHAOS_AGENT = "blackadder.io/v1beta1/chaosagents"
 ROUNDS = 3
 EAGERNESS = 10  # percent of the running pods killed per round
 

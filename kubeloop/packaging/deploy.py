@@ -47,7 +47,19 @@ def ref_of(obj: dict[str, Any]) -> str:
 
 
 def crd_ref(crd: dict[str, Any]) -> str:
-    return crd["metadata"]["name"]  # plural.group, which the client resolves once the CRD is served
+    """The client's reference for a CRD's objects in its storage version (``group/version/plural``):
+    reading them in another version would need the operator's conversion webhook, which may be gone."""
+    spec = crd["spec"]
+    storage = next((v["name"] for v in spec["versions"] if v.get("storage")), spec["versions"][0]["name"])
+    return f"{spec['group']}/{storage}/{spec['names']['plural']}"
+
+
+def kubectl_resource(ref: str) -> str:
+    """``group/version/plural`` as kubectl names it (``plural.version.group``); other forms as they are."""
+    if ref.count("/") != 2:
+        return ref
+    group, version, plural = ref.split("/")
+    return f"{plural}.{version}.{group}"
 
 
 def deployed_by_us(obj: dict[str, Any]) -> bool:
@@ -200,7 +212,7 @@ def stuck_line(ref: str, obj: dict[str, Any], ours: set[str]) -> str:
             continue
         ops = (f'[{{"op":"test","path":"/metadata/finalizers/{i}","value":"{name}"}},'
                f'{{"op":"remove","path":"/metadata/finalizers/{i}"}}]')
-        parts.append(f"finalizer {name}: release with kubectl patch {ref} {meta['name']}{where} "
+        parts.append(f"finalizer {name}: release with kubectl patch {kubectl_resource(ref)} {meta['name']}{where} "
                      f"--type=json -p '{ops}'")
     return f"{describe(obj)}: " + "; ".join(parts)
 

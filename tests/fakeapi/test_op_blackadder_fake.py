@@ -48,10 +48,12 @@ async def test_ipsum_rewrites_and_restores(cluster: Client) -> None:
     await client.create(configmap("frozen", {"k": "v"}, immutable=True))
     await client.create(configmap("opted-out", {"k": "v"},
                                   metadata={"annotations": {"blackadder.io/exclude": "true"}}))
-    agent = {"apiVersion": "blackadder.io/v1beta1", "kind": "ChaosAgent", "metadata": {"name": "ipsum"},
+    # In v1beta2, the version the operator reads: the fake API server does no webhook conversion (it
+    # only changes apiVersion), so v1beta1's pauseDuration would not reach the operator as pauseSeconds.
+    agent = {"apiVersion": "blackadder.io/v1beta2", "kind": "ChaosAgent", "metadata": {"name": "ipsum"},
              "spec": {"namespaceSelector": {"matchExpressions": [
                  {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["victims"]}]},
-                 "configMapSelector": {"matchLabels": {"t": "ipsum"}}, "pauseDuration": 1,
+                 "configMapSelector": {"matchLabels": {"t": "ipsum"}}, "pauseSeconds": 1,
                  "minPodAgeSeconds": 0, "eagerness": 100, "ipsumMode": True}}
     await client.create(agent)
     await wait_for(client, AGENTS, "ipsum", timeout=15,

@@ -319,11 +319,12 @@ async def test_chaos_agent_without_exclusions_is_contained(kube_cluster: Any, ku
     name = f"reckless-{run}"
     try:
         async with run_operator(kube_cluster, kube_client, op, namespace, watch_namespaces=None):
+            # AGENT is the hub, v1beta2, where the article's pauseDuration is named pauseSeconds.
             await kube_client.create({"apiVersion": AGENT.api_version, "kind": "ChaosAgent",
                                       "metadata": {"name": name, "labels": {"faults-test": run}},
                                       "spec": {"tantrumMode": True, "cancerMode": True, "ipsumMode": True,
                                                "eagerness": 100, "minPodAgeSeconds": 0, "excludedNamespaces": [],
-                                               "dryRun": True, "seed": 7, "pauseDuration": 3600}})
+                                               "dryRun": True, "seed": 7, "pauseSeconds": 3600}})
             done = await wait_for(kube_client, AGENT, name, None,
                                   lambda o: ((o.get("status") or {}).get("round") or 0) >= 1,
                                   timeout=60, description="the first round")

@@ -230,7 +230,8 @@ async def test_tantrum_tolerance_victims_and_replicasets(kube_client: Client, ch
                                   "metadata": {"name": "small"},
                                   "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "small"}}}},
                                  namespace)
-        await kube_client.patch(AGENTS, name, {"spec": {"podTolerance": 2,
+        # AGENTS resolves to the preferred version, v1beta2, which names podTolerance minRunningPods.
+        await kube_client.patch(AGENTS, name, {"spec": {"minRunningPods": 2,
                                                         "respectPodDisruptionBudgets": True}})
         got = await wait_for(kube_client, AGENTS, name, timeout=30, description="a pod spared",
                              predicate=lambda a: any(x["action"] == "spared"

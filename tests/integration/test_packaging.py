@@ -101,7 +101,10 @@ def test_bundled_operator_chart_lints_and_renders(name: str, helm: Any, tmp_path
     docs = [d for d in yaml.safe_load_all(helm("template", name, str(tmp_path / name), "-n", "ops")) if d]
     deployment = next(d for d in docs if d["kind"] == "Deployment")
     args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert args[:3] == ["run", name, "--leader-elect"]
+    # An operator with webhooks (blackadder's conversion) gets the --webhook-* arguments right after its name.
+    webhook = [a for a in args if a.startswith("--webhook-")]
+    assert args[:2] == ["run", name] and args[2 + len(webhook)] == "--leader-elect"
+    assert args[2:2 + len(webhook)] == webhook and bool(webhook) == (name == "blackadder")
 
 
 def render(helm: Any, chart: Path, namespace: str, *sets: str) -> tuple[str, list[dict[str, Any]]]:
@@ -232,6 +235,7 @@ def test_undeploy_when_the_operator_is_gone(kube_cluster: Any) -> None:
     as when the operator crashed or was removed by hand. Undeploy must neither hang nor strand them."""
     namespace = f"t-undeploy-{secrets.token_hex(3)}"
     target, crd = f"{__name__}:bolts", "bolts.packaging.test.kubeloop.dev"
+    stored = "bolts.v1.packaging.test.kubeloop.dev"  # what undeploy names: the storage version, no conversion
     flags = ["--kubeconfig", str(kube_cluster.kubeconfig), "--namespace", namespace]
     cli = CliRunner()
 
@@ -248,7 +252,7 @@ def test_undeploy_when_the_operator_is_gone(kube_cluster: Any) -> None:
 
         result = cli.invoke(main, ["undeploy", target, *flags, "--timeout", "3"])
         assert result.exit_code == 1, result.output
-        assert f"Bolt {namespace}/ours: finalizer {BOLT_FINALIZER}: release with kubectl patch {crd} ours " \
+        assert f"Bolt {namespace}/ours: finalizer {BOLT_FINALIZER}: release with kubectl patch {stored} ours " \
                f"-n {namespace} --type=json" in result.output
         assert "finalizer example.com/other (another controller's: left alone)" in result.output
         assert "--force-finalizers" in result.output

@@ -4,7 +4,9 @@ operators' ``kubeloop generate all`` (CRDs, RBAC, Service, Deployment), byte for
 ``data/generate_all_main/<name>.yaml`` was recorded on main before webhooks were wired into the
 Operator (commit 2bc1dc7), with ``PYTHONPATH=<main checkout> python -m kubeloop.cli.main generate all
 <name>``. A deliberate change to an operator's manifests re-records its file the same way, in the
-same commit, saying why."""
+same commit, saying why. Re-recorded: ``blackadder.yaml``, when blackadder got its conversion webhook
+(a ``v1beta2`` hub, the CRD's ``conversion`` stanza, the webhook Service, port and CA Secret); its
+``v1alpha1`` and ``v1beta1`` schemas are unchanged."""
 
 from __future__ import annotations
 

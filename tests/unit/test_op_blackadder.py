@@ -364,15 +364,21 @@ def test_counters_and_bounded_recent_actions() -> None:
     assert report.reason(actions[2]) == "DryRunConfigMapRewritten"
 
 
-def test_one_crd_with_both_versions_and_the_article_columns() -> None:
+def test_one_crd_with_three_versions_and_the_article_columns() -> None:
     op = build_operator()
     (crd,) = crds_for(op.custom_resources())
     assert crd["metadata"]["name"] == "chaosagents.blackadder.io" and crd["spec"]["scope"] == "Cluster"
     assert crd["spec"]["names"]["shortNames"] == ["ca"]
     versions = {v["name"]: v for v in crd["spec"]["versions"]}
-    assert versions["v1beta1"]["storage"] and not versions["v1alpha1"]["storage"]
-    assert [c["name"] for c in versions["v1beta1"]["additionalPrinterColumns"]] == [
-        "Tantrum", "Tolerance", "Cancer", "Ipsum", "Eagerness", "Pause", "Excluded"]
+    assert [v for v in versions if versions[v]["storage"]] == ["v1beta1"]
+    assert set(versions) == {"v1alpha1", "v1beta1", "v1beta2"}
+    for version in versions.values():
+        assert [c["name"] for c in version["additionalPrinterColumns"]] == [
+            "Tantrum", "Tolerance", "Cancer", "Ipsum", "Eagerness", "Pause", "Excluded"]
+    pause = {v: c["jsonPath"] for v in versions for c in versions[v]["additionalPrinterColumns"]
+             if c["name"] == "Pause"}
+    assert pause == {"v1alpha1": ".spec.pauseDuration", "v1beta1": ".spec.pauseDuration",
+                     "v1beta2": ".spec.pauseSeconds"}
     schema = versions["v1beta1"]["schema"]["openAPIV3Schema"]
     eagerness = schema["properties"]["spec"]["properties"]["eagerness"]
     assert (eagerness["minimum"], eagerness["maximum"]) == (1, 100)
@@ -382,7 +388,9 @@ def test_one_crd_with_both_versions_and_the_article_columns() -> None:
     # Cluster-wide ConfigMaps are read and patched; backups are created and deleted at home only.
     assert granted[("configmaps", None)] == {"get", "list", "patch"}
     local = {(p.resource, p.subresource): set(p.verbs) for p in op.namespaced_permissions()}
-    assert local == {("configmaps", None): {"create", "patch", "delete"}}
+    # The conversion webhook's CA Secret, by name, is the only Secret it may read (see the README).
+    assert local == {("configmaps", None): {"create", "patch", "delete"}, ("secrets", None): {"get", "patch"}}
+    assert [p.names for p in op.namespaced_permissions() if p.resource == "secrets"] == [("blackadder-webhook-ca",)]
     assert op.finalizers() == [(op.finalizers()[0][0], "blackadder.io/restore")]
 
 

@@ -238,3 +238,14 @@ def test_stuck_line_offers_a_guarded_release_of_our_finalizer_only() -> None:
     assert ops == [{"op": "test", "path": "/metadata/finalizers/1", "value": "blackadder.io/restore"},
                    {"op": "remove", "path": "/metadata/finalizers/1"}]
     assert "kubectl patch chaosagents.blackadder.io edmund --type=json" in line and " -n " not in line
+
+
+def test_custom_resources_are_read_and_released_in_their_storage_version() -> None:
+    # blackadder's hub (v1beta2) is not its storage version (v1beta1): with the operator gone, only
+    # the storage version reads without its conversion webhook, in the client and in kubectl.
+    crd = next(o for o in manifests("blackadder", load_operator("blackadder"), "ns")
+               if o["kind"] == "CustomResourceDefinition")
+    assert deploy.crd_ref(crd) == "blackadder.io/v1beta1/chaosagents"
+    obj = {"kind": "ChaosAgent", "metadata": {"name": "edmund", "finalizers": ["blackadder.io/restore"]}}
+    line = deploy.stuck_line(deploy.crd_ref(crd), obj, {"blackadder.io/restore"})
+    assert "kubectl patch chaosagents.v1beta1.blackadder.io edmund --type=json" in line

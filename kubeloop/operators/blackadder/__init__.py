@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from kubeloop import Context, Operator, Result, builtin
 from kubeloop.operators.blackadder.agent import reconcile_agent, restore_everything
-from kubeloop.operators.blackadder.models import ChaosAgent, ChaosAgentV1Alpha1
+from kubeloop.operators.blackadder.models import ChaosAgent, ChaosAgentV1Alpha1, ChaosAgentV1Beta1
 from kubeloop.operators.blackadder.settings import BlackadderSettings
+from kubeloop.operators.blackadder.versions import SPOKES
 
-__all__ = ["ChaosAgent", "ChaosAgentV1Alpha1", "FINALIZER", "build_operator", "operator"]
+__all__ = ["ChaosAgent", "ChaosAgentV1Alpha1", "ChaosAgentV1Beta1", "FINALIZER", "build_operator", "operator"]
 
 FINALIZER = "blackadder.io/restore"
 
@@ -22,7 +23,9 @@ def build_operator(name: str = "blackadder", agent_selector: str | None = None) 
     """The blackadder operator. ``agent_selector`` (a label selector) makes this instance handle only
     the ChaosAgents it matches, e.g. to keep test runs sharing a cluster apart."""
     op = Operator(name, settings=BlackadderSettings)
-    op.serve(ChaosAgentV1Alpha1)  # the article's first version stays served (deprecated)
+    # The article's versions stay served (v1beta1 stored); the reconciler reads the hub, v1beta2.
+    op.serve(ChaosAgentV1Alpha1, ChaosAgentV1Beta1)
+    op.convert(ChaosAgent, spokes=SPOKES)
     _permissions(op)
 
     @op.reconcile(ChaosAgent, label_selector=agent_selector, resync=300.0)

@@ -3,10 +3,10 @@ each reconcile undoes what is no longer wanted, plays a round if one is due, rec
 status, and asks to be woken when the next one is due (``Result(requeue_after=…)``).
 
     pods, deployments, configmaps = list_objects(outside excluded namespaces)
-    if tantrumMode: randomly_kill_pods(pods, podTolerance, eagerness)
+    if tantrumMode: randomly_kill_pods(pods, minRunningPods, eagerness)
     if cancerMode:  randomly_scale_deployments(deployments, eagerness)
     if ipsumMode:   randomly_write_configmaps(configmaps, eagerness)
-    requeue after pauseDuration
+    requeue after pauseSeconds
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Clock:
 async def reconcile_agent(agent: ChaosAgent, ctx: Context, settings: Settings) -> Result:
     spec, now = agent.spec, schedule.utcnow()
     label = marks.agent_label(ctx.name)
-    pause = timedelta(seconds=spec.pauseDuration)
+    pause = timedelta(seconds=spec.pauseSeconds)
     undone, expiry = await undo_unwanted(ctx.client, settings, spec, label, now)
     if undone:
         await report.announce(ctx.events, ctx.raw, undone, "restored")
@@ -53,7 +53,7 @@ async def reconcile_agent(agent: ChaosAgent, ctx: Context, settings: Settings) -
     if idle is not None:
         await write_status(ctx, agent, clock, None, undone, settings, ("False", *idle))
         return wake_up(now, now + pause, expiry)
-    due = schedule.next_round_at(clock.last, spec.pauseDuration, now)
+    due = schedule.next_round_at(clock.last, spec.pauseSeconds, now)
     if due > now:
         await write_status(ctx, agent, clock, due, undone, settings, active(spec))
         return wake_up(now, due, expiry)

@@ -23,7 +23,7 @@ FIELD_MANAGER = "kubeloop-demo"
 async def scenario(client: kubeloop.Client, say: Callable[[str], None]) -> None:
     op = build_operator(agent_selector=f"{DEMO_LABEL}=true")  # only the demo's agent, never anyone else's
     await install_crds(client, op)
-    say("installed CRD chaosagents.blackadder.io (v1alpha1 and v1beta1, short name ca)")
+    say("installed CRD chaosagents.blackadder.io (v1alpha1, v1beta1 and v1beta2, short name ca)")
     await _victims(client, say)
     manager = kubeloop.Manager(client, kubeloop.ManagerOptions(
         metrics_bind_address="0", health_probe_bind_address="0", freeze_gc=False), name=op.name)

@@ -1,11 +1,18 @@
-"""The ChaosAgent custom resource (``chaosagents.blackadder.io``): one CRD serving ``v1alpha1`` (the
-article's first draft) and ``v1beta1`` (stored). Both versions share one schema, so the API server
-converts between them by just changing ``apiVersion``."""
+"""The ChaosAgent custom resource (``chaosagents.blackadder.io``): one CRD serving three versions.
+
+- ``v1alpha1`` (the article's first draft, deprecated) and ``v1beta1`` (the article's second, stored)
+  keep the article's field names, so its manifests apply verbatim and objects stored before
+  ``v1beta2`` existed read as they always did.
+- ``v1beta2`` (the hub, what the reconciler reads) names the two fields whose article names mislead:
+  ``podTolerance`` → ``minRunningPods`` (a floor, not a tolerance) and ``pauseDuration`` →
+  ``pauseSeconds`` (the unit in the name, as Kubernetes' API conventions ask and as
+  ``restoreAfterSeconds`` already does). ``versions.py`` converts between them.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -18,17 +25,15 @@ TimeRange = Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]-([01][
 Mode = Literal["tantrum", "cancer", "ipsum", "restore"]
 
 
-class ChaosAgentSpec(BaseModel):
-    """What havoc the agent makes, where, and how often."""
+class _Spec(BaseModel):
+    """What every version shares: all but the two fields v1beta2 renames."""
 
     # --- the article's switches ---
     tantrumMode: bool = Field(False, description="Kill pods at random.")
-    podTolerance: int = Field(0, ge=0, description="Kill only while at least this many candidate pods run.")
     cancerMode: bool = Field(False, description="Double Deployments' replicas at random (capped at 128).")
     ipsumMode: bool = Field(False, description="Overwrite ConfigMaps' data with lorem ipsum at random.")
     eagerness: int = Field(10, ge=1, le=100, description="Chance, in percent, that a candidate is hit "
                            "per round.")
-    pauseDuration: int = Field(30, ge=1, description="Seconds between rounds.")
     excludedNamespaces: list[str] = Field([], description="Namespaces never touched (kube-system, "
                                           "kube-public, kube-node-lease and the operator's own always are).")
     # --- safety ---
@@ -66,6 +71,22 @@ class ChaosAgentSpec(BaseModel):
     timezone: str = Field("UTC", description="IANA zone the time windows are in, e.g. Europe/Berlin.")
 
 
+class ChaosAgentSpec(_Spec):
+    """What havoc the agent makes, where, and how often."""  # v1beta2, the hub
+
+    minRunningPods: int = Field(0, ge=0, description="Kill only while at least this many candidate pods "
+                                "run (v1alpha1/v1beta1: podTolerance).")
+    pauseSeconds: int = Field(30, ge=1, description="Seconds between rounds (v1alpha1/v1beta1: "
+                              "pauseDuration).")
+
+
+class ArticleSpec(_Spec):
+    """What havoc the agent makes, where, and how often."""  # v1alpha1 and v1beta1: the article's names
+
+    podTolerance: int = Field(0, ge=0, description="Kill only while at least this many candidate pods run.")
+    pauseDuration: int = Field(30, ge=1, description="Seconds between rounds.")
+
+
 class Counters(BaseModel):
     """Victims per mode since the agent was created (dry-run choices included)."""
 
@@ -101,27 +122,38 @@ class ChaosAgentStatus(BaseModel):
     conditions: Conditions | None = None
 
 
-_COLUMNS = [
-    printer_column("Tantrum", ".spec.tantrumMode", type="boolean", description="Kills Pods randomly"),
-    printer_column("Tolerance", ".spec.podTolerance", type="integer",
-                   description="Total number of Pod to tolerate before randomly killing Pods"),
-    printer_column("Cancer", ".spec.cancerMode", type="boolean", description="Scales Deployments randomly"),
-    printer_column("Ipsum", ".spec.ipsumMode", type="boolean", description="Writes lorem ipsum"),
-    printer_column("Eagerness", ".spec.eagerness", type="integer", description="Percent chance per object"),
-    printer_column("Pause", ".spec.pauseDuration", type="integer", description="Seconds between rounds"),
-    printer_column("Excluded", ".spec.excludedNamespaces", description="Namespaces left alone"),
-]
-_NAMES = dict(group="blackadder.io", kind="ChaosAgent", scope="Cluster", short_names=["ca"],
-              printer_columns=_COLUMNS)
+def _columns(tolerance: str, pause: str) -> list[Any]:
+    """The article's columns, with a version's names for the two renamed fields."""
+    return [
+        printer_column("Tantrum", ".spec.tantrumMode", type="boolean", description="Kills Pods randomly"),
+        printer_column("Tolerance", f".spec.{tolerance}", type="integer",
+                       description="Total number of Pod to tolerate before randomly killing Pods"),
+        printer_column("Cancer", ".spec.cancerMode", type="boolean", description="Scales Deployments randomly"),
+        printer_column("Ipsum", ".spec.ipsumMode", type="boolean", description="Writes lorem ipsum"),
+        printer_column("Eagerness", ".spec.eagerness", type="integer", description="Percent chance per object"),
+        printer_column("Pause", f".spec.{pause}", type="integer", description="Seconds between rounds"),
+        printer_column("Excluded", ".spec.excludedNamespaces", description="Namespaces left alone"),
+    ]
 
 
-class ChaosAgent(CustomResource, version="v1beta1", storage=True, **_NAMES):  # type: ignore[call-arg]
+_NAMES = dict(group="blackadder.io", kind="ChaosAgent", scope="Cluster", short_names=["ca"])
+_ARTICLE = dict(_NAMES, printer_columns=_columns("podTolerance", "pauseDuration"))
+
+
+class ChaosAgent(CustomResource, version="v1beta2", storage=False, **_NAMES,  # type: ignore[call-arg]
+                 printer_columns=_columns("minRunningPods", "pauseSeconds")):
+    # The hub: what the reconciler reads. Not the storage version (see the README's "Versions").
     spec: ChaosAgentSpec
     status: ChaosAgentStatus | None = None
 
 
+class ChaosAgentV1Beta1(CustomResource, version="v1beta1", storage=True, **_ARTICLE):  # type: ignore[call-arg]
+    spec: ArticleSpec
+    status: ChaosAgentStatus | None = None
+
+
 class ChaosAgentV1Alpha1(CustomResource, version="v1alpha1", storage=False, deprecated=True,  # type: ignore[call-arg]
-                         deprecation_warning="blackadder.io/v1alpha1 ChaosAgent is deprecated; use v1beta1",
-                         **_NAMES):
-    spec: ChaosAgentSpec
+                         deprecation_warning="blackadder.io/v1alpha1 ChaosAgent is deprecated; use v1beta2",
+                         **_ARTICLE):
+    spec: ArticleSpec
     status: ChaosAgentStatus | None = None

@@ -40,7 +40,7 @@ def excluded_window(now: datetime, weekdays: Sequence[str], times_of_day: Sequen
 
 
 def next_round_at(last_round: datetime | None, pause_seconds: int, now: datetime) -> datetime:
-    """Rounds are pauseDuration apart; the first one is due at once."""
+    """Rounds are pauseSeconds apart; the first one is due at once."""
     return now if last_round is None else last_round + timedelta(seconds=pause_seconds)
 
 

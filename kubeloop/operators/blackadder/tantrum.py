@@ -1,9 +1,10 @@
 """tantrumMode: randomly kill pods.
 
 The article's version, done right: only Running, non-terminating pods older than minPodAgeSeconds
-count towards podTolerance and can be victims; victims are drawn without replacement from a
-seeded shuffle, at most one per owner per round, ownerless pods (never recreated) are spared
-unless asked, and with respectPodDisruptionBudgets the Eviction API decides (429 = spared).
+count towards minRunningPods (the article's podTolerance) and can be victims; victims are drawn
+without replacement from a seeded shuffle, at most one per owner per round, ownerless pods (never
+recreated) are spared unless asked, and with respectPodDisruptionBudgets the Eviction API decides
+(429 = spared).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def choose_victims(rng: random.Random, pods: list[Obj], eagerness: int,
 
 async def randomly_kill_pods(rnd: Round, pods: list[Obj], spec: ChaosAgentSpec) -> list[Action]:
     candidates = candidate_pods(pods, spec, rnd.now)
-    if len(candidates) < spec.podTolerance:
+    if len(candidates) < spec.minRunningPods:
         return []
     victims = choose_victims(rnd.dice("tantrum"), candidates, spec.eagerness, spec.onePerOwner)
 
