@@ -71,3 +71,36 @@ async def test_ipsum_rewrites_and_restores(cluster: Client) -> None:
         await wait_for(client, "configmaps", name, "victims", timeout=15,
                        predicate=lambda c, data=data: c.get("data") == data)
     assert not (await client.list("configmaps", "home", label_selector=f"{marks.BACKUP_FOR}=ipsum"))["items"]
+
+
+def deployment(name: str, replicas: int) -> dict[str, Any]:
+    labels = {"app": name, "t": "cancer"}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "victims", "labels": labels},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+async def test_cancer_grows_and_restores(cluster: Client) -> None:
+    """cancerMode doubles a Deployment's replicas (marking the original) and puts them back exactly when
+    switched off; a Deployment at 0 is left alone. The fake runs no Deployment controller, so this is the
+    operator's own part: the scale writes and the marks."""
+    client = cluster
+    await client.create(deployment("grow", 3))
+    await client.create(deployment("zero", 0))
+    agent = {"apiVersion": "blackadder.io/v1beta2", "kind": "ChaosAgent", "metadata": {"name": "cancer"},
+             "spec": {"namespaceSelector": {"matchExpressions": [
+                 {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["victims"]}]},
+                 "deploymentSelector": {"matchLabels": {"t": "cancer"}}, "pauseSeconds": 1,
+                 "eagerness": 100, "cancerMode": True}}
+    await client.create(agent)
+    grown = await wait_for(client, "deployments.apps", "grow", "victims", timeout=15,
+                           predicate=lambda d: d["spec"]["replicas"] > 3, description="more replicas")
+    assert grown["metadata"]["annotations"][marks.ORIGINAL_REPLICAS] == "3"
+    assert (await client.get("deployments.apps", "zero", "victims"))["spec"]["replicas"] == 0
+
+    await client.patch(AGENTS, "cancer", {"spec": {"cancerMode": False}})
+    restored = await wait_for(client, "deployments.apps", "grow", "victims", timeout=15,
+                              predicate=lambda d: d["spec"]["replicas"] == 3, description="3 again")
+    assert not set(restored["metadata"].get("annotations") or {}) & set(marks.ANNOTATIONS)

@@ -69,6 +69,8 @@ BUILTINS: list[Kind] = [
     _k("apps", "v1", "daemonsets", "DaemonSet", short_names=["ds"], status=True, generation=True),
     _k("batch", "v1", "jobs", "Job", status=True, generation=True),
     _k("batch", "v1", "cronjobs", "CronJob", short_names=["cj"], status=True, generation=True),
+    _k("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", short_names=["hpa"],
+       status=True),
     _k("coordination.k8s.io", "v1", "leases", "Lease"),
     _k("events.k8s.io", "v1", "events", "Event", short_names=["ev"]),
     _k("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
