@@ -91,8 +91,9 @@ async def test_bounded_raises_the_first_error() -> None:
         await bounded(range(10), fail_on_three, 2)
 
 
-def test_the_recorded_command_leaves_out_output_paths_and_home() -> None:
-    argv = ["--n", "20", "--log-dir", "/tmp/x", "--results=/tmp/r.json", "--kubeconfig", str(Path.home() / "k")]
+def test_the_recorded_command_leaves_out_output_paths_and_home(tmp_path: Path) -> None:
+    argv = ["--n", "20", "--log-dir", str(tmp_path / "x"), f"--results={tmp_path / 'r.json'}", "--kubeconfig",
+            str(Path.home() / "k")]
     flags = {"--log-dir": True, "--results": True}
     assert invocation("python -m harness.bench", argv, flags) == "python -m harness.bench --n 20 --kubeconfig ~/k"
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from harness.faults import cli, report
 from harness.faults.env import MetricsTotals, check_loopback
 from harness.faults.results import CONVERGENCE_BOUND_S, Row
@@ -70,10 +72,10 @@ def test_cli_sizes() -> None:
     assert cli.size_from(cli.parser().parse_args(["--n", "20", "--kills", "0"])).kills == 0
 
 
-def test_the_recorded_invocation_names_no_output_paths() -> None:
+def test_the_recorded_invocation_names_no_output_paths(tmp_path: Path) -> None:
     # The report is committed: it must not carry this machine's paths.
-    argv = ["--seeds", "1,7", "--log-dir", "/tmp/x", "--results=/tmp/r.json", "--no-report",
-            "--output", "/tmp/o.md", "--cluster-name", "f"]
+    argv = ["--seeds", "1,7", "--log-dir", str(tmp_path / "x"), f"--results={tmp_path / 'r.json'}", "--no-report",
+            "--output", str(tmp_path / "o.md"), "--cluster-name", "f"]
     assert cli.invocation(argv) == "python -m harness.faults --seeds 1,7 --cluster-name f"
 
 
