@@ -13,7 +13,7 @@ import base64
 import contextlib
 import json
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import aiohttp
@@ -39,6 +39,7 @@ from kubeloop.webhooks import (
     with_conversion,
 )
 from kubeloop.webhooks.migration import migrate_storage
+from tests.integration.polling import eventually
 
 SEEN: list[AdmissionRequest] = []
 CONFIGMAPS = Rule(("",), ("v1",), ("configmaps",), ("CREATE", "UPDATE"))
@@ -97,15 +98,6 @@ def only(namespace: str) -> dict[str, Any]:
 def configmap(name: str, namespace: str, **data: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace},
             "data": data}
-
-
-async def eventually(probe: Callable[[], Awaitable[bool]], what: str, timeout: float = 20) -> None:
-    """The API server picks up a new webhook configuration within a second or so: poll until it has."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await probe():
-        assert loop.time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.2)
 
 
 async def refused(client: Client, body: dict[str, Any]) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -20,6 +19,7 @@ import pytest
 from kubeloop.client import ApiError, Client, Invalid
 from kubeloop.manager import Manager
 from kubeloop.testing.operator import run_operator
+from tests.integration.polling import eventually
 from tests.webhook_operator import GROUP, Gadget, GadgetV1alpha1, op
 
 HUB, SPOKE = f"{GROUP}/v1beta1", f"{GROUP}/v1alpha1"
@@ -28,15 +28,6 @@ HUB, SPOKE = f"{GROUP}/v1beta1", f"{GROUP}/v1alpha1"
 def gadget(name: str, namespace: str, api_version: str = HUB, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": api_version, "kind": "Gadget", "metadata": {"name": name, "namespace": namespace},
             "spec": spec}
-
-
-async def eventually(probe: Callable[[], Awaitable[bool]], what: str, timeout: float = 20) -> None:
-    """The API server takes a moment to pick up a new configuration: poll until it has."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await probe():
-        assert loop.time() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.2)
 
 
 async def admitting(client: Client, namespace: str) -> None:
