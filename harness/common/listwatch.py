@@ -8,7 +8,11 @@ from the list's resourceVersion (so that no change falls between the two), each 
 - ``relist=True`` (the fault harness: its faults break the harness's connections too): a watch that
   fails or ends is followed by a new list, and nothing stops it but ``stop()``.
   ``relist=False`` (the benchmark: a broken view must fail the run, not skew it): a watch that ends is
-  resumed from the last resourceVersion; an error ends the view and ``check()`` raises it.
+  resumed from the last resourceVersion. A 410 Gone (a real API server sends it whenever its watch
+  cache no longer holds that version, even right after a list) is followed by a new list that hands
+  on only the objects newer than the last version seen, so nothing is reported twice; deletions in
+  that gap are not reported (the benchmark counts none). Any other error ends the view and
+  ``check()`` raises it.
 - ``count(verb)``, if given, is called for every LIST page and every WATCH request: the benchmark
   subtracts its own requests from the API server's counters.
 - ``objects`` (key → the object as last seen) is kept only with ``relist=True``, where a relist needs
@@ -41,6 +45,10 @@ def rv(obj: Obj) -> int:
         return int(obj["metadata"].get("resourceVersion") or 0)
     except ValueError:
         return 0
+
+
+class _Gone(Exception):
+    """The watch cannot go on from its version: list again."""
 
 
 class ListWatch:
@@ -92,7 +100,13 @@ class ListWatch:
             try:
                 version = await self._list()
                 while True:
-                    version = await self._watch(version)
+                    try:
+                        version = await self._watch(version)
+                    except _Gone:
+                        if self.relist:
+                            break
+                        version = await self._list(newer_than=rv({"metadata": {"resourceVersion": version}}))
+                        continue
                     if self.relist:
                         break  # ended: list again (what changed meanwhile is reported as such)
             except asyncio.CancelledError:
@@ -103,7 +117,7 @@ class ListWatch:
                 log.debug("list+watch %s: %s; relisting", self.resource, exc)
                 await asyncio.sleep(0.3)
 
-    async def _list(self) -> str:
+    async def _list(self, newer_than: int = -1) -> str:
         res = await self.client.resource(self.resource)
         fresh: dict[str, Obj] = {}
         version = ""
@@ -118,7 +132,7 @@ class ListWatch:
             self.handler("DELETED", self.objects.pop(key), t)
         for key, obj in fresh.items():
             old = self.objects.get(key)
-            if old is None or rv(old) != rv(obj):
+            if (old is None or rv(old) != rv(obj)) and rv(obj) > newer_than:
                 self._keep(key, obj)
                 self.handler("ADDED" if old is None else "MODIFIED", obj, t)
         self.synced.set()
@@ -131,10 +145,10 @@ class ListWatch:
                                              label_selector=self.label_selector, field_selector=self.field_selector,
                                              timeout_seconds=self.watch_seconds, read_timeout=self.read_timeout):
             etype, obj = event.get("type"), event.get("object") or {}
-            if etype == "ERROR":  # 410 Gone and the like: relist at once, or end the view
-                if self.relist:
+            if etype == "ERROR":  # 410 Gone: list again; anything else: relist, or end the view
+                if self.relist or obj.get("code") == 410:
                     log.debug("watch on %s: %s; relisting", self.resource, obj)
-                    return version
+                    raise _Gone(obj)
                 raise RuntimeError(f"watch on {self.resource} failed: {obj}")
             version = (obj.get("metadata") or {}).get("resourceVersion") or version
             if etype == "BOOKMARK":
