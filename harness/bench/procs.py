@@ -4,6 +4,11 @@ CPU is ``utime + stime`` of every live process in the tree plus ``cutime + cstim
 (children it has already reaped). RSS is the sum of ``VmRSS`` over the tree, sampled periodically;
 the peak is the largest sample, or the root's ``VmHWM`` (the kernel's own high-water mark, which
 catches spikes between samples) when that is larger.
+
+TCP connections are the tree's established sockets (``/proc/PID/fd`` matched against the root's
+``/proc/PID/net/tcp{,6}``), sampled every half second: the peak open at once, and every distinct
+connection seen. A connection opened and closed between two samples is missed, so "seen" is a lower
+bound of the connections a process opened.
 """
 
 from __future__ import annotations
@@ -66,11 +71,44 @@ def hwm_mib(root: int) -> float:
     return sum(_status_kib(pid, "VmHWM") for pid in descendants(root)) / 1024
 
 
+def _socket_inodes(pid: int) -> set[int]:
+    out = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    out.add(int(link[8:-1]))
+    return out
+
+
+def _established(root: int) -> set[int]:
+    """Inodes of the established TCP sockets in the root's network namespace."""
+    out = set()
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{root}/net/{table}").read_text().splitlines()[1:]:
+                fields = line.split()
+                if len(fields) > 9 and fields[3] == "01":  # 01: ESTABLISHED
+                    out.add(int(fields[9]))
+    return out
+
+
+def tree_tcp_connections(root: int) -> set[int]:
+    """The established TCP connections (socket inodes) the process tree holds now."""
+    held: set[int] = set()
+    for pid in descendants(root):
+        held |= _socket_inodes(pid)
+    return held & _established(root) if held else set()
+
+
 @dataclass
 class Sample:
     cpu_s: float
     rss_mib: float
     peak_rss_mib: float
+    tcp_peak: int = 0  # most established TCP connections open at once, so far
+    tcp_seen: int = 0  # distinct TCP connections seen so far (a lower bound of those opened)
 
 
 class TreeSampler:
@@ -82,6 +120,9 @@ class TreeSampler:
         self.interval = interval
         self.peak_rss_mib = 0.0
         self.last_cpu_s = 0.0
+        self.tcp_peak = 0
+        self.tcp_seen: set[int] = set()
+        self._ticks = 0
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -99,9 +140,17 @@ class TreeSampler:
         if cpu:
             self.last_cpu_s = cpu
         self.peak_rss_mib = max(self.peak_rss_mib, rss, hwm_mib(self.root))
-        return Sample(self.last_cpu_s, rss, self.peak_rss_mib)
+        return Sample(self.last_cpu_s, rss, self.peak_rss_mib, self.tcp_peak, len(self.tcp_seen))
+
+    def mark_tcp(self) -> None:
+        conns = tree_tcp_connections(self.root)
+        self.tcp_peak = max(self.tcp_peak, len(conns))
+        self.tcp_seen |= conns
 
     async def _loop(self) -> None:
         while True:
+            if self._ticks % 5 == 0:  # every 0.5 s: listing a process's sockets costs more than its RSS
+                self.mark_tcp()
+            self._ticks += 1
             self.mark()
             await asyncio.sleep(self.interval)

@@ -399,6 +399,8 @@ def _n(v: float | None, digits: int = 0) -> str:
 
 
 def render(data: dict[str, Any], chart_name: str | None) -> str:
+    from harness.bench import compare  # it reads this module's helpers: imported here, not at the top
+
     profiled = [r for r in data["results"] if r["extra"].get("profile")]
     data = measured(data)
     meta = data["meta"]
@@ -463,6 +465,7 @@ def render(data: dict[str, Any], chart_name: str | None) -> str:
         "## Results",
         "",
         *tables(data),
+        *compare.section(data),
         "## Targets (issue 10)",
         "",
         *targets(data),

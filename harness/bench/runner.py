@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.bench import operators, scenarios
 from harness.bench.contestants import CONTESTANTS, Contestant
+from harness.bench.contestants.compiled import BuildError
 from harness.bench.scenarios import RunResult, Session, Settings
 from harness.bench.workload import LABEL, Workload
 from harness.common.cluster import cluster_for
@@ -104,6 +105,11 @@ def check_contestants(names: list[str]) -> list[Contestant]:
                 __import__(c.needs)
             except ImportError:
                 raise SystemExit(f"contestant {name} needs {c.needs}: pip install -e '.[bench]'") from None
+        if c.build:  # compiled: build now (minutes, the first time), not inside a timed run
+            try:
+                c.build.build()
+            except BuildError as e:
+                raise SystemExit(f"contestant {name}: {e}") from None
         out.append(c)
     return out
 

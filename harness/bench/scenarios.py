@@ -93,6 +93,7 @@ class OperatorProcess(ChildProcess):
 
     def sample(self) -> Sample:
         assert self.sampler is not None
+        self.sampler.mark_tcp()  # a short run may end between two of the sampler's TCP looks
         return self.sampler.mark()
 
     def check_alive(self) -> None:
@@ -135,7 +136,7 @@ class Session:
             out = self.settings.log_dir / f"{namespace}-{tag}.pyinstrument.txt"
             argv = [argv[0], "-m", "pyinstrument", "-r", "text", "-o", str(out), *argv[1:]]
             profiler = "pyinstrument"
-        elif self.settings.profile == "cprofile":  # every contestant: compare like with like
+        elif self.settings.profile == "cprofile" and contestant.build is None:  # every Python contestant
             pstats = self.settings.log_dir / f"{namespace}-{tag}.pstats"
             argv = [argv[0], str(Path(__file__).with_name("cpuprofile.py")), str(pstats), *argv[1:]]
             profiler = "cprofile"
@@ -209,6 +210,7 @@ class Session:
                 await self._wait(tracker, proc, self._timeout(n))
                 sample = proc.sample()
             self._fill(result, tracker, n, t0, sample.cpu_s, sample.peak_rss_mib, window["requests"], n)
+            result.extra.update(tcp_peak=sample.tcp_peak, tcp_seen=sample.tcp_seen)
             result.extra["first_converged_s"] = min(tracker.converged.values(), default=t0) - t0
             result.extra["unconverged_after"] = len(await self.workload.unconverged(ns))
         except Exception as exc:
@@ -236,6 +238,7 @@ class Session:
             await self._wait(tracker, proc, self._timeout(n))
             s1 = proc.sample()
         self._fill(result, tracker, n, t0, s1.cpu_s - s0.cpu_s, s1.peak_rss_mib, window["requests"], n)
+        result.extra.update(tcp_peak=s1.tcp_peak, tcp_seen=s1.tcp_seen - s0.tcp_seen)
 
     async def live(self, contestant: Contestant, n: int, repeat: int, scenarios: set[str]) -> list[RunResult]:
         results: list[RunResult] = []

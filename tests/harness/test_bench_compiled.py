@@ -1,0 +1,73 @@
+"""The compiled contestants (controller-runtime in Go, kube-rs in Rust) end to end at N=50 on the test
+session's cluster: each builds from its committed source (cached in ~/.cache/kubeloop/bench), converges
+every widget, and gets its row and ratios in the report. A missing toolchain skips, naming it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.bench import report, runner
+from harness.bench.contestants import compiled
+
+N = 50
+COMPILED = ["controller-runtime", "kube-rs", "kube-rs-16"]
+
+
+def _need_toolchains() -> None:
+    for tool, who in (("go", "controller-runtime"), ("cargo", "kube-rs")):
+        if shutil.which(tool) is None:
+            pytest.skip(f"`{tool}` is not on PATH: the {who} contestant cannot be built")
+
+
+async def test_compiled_contestants_converge_and_are_reported(kube_cluster, tmp_path: Path) -> None:
+    _need_toolchains()
+    options = runner.Options(
+        n=[N], repeats=1, scenarios=["backlog", "stream"], contestants=["kubeloop", *COMPILED],
+        kubeconfig=str(kube_cluster.kubeconfig), results=tmp_path / "results.json", log_dir=tmp_path / "logs",
+        invocation="pytest tests/harness/test_bench_compiled.py", log=lambda msg: None)
+    data = await runner.run(options)  # builds each compiled contestant first, unless cached
+
+    results = {(r["contestant"], r["scenario"]): r for r in data["results"]}
+    assert set(results) == {(c, s) for c in ["kubeloop", *COMPILED] for s in ("backlog", "stream")}
+    for (contestant, scenario), r in results.items():
+        where = f"{contestant}/{scenario}: {r.get('error')} (logs in {tmp_path / 'logs'})"
+        assert r["error"] is None, where
+        assert r["converged"] and r["converged_count"] == N, where
+        assert r["peak_rss_mib"] > 1 and r["cpu_s"] >= 0, where
+        # A merge patch of /status per widget, whoever sends it; the harness's own requests are not counted.
+        assert r["requests"].get("PATCH widgets/status", 0) >= N, (where, r["requests"])
+        # Each holds at least one connection to the API server (its watch) while it runs.
+        assert r["extra"]["tcp_peak"] >= 1, where
+    # The report names each compiled contestant's version and its non-default settings.
+    assert "controller-runtime v0." in data["meta"]["contestants"]["controller-runtime"]
+    assert "kube-rs 5." in data["meta"]["contestants"]["kube-rs-16"]
+
+    text = report.render(data, None)
+    assert "## Against the compiled frameworks (issue 21)" in text
+    assert "#### backlog, N = 50" in text and "| 50 | controller-runtime |" in text
+    assert "kubeloop ÷ controller-runtime" in text and "kubeloop ÷ kube-rs-16" in text
+    assert "| API requests/object |" in text and "| TCP connections seen/object |" in text
+
+
+def test_missing_toolchain_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No cached build and no cargo on PATH: the error names the toolchain and the source, nothing runs."""
+    monkeypatch.setattr(compiled, "CACHE", tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(compiled.BuildError, match=r"needs the `cargo` toolchain on PATH .*kube_rs_widget"):
+        compiled.KUBE_RS.build()
+    assert not list(tmp_path.iterdir())
+
+
+def test_build_cache_is_keyed_by_the_source(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A changed source file gives another cache path (so it is rebuilt); the same source, the same path."""
+    monkeypatch.setattr(compiled, "HERE", tmp_path)
+    program = compiled.Compiled("x", "go", "x-bin")
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "main.go").write_text("package main\n")
+    first = program.path()
+    assert program.path() == first
+    (tmp_path / "x" / "main.go").write_text("package main // edited\n")
+    assert program.path() != first and program.path().name == "x-bin"
