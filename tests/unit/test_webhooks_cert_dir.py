@@ -168,3 +168,15 @@ async def test_runtime_in_cert_dir_mode_writes_no_ca_bundle_and_fails_clearly(tm
         manifests = runtime.manifests()
         assert len(manifests) == 3 and str(manifests).count("caBundle") == bundles, manifests
         runtime.certs.close()
+
+
+def test_the_run_flag_reaches_the_webhook_options() -> None:
+    from click.testing import CliRunner
+
+    from kubeloop.cli.main import main
+    from kubeloop.cli.runner import webhook_options
+
+    assert webhook_options({"webhook_cert_dir": "/certs"}, "ns").cert_dir == "/certs"
+    assert webhook_options({}, "ns").cert_dir is None
+    help_text = CliRunner().invoke(main, ["run", "blackadder", "--help"]).output
+    assert "--webhook-cert-dir" in help_text
