@@ -31,8 +31,14 @@ from harness.common.cluster import cluster_for
 from harness.common.provenance import save_json
 from harness.common.stats import percentile
 from kubeloop.client import ApiError, Client
-from kubeloop.webhooks import (Endpoint, Rule, WebhookCerts, WebhookSpec, mutating_configuration,
-                               validating_configuration)
+from kubeloop.webhooks import (
+    Endpoint,
+    Rule,
+    WebhookCerts,
+    WebhookSpec,
+    mutating_configuration,
+    validating_configuration,
+)
 
 NAMESPACE = "bench-admission"
 RESULTS = Path(__file__).resolve().parent / "results" / "admission.json"
@@ -82,7 +88,7 @@ async def _open_loop(client: Client, rate: float, count: int, first: int) -> tup
             await client.create({"apiVersion": "v1", "kind": "ConfigMap",
                                  "metadata": {"name": f"c{first + i}"}}, NAMESPACE, dry_run=True)
             latencies.append((time.perf_counter() - t) * 1000)
-        except (ApiError, OSError, asyncio.TimeoutError):
+        except (TimeoutError, ApiError, OSError):
             errors += 1
 
     async with asyncio.timeout(count / rate * 3 + 30):  # bounded even if the webhook hangs

@@ -79,7 +79,7 @@ async def test_mounted_certificate_served_to_the_api_server_and_rotated_mid_traf
             traffic = asyncio.gather(*(one(wave * 30 + i) for i in range(30)))
             mount.rotate()  # the kubelet's symlink swap, while the wave is in flight
             await traffic
-            await eventually(lambda: asyncio.sleep(0, certs.rotations > before), "the swap to be loaded")
+            await eventually(lambda b=before: asyncio.sleep(0, certs.rotations > b), "the swap to be loaded")
         await asyncio.gather(*(one(1000 + i) for i in range(10)))  # after the last swap too
         assert failures == [] and allowed == 130
         assert certs.rotations == 5

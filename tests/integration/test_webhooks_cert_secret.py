@@ -11,9 +11,9 @@ from typing import Any
 
 import yaml
 
-from kubeloop.client import Client
 from kubeloop.cli.generate import manifests
 from kubeloop.cli.run import load_operator
+from kubeloop.client import Client
 from kubeloop.packaging.chart import write_chart
 from kubeloop.packaging.helm import ensure_helm
 from kubeloop.webhooks.deploy import CERT_DIR

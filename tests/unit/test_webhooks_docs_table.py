@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,7 +21,7 @@ DOC = Path(__file__).parents[2] / "docs" / "howto" / "webhooks.md"
 ROW = re.compile(r"^\| `(?P<code>[^`]+)`[^|]* \| (?P<what>[^|]*?)`(?P<json>\{.*\})`[^|]* \| (?P<who>[^|]+) \|$")
 
 
-class Color(str, Enum):
+class Color(StrEnum):
     red = "red"
     blue = "blue"
 
