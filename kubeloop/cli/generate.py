@@ -81,6 +81,9 @@ def command(kind: str, target: str, output: Path | None, namespace: str | None, 
     if cert_manager_certificate is not None and cert_manager_certificate.count("/") != 1:
         raise click.BadParameter(f"{cert_manager_certificate!r} must be NAMESPACE/NAME of a cert-manager Certificate",
                                  param_hint="--cert-manager-certificate")
+    if webhook_cert_secret is not None and not operator.hooks:
+        raise click.BadParameter(f"{operator.name} declares no webhooks: there is no certificate to serve",
+                                 param_hint="--webhook-cert-secret")
     try:
         objs = select(manifests(target, operator, namespace or f"{operator.name}-system", image, replicas,
                                 cert_manager_certificate, webhook_cert_secret), kind)

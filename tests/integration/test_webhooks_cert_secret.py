@@ -62,3 +62,13 @@ async def test_chart_value_renders_and_applies(tmp_path: Path, kube_client: Clie
         "secretName": "gadgets-tls"}
     out = await kube_client.create(dep, namespace, dry_run=True)  # the API server accepts the rendered pod
     assert mounted(out)[2][0]["secret"]["secretName"] == "gadgets-tls"
+
+
+def test_the_option_is_refused_for_an_operator_without_webhooks() -> None:
+    from click.testing import CliRunner
+
+    from kubeloop.cli.main import main
+
+    result = CliRunner().invoke(main, ["generate", "all", "reloader", "--webhook-cert-secret", "x"])
+    assert result.exit_code == 2 and "--webhook-cert-secret" in result.output
+    assert "reloader declares no webhooks" in result.output
