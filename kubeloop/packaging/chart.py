@@ -140,6 +140,9 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
 # --- webhooks ------------------------------------------------------------------------------------------
 
 _SERVICE, _NAMESPACE = "KUBELOOP_WEBHOOK_SERVICE", "KUBELOOP_RELEASE_NAMESPACE"
+# The path kubeloop.webhooks.deploy.CERT_DIR mounts too (packaging may not import webhooks; the chart
+# test in tests/integration/test_webhooks_cert_secret.py renders it and compares).
+CERT_DIR = "/var/run/kubeloop/webhook-certs"
 
 
 def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) -> None:
@@ -180,8 +183,6 @@ def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) 
 
 def _mount_cert_secret(deployment: str) -> str:
     """``webhook.certSecret``: mount it and pass ``--webhook-cert-dir`` (see kubeloop.webhooks.cert_dir)."""
-    from kubeloop.webhooks.deploy import CERT_DIR
-
     when, end = "{{- if .Values.webhook.certSecret }}\n", "{{- end }}\n"
     arg = "            - --webhook-port={{ .Values.webhook.port }}\n"
     mount = "          volumeMounts:\n            - name: tmp\n              mountPath: /tmp\n"
