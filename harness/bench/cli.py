@@ -5,6 +5,7 @@ python -m harness.bench --quick                  # N=200, 1 repeat, 10 s idle: a
 python -m harness.bench --scale                  # adds N=20,000 and start-up with 50,000 cached
 python -m harness.bench --report-only            # re-render the report from the saved results
 python -m harness.bench --kubeconfig PATH ...    # against an existing cluster instead of its own
+python -m harness.bench --admission              # admission webhooks: kubeloop vs a plain aiohttp no-op
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.bench import report, runner, scenarios
+from harness.bench import admission, report, runner, scenarios
 from harness.bench.contestants import CONTESTANTS
 from harness.common import provenance
 from harness.common.flags import add_run_flags
@@ -85,6 +86,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--chart", type=Path, default=DOCS / "benchmarks.png", help="the chart (PNG)")
     p.add_argument("--append", action="store_true",
                    help="add this run's results to those already in --results (the report shows both)")
+    admission.add_flags(p)
     return p
 
 
@@ -123,6 +125,8 @@ def options_from(args: argparse.Namespace, argv: list[str]) -> runner.Options:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parser().parse_args(argv)
+    if args.admission:  # its own run and results file (harness/bench/admission.py)
+        return admission.main(args)
     if args.report_only:
         data = json.loads(args.results.read_text())
     else:

@@ -28,7 +28,8 @@ def run_args(target: str, operator: Operator) -> list[str]:
 
 
 def manifests(target: str, operator: Operator, namespace: str, image: str | None = None,
-              replicas: int = 1, cert_manager_certificate: str | None = None) -> list[dict[str, Any]]:
+              replicas: int = 1, cert_manager_certificate: str | None = None,
+              cert_secret: str | None = None) -> list[dict[str, Any]]:
     """Everything ``generate all`` emits; with webhooks, their configurations, Service and port too."""
     objs = operator_manifests(operator.name, namespace, image or default_image(operator),
                               models=operator.custom_resources(), cluster_permissions=operator.permissions(),
@@ -38,7 +39,7 @@ def manifests(target: str, operator: Operator, namespace: str, image: str | None
         if obj["kind"] == "Deployment":
             obj["spec"]["replicas"] = replicas
     return with_webhooks(objs, operator.name, namespace, operator.hooks,
-                         cert_manager_certificate=cert_manager_certificate)
+                         cert_manager_certificate=cert_manager_certificate, cert_secret=cert_secret)
 
 
 def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -63,8 +64,11 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 @click.option("--cert-manager-certificate", default=None, metavar="NAMESPACE/NAME",
               help="Webhooks: let cert-manager's CA injector fill the caBundle from this Certificate "
                    "(adds cert-manager.io/inject-ca-from) instead of the process writing its own.")
+@click.option("--webhook-cert-secret", default=None, metavar="NAME",
+              help="Webhooks: mount this kubernetes.io/tls Secret (e.g. cert-manager's) into the Deployment and "
+                   "serve it (--webhook-cert-dir) instead of a certificate the process makes.")
 def command(kind: str, target: str, output: Path | None, namespace: str | None, image: str | None,
-            replicas: int, cert_manager_certificate: str | None) -> None:
+            replicas: int, cert_manager_certificate: str | None, webhook_cert_secret: str | None) -> None:
     """Generate CRDs, least-privilege RBAC and the manager Deployment for TARGET (a bundled operator,
     a module or a file), in a stable order that `kubectl apply --server-side` accepts; or a Helm
     chart of the same (`chart`, needs -o) or a Dockerfile and .dockerignore (`dockerfile`)."""
@@ -77,9 +81,12 @@ def command(kind: str, target: str, output: Path | None, namespace: str | None, 
     if cert_manager_certificate is not None and cert_manager_certificate.count("/") != 1:
         raise click.BadParameter(f"{cert_manager_certificate!r} must be NAMESPACE/NAME of a cert-manager Certificate",
                                  param_hint="--cert-manager-certificate")
+    if webhook_cert_secret is not None and not operator.hooks:
+        raise click.BadParameter(f"{operator.name} declares no webhooks: there is no certificate to serve",
+                                 param_hint="--webhook-cert-secret")
     try:
         objs = select(manifests(target, operator, namespace or f"{operator.name}-system", image, replicas,
-                                cert_manager_certificate), kind)
+                                cert_manager_certificate, webhook_cert_secret), kind)
     except ValueError as exc:  # a kind named by a string that is not built in: no cluster to ask
         raise click.ClickException(f"{target}: {exc}") from exc
     if kind == "crd" and not operator.hooks.conversions:

@@ -126,6 +126,10 @@ def webhook_options() -> list[click.Option]:
         _opt("webhook-namespace", default=None,
              help="The operator's namespace, for the Service and the namespaceSelector that excludes it "
                   "(default with --webhook-service: the pod's namespace)."),
+        _opt("webhook-cert-dir", default=None,
+             help="Serve tls.crt/tls.key from this directory (a cert-manager Secret mounted there), reloaded "
+                  "when they change, instead of making a certificate; no caBundle is written "
+                  "(cert-manager's cainjector does: generate with --cert-manager-certificate)."),
     ]
 
 

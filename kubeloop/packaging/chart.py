@@ -140,6 +140,9 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
 # --- webhooks ------------------------------------------------------------------------------------------
 
 _SERVICE, _NAMESPACE = "KUBELOOP_WEBHOOK_SERVICE", "KUBELOOP_RELEASE_NAMESPACE"
+# The path kubeloop.webhooks.deploy.CERT_DIR mounts too (packaging may not import webhooks; the chart
+# test in tests/integration/test_webhooks_cert_secret.py renders it and compares).
+CERT_DIR = "/var/run/kubeloop/webhook-certs"
 
 
 def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) -> None:
@@ -163,7 +166,10 @@ def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) 
         f"  labels:\n    {{{{- include \"{name}.labels\" . | nindent 4 }}}}\n"
         f"spec:\n  selector:\n    {{{{- include \"{name}.selectorLabels\" . | nindent 4 }}}}\n  ports:\n"
         "    - name: webhook\n      port: 443\n      targetPort: webhook\n      protocol: TCP\n")
-    files["values.yaml"] += "\nwebhook:\n  # the container port the webhook Service (443) forwards to\n  port: 9443\n"
+    files["values.yaml"] += ("\nwebhook:\n  # the container port the webhook Service (443) forwards to\n  port: 9443\n"
+                             "  # a kubernetes.io/tls Secret (e.g. cert-manager's) to serve instead of a certificate\n"
+                             "  # the process makes; pair it with cert-manager's cainjector annotation\n"
+                             "  certSecret: \"\"\n")
     deployment = files["templates/deployment.yaml"]
     args = ("            - --webhook-host=0.0.0.0\n            - --webhook-port={{ .Values.webhook.port }}\n"
             f"            - --webhook-service={full}-webhook\n")
@@ -172,7 +178,24 @@ def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) 
     deployment = deployment.replace("            {{- if .Values.leaderElection.enabled }}\n", args
                                     + "            {{- if .Values.leaderElection.enabled }}\n", 1)
     anchor = "              containerPort: {{ .Values.health.port }}\n              protocol: TCP\n"
-    files["templates/deployment.yaml"] = deployment.replace(anchor, anchor + port, 1)
+    files["templates/deployment.yaml"] = _mount_cert_secret(deployment.replace(anchor, anchor + port, 1))
+
+
+def _mount_cert_secret(deployment: str) -> str:
+    """``webhook.certSecret``: mount it and pass ``--webhook-cert-dir`` (see kubeloop.webhooks.cert_dir)."""
+    when, end = "{{- if .Values.webhook.certSecret }}\n", "{{- end }}\n"
+    arg = "            - --webhook-port={{ .Values.webhook.port }}\n"
+    mount = "          volumeMounts:\n            - name: tmp\n              mountPath: /tmp\n"
+    volume = "        - name: tmp\n          emptyDir: {}\n"
+    for anchor, extra in (
+            (arg, f"            {when}            - --webhook-cert-dir={CERT_DIR}\n            {end}"),
+            (mount, f"            {when}            - name: webhook-cert\n              mountPath: {CERT_DIR}\n"
+                    f"              readOnly: true\n            {end}"),
+            (volume, f"        {when}        - name: webhook-cert\n          secret:\n"
+                     f"            secretName: {{{{ .Values.webhook.certSecret }}}}\n        {end}")):
+        assert anchor in deployment, anchor  # the chart's own template: a changed template must update this
+        deployment = deployment.replace(anchor, anchor + extra, 1)
+    return deployment
 
 
 def _placeholders(obj: dict[str, Any]) -> dict[str, Any]:

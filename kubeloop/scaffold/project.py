@@ -91,6 +91,8 @@ def init_project(name: str, out_dir: str | Path | None = None, *, group: str | N
         f"{pkg}/models.py": render("project/models.py.tmpl", names) + render("api/model.py.tmpl", names),
         f"{pkg}/reconcile.py": render("project/reconcile.py.tmpl", names),
         f"tests/test_{pkg}.py": render("api/test.py.tmpl", names),
+        # Round trips of the conversions the operator declares (none yet: the test has no cases).
+        "tests/test_conversions.py": render("project/test_conversions.py.tmpl", names),
     }
     return _write(root, files) + write_dockerfile(root, pkg)
 

@@ -7,6 +7,9 @@
 - The empty Secret ``<name>-webhook-ca`` the replicas share their CA through (see ``shared_ca``).
 - The Service ``<name>-webhook`` (port 443 → the container's port named ``webhook``), the Deployment's
   container port, and the ``--webhook-*`` arguments that make the process serve on it.
+- With ``cert_secret`` (a ``kubernetes.io/tls`` Secret, e.g. cert-manager's), the Deployment mounts it
+  at :data:`CERT_DIR` and passes ``--webhook-cert-dir``: the process serves that certificate instead of
+  making one. Without it, nothing of this is emitted (the default output is unchanged).
 - An operator without webhooks gets its manifests back unchanged (the same objects, in the same order).
 """
 
@@ -20,6 +23,7 @@ from kubeloop.webhooks.runtime import DEFAULT_PORT, WebhookOptions, webhook_mani
 from kubeloop.webhooks.shared_ca import empty_secret
 
 SERVICE_PORT = 443
+CERT_DIR = "/var/run/kubeloop/webhook-certs"  # where --webhook-cert-secret's Secret is mounted
 
 
 def service_name(operator: str) -> str:
@@ -30,6 +34,14 @@ def service_name(operator: str) -> str:
 def run_args(operator: str, port: int = DEFAULT_PORT) -> list[str]:
     """The ``kubeloop run`` arguments of the in-cluster process (the namespace is the pod's)."""
     return ["--webhook-host=0.0.0.0", f"--webhook-port={port}", f"--webhook-service={service_name(operator)}"]
+
+
+def mount_cert_secret(pod_spec: dict[str, Any], container: dict[str, Any], secret: str) -> None:
+    """Mounts ``secret`` read-only at :data:`CERT_DIR` and tells the process to serve it."""
+    pod_spec["volumes"] = [*pod_spec.get("volumes", []), {"name": "webhook-cert", "secret": {"secretName": secret}}]
+    container["volumeMounts"] = [*container.get("volumeMounts", []),
+                                 {"name": "webhook-cert", "mountPath": CERT_DIR, "readOnly": True}]
+    container["args"] = [*container["args"], f"--webhook-cert-dir={CERT_DIR}"]
 
 
 def webhook_service(operator: str, namespace: str) -> dict[str, Any]:
@@ -43,7 +55,8 @@ def webhook_service(operator: str, namespace: str) -> dict[str, Any]:
 
 
 def with_webhooks(objs: list[dict[str, Any]], operator: str, namespace: str, hooks: Hooks, *,
-                  cert_manager_certificate: str | None = None, port: int = DEFAULT_PORT) -> list[dict[str, Any]]:
+                  cert_manager_certificate: str | None = None, port: int = DEFAULT_PORT,
+                  cert_secret: str | None = None) -> list[dict[str, Any]]:
     """``objs`` (``operator_manifests``' output) with the webhook objects added; unchanged without hooks."""
     if not hooks:
         return objs
@@ -63,6 +76,8 @@ def with_webhooks(objs: list[dict[str, Any]], operator: str, namespace: str, hoo
             container["args"] = [*container.get("args", []), *run_args(operator, port)]
             container["ports"] = [*container.get("ports", []),
                                   {"name": "webhook", "containerPort": port, "protocol": "TCP"}]
+            if cert_secret:
+                mount_cert_secret(obj["spec"]["template"]["spec"], container, cert_secret)
         out.append(obj)
     if stanzas:  # a converted CRD must ship with the operator: its models are in custom_resources()
         raise ValueError(f"converted CRDs missing from the manifests: {', '.join(stanzas)}")

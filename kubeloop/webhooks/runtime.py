@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubeloop.client import Client, Forbidden
+from kubeloop.webhooks.cert_dir import CertDirError, MountedCerts
 from kubeloop.webhooks.certs import CertAuthority, WebhookCerts, service_dns_names
 from kubeloop.webhooks.hooks import Hooks
 from kubeloop.webhooks.manifests import (
@@ -47,7 +48,8 @@ class WebhookOptions:
     ``service`` (with ``namespace``): the Service form, in a cluster. Otherwise the URL form
     ``https://<url_host or host>:<port>``: the local control plane calls the process directly.
     ``namespace_selector``: replaces the default (every namespace but the operator's and kube-system),
-    e.g. one test's namespace.
+    e.g. one test's namespace. ``cert_dir``: serve the certificate mounted there
+    (:mod:`kubeloop.webhooks.cert_dir`) instead of making one.
     """
 
     host: str = "127.0.0.1"
@@ -56,6 +58,7 @@ class WebhookOptions:
     service: str | None = None
     namespace: str | None = None  # the operator's (the Service's) namespace, excluded by the default selector
     namespace_selector: dict[str, Any] | None = None
+    cert_dir: str | None = None  # serve tls.crt/tls.key from here (cert-manager); no caBundle is written
 
     def endpoint(self, port: int | None = None) -> Endpoint:
         if self.service:
@@ -134,7 +137,7 @@ class WebhookRuntime:
 
     def __init__(self, operator: str, hooks: Hooks, options: WebhookOptions) -> None:
         self.operator, self.hooks, self.options = operator, hooks, options
-        self.certs: WebhookCerts | None = None  # made by start(): the CA may come from the shared Secret
+        self.certs: WebhookCerts | MountedCerts | None = None  # made by start(): the CA may be shared
         self.server: WebhookServer | None = None
         self.installed = False
 
@@ -149,9 +152,19 @@ class WebhookRuntime:
                                  ca_bundle=self.certs.ca_bundle_b64 if self.certs else None,
                                  port=self.server.port if self.server else None)
 
+    def _certs(self, ca: CertAuthority | None) -> WebhookCerts | MountedCerts:
+        if not self.options.cert_dir:
+            dns, ips = self.options.certificate_names()
+            return WebhookCerts(dns, ips, ca=ca)
+        try:
+            mounted = MountedCerts(self.options.cert_dir)
+            mounted.reload()  # a bad or missing pair fails the start, naming the flag and the file
+        except CertDirError as exc:
+            raise WebhookSetupError(str(exc)) from exc
+        return mounted
+
     def _serve(self, ca: CertAuthority | None) -> WebhookServer:
-        dns, ips = self.options.certificate_names()
-        self.certs = WebhookCerts(dns, ips, ca=ca)
+        self.certs = self._certs(ca)
         server = WebhookServer(self.certs, host=self.options.host, port=self.options.port)
         for hook in self.hooks.admission:
             register = server.validating if hook.verb == "validating" else server.mutating
@@ -165,7 +178,7 @@ class WebhookRuntime:
         """Listens, then applies the configurations with the CA. In a cluster (the Service form) the CA
         is the one every replica shares through the Secret ``<name>-webhook-ca``; locally, its own."""
         ca = None
-        if self.options.service:
+        if self.options.service and not self.options.cert_dir:  # a mounted certificate needs no shared CA
             try:
                 ca = await shared_ca(client, str(self.options.namespace), secret_name(self.operator))
             except (MissingCASecret, Forbidden) as exc:

@@ -27,6 +27,7 @@ from aiohttp import web
 
 from kubeloop import metrics
 from kubeloop.webhooks.admission import AdmissionRequest, Denied, MalformedReview, allow, deny, parse_admission
+from kubeloop.webhooks.cert_dir import MountedCerts
 from kubeloop.webhooks.certs import WebhookCerts
 from kubeloop.webhooks.conversion import Converter
 
@@ -73,7 +74,7 @@ def _check(path: str, failure_policy: str, timeout_seconds: int, taken: set[str]
 class WebhookServer:
     """Serves admission and conversion webhooks over HTTPS with ``certs``; ``port=0`` picks a free port."""
 
-    def __init__(self, certs: WebhookCerts, *, host: str = "127.0.0.1", port: int = 0,
+    def __init__(self, certs: WebhookCerts | MountedCerts, *, host: str = "127.0.0.1", port: int = 0,
                  rotation_check_every: float = 3600.0) -> None:
         self.certs, self.host, self.port = certs, host, port
         self.rotation_check_every = rotation_check_every

@@ -22,7 +22,8 @@ OPERATORS = ("immortal", "blackadder", "copyrator", "reloader")
 REFUSED_WITH_A_VALUE = {"webhook_url", "pprof_addr", "pause_deployment_time_annotation"}
 # blackadder serves a conversion webhook since its v1beta2, and so has the framework's --webhook-* flags
 # (docs/howto/webhooks.md) on top of its recorded ones, which stay as they were.
-WEBHOOK_FLAGS = {"webhook_host", "webhook_port", "webhook_url_host", "webhook_service", "webhook_namespace"}
+WEBHOOK_FLAGS = {"webhook_host", "webhook_port", "webhook_url_host", "webhook_service", "webhook_namespace",
+                 "webhook_cert_dir"}
 WITH_WEBHOOKS = {"blackadder"}
 
 

@@ -37,7 +37,8 @@ def test_init_creates_a_loadable_operator(importable: Path) -> None:
     written = init_project("shop-front", importable, group="shop.example.org", kind="Storefront")
     rel = sorted(str(p.relative_to(importable)) for p in written)
     assert rel == [".dockerignore", "Dockerfile", "README.md", "pyproject.toml", "shop_front/__init__.py",
-                   "shop_front/models.py", "shop_front/reconcile.py", "tests/test_shop_front.py"]
+                   "shop_front/models.py", "shop_front/reconcile.py", "tests/test_conversions.py",
+                   "tests/test_shop_front.py"]
     for path in written:
         if path.suffix == ".py":
             compile(path.read_text(), str(path), "exec")

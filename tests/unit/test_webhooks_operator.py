@@ -224,7 +224,7 @@ def test_chart_templates_the_webhooks_for_the_release(tmp_path: Path) -> None:
     deployment = (tmp_path / "templates/deployment.yaml").read_text()
     assert "containerPort: {{ .Values.webhook.port }}" in deployment
     assert "--webhook-service={{ include \"gadgets.fullname\" . }}-webhook" in deployment
-    assert yaml.safe_load((tmp_path / "values.yaml").read_text())["webhook"] == {"port": 9443}
+    assert yaml.safe_load((tmp_path / "values.yaml").read_text())["webhook"] == {"port": 9443, "certSecret": ""}
     assert "targetPort: webhook" in (tmp_path / "templates/webhook-service.yaml").read_text()
     secret = (tmp_path / "templates/webhook-ca-secret.yaml").read_text()
     assert "name: gadgets-webhook-ca" in secret and "namespace: {{ .Release.Namespace }}" in secret
