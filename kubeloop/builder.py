@@ -222,6 +222,12 @@ class Operator(Generic[S]):
             return self._hooks
         return Hooks([*self._hooks.admission, *guards], list(self._hooks.conversions))
 
+    @property
+    def may_serve_webhooks(self) -> bool:
+        """Whether some settings make this operator serve webhooks (so ``kubeloop run`` offers the
+        ``--webhook-*`` flags before the settings are parsed)."""
+        return bool(self._hooks or self._guards)
+
     def _active_guards(self) -> list[AuthorGuard]:
         return [guard for guard, _, when in self._guards if when is None or when(self.settings)]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -24,10 +25,16 @@ _SAR = Resource("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAc
 
 
 class User(Protocol):
-    username: str
-    uid: str
-    groups: tuple[str, ...]
-    extra: dict[str, tuple[str, ...]]
+    """Who to ask about (``kubeloop.Author`` is one): what a SubjectAccessReview's spec names."""
+
+    @property
+    def username(self) -> str: ...
+    @property
+    def uid(self) -> str: ...
+    @property
+    def groups(self) -> tuple[str, ...]: ...
+    @property
+    def extra(self) -> Mapping[str, tuple[str, ...]]: ...
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class Access:
         return f"{self.verb} {what}" + (f"/{self.subresource}" if self.subresource else "")
 
     def describe(self) -> str:
+        """The answer as a sentence naming the user, the permission and where."""
         where = f" in namespace {self.namespace}" if self.namespace else " cluster-wide"
         named = f" named {self.name}" if self.name else ""
         return f"user {self.username} may {'' if self.allowed else 'not '}{self.permission}{named}{where}"
@@ -75,11 +83,10 @@ class AccessReviewer:
         attributes = {k: v for k, v in {"verb": verb, "group": resource.group, "version": resource.version,
                                         "resource": resource.plural, "subresource": subresource,
                                         "namespace": namespace, "name": name}.items() if v is not None}
+        spec = {"user": user.username, "uid": user.uid or None, "groups": list(user.groups),
+                "extra": {k: list(v) for k, v in user.extra.items()}, "resourceAttributes": attributes}
         body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-                "spec": {"user": user.username, "uid": user.uid or None, "groups": list(user.groups),
-                         "extra": {k: list(v) for k, v in user.extra.items()},
-                         "resourceAttributes": attributes}}
-        body["spec"] = {k: v for k, v in body["spec"].items() if v not in (None, [], {})}
+                "spec": {k: v for k, v in spec.items() if v not in (None, [], {})}}
         status = (await self.client.create(body, resource=_SAR)).get("status") or {}
         answer = Access(bool(status.get("allowed")) and not status.get("denied"), user.username, verb,
                         resource.group, resource.plural, namespace, name, subresource,

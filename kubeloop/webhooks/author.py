@@ -42,11 +42,13 @@ class Author:
     extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
+        """The JSON form signed and stored (sorted, lists): one spelling per user."""
         return {"username": self.username, "uid": self.uid, "groups": list(self.groups),
                 "extra": {k: list(v) for k, v in sorted(self.extra.items())}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Author:
+        """The author of a stored record (``KeyError``/``TypeError`` on a malformed one)."""
         return cls(str(data["username"]), str(data.get("uid") or ""), tuple(data.get("groups") or ()),
                    {str(k): tuple(v) for k, v in (data.get("extra") or {}).items()})
 

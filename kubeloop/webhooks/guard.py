@@ -73,6 +73,7 @@ class AuthorGuard:
 
     @property
     def ready(self) -> bool:
+        """The key is loaded: records can be written and verified."""
         return self._key is not None
 
     def use_key(self, key: bytes) -> None:
@@ -100,7 +101,7 @@ class AuthorGuard:
         """The mutating handler: the object with its author record written (or kept)."""
         try:
             await asyncio.wait_for(self._loaded.wait(), 2)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise Denied("the operator has not loaded its author-signing key yet; retry", code=503) from None
         assert self._key is not None
         meta = obj.setdefault("metadata", {})
