@@ -59,13 +59,18 @@ def single_rule(spec: ControllerSpec, settings: CopyratorSettings) -> Controller
     return spec
 
 
+AUTHOR_ANNOTATION = f"{DOMAIN}/author"  # --check-author: the record op.record_author keeps (a renewed one counts)
+
+
 def rule_changed(event: Event) -> bool:
-    """Rule fields (generation) or deletion; not our own status writes."""
+    """Rule fields (generation), its author record, or deletion; not our own status writes."""
     if event.type != "modified" or event.old is None:
         return True
     old, new = event.old.get("metadata", {}), event.object.get("metadata", {})
     return (old.get("generation") != new.get("generation")
-            or old.get("deletionTimestamp") != new.get("deletionTimestamp"))
+            or old.get("deletionTimestamp") != new.get("deletionTimestamp")
+            or (old.get("annotations") or {}).get(AUTHOR_ANNOTATION)
+            != (new.get("annotations") or {}).get(AUTHOR_ANNOTATION))
 
 
 def build_operator(name: str = "copyrator") -> Operator[CopyratorSettings]:
