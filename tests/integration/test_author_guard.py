@@ -202,3 +202,15 @@ async def test_uid_is_absent_in_mutating_create(kube_cluster: Any, kube_client: 
         created = await kube_client.create(configmap("probe", namespace, {"k": "v"}, {}))
     creates = [m for m in seen if m["operation"] == "CREATE" and m.get("name") == "probe"]
     assert creates and "uid" not in creates[0] and created["metadata"]["uid"]
+
+
+async def test_rules_in_the_trusted_operator_namespace_are_not_screened(setup: Setup) -> None:
+    """The webhook never sees the operator's own namespace; rules there are the admins' (trusted)."""
+    s = setup
+    await s.admin.create(configmap("home-src", s.home, {"k": "h"}, {"src": "home"}))
+    await s.admin.create(rule("home", s.home, "home", [s.home], [s.b]))
+    status = await wait_status(s.admin, s.home, "home", lambda st: st.get("copyCount") == 1, "home rule: 1 copy")
+    assert author_condition(status) is None
+    await s.admin.get("configmaps", "home-src", s.b)
+    await s.admin.delete(RULES, "home", s.home)
+    await wait_for_deletion(s.admin, RULES, "home", s.home, timeout=30)

@@ -8,6 +8,9 @@
   answers a SubjectAccessReview for that user (cached for a few seconds). A target the author lost is
   no longer wanted: the rule's copies there are removed, as for any namespace leaving its scope.
 - The consent annotations (``boundary.py``) still apply on top: both must allow a copy.
+- Rules in trusted namespaces are not screened: only admins write there, and the webhook's
+  namespaceSelector leaves out the operator's own namespace (the default trusted one), so their rules
+  could never be recorded.
 """
 
 from __future__ import annotations
