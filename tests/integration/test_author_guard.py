@@ -214,3 +214,13 @@ async def test_rules_in_the_trusted_operator_namespace_are_not_screened(setup: S
     await s.admin.get("configmaps", "home-src", s.b)
     await s.admin.delete(RULES, "home", s.home)
     await wait_for_deletion(s.admin, RULES, "home", s.home, timeout=30)
+
+
+async def test_the_key_secret_is_made_once_and_reused(kube_client: Client, namespace: str) -> None:
+    from kubeloop.webhooks.guard import load_key
+
+    first = await load_key(kube_client, namespace, "demo-author-key")
+    assert len(first) == 32
+    assert await load_key(kube_client, namespace, "demo-author-key") == first
+    stored = await kube_client.get("secrets", "demo-author-key", namespace)
+    assert base64.b64decode(stored["data"]["hmac.key"]) == first

@@ -194,3 +194,40 @@ def test_record_author_adds_the_webhook_and_permissions_only_when_enabled() -> N
     assert sar and sar[0].verbs == frozenset({"create"}) and not sar[0].namespaced
     names = {n for p in op.namespaced_permissions() for n in p.names}
     assert key_secret_name("demo") in names
+
+
+# --- the SubjectAccessReview helper (its client stubbed: the real server answers in the integration test) ---
+
+
+class _Answers:
+    """Stands in for a Client's ``create``: answers SubjectAccessReviews from a set of allowed verbs."""
+
+    def __init__(self, allowed: set[str]) -> None:
+        self.allowed, self.asked = allowed, []  # type: ignore[var-annotated]
+
+    async def create(self, body: dict[str, Any], **_: Any) -> dict[str, Any]:
+        self.asked.append(body["spec"])
+        return {**body, "status": {"allowed": body["spec"]["resourceAttributes"]["verb"] in self.allowed}}
+
+
+async def test_access_reviews_ask_as_the_user_and_are_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubeloop import AccessReviewer
+    from kubeloop.helpers import access
+
+    now = [100.0]
+    monkeypatch.setattr(access.time, "monotonic", lambda: now[0])
+    client = _Answers({"get"})
+    reviewer = AccessReviewer(client, ttl=10)  # type: ignore[arg-type]
+    answer = await reviewer.check(ALICE, "create", builtin.CONFIG_MAP, "team-b")
+    assert not answer.allowed
+    assert answer.describe() == "user alice may not create configmaps in namespace team-b"
+    assert client.asked[0] == {"user": "alice", "uid": "u-1", "groups": ["team-a", "system:authenticated"],
+                               "extra": {"scopes": ["x"]}, "resourceAttributes": {
+                                   "verb": "create", "group": "", "version": "v1", "resource": "configmaps",
+                                   "namespace": "team-b"}}
+    assert (await reviewer.check(ALICE, "get", builtin.CONFIG_MAP, "team-b")).allowed
+    await reviewer.check(ALICE, "create", builtin.CONFIG_MAP, "team-b")
+    assert len(client.asked) == 2  # the repeated question came from the cache
+    now[0] += 11
+    await reviewer.check(ALICE, "create", builtin.CONFIG_MAP, "team-b")
+    assert len(client.asked) == 3  # asked again once the answer was older than the TTL
