@@ -30,7 +30,8 @@ from kubeloop.client import (
 )
 from kubeloop.client.errors import BadRequest
 from kubeloop.controller import Controller, ControllerSpec, Watch, predicates
-from kubeloop.helpers import conditions, finalizers, ownership, selectors
+from kubeloop.helpers import access, conditions, finalizers, ownership, selectors
+from kubeloop.helpers.access import Access, AccessReviewer
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.reconcile import Context, Request, Result, State
@@ -48,6 +49,8 @@ from kubeloop.resources import (
 from kubeloop.resources.types import LabelSelector
 from kubeloop.settings import Flag, Settings, setting
 from kubeloop.webhooks import AdmissionRequest, Denied
+from kubeloop.webhooks.author import Author, UnverifiedAuthor
+from kubeloop.webhooks.guard import AuthorGuard
 
 __version__ = "0.1.0"
 __all__ = [
@@ -56,6 +59,8 @@ __all__ = [
     "ControllerSpec", "Controller", "Manager", "ManagerOptions",
     # webhooks (@op.validate / @op.mutate handlers)
     "AdmissionRequest", "Denied",
+    # the tenancy guard (op.record_author): who wrote an object, and what they may do
+    "Author", "AuthorGuard", "UnverifiedAuthor", "Access", "AccessReviewer", "access",
     # custom resources and the built-in kinds
     "CustomResource", "Conditions", "Int32", "Int64", "IntOrString", "LabelSelector", "opaque", "printer_column",
     "validation", "builtin",

@@ -30,7 +30,8 @@ from kubeloop.controller.spec import (
 )
 from kubeloop.reconcile.state import State
 from kubeloop.settings import Settings, defaults
-from kubeloop.webhooks.hooks import AdmissionHook, ConversionHook, Hooks, Target
+from kubeloop.webhooks.guard import AuthorGuard, guard_namespaced_permissions, guard_permissions
+from kubeloop.webhooks.hooks import AdmissionHook, ConversionHook, Hooks, Target, resource_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")  # a typed per-object state, see state()
@@ -82,7 +83,8 @@ class Operator(Generic[S]):
         self._own_namespace_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None,
                                                     Condition | None]] = []
         self._served: list[type] = []  # extra CRD versions, see serve()
-        self.hooks = Hooks()  # @validate/@mutate/convert registrations, run by kubeloop.webhooks
+        self._hooks = Hooks()  # @validate/@mutate/convert registrations, run by kubeloop.webhooks
+        self._guards: list[tuple[AuthorGuard, AdmissionHook, Condition | None]] = []  # see record_author()
 
     def _entry(self, resource: ResourceRef) -> _Registered:
         if resource not in self._registered:
@@ -184,7 +186,7 @@ class Operator(Generic[S]):
     def _admission(self, verb: Any, kind: Target, failure_policy: str, timeout: int,
                    operations: Sequence[str]) -> Callable[[F], F]:
         def register(fn: F) -> F:
-            self.hooks.add(AdmissionHook(verb, kind, fn, failure_policy, timeout, tuple(operations)))
+            self._hooks.add(AdmissionHook(verb, kind, fn, failure_policy, timeout, tuple(operations)))
             return fn
         return register
 
@@ -192,7 +194,42 @@ class Operator(Generic[S]):
         """Converts a CRD's versions through ``hub`` (a CustomResource model): ``spokes={OldModel:
         (to_hub, from_hub)}``, each function taking the typed object of one version and returning the
         other. The CRD is generated with ``conversion.strategy: Webhook`` and holds every version."""
-        self.hooks.convert(ConversionHook(hub, tuple((m, *fns) for m, fns in spokes.items())))
+        self._hooks.convert(ConversionHook(hub, tuple((m, *fns) for m, fns in spokes.items())))
+
+    def record_author(self, kind: Target, *, when: Condition | None = None) -> AuthorGuard:
+        """Records who writes ``kind``'s objects, signed, so the operator can act only as far as that
+        user may (``guard.author_of(obj)``, then ``kubeloop.access.AccessReviewer``). Adds a mutating
+        webhook for ``kind`` (``failurePolicy: Fail``), the key Secret ``<name>-author-key`` in the
+        operator's namespace and ``create subjectaccessreviews`` to the RBAC; ``when(settings)``: only with
+        these settings. See :mod:`kubeloop.webhooks.guard` and docs/howto/webhooks.md."""
+        guard = AuthorGuard(self.name, resource_of(kind), self.finalizer_domain)
+        hook = AdmissionHook("mutating", guard.resource, guard.admit)
+        if any(h.path == hook.path for h in self._hooks.admission):
+            raise ValueError(f"{guard.resource} already has a mutating webhook; record_author needs its own")
+        self._guards.append((guard, hook, when))
+
+        async def load_key(manager: Any) -> None:
+            if when is None or when(self.settings):
+                await guard.start(manager.client, manager.options.webhook.namespace)
+        self.startup.append(load_key)
+        return guard
+
+    @property
+    def hooks(self) -> Hooks:
+        """The webhooks to serve with the current settings: those declared, and record_author's."""
+        guards = [hook for _, hook, when in self._guards if when is None or when(self.settings)]
+        if not guards:
+            return self._hooks
+        return Hooks([*self._hooks.admission, *guards], list(self._hooks.conversions))
+
+    @property
+    def may_serve_webhooks(self) -> bool:
+        """Whether some settings make this operator serve webhooks (so ``kubeloop run`` offers the
+        ``--webhook-*`` flags before the settings are parsed)."""
+        return bool(self._hooks or self._guards)
+
+    def _active_guards(self) -> list[AuthorGuard]:
+        return [guard for guard, _, when in self._guards if when is None or when(self.settings)]
 
     # --- settings and hooks --------------------------------------------------------------------------
 
@@ -249,13 +286,15 @@ class Operator(Generic[S]):
                 wanted.append((watch.resource, ("list", "watch"), None))
         wanted += self._wanted(self._extra_permissions)
         from kubeloop.webhooks.runtime import webhook_permissions
-        return _as_permissions(wanted) + webhook_permissions(self.name, self.hooks)
+        return (_as_permissions(wanted) + webhook_permissions(self.name, self.hooks)
+                + guard_permissions(self._active_guards()))
 
     def namespaced_permissions(self) -> list[Any]:
         """The ``Permission``s needed only in the operator's own namespace (a Role there)."""
         from kubeloop.webhooks.runtime import webhook_namespaced_permissions
         return (_as_permissions(self._wanted(self._own_namespace_permissions))
-                + webhook_namespaced_permissions(self.name, self.hooks))
+                + webhook_namespaced_permissions(self.name, self.hooks)
+                + guard_namespaced_permissions(self.name, self._active_guards()))
 
     def _wanted(self, declared: list[tuple[ResourceRef, tuple[str, ...], str | None, Condition | None]]
                 ) -> list[tuple[ResourceRef, tuple[str, ...], str | None]]:

@@ -178,7 +178,7 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
         values["target"] = target or operator.name
         sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))
 
-    common = with_framework_flags(model, common_options(webhooks=bool(operator.hooks)))
+    common = with_framework_flags(model, common_options(webhooks=operator.may_serve_webhooks))
     params: list[click.Parameter] = [*common, *settings_options(model)]
     return click.Command(operator.name, params=params, callback=callback,
                          help=f"Run the {operator.name} operator.")

@@ -15,8 +15,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kubeloop import Context, ControllerSpec, Event, Manager, Operator, Request, Watch, builtin
+from kubeloop import (
+    AccessReviewer,
+    AuthorGuard,
+    Context,
+    ControllerSpec,
+    Event,
+    Manager,
+    Operator,
+    Request,
+    Watch,
+    builtin,
+)
 from kubeloop.operators.copyrator import metrics
+from kubeloop.operators.copyrator.authority import CONDITION, Screened, screen
 from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
@@ -47,13 +59,18 @@ def single_rule(spec: ControllerSpec, settings: CopyratorSettings) -> Controller
     return spec
 
 
+AUTHOR_ANNOTATION = f"{DOMAIN}/author"  # --check-author: the record op.record_author keeps (a renewed one counts)
+
+
 def rule_changed(event: Event) -> bool:
-    """Rule fields (generation) or deletion; not our own status writes."""
+    """Rule fields (generation), its author record, or deletion; not our own status writes."""
     if event.type != "modified" or event.old is None:
         return True
     old, new = event.old.get("metadata", {}), event.object.get("metadata", {})
     return (old.get("generation") != new.get("generation")
-            or old.get("deletionTimestamp") != new.get("deletionTimestamp"))
+            or old.get("deletionTimestamp") != new.get("deletionTimestamp")
+            or (old.get("annotations") or {}).get(AUTHOR_ANNOTATION)
+            != (new.get("annotations") or {}).get(AUTHOR_ANNOTATION))
 
 
 def build_operator(name: str = "copyrator") -> Operator[CopyratorSettings]:
@@ -63,6 +80,8 @@ def build_operator(name: str = "copyrator") -> Operator[CopyratorSettings]:
     for resource in (builtin.CONFIG_MAP, builtin.SECRET):
         op.permission(resource, ["get", "create", "update", "patch", "delete"])
     copyrator = Copyrator(op)
+    # --check-author: the rules' authors recorded by our own webhook, asked about with SubjectAccessReviews.
+    copyrator.guard = op.record_author(CopyratorRule, when=lambda settings: settings.check_author)
     world = copyrator.world
     op.configure(single_rule)
     op.on_startup(copyrator.bind)
@@ -83,6 +102,8 @@ class Copyrator:
     def __init__(self, operator: Operator[CopyratorSettings]) -> None:
         self.operator = operator
         self.world = World()
+        self.guard: AuthorGuard | None = None  # set by build_operator; used with --check-author
+        self.reviewer: AccessReviewer | None = None  # bound at startup with --check-author
 
     async def bind(self, manager: Manager) -> None:
         """on_startup hook: binds the World to the manager's cache, and the boundary to the settings."""
@@ -90,6 +111,7 @@ class Copyrator:
         await world.bind(manager.client, manager.cache, rule_field_selector(settings))
         home = own_namespace(settings)
         world.boundary = Boundary.from_settings(settings, home)
+        self.reviewer = AccessReviewer(manager.client) if settings.check_author else None
         if home in UNTRUSTED and not world.boundary.trusts_namespace(home):
             log.warning("copyrator runs in namespace %s, which many may write to: rules there are not trusted "
                         "(give --trusted-namespace %s if only admins write there)", home, home)
@@ -100,10 +122,21 @@ class Copyrator:
         world = self.world
         if rule.problems():
             return await reject(rule, rule.problems(), ctx)
-        desired = plan(rule, world.candidates(rule), world.namespaces(), world.boundary)
+        screened = None
+        # --check-author, except for rules in trusted namespaces: only admins write there (that is what
+        # trusting means), and the webhook never sees the operator's own namespace (its namespaceSelector).
+        if self.reviewer is not None and self.guard is not None and not world.boundary.trusts_namespace(
+                str(rule.metadata.namespace)):
+            screened = await screen(self.guard, self.reviewer, rule, ctx.raw, world.candidates(rule),
+                                    world.namespaces(), world.boundary)
+            if screened.desired is None:
+                return await refuse(screened, ctx)
+            desired = screened.desired
+        else:
+            desired = plan(rule, world.candidates(rule), world.namespaces(), world.boundary)
         outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(desired, world.copies_of(rule.key))
         world.set_blocked(rule.key, {place for place, *_ in outcome.conflicts})
-        await report(rule, desired, outcome, ctx)
+        await report(rule, desired, outcome, ctx, screened)
         if outcome.errors:
             raise CopyFailed(f"{len(outcome.errors)} copies failed: " + "; ".join(outcome.errors[:3]))
 
@@ -152,10 +185,34 @@ async def reject(rule: CopyratorRule, problems: list[str], ctx: Context) -> None
     })
 
 
-async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Context) -> None:
+async def refuse(screened: Screened, ctx: Context) -> None:
+    """--check-author and no valid author record: copy nothing new, keep what exists, say how to fix."""
+    allowed, reason, message = screened.condition()
+    await _author_event(screened, ctx)
+    await ctx.patch_status({
+        "observedGeneration": ctx.raw.get("metadata", {}).get("generation"),
+        "conditions": ctx.condition(CONDITION, allowed, reason, message, conditions_list=ctx.condition(
+            "Ready", False, reason, message)),
+    })
+
+
+async def _author_event(screened: Screened, ctx: Context) -> None:
+    """A Warning when the author's standing changes (not on every resync)."""
+    allowed, reason, message = screened.condition()
+    before = [c for c in ((ctx.raw.get("status") or {}).get("conditions") or []) if c.get("type") == CONDITION]
+    if not allowed and (not before or before[0].get("message") != message):
+        await ctx.event("Warning", reason, message)
+
+
+async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Context,
+                 screened: Screened | None = None) -> None:
     conflicts = _conflicts(desired, outcome)
     await _announce(rule, conflicts, outcome, ctx)
     ready, degraded = _conditions(conflicts, outcome, ctx)
+    conditions = ctx.condition("Degraded", *degraded, conditions_list=ctx.condition("Ready", *ready))
+    if screened is not None:
+        await _author_event(screened, ctx)
+        conditions = ctx.condition(CONDITION, *screened.condition(), conditions_list=conditions)
     by_namespace: dict[str, list[str]] = defaultdict(list)
     for _, ns, name in sorted(outcome.in_place, key=lambda p: (p[1], p[2])):
         by_namespace[ns].append(name)
@@ -170,7 +227,7 @@ async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Cont
         "conflictCount": len(conflicts),
         "conflicts": conflicts[:MAX_LISTED],
         "skippedSources": [{"source": s, "reason": r} for s, r in desired.skipped[:MAX_LISTED]],
-        "conditions": ctx.condition("Degraded", *degraded, conditions_list=ctx.condition("Ready", *ready)),
+        "conditions": conditions,
     })
 
 

@@ -29,6 +29,13 @@ class CopyratorSettings(Settings):
     closed_namespace: tuple[str, ...] = setting(
         (), "More namespaces (names or globs; repeat or comma-separate) that never receive copies, whatever a "
         "rule says: e.g. those whose tools load labelled ConfigMaps (monitoring).")
+    # Off by default: it needs the operator's webhook served (a Service and its certificate), which the
+    # article's Deployment does not have, and the consent annotations already bound what a rule reaches.
+    check_author: bool = setting(False, "Copy only what the rule's author may read (get) into namespaces the "
+                                 "author may write (create, update), as recorded by the operator's own "
+                                 "admission webhook and checked with SubjectAccessReviews (README \"Security "
+                                 "model\"). Needs the webhook deployed; rules without a valid author record "
+                                 "copy nothing new.")
     operator_namespace: str | None = setting(None, "The operator's own namespace, closed to copies like the "
                                              "system ones (default: the pod's namespace when run in a "
                                              "cluster).", env=["POD_NAMESPACE"])
