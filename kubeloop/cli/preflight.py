@@ -184,7 +184,7 @@ async def check_lease_rbac(client: Client, operator: Operator, namespace: str, t
     for verb in ("get", "create", "update"):
         if await _can_i(client, verb, LEASE, namespace) is False:
             raise StartupError(await _forbidden_message(client, operator, verb, LEASE, namespace, target,
-                                                        why="for --leader-elect"))
+                                                        why="for --leader-elect and --shards"))
 
 
 async def _can_i(client: Client, verb: str, res: Resource, namespace: str | None) -> bool | None:
