@@ -118,6 +118,7 @@ class ShardMember:
         now = self._loop.time()
         before = set(self.member.held)
         self.members = self.observer.observe(listing.get("items") or [], now)
+        await self._collect(listing.get("items") or [])
         holds = self.member.tick(self.members, now)
         released = before - self.member.held
         if released:
@@ -143,6 +144,20 @@ class ShardMember:
         with contextlib.suppress(NotFound, ApiError, OSError):
             await self.client.delete(LEASES, self.name, self.namespace)
             log.info("sharding: left; Lease %s/%s deleted", self.namespace, self.name)
+
+    async def _collect(self, leases: list[dict[str, Any]]) -> None:
+        """Deletes the Leases of dead members (as judged this round), so the ring lists only the living.
+
+        Conditional on the version judged dead: a member that renewed meanwhile keeps its Lease, and
+        one that comes back after the delete writes a new Lease and claims again like a newcomer.
+        """
+        for lease in leases:
+            holder, meta = (lease.get("spec") or {}).get("holderIdentity"), lease["metadata"]
+            if holder and holder not in self.members and holder != self.member.identity:
+                with contextlib.suppress(NotFound, Conflict, ApiError, OSError):
+                    await self.client.delete(LEASES, meta["name"], self.namespace,
+                                             resource_version=meta["resourceVersion"])
+                    log.info("sharding: member %s expired; its Lease %s deleted", holder, meta["name"])
 
     async def _drain(self, released: set[int]) -> None:
         """Waits for the in-flight reconciles of ``released`` slots; cancels them after the timeout."""
