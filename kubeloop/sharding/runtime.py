@@ -21,7 +21,7 @@ import contextlib
 import datetime as dt
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from kubeloop import metrics
@@ -52,6 +52,11 @@ def lease_name(operator: str, identity: str) -> str:
     return f"{operator}-shard-{clean}"[:253].rstrip("-")
 
 
+def _counter(controller: Sharded) -> Callable[[], float]:
+    """The gauge's reading of ``controller``'s owned keys (counted at scrape time)."""
+    return lambda: len(controller.owned_keys())
+
+
 def _micro_time() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -72,7 +77,7 @@ class ShardMember:
         self._lease: dict[str, Any] | None = None
         self._claimed_at: float | None = None
         self._loop = asyncio.get_running_loop()
-        metrics.shard_slots_owned.labels(operator).set_function(lambda: len(self._active()))
+        metrics.shard_slots_owned.labels(operator).set_function(self._slots_owned)
 
     # --- the gate (kubeloop.controller.gate.KeyGate) -------------------------------------------------
 
@@ -81,6 +86,9 @@ class ShardMember:
 
     def owns(self, h: int) -> bool:
         return slot_of(h, self.member.slots) in self._active()
+
+    def _slots_owned(self) -> float:
+        return len(self._active())
 
     def _active(self) -> set[int]:
         return self.member.active(self._loop.time())
@@ -91,7 +99,7 @@ class ShardMember:
         """The controllers whose keys follow this member's slots."""
         self.controllers = controllers
         for c in controllers:
-            metrics.shard_keys_owned.labels(c.name).set_function(lambda c=c: len(c.owned_keys()))
+            metrics.shard_keys_owned.labels(c.name).set_function(_counter(c))
 
     async def run(self) -> None:
         """Rounds every ``retry_period`` until cancelled, and the fence watch between them."""

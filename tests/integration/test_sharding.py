@@ -42,6 +42,7 @@ OPERATOR = textwrap.dedent('''
 ''')
 OBJECTS = 40
 LEASES = "leases.coordination.k8s.io"
+HOLDS = "sharding.kubeloop.dev/holds"
 
 
 class Replicas:
@@ -80,7 +81,7 @@ async def members(client: Client, namespace: str) -> dict[str, str]:
     """Replica (its POD_NAME, the identity's prefix) → its HOLDS annotation, for the live Leases (what
     ``kubectl get leases -l sharding.kubeloop.dev/operator=shardtest`` shows)."""
     leases = await client.list(LEASES, namespace, label_selector="sharding.kubeloop.dev/operator=shardtest")
-    return {le["spec"]["holderIdentity"].rpartition("_")[0]: le["metadata"]["annotations"].get("sharding.kubeloop.dev/holds", "")
+    return {le["spec"]["holderIdentity"].rpartition("_")[0]: le["metadata"]["annotations"].get(HOLDS, "")
             for le in leases["items"] if le["spec"].get("holderIdentity")}
 
 
@@ -101,11 +102,11 @@ def audit(path: Path) -> tuple[dict[str, set[str]], list[str]]:
     for key, items in spans.items():
         items.sort()
         latest_end, latest_who = 0.0, ""
-        for start, end, who in items:
-            if start < latest_end and who != latest_who:
-                overlaps.append(f"{key}: {latest_who} until {latest_end:.3f}, {who} from {start:.3f}")
-            if end > latest_end:
-                latest_end, latest_who = end, who
+        for first, last, who in items:
+            if first < latest_end and who != latest_who:
+                overlaps.append(f"{key}: {latest_who} until {latest_end:.3f}, {who} from {first:.3f}")
+            if last > latest_end:
+                latest_end, latest_who = last, who
     return {k: {w for *_, w in v} for k, v in spans.items()}, overlaps
 
 

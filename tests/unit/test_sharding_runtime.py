@@ -37,6 +37,10 @@ class Controller:
         return 0
 
 
+async def wait_for(event: asyncio.Event) -> None:
+    await event.wait()
+
+
 def member(client: FakeClient, who: str, **kw: Any) -> tuple[ShardMember, Controller]:
     m, c = ShardMember(client, "op", "default", who, TIMINGS, **kw), Controller()
     m.attach([c])
@@ -58,7 +62,7 @@ async def test_release_drains_before_the_new_owner_claims_and_starts() -> None:
     moving = assign({"a", "b"}).slots_of("b")[0]
     h = slot_bounds(moving, 2048)[0]
     finish = asyncio.Event()
-    ca.in_flight["ns/x"] = (h, asyncio.create_task(finish.wait()))  # a reconcile of a key that moves
+    ca.in_flight["ns/x"] = (h, asyncio.create_task(wait_for(finish)))  # a reconcile of a key that moves
     b, _ = member(client, "b")
     await b.round()  # b joins; a still lists every slot, so b claims none
     releasing = asyncio.create_task(a.round())
@@ -83,7 +87,7 @@ async def test_a_drain_cancels_after_its_timeout() -> None:
     a, ca = member(client, "a", handoff_timeout=0.1)
     await a.round()
     await a.round()
-    stuck = asyncio.create_task(asyncio.sleep(60))
+    stuck = asyncio.create_task(wait_for(asyncio.Event()))
     moving = assign({"a", "b"}).slots_of("b")[0]
     ca.in_flight["ns/x"] = (slot_bounds(moving, 2048)[0], stuck)
     b, _ = member(client, "b")
