@@ -136,6 +136,8 @@ class Controller:
         """Queues ``key`` unless another replica owns it (see gate.py)."""
         if self.gate is None or self.owns_key(key):
             self.queue.add(key, priority)
+        elif self.informer.store.get(key) is None:
+            self._hashes.pop(key, None)  # gone, and its owner reconciles the deletion
 
     def owns_key(self, key: str) -> bool:
         """Whether this replica may reconcile ``key`` now (always, without a gate)."""

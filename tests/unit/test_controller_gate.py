@@ -90,3 +90,12 @@ async def test_own_writes_are_fenced_once_the_key_moved(kit: Kit) -> None:
     gate.owned = {controller.key_hash("ns/a")}
     await controller.process("ns/a")
     assert errors and "no longer owns" in str(errors[0])
+
+
+async def test_a_deleted_key_it_does_not_own_leaves_no_hash_behind(kit: Kit) -> None:
+    await kit.client.create(cm("theirs"))
+    controller, _ = await gated(kit)
+    assert controller.key_hash("ns/theirs") is not None
+    await kit.client.delete("configmaps", "theirs", "ns")
+    await kit.settled(controller)
+    assert controller.key_hash("ns/theirs") is None and await drain(controller) == []
