@@ -33,7 +33,7 @@ async def _preflight(manager: Manager, operator: Operator, settings: dict[str, A
     await preflight.check_rbac(client, operator, served, manager.options.namespaces, target)
     if manager.options.leader_elect or manager.options.shards:
         namespace = manager.options.leader_election_namespace or client.default_namespace
-        await preflight.check_lease_rbac(client, operator, namespace, target)
+        await preflight.check_lease_rbac(client, operator, namespace, target, manager.options.shards)
 
 
 def webhook_options(settings: dict[str, Any], default_namespace: str) -> WebhookOptions:
