@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from kubeloop import metrics
 from kubeloop.cli.run import build_command, load_operator
 from kubeloop.manager import ManagerOptions
 from kubeloop.sharding.membership import HOLDS, Timings, decode_slots
@@ -80,6 +81,10 @@ async def test_release_drains_before_the_new_owner_claims_and_starts() -> None:
     await a.round()
     await b.round()
     assert b.owns(h) and not a.owns(h)
+    sample = metrics.REGISTRY.get_sample_value
+    assert (sample("kubeloop_shard_handoffs_total", {"name": "op", "direction": "released"}) or 0) >= 1
+    assert (sample("kubeloop_shard_handoff_duration_seconds_sum", {"name": "op", "direction": "released"}) or 0) >= 0.2
+    assert sample("kubeloop_shard_slots_owned", {"name": "op"}) is not None
 
 
 async def test_a_drain_cancels_after_its_timeout() -> None:
