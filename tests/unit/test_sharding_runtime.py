@@ -83,7 +83,7 @@ async def test_release_drains_before_the_new_owner_claims_and_starts() -> None:
     assert b.owns(h) and not a.owns(h)
     sample = metrics.REGISTRY.get_sample_value
     assert (sample("kubeloop_shard_handoffs_total", {"name": "op", "direction": "released"}) or 0) >= 1
-    assert (sample("kubeloop_shard_handoff_duration_seconds_sum", {"name": "op", "direction": "released"}) or 0) >= 0.2
+    assert (sample("kubeloop_shard_handoff_duration_seconds_sum", {"name": "op", "direction": "released"}) or 0) >= 0.15
     assert sample("kubeloop_shard_slots_owned", {"name": "op"}) is not None
 
 
