@@ -74,3 +74,17 @@ webhook_latency = Histogram("controller_runtime_webhook_latency_seconds",
                             buckets=(0.001, 0.0025, *_LATENCY), registry=REGISTRY)
 webhook_in_flight = Gauge("controller_runtime_webhook_requests_in_flight",
                           "Current number of admission requests being served.", ["webhook"], registry=REGISTRY)
+
+# scale-out (--shards): kubeloop_shard_* (the slots of kubeloop/sharding/ring.py; a handoff is one slot
+# set moving in or out, its duration from the decision to the moment it took effect)
+shard_slots_owned = Gauge("kubeloop_shard_slots_owned", "Hash slots this replica reconciles now.", ["name"],
+                          registry=REGISTRY)
+shard_keys_owned = Gauge("kubeloop_shard_keys_owned", "Cached keys this replica owns, per controller.",
+                         ["controller"], registry=REGISTRY)
+shard_handoffs = Counter("kubeloop_shard_handoffs", "Slot handoffs by direction (acquired or released).",
+                         ["name", "direction"], registry=REGISTRY)
+shard_handoff_duration = Histogram("kubeloop_shard_handoff_duration_seconds",
+                                   "Seconds from deciding a handoff to its effect: for a release, the drain "
+                                   "of in-flight reconciles; for an acquisition, claim to hold.",
+                                   ["name", "direction"], buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
+                                   registry=REGISTRY)

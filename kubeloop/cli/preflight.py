@@ -178,13 +178,15 @@ async def check_rbac(client: Client, operator: Operator, resources: Sequence[tup
                                                                 target))
 
 
-async def check_lease_rbac(client: Client, operator: Operator, namespace: str, target: str) -> None:
-    """``--leader-elect`` reads, creates and updates one Lease in ``namespace``: a denial would stop the
-    run at the first attempt, so it is named here with the fix, like list/watch."""
-    for verb in ("get", "create", "update"):
+async def check_lease_rbac(client: Client, operator: Operator, namespace: str, target: str,
+                           shards: bool = False) -> None:
+    """``--leader-elect`` reads, creates and updates one Lease in ``namespace``; ``--shards auto`` also
+    lists the replicas' Leases and deletes expired ones. A denial would stop the run at the first
+    attempt, so it is named here with the fix, like list/watch."""
+    for verb in ("get", "create", "update", *(("list", "delete") if shards else ())):
         if await _can_i(client, verb, LEASE, namespace) is False:
             raise StartupError(await _forbidden_message(client, operator, verb, LEASE, namespace, target,
-                                                        why="for --leader-elect"))
+                                                        why="for --leader-elect and --shards"))
 
 
 async def _can_i(client: Client, verb: str, res: Resource, namespace: str | None) -> bool | None:

@@ -144,6 +144,15 @@ def _common_options() -> list[click.Option]:
         _opt("leader-election-id", default=None, help="Lease name (default: the operator's name)."),
         _opt("leader-election-namespace", default=None,
              help="Lease namespace (default: the pod's namespace or the kubeconfig's)."),
+        _opt("shards", default="off", type=click.Choice(["off", "auto"]),
+             help="auto: every replica acts on its own share of the objects, found through one Lease per "
+                  "replica in the leader election namespace (docs/SHARDING.md); excludes --leader-elect."),
+        _opt("lease-duration", default=15.0, type=click.FloatRange(min=1),
+             help="Seconds a Lease (leader election, shards) lasts without renewal."),
+        _opt("renew-deadline", default=10.0, type=click.FloatRange(min=0, min_open=True),
+             help="Seconds a replica may fail to renew its Lease before it stops acting."),
+        _opt("retry-period", default=2.0, type=click.FloatRange(min=0, min_open=True),
+             help="Seconds between Lease renewals."),
         _opt("metrics-bind-address", default=":8080", help="Address of /metrics; 0 disables it."),
         _opt("health-probe-bind-address", default=":8081", help="Address of /healthz and /readyz; 0 disables."),
         _opt("log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"])),
@@ -174,6 +183,13 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
 
     def callback(**values: Any) -> None:
         operator.settings = settings_from(model, values, click.get_current_context().command)
+        if values["leader_elect"] and values["shards"] != "off":
+            raise click.UsageError(f"--leader-elect and --shards {values['shards']} are exclusive: one replica "
+                                   "acting (--leader-elect) or every replica acting on its share (--shards "
+                                   "auto); drop one of them")
+        if not values["retry_period"] < values["renew_deadline"] < values["lease_duration"]:
+            raise click.UsageError("--retry-period < --renew-deadline < --lease-duration is required (got "
+                                   f"{values['retry_period']}, {values['renew_deadline']}, {values['lease_duration']})")
         from kubeloop.cli.runner import run_operator
         values["target"] = target or operator.name
         sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))

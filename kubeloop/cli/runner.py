@@ -31,9 +31,9 @@ async def _preflight(manager: Manager, operator: Operator, settings: dict[str, A
     items = preflight.watched(manager.specs)
     served = await preflight.check_served(client, operator, items, target, bool(install))
     await preflight.check_rbac(client, operator, served, manager.options.namespaces, target)
-    if manager.options.leader_elect:
+    if manager.options.leader_elect or manager.options.shards:
         namespace = manager.options.leader_election_namespace or client.default_namespace
-        await preflight.check_lease_rbac(client, operator, namespace, target)
+        await preflight.check_lease_rbac(client, operator, namespace, target, manager.options.shards)
 
 
 def webhook_options(settings: dict[str, Any], default_namespace: str) -> WebhookOptions:
@@ -59,6 +59,9 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
         graceful_shutdown_timeout=settings["graceful_shutdown_timeout"],
         watch_inactivity_timeout=settings["watch_inactivity_timeout"],
         webhook=webhook_options(settings, client.default_namespace),
+        shards=settings["shards"] == "auto",
+        lease_duration=settings["lease_duration"], renew_deadline=settings["renew_deadline"],
+        retry_period=settings["retry_period"],
     )
     manager = Manager(client, options, name=operator.name)
     log.info("starting %s against %s", operator.name, client.config.source)

@@ -20,6 +20,7 @@ from kubeloop.cache import Cache, Event, Informer
 from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_transient
 from kubeloop.client.api import Obj
 from kubeloop.controller.echo import OwnWrites
+from kubeloop.controller.gate import Fenced, KeyGate
 from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
 from kubeloop.helpers.events import EventRecorder
@@ -58,6 +59,9 @@ class Controller:
         self._tasks: list[asyncio.Task[None]] = []
         self._per_object: dict[str, dict[Any, Any]] = {}
         self._active = 0
+        self.gate: KeyGate | None = None  # set by the manager when replicas share the work (gate.py)
+        self._hashes: dict[str, int] = {}  # key → hash of its object's uid, kept while the key may run
+        self.in_flight: dict[str, tuple[int, asyncio.Task[None]]] = {}  # gated reconciles running now
         # Bound metric children: labels() lookups on every reconcile showed up in CPU profiles (the
         # work queue binds its children the same way); outcomes are bound on first use. The gauge is
         # read at scrape time instead of being set twice per reconcile.
@@ -79,6 +83,8 @@ class Controller:
 
     def _on_primary(self, event: Event) -> None:
         key = _key(event.object)
+        if self.gate is not None and (uid := event.object.get("metadata", {}).get("uid")):
+            self._hashes[key] = self.gate.hash(uid)
         if not self.own_writes.stash(key, event):  # else judged once our write in flight returns
             self._primary_event(key, event)
 
@@ -93,13 +99,13 @@ class Controller:
                 return
         if event.type != "deleted" and not all(p(event) for p in self.spec.predicates):
             return
-        self.queue.add(key, LOW if event.initial else HIGH)
+        self._add(key, LOW if event.initial else HIGH)
 
     def _on_owned(self, event: Event) -> None:
         for obj in (event.object, event.old):
             key = self._owner_key(obj) if obj else None
             if key:
-                self.queue.add(key, LOW if event.initial else HIGH)
+                self._add(key, LOW if event.initial else HIGH)
 
     def _owner_key(self, child: Obj) -> str | None:
         primary = self.primary
@@ -123,8 +129,40 @@ class Controller:
             for obj in objs:
                 keys = self._owner_key_list(obj) if watch.mapper is None else watch.mapper(obj)
                 for key in keys:
-                    self.queue.add(_as_key(key), LOW if event.initial else HIGH)
+                    self._add(_as_key(key), LOW if event.initial else HIGH)
         return handle
+
+    def _add(self, key: str, priority: int) -> None:
+        """Queues ``key`` unless another replica owns it (see gate.py)."""
+        if self.gate is None or self.owns_key(key):
+            self.queue.add(key, priority)
+        elif self.informer.store.get(key) is None:
+            self._hashes.pop(key, None)  # gone, and its owner reconciles the deletion
+
+    def owns_key(self, key: str) -> bool:
+        """Whether this replica may reconcile ``key`` now (always, without a gate)."""
+        if self.gate is None:
+            return True
+        h = self.key_hash(key)
+        return h is not None and self.gate.owns(h)
+
+    def key_hash(self, key: str) -> int | None:
+        """The shard hash of ``key`` (None: never seen, so nothing of it to reconcile)."""
+        h = self._hashes.get(key)
+        if h is None and self.gate is not None and (obj := self.informer.store.get(key)) is not None:
+            h = self._hashes[key] = self.gate.hash(obj["metadata"]["uid"])
+        return h
+
+    def owned_keys(self) -> list[str]:
+        """The cached keys this replica owns now."""
+        return [k for k in self.informer.store.keys() if self.owns_key(k)]
+
+    def requeue_owned(self) -> int:
+        """Queues every cached key this replica owns now (slots were gained); returns how many."""
+        keys = self.owned_keys()
+        for key in keys:
+            self.queue.add(key, LOW)
+        return len(keys)
 
     def _owner_key_list(self, obj: Obj) -> list[str]:
         key = self._owner_key(obj)
@@ -182,6 +220,32 @@ class Controller:
                 self.queue.done(key)
 
     async def process(self, key: str) -> None:
+        """One reconcile of ``key``; with a gate, only if this replica owns it, and as a task a handoff
+        can wait for or cancel (``in_flight``)."""
+        if self.gate is None:
+            return await self._process(key)
+        h = self.key_hash(key)
+        if h is None or not self.gate.owns(h):
+            self.queue.forget(key)  # its owner reconciles it
+            if self.informer.store.get(key) is None:
+                self._hashes.pop(key, None)
+            return None
+        task = asyncio.ensure_future(self._process(key))
+        self.in_flight[key] = (h, task)
+        try:
+            await task
+        except asyncio.CancelledError:
+            if asyncio.current_task().cancelling():  # type: ignore[union-attr]  # the worker itself stops
+                task.cancel()
+                raise
+            log.warning("reconcile of %s cancelled: its slot was handed off or this replica was fenced", key)
+        finally:
+            del self.in_flight[key]
+            if self.informer.store.get(key) is None:
+                self._hashes.pop(key, None)
+        return None
+
+    async def _process(self, key: str) -> None:
         """One reconcile of one key, with metrics, logging context and the error policy; none while the
         cache lacks this controller's last write to the object (its echo brings the key back)."""
         if self.spec.skip_own_writes and self.own_writes.hold(key):
@@ -273,6 +337,10 @@ class Controller:
     def _writer(self, key: str) -> OwnWrite:
         """How the context sends its writes to the object: noted in ``own_writes`` (see echo.py)."""
         async def write(request: Awaitable[Any], change: Change) -> Any:
+            if not self.owns_key(key):  # fenced: another replica may own it by now
+                if asyncio.iscoroutine(request):
+                    request.close()
+                raise Fenced(f"{key}: this replica no longer owns its shard; the write was not sent")
             self.own_writes.begin(key)
             written = None
             try:

@@ -19,6 +19,8 @@ from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, ControllerSpec
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
+from kubeloop.sharding.membership import Timings
+from kubeloop.sharding.runtime import ShardMember
 from kubeloop.webhooks.runtime import WebhookOptions, WebhookRuntime
 
 log = logging.getLogger("kubeloop.manager")
@@ -65,6 +67,15 @@ class ManagerOptions:
     watch_inactivity_timeout: float = 330.0
     # Where an operator's webhooks listen and how the API server reaches them (unused without webhooks).
     webhook: WebhookOptions = field(default_factory=WebhookOptions)
+    # Scale-out (docs/SHARDING.md): every replica acts on its own share of the keys, found through one
+    # Lease per replica in the leader election namespace with the durations above. Excludes leader_elect.
+    shards: bool = False
+    shard_handoff_timeout: float | None = None  # seconds a released slot's reconciles get; None: derived
+
+    def __post_init__(self) -> None:
+        if self.leader_elect and self.shards:
+            raise ValueError("leader election and sharding are exclusive: use --leader-elect (one replica "
+                             "acts) or --shards auto (every replica acts on its share), not both")
 
 
 class Manager:
@@ -85,6 +96,7 @@ class Manager:
         self.controllers: list[Controller] = []  # built from ``specs`` by ``run``, after the startup hooks
         self._startup: list[Callable[[Manager], Awaitable[object]]] = []
         self.elector: LeaderElector | None = None
+        self.shard: ShardMember | None = None  # with options.shards, made by run
         self.webhooks: WebhookRuntime | None = None  # set by add_operator for an operator with webhooks
         self.http = HttpServer(self.options.metrics_bind_address, self.options.health_probe_bind_address,
                                ready=self.ready)
@@ -137,6 +149,8 @@ class Manager:
                 await self.webhooks.start(self.client)
             self.controllers = [await Controller.build(spec, self.client, self.cache, self.events)
                                 for spec in self.specs]
+            if self.options.shards:
+                self.shard = self._shard_member()
             self.cache.start()
             if not await self._until_stopped(self.cache.wait_synced(self.options.sync_timeout)):
                 return
@@ -151,6 +165,8 @@ class Manager:
                 if not await self._until_stopped(self.elector.acquire()):
                     return
                 renewing = asyncio.create_task(self.elector.renew_until_lost(), name="lease renewal")
+            if self.shard is not None:
+                renewing = asyncio.create_task(self.shard.run(), name="shard membership")
             for controller in self.controllers:
                 controller.start()
             self.started.set()
@@ -160,11 +176,17 @@ class Manager:
             stop_wait.cancel()
             if renewing is not None and renewing.done():
                 await self._shutdown_controllers(0)
+                if self.shard is not None:  # a bug in the membership loop: its traceback, then exit
+                    renewing.result()
                 raise LeadershipLost(f"lost lease {self.options.leader_election_id}")
             await self._shutdown_controllers(self.options.graceful_shutdown_timeout)
         finally:
             if renewing is not None:
                 renewing.cancel()
+            if self.shard is not None:
+                if renewing is not None:  # no round may write the Lease after it is deleted
+                    await asyncio.wait({renewing})
+                await self.shard.leave()
             if self.elector is not None:
                 await self.elector.release()
             await self.cache.stop()
@@ -172,6 +194,17 @@ class Manager:
                 await self.webhooks.stop()
             await self.http.stop()
             log.info("manager stopped")
+
+    def _shard_member(self) -> ShardMember:
+        """This replica's shard membership, set as every controller's gate (kubeloop/controller/gate.py)."""
+        o = self.options
+        shard = ShardMember(self.client, self.name, o.leader_election_namespace or self.client.default_namespace,
+                            o.identity, Timings(o.lease_duration, o.renew_deadline, o.retry_period),
+                            o.shard_handoff_timeout)
+        for controller in self.controllers:
+            controller.gate = shard
+        shard.attach(self.controllers)
+        return shard
 
     async def _until_stopped(self, awaitable: Awaitable[object]) -> bool:
         """Awaits something unless stop() comes first; returns False if stopped."""

@@ -31,9 +31,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "reconcile": {"client", "cache", "helpers", "resources"},
     "controller": {"client", "watch", "cache", "queue", "reconcile", "helpers", "resources", "metrics"},
     "manager": {"client", "watch", "cache", "queue", "reconcile", "controller", "helpers", "resources",
-                "metrics", "webhooks"},
+                "metrics", "webhooks", "sharding"},
     "settings": set(),
-    "sharding": {"client"},  # pure scale-out logic; its selectors go on the client's list/watch requests
+    "sharding": {"client", "metrics"},  # scale-out: its Leases and selectors go through the client
     "builder": RUNTIME | {"helpers", "resources", "settings", "webhooks"},
     "envtest": set(),
     "webhooks": {"client", "envtest", "metrics", "resources"},

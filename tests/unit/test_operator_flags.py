@@ -28,6 +28,8 @@ WEBHOOK_FLAGS = {"webhook_host", "webhook_port", "webhook_url_host", "webhook_se
 # the webhook flags come with it.
 WITH_WEBHOOKS = {"blackadder", "copyrator"}
 ADDED = {"copyrator": {"check_author"}}
+# Scale-out (issue #20) added the framework's --shards and the Lease timings to every operator.
+SHARDING_FLAGS = {"shards", "lease_duration", "renew_deadline", "retry_period"}
 
 
 def describe(param: click.Parameter) -> dict[str, Any]:
@@ -54,7 +56,7 @@ def current() -> dict[str, dict[str, dict[str, Any]]]:
 def test_every_flag_is_as_before(operator: str) -> None:
     before = json.loads(BEFORE.read_text())[operator]
     now = current()[operator]
-    added = (WEBHOOK_FLAGS if operator in WITH_WEBHOOKS else set()) | ADDED.get(operator, set())
+    added = (WEBHOOK_FLAGS if operator in WITH_WEBHOOKS else set()) | ADDED.get(operator, set()) | SHARDING_FLAGS
     assert sorted(now) == sorted({*before, *added}), "flags added or removed"
     for name, flag in before.items():
         if name in REFUSED_WITH_A_VALUE:
