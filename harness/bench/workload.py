@@ -14,8 +14,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import aiohttp
-
 from harness.bench.apimetrics import HarnessCounter
 from harness.common.concurrency import bounded
 from kubeloop.client import Client, Conflict, NotFound
@@ -116,9 +114,7 @@ class Workload:
         controller's clean-up never runs during someone else's measurement."""
         # Tens of thousands of widgets outlast the API server's 60 s request limit (504) or our client's
         # (TimeoutError); the server goes on deleting them, and the namespace deletion below waits anyway.
-        # A delete that stays silent past the client's half-open check gets its pool dropped under it
-        # (ClientConnectionError, seen at N=5,000 on a busy machine): the same, the server goes on.
-        with contextlib.suppress(NotFound, ServerTimeout, TimeoutError, aiohttp.ClientConnectionError):
+        with contextlib.suppress(NotFound, ServerTimeout, TimeoutError):
             self.counter.add("DELETE", GROUP, PLURAL)
             await self.client.delete_collection(RESOURCE, namespace)
         with contextlib.suppress(NotFound):

@@ -240,7 +240,7 @@ class Client:
         return await self.transport.request(
             "DELETE", res.path(namespace), params={"labelSelector": label_selector,
                                                    "fieldSelector": field_selector},
-            body=_delete_options(propagation_policy, None, None, None, dry_run), verb="DELETE")
+            body=_delete_options(propagation_policy, None, None, None, dry_run), verb="DELETECOLLECTION")
 
     async def patch_status(self, ref: ResourceRef, name: str, status: dict[str, Any],
                            namespace: str | None = None) -> dict[str, Any]:

@@ -33,7 +33,8 @@ _CONNECTION_ERRORS = (TimeoutError, aiohttp.ClientConnectionError, aiohttp.Clien
 # The half-open check. HTTP/1.1 has no ping (client-go's HTTP/2 health check: 30 s read-idle + 15 s
 # ping), so the evidence is indirect: a request for one object that has had no answer for SILENT_AFTER
 # seconds while the server answers a probe on a new connection within PROBE_TIMEOUT sits on a dead path,
-# and the pool is dropped (``_drop_pool``). Lists are not judged (a big page may take a while), nor is
+# and the pool is dropped (``_drop_pool``). Requests for many objects are not judged (a big LIST page or
+# a DELETECOLLECTION of thousands may take a while: the benchmark saw the latter cut at N=5,000), nor is
 # a server that does not answer the probe either (it is slow or down: the request timeout applies).
 # The price: a request the server legitimately holds longer while answering others (an admission
 # webhook slower than 8 s, a long wait in an API Priority and Fairness queue) is cut too: a read is

@@ -154,3 +154,16 @@ async def test_a_slow_server_is_not_mistaken_for_a_dead_connection(server: MuteS
         assert asyncio.get_running_loop().time() - started >= 1.9, "cut before its own timeout"
     finally:
         await transport.close()
+
+
+async def test_a_collection_delete_is_not_judged_by_its_silence(server: MuteServer) -> None:
+    # Deleting thousands of objects in one request legitimately keeps the connection silent for long
+    # while the server answers others: only its own timeout may cut it, never the half-open check.
+    transport = Transport(Config(server=await server.start()), timeout=2, silent_after=0.3, probe_timeout=0.5)
+    try:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(TimeoutError):
+            await transport.request("DELETE", "/hang", body={}, verb="DELETECOLLECTION")
+        assert asyncio.get_running_loop().time() - started >= 1.9, "cut as a half-open connection"
+    finally:
+        await transport.close()
