@@ -16,6 +16,7 @@ from kubeloop.client import ApiError, Client, NotFound
 from kubeloop.resources import builtin
 from kubeloop.webhooks.runtime import WebhookOptions, WebhookRuntime, configuration_names
 from tests.integration.polling import eventually
+from tests.integration.test_webhooks import configmap, refused
 from tests.unit.test_webhooks_cert_dir import PEM, Mount
 
 op = Operator("cert-dir-test")
@@ -25,19 +26,6 @@ op = Operator("cert-dir-test")
 async def at_most_ten(obj: dict[str, Any], req: AdmissionRequest) -> None:
     if int((obj.get("data") or {}).get("replicas", "0")) > 10:
         raise Denied("must be at most 10", field="data.replicas")
-
-
-def configmap(name: str, namespace: str, replicas: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace},
-            "data": {"replicas": replicas}}
-
-
-async def refused(client: Client, body: dict[str, Any]) -> bool:
-    try:
-        await client.create(body, dry_run=True)
-    except ApiError:
-        return True
-    return False
 
 
 async def test_mounted_certificate_served_to_the_api_server_and_rotated_mid_traffic(
@@ -61,7 +49,7 @@ async def test_mounted_certificate_served_to_the_api_server_and_rotated_mid_traf
         certs = runtime.certs
         assert certs is not None
         certs.poll_every = 0.05  # look at the files often (the default 2 s would outlast a wave)
-        await eventually(lambda: refused(kube_client, configmap("probe", namespace, "99")),
+        await eventually(lambda: refused(kube_client, configmap("probe", namespace, replicas="99")),
                          "the API server to call the webhook with the mounted certificate")
         failures: list[str] = []
         allowed = 0
@@ -69,7 +57,7 @@ async def test_mounted_certificate_served_to_the_api_server_and_rotated_mid_traf
         async def one(i: int) -> None:
             nonlocal allowed
             try:
-                await kube_client.create(configmap(f"c{i}", namespace, "1"), dry_run=True)
+                await kube_client.create(configmap(f"c{i}", namespace, replicas="1"), dry_run=True)
                 allowed += 1
             except ApiError as exc:
                 failures.append(exc.message)
@@ -83,7 +71,7 @@ async def test_mounted_certificate_served_to_the_api_server_and_rotated_mid_traf
         await asyncio.gather(*(one(1000 + i) for i in range(10)))  # after the last swap too
         assert failures == [] and allowed == 130
         assert certs.rotations == 5
-        assert await refused(kube_client, configmap("still", namespace, "11"))  # still enforced
+        assert await refused(kube_client, configmap("still", namespace, replicas="11"))  # still enforced
     finally:
         await runtime.stop()
         with contextlib.suppress(NotFound):
