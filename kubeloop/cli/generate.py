@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from kubeloop.builder import Operator
+from kubeloop.cli.overrides import parse_sets, settings_applied
 from kubeloop.cli.run import BUNDLED, load_operator
 from kubeloop.resources import crds_for, operator_manifests, render_yaml, write_manifests
 from kubeloop.webhooks.deploy import with_webhooks
@@ -29,12 +30,13 @@ def run_args(target: str, operator: Operator) -> list[str]:
 
 def manifests(target: str, operator: Operator, namespace: str, image: str | None = None,
               replicas: int = 1, cert_manager_certificate: str | None = None,
-              cert_secret: str | None = None) -> list[dict[str, Any]]:
-    """Everything ``generate all`` emits; with webhooks, their configurations, Service and port too."""
+              cert_secret: str | None = None, settings_args: list[str] | None = None) -> list[dict[str, Any]]:
+    """Everything ``generate all`` emits; with webhooks, their configurations, Service and port too.
+    Follows ``operator.settings``; ``settings_args``: the flags that give the process those settings."""
     objs = operator_manifests(operator.name, namespace, image or default_image(operator),
                               models=operator.custom_resources(), cluster_permissions=operator.permissions(),
                               namespaced_permissions=operator.namespaced_permissions(),
-                              args=run_args(target, operator), events="cluster")
+                              args=run_args(target, operator) + list(settings_args or ()), events="cluster")
     for obj in objs:
         if obj["kind"] == "Deployment":
             obj["spec"]["replicas"] = replicas
@@ -64,17 +66,38 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 @click.option("--cert-manager-certificate", default=None, metavar="NAMESPACE/NAME",
               help="Webhooks: let cert-manager's CA injector fill the caBundle from this Certificate "
                    "(adds cert-manager.io/inject-ca-from) instead of the process writing its own.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="An operator setting to generate for (repeatable), as its `kubeloop run --NAME=VALUE` flag: "
+                   "the RBAC, webhooks and Deployment arguments follow it (e.g. copyrator's check-author=true). "
+                   "For a chart: the value's default.")
 @click.option("--webhook-cert-secret", default=None, metavar="NAME",
               help="Webhooks: mount this kubernetes.io/tls Secret (e.g. cert-manager's) into the Deployment and "
                    "serve it (--webhook-cert-dir) instead of a certificate the process makes.")
 def command(kind: str, target: str, output: Path | None, namespace: str | None, image: str | None,
-            replicas: int, cert_manager_certificate: str | None, webhook_cert_secret: str | None) -> None:
+            replicas: int, cert_manager_certificate: str | None, webhook_cert_secret: str | None,
+            sets: tuple[str, ...]) -> None:
     """Generate CRDs, least-privilege RBAC and the manager Deployment for TARGET (a bundled operator,
     a module or a file), in a stable order that `kubectl apply --server-side` accepts; or a Helm
     chart of the same (`chart`, needs -o) or a Dockerfile and .dockerignore (`dockerfile`)."""
     operator = load_operator(target)
-    if kind in ("chart", "dockerfile"):
-        _package(kind, target, operator, output, image, replicas)
+    if kind == "dockerfile" and sets:
+        raise click.BadParameter("a Dockerfile does not depend on the operator's settings; give them to "
+                                 "`generate all` or `generate chart`", param_hint="--set")
+    if kind == "chart":
+        from kubeloop.cli.chart_settings import write_operator_chart
+        write_operator_chart(target, operator, output, image, replicas, sets)
+        return
+    settings, settings_args = parse_sets(operator, sets)
+    with settings_applied(operator, settings):
+        _generate(kind, target, operator, output, namespace, image, replicas, cert_manager_certificate,
+                  webhook_cert_secret, settings_args)
+
+
+def _generate(kind: str, target: str, operator: Operator, output: Path | None, namespace: str | None,
+              image: str | None, replicas: int, cert_manager_certificate: str | None,
+              webhook_cert_secret: str | None, settings_args: list[str]) -> None:
+    if kind == "dockerfile":
+        _dockerfile(target, output)
         return
     if kind == "crd" and not operator.custom_resources():
         raise click.ClickException(f"{operator.name} declares no custom resources")
@@ -86,7 +109,7 @@ def command(kind: str, target: str, output: Path | None, namespace: str | None, 
                                  param_hint="--webhook-cert-secret")
     try:
         objs = select(manifests(target, operator, namespace or f"{operator.name}-system", image, replicas,
-                                cert_manager_certificate, webhook_cert_secret), kind)
+                                cert_manager_certificate, webhook_cert_secret, settings_args), kind)
     except ValueError as exc:  # a kind named by a string that is not built in: no cluster to ask
         raise click.ClickException(f"{target}: {exc}") from exc
     if kind == "crd" and not operator.hooks.conversions:
@@ -98,23 +121,15 @@ def command(kind: str, target: str, output: Path | None, namespace: str | None, 
         click.echo(str(path))
 
 
-def _package(kind: str, target: str, operator: Operator, output: Path | None, image: str | None,
-             replicas: int) -> None:
-    from kubeloop.packaging.chart import write_chart
+def _dockerfile(target: str, output: Path | None) -> None:
     from kubeloop.packaging.dockerfile import dockerfile, write_dockerfile
 
-    if kind == "dockerfile":
-        try:
-            if output is None:
-                click.echo(dockerfile(target), nl=False)
-                return
-            paths = write_dockerfile(output, target)
-        except ValueError as exc:
-            raise click.ClickException(str(exc)) from exc
-    else:
+    try:
         if output is None:
-            raise click.ClickException("a chart is a directory: pass -o DIR")
-        # The namespace is a placeholder: the chart uses .Release.Namespace.
-        paths = write_chart(output, operator.name, manifests(target, operator, "default", image, replicas))
+            click.echo(dockerfile(target), nl=False)
+            return
+        paths = write_dockerfile(output, target)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
     for path in paths:
         click.echo(str(path))

@@ -9,13 +9,22 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from kubeloop.packaging.switches import (
+    Switch,
+    any_of,
+    deployment_args,
+    ident,
+    rules_with_conditions,
+    values_block,
+    webhook_port,
+)
 from kubeloop.resources.manifests import render_yaml
 
 CHART_API_VERSION = "v2"
@@ -61,11 +70,29 @@ def chart_yaml(name: str, version: str, app_version: str) -> str:
     return yaml.safe_dump(meta, sort_keys=False)
 
 
-def rbac_yaml(name: str, objs: list[dict[str, Any]]) -> str:
+def _rules(rules: list[tuple[dict[str, Any], str | None]]) -> str:
+    """Rules as a YAML list, each conditional one inside its ``if``."""
+    out = ""
+    for rule, cond in rules:
+        text = _create_note(rule, [r for r, _ in rules]) + _block([rule], 0) + "\n"
+        out += f"{{{{- if {cond} }}}}\n{text}{{{{- end }}}}\n" if cond else text
+    return out
+
+
+def _create_note(rule: dict[str, Any], rules: list[dict[str, Any]]) -> str:
+    """A comment on a ``create`` rule of a kind whose other rules are limited to names."""
+    named = any(r.get("resourceNames") and r["resources"] == rule["resources"] for r in rules)
+    if "create" in rule["verbs"] and not rule.get("resourceNames") and named:
+        return ("# create cannot be limited by resourceNames (Kubernetes RBAC: the new object's name is not\n"
+                "# known when the request is authorized); the other verbs on these objects are by name.\n")
+    return ""
+
+
+def rbac_yaml(name: str, objs: list[dict[str, Any]], switches: Sequence[Switch] = ()) -> str:
     """ClusterRole/Role (+bindings) with the generated rules, named after the release and bound to the
-    chart's ServiceAccount; the lease rule follows ``leaderElection.enabled``."""
-    cluster_rules = [r for o in _of(objs, "ClusterRole") for r in o["rules"]]
-    local_rules = [r for o in _of(objs, "Role") for r in o["rules"] if r != LEASE_RULE]
+    chart's ServiceAccount; the lease rule follows ``leaderElection.enabled``, a switch's rules its value."""
+    cluster_rules = rules_with_conditions("ClusterRole", objs, switches)
+    local_rules = rules_with_conditions("Role", objs, switches, skip=[LEASE_RULE])
     full = f'{{{{ include "{name}.fullname" . }}}}'
     meta = f'metadata:\n  name: {full}\n  labels:\n    {{{{- include "{name}.labels" . | nindent 4 }}}}\n'
     ns_meta = meta + "  namespace: {{ .Release.Namespace }}\n"
@@ -80,19 +107,26 @@ def rbac_yaml(name: str, objs: list[dict[str, Any]]) -> str:
 
     lease = "{{- if .Values.leaderElection.enabled }}\n" + _block([LEASE_RULE], 0) + "\n{{- end }}\n"
     role = ("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n" + ns_meta + "rules:\n"
-            + (_block(local_rules, 0) + "\n" if local_rules else "") + lease + binding("Role", ns_meta))
-    if not local_rules:  # a Role holding only the lease rule exists only with leader election
-        role = "{{- if .Values.leaderElection.enabled }}\n" + role + "{{- end }}\n"
+            + _rules(local_rules) + lease + binding("Role", ns_meta))
+    if all(cond for _, cond in local_rules):  # a Role with only conditional rules exists only when needed
+        role = _when([".Values.leaderElection.enabled", *(c for _, c in local_rules if c)], role)
     cluster = ""
     if cluster_rules:
         cluster = ("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n" + meta + "rules:\n"
-                   + _block(cluster_rules, 0) + "\n" + binding("ClusterRole", meta))
+                   + _rules(cluster_rules) + binding("ClusterRole", meta))
+        if all(cond for _, cond in cluster_rules):
+            cluster = _when([c for _, c in cluster_rules if c], cluster)
     return "{{- if .Values.rbac.create }}\n" + cluster + role + "{{- end }}\n"
 
 
+def _when(conds: list[str], text: str) -> str:
+    return f"{{{{- if {any_of(list(dict.fromkeys(conds)))} }}}}\n{text}{{{{- end }}}}\n"
+
+
 def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
-                chart_version: str = "0.1.0") -> list[Path]:
+                chart_version: str = "0.1.0", switches: Sequence[Switch] = ()) -> list[Path]:
     """Write the chart for operator ``name`` from its ``kubeloop generate all`` objects; returns the files.
+    ``switches``: settings that change those objects, as values (:mod:`kubeloop.packaging.switches`).
     An existing chart directory is replaced (its files are all generated)."""
     out = Path(out_dir)
     if (out / "Chart.yaml").exists():
@@ -113,8 +147,9 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
             "READINESS": _block(container["readinessProbe"], 2),
             "RESOURCES": _block(container["resources"], 2), "POD_SECURITY": _block(pod["securityContext"], 2),
             "SECURITY": _block(container["securityContext"], 2),
-            "IMAGE_DIGEST": digest, "GRACE": str(pod.get("terminationGracePeriodSeconds", 10))}),
-        "templates/rbac.yaml": rbac_yaml(name, objs),
+            "IMAGE_DIGEST": digest, "GRACE": str(pod.get("terminationGracePeriodSeconds", 10))})
+        + values_block(switches),
+        "templates/rbac.yaml": rbac_yaml(name, objs, switches),
         ".helmignore": ".git/\n*.swp\n*.bak\n*.tmp\n*~\n.DS_Store\n",
     }
     for rel in _TEMPLATE_FILES:
@@ -122,8 +157,9 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
             # JSON strings are YAML strings: each argument stays one quoted list item.
             "CHART": name, "RUN_ARGS": "\n".join(f"            - {json.dumps(a)}" for a in run_args),
             "ENV": _block(container.get("env", []), 12)})
-    if any(p.get("name") == "webhook" for p in container.get("ports", [])):
-        _add_webhooks(files, name, objs)
+    files["templates/deployment.yaml"] = files["templates/deployment.yaml"].replace(
+        _LEADER_ARG, deployment_args(switches) + _LEADER_ARG, 1)
+    _switched_webhooks(files, name, objs, switches)
     for crd in _of(objs, "CustomResourceDefinition"):
         if (crd["spec"].get("conversion") or {}).get("strategy") == "Webhook":
             continue  # templated by _add_webhooks: Helm never templates crds/
@@ -140,13 +176,38 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
 # --- webhooks ------------------------------------------------------------------------------------------
 
 _SERVICE, _NAMESPACE = "KUBELOOP_WEBHOOK_SERVICE", "KUBELOOP_RELEASE_NAMESPACE"
+_LEADER_ARG = "            {{- if .Values.leaderElection.enabled }}\n"
 # The path kubeloop.webhooks.deploy.CERT_DIR mounts too (packaging may not import webhooks; the chart
 # test in tests/integration/test_webhooks_cert_secret.py renders it and compares).
 CERT_DIR = "/var/run/kubeloop/webhook-certs"
 
 
-def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) -> None:
-    """The webhook Service, configurations, container port and arguments, named after the release.
+def _switched_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]],
+                       switches: Sequence[Switch]) -> None:
+    """The webhook plumbing: always when the operator serves webhooks with the chart's base settings,
+    else while a switch that adds webhooks is on; each configuration a switch adds, while it is on."""
+    serving = [s for s in switches if webhook_port(s.objs)]
+    if not webhook_port(objs) and not serving:
+        return
+    when = None if webhook_port(objs) else any_of([s.on for s in serving])
+    conds: dict[tuple[str, str], str | None] = {ident(o): None for o in objs}
+    extra: list[dict[str, Any]] = []
+    for switch in switches:
+        for obj in switch.objs:
+            if ident(obj) not in conds:
+                conds[ident(obj)] = any_of([s.on for s in switches if ident(obj) in map(ident, s.objs)])
+                extra.append(obj)
+    _add_webhooks(files, name, [*objs, *extra], conds, when)
+
+
+def _if(cond: str | None, text: str) -> str:
+    return f"{{{{- if {cond} }}}}\n{text}{{{{- end }}}}\n" if cond else text
+
+
+def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]],
+                  conds: dict[tuple[str, str], str | None], when: str | None) -> None:
+    """The webhook Service, configurations, container port and arguments, named after the release;
+    ``when``: the condition of all of it, ``conds``: of each configuration (None: always).
 
     The configurations keep the operator's names (the process writes its caBundle into them by name, and
     its RBAC names them); their Service and the namespace their selector excludes are the release's."""
@@ -154,18 +215,21 @@ def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) 
     converted = [o for o in objs if o["kind"] == "CustomResourceDefinition"
                  and (o["spec"].get("conversion") or {}).get("strategy") == "Webhook"]
     configs = [o for o in objs if o["kind"].endswith("WebhookConfiguration")] + converted
-    text = render_yaml([_placeholders(c) for c in configs])
-    files["templates/webhooks.yaml"] = (text.replace(_SERVICE, f"{full}-webhook")
-                                        .replace(_NAMESPACE, "{{ .Release.Namespace }}"))
+    if any(conds.get(ident(c)) for c in configs):
+        text = "".join(_if(conds.get(ident(c)), render_yaml([_placeholders(c)])) for c in configs)
+    else:  # as before switches existed: one document stream
+        text = render_yaml([_placeholders(c) for c in configs])
+    files["templates/webhooks.yaml"] = _if(when, text.replace(_SERVICE, f"{full}-webhook")
+                                           .replace(_NAMESPACE, "{{ .Release.Namespace }}"))
     for secret in _of(objs, "Secret"):  # the empty CA Secret the replicas fill (kubeloop.webhooks.shared_ca)
-        files["templates/webhook-ca-secret.yaml"] = render_yaml([{**secret, "metadata": {
-            **secret["metadata"], "namespace": _NAMESPACE}}]).replace(_NAMESPACE, "{{ .Release.Namespace }}")
-    files["templates/webhook-service.yaml"] = (
+        files["templates/webhook-ca-secret.yaml"] = _if(when, render_yaml([{**secret, "metadata": {
+            **secret["metadata"], "namespace": _NAMESPACE}}]).replace(_NAMESPACE, "{{ .Release.Namespace }}"))
+    files["templates/webhook-service.yaml"] = _if(when, (
         f"apiVersion: v1\nkind: Service\nmetadata:\n  name: {full}-webhook\n"
         "  namespace: {{ .Release.Namespace }}\n"
         f"  labels:\n    {{{{- include \"{name}.labels\" . | nindent 4 }}}}\n"
         f"spec:\n  selector:\n    {{{{- include \"{name}.selectorLabels\" . | nindent 4 }}}}\n  ports:\n"
-        "    - name: webhook\n      port: 443\n      targetPort: webhook\n      protocol: TCP\n")
+        "    - name: webhook\n      port: 443\n      targetPort: webhook\n      protocol: TCP\n"))
     files["values.yaml"] += ("\nwebhook:\n  # the container port the webhook Service (443) forwards to\n  port: 9443\n"
                              "  # a kubernetes.io/tls Secret (e.g. cert-manager's) to serve instead of a certificate\n"
                              "  # the process makes; pair it with cert-manager's cainjector annotation\n"
@@ -175,15 +239,21 @@ def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]]) 
             f"            - --webhook-service={full}-webhook\n")
     port = ("            - name: webhook\n              containerPort: {{ .Values.webhook.port }}\n"
             "              protocol: TCP\n")
-    deployment = deployment.replace("            {{- if .Values.leaderElection.enabled }}\n", args
-                                    + "            {{- if .Values.leaderElection.enabled }}\n", 1)
+    deployment = deployment.replace(_LEADER_ARG, _indented_if(when, args) + _LEADER_ARG, 1)
     anchor = "              containerPort: {{ .Values.health.port }}\n              protocol: TCP\n"
-    files["templates/deployment.yaml"] = _mount_cert_secret(deployment.replace(anchor, anchor + port, 1))
+    deployment = deployment.replace(anchor, anchor + _indented_if(when, port), 1)
+    files["templates/deployment.yaml"] = _mount_cert_secret(deployment, when)
 
 
-def _mount_cert_secret(deployment: str) -> str:
-    """``webhook.certSecret``: mount it and pass ``--webhook-cert-dir`` (see kubeloop.webhooks.cert_dir)."""
-    when, end = "{{- if .Values.webhook.certSecret }}\n", "{{- end }}\n"
+def _indented_if(cond: str | None, text: str) -> str:
+    return f"            {{{{- if {cond} }}}}\n{text}            {{{{- end }}}}\n" if cond else text
+
+
+def _mount_cert_secret(deployment: str, serving: str | None = None) -> str:
+    """``webhook.certSecret``: mount it and pass ``--webhook-cert-dir`` (see kubeloop.webhooks.cert_dir);
+    ``serving``: the condition under which the process serves webhooks at all."""
+    cond = f"and {serving} .Values.webhook.certSecret" if serving else ".Values.webhook.certSecret"
+    when, end = f"{{{{- if {cond} }}}}\n", "{{- end }}\n"
     arg = "            - --webhook-port={{ .Values.webhook.port }}\n"
     mount = "          volumeMounts:\n            - name: tmp\n              mountPath: /tmp\n"
     volume = "        - name: tmp\n          emptyDir: {}\n"
