@@ -41,7 +41,9 @@ def write_operator_chart(target: str, operator: Operator, output: Path | None, i
     flags = _switches(operator, settings, objs)
     base = _with(settings, dict.fromkeys(flags, False)) or settings
     base_args = [a for a in args if a[2:].partition("=")[0].replace("-", "_") not in flags]
-    switches = [Switch(field.replace("_", "-"), help, objs(on, base_args), default=bool(getattr(settings, field)))
+    aliases = {s.field: s.aliases for s in flag_specs(operator.settings_model)}
+    switches = [Switch(field.replace("_", "-"), help, objs(on, base_args), default=bool(getattr(settings, field)),
+                       aliases=aliases[field])
                 for field, help in flags.items() if (on := _with(base, {field: True})) is not None]
     for path in write_chart(output, operator.name, objs(base, base_args), switches=switches):
         click.echo(str(path))

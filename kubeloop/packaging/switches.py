@@ -37,6 +37,7 @@ class Switch:
     help: str
     objs: list[Obj]
     default: bool = False  # the value values.yaml starts with (``generate chart --set flag=true``)
+    aliases: tuple[str, ...] = ()  # more spellings of the flag (``--is-Argo-Rollouts``), refused in extraArgs too
 
     @property
     def key(self) -> str:
@@ -140,9 +141,10 @@ def deployment_args(switches: Sequence[Switch]) -> str:
     ``extraArgs`` (the process would run without the objects it needs)."""
     out = ""
     for s in switches:
+        spelled = " ".join(f'(eq . "{f}") (hasPrefix "{f}=" .)' for f in (f"--{s.flag}", *s.aliases))
         out += (f"            {{{{- if {s.on} }}}}\n            - --{s.flag}\n            {{{{- end }}}}\n"
                 f"            {{{{- range .Values.extraArgs }}}}\n"
-                f"            {{{{- if or (eq . \"--{s.flag}\") (hasPrefix \"--{s.flag}=\" .) }}}}\n"
+                f"            {{{{- if or {spelled} }}}}\n"
                 f"            {{{{- fail \"extraArgs: set settings.{s.key}=true instead of --{s.flag}, so that "
                 f"the chart installs what it needs\" }}}}\n"
                 "            {{- end }}\n            {{- end }}\n")

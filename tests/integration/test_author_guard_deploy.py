@@ -102,6 +102,23 @@ def test_chart_refuses_the_flag_in_extra_args(chart: Path) -> None:
     assert "extraArgs: set settings.checkAuthor=true instead of --check-author" in proc.stderr
 
 
+def test_the_documented_generate_command_applies(kube_cluster: Any) -> None:
+    """README/webhooks.md: `kubeloop generate all copyrator --set check-author=true | kubectl apply
+    --server-side -f -`, as a server dry-run (a real MutatingWebhookConfiguration with nothing serving
+    it would refuse every rule in the shared cluster)."""
+    result = CliRunner().invoke(main, ["generate", "all", "copyrator", "--set", "check-author=true"])
+    assert result.exit_code == 0, result.output
+    created = kube_cluster.kubectl("create", "namespace", "copyrator-system", check=False).returncode == 0
+    try:
+        out = kube_cluster.kubectl("apply", "--server-side", "--dry-run=server", "-f", "-", input=result.output).stdout
+    finally:
+        if created:
+            kube_cluster.kubectl("delete", "namespace", "copyrator-system", "--wait=false", check=False)
+    for applied in ("mutatingwebhookconfiguration.admissionregistration.k8s.io/copyrator-mutating",
+                    "service/copyrator-webhook", "deployment.apps/copyrator"):
+        assert f"{applied} serverside-applied (server dry run)" in out, out
+
+
 # --- generate all, run under its RBAC -------------------------------------------------------------------------
 
 

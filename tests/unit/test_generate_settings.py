@@ -194,3 +194,14 @@ def test_changes_a_chart_cannot_switch_are_named() -> None:
     assert unsupported([crd], []) == "it removes CustomResourceDefinition x.example.com"
     assert unsupported([], [crd]) == "it adds CustomResourceDefinition x.example.com"
     assert Switch("check-author", "", []).key == "checkAuthor"
+
+
+def test_reloader_switches_are_its_permission_settings_and_refuse_their_aliases(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["generate", "chart", "reloader", "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    values = yaml.safe_load((tmp_path / "values.yaml").read_text())
+    assert values["settings"] == {"argoRollouts": False, "ignoreConfigmaps": False, "ignoreSecrets": False}
+    deployment = (tmp_path / "templates/deployment.yaml").read_text()
+    assert '(eq . "--is-Argo-Rollouts") (hasPrefix "--is-Argo-Rollouts=" .)' in deployment
+    rbac = (tmp_path / "templates/rbac.yaml").read_text()
+    assert "{{- if .Values.settings.argoRollouts }}\n- apiGroups:\n  - argoproj.io\n" in rbac
