@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from kubeloop.cli.generate import manifests
+from kubeloop.cli.overrides import on_off_variants, parse_sets, settings_applied
 from kubeloop.cli.run import load_operator
 
 
@@ -46,14 +47,19 @@ def _run(kubeconfig: str | None, context: str | None, work: Callable[[Any], Awai
 @click.option("--image", default=None, help="Operator image (default: ghcr.io/kubeloop/<name>:latest).")
 @click.option("--replicas", default=1, show_default=True, type=int)
 @click.option("--wait/--no-wait", default=False, help="Wait until the Deployment is Available.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="An operator setting to deploy with (repeatable), as in `kubeloop generate --set`.")
 def command(target: str, kubeconfig: str | None, context: str | None, namespace: str | None, timeout: float,
-            image: str | None, replicas: int, wait: bool) -> None:
+            image: str | None, replicas: int, wait: bool, sets: tuple[str, ...]) -> None:
     """Deploy TARGET: its Namespace, CRDs (waiting until Established), RBAC, metrics Service and
     Deployment, server-side applied with field manager kubeloop-deploy."""
     from kubeloop.packaging.deploy import deploy
 
     operator = load_operator(target)
-    objs = manifests(target, operator, namespace or f"{operator.name}-system", image, replicas)
+    settings, args = parse_sets(operator, sets)
+    with settings_applied(operator, settings):
+        objs = manifests(target, operator, namespace or f"{operator.name}-system", image, replicas,
+                         settings_args=args)
     _run(kubeconfig, context, lambda c: deploy(c, objs, part_of=operator.name, log=click.echo,
                                                timeout=timeout, wait=wait))
 
@@ -83,7 +89,7 @@ def undeploy(target: str, kubeconfig: str | None, context: str | None, namespace
                "it only acts on the custom resources undeploy deletes")
         raise click.UsageError(f"--keep-custom-resources and {other} contradict: {why}; drop one of them")
     operator = load_operator(target)
-    objs = manifests(target, operator, namespace or f"{operator.name}-system")
+    objs = _any_settings(target, operator, namespace or f"{operator.name}-system")
     finalizers = sorted({name for _, name in operator.finalizers()})
     report = _run(kubeconfig, context, lambda c: run_undeploy(
         c, objs, log=click.echo, finalizers=finalizers, keep_custom_resources=keep_custom_resources,
@@ -96,6 +102,18 @@ def undeploy(target: str, kubeconfig: str | None, context: str | None, namespace
             f"{operator.name} was left installed. If it is running, wait and run undeploy again (or "
             "raise --timeout); if it is gone, release them with the commands above or rerun with "
             "--force-finalizers (its cleanup for them then never happens).")
+
+
+def _any_settings(target: str, operator: Any, namespace: str) -> list[dict[str, Any]]:
+    """What deploy may have applied with any on/off setting (``deploy --set``), each object once: undeploy
+    needs no ``--set``, and a webhook configuration left behind would outlive its Service. Only objects
+    that ``kubeloop deploy`` applied are deleted, so looking for more is safe."""
+    seen: dict[tuple[str, str | None, str], dict[str, Any]] = {}
+    for settings in on_off_variants(operator):
+        with settings_applied(operator, settings):
+            for obj in manifests(target, operator, namespace):
+                seen.setdefault((obj["kind"], obj["metadata"].get("namespace"), obj["metadata"]["name"]), obj)
+    return list(seen.values())
 
 
 def _tell(report: Any, finalizers: list[str], kept_custom_resources: bool) -> None:

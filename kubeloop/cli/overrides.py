@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
+from pydantic import ValidationError
 
 from kubeloop.builder import Operator
 from kubeloop.cli.flags import settings_from, settings_options
@@ -62,6 +63,18 @@ def _name(operator: Operator, names: list[str], pair: str) -> str:
         raise click.BadParameter(f"{name!r} is not a setting of {operator.name} (its settings: {valid})",
                                  param_hint="--set")
     return dashed
+
+
+def on_off_variants(operator: Operator) -> list[Settings]:
+    """The defaults, and the defaults with each on/off setting that is off by default turned on (those
+    the model accepts): what ``kubeloop undeploy`` looks for, whichever of them ``deploy --set`` used."""
+    base = operator.settings_model()
+    out = [base]
+    for spec in flag_specs(operator.settings_model):
+        if spec.kind is bool and not spec.multiple and spec.default is False:
+            with contextlib.suppress(ValidationError):
+                out.append(operator.settings_model.model_validate({**base.model_dump(), spec.field: True}))
+    return out
 
 
 @contextlib.contextmanager

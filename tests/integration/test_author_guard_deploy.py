@@ -119,6 +119,29 @@ def test_the_documented_generate_command_applies(kube_cluster: Any) -> None:
         assert f"{applied} serverside-applied (server dry run)" in out, out
 
 
+def test_deploy_with_the_setting_and_undeploy_without_it(kube_cluster: Any) -> None:
+    """`kubeloop deploy copyrator --set check-author=true` installs the guard's objects; a plain
+    `kubeloop undeploy copyrator` removes them too (a webhook configuration left behind, with
+    `failurePolicy: Fail` and no Service, would refuse every rule)."""
+    namespace = f"t-guard-deploy-{secrets.token_hex(3)}"
+    flags = ["--kubeconfig", str(kube_cluster.kubeconfig), "--namespace", namespace, "--timeout", "60"]
+    hook = "mutatingwebhookconfiguration/copyrator-mutating"
+    try:
+        result = CliRunner().invoke(main, ["deploy", "copyrator", *flags, "--set", "check-author=true"])
+        assert result.exit_code == 0, result.output
+        assert "applied MutatingWebhookConfiguration copyrator-mutating" in result.output
+        args = json.loads(kube_cluster.kubectl("get", "-n", namespace, "deployment/copyrator", "-o",
+                                               "json").stdout)["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert "--check-author=true" in args
+        result = CliRunner().invoke(main, ["undeploy", "copyrator", *flags, "--delete-namespace"])
+        assert result.exit_code == 0, result.output
+        assert "deleted MutatingWebhookConfiguration copyrator-mutating" in result.output
+        assert kube_cluster.kubectl("get", hook, check=False).returncode != 0
+    finally:
+        kube_cluster.kubectl("delete", hook, "--ignore-not-found", check=False)
+        kube_cluster.kubectl("delete", "namespace", namespace, "--wait=false", "--ignore-not-found", check=False)
+
+
 # --- generate all, run under its RBAC -------------------------------------------------------------------------
 
 

@@ -205,3 +205,8 @@ def test_reloader_switches_are_its_permission_settings_and_refuse_their_aliases(
     assert '(eq . "--is-Argo-Rollouts") (hasPrefix "--is-Argo-Rollouts=" .)' in deployment
     rbac = (tmp_path / "templates/rbac.yaml").read_text()
     assert "{{- if .Values.settings.argoRollouts }}\n- apiGroups:\n  - argoproj.io\n" in rbac
+
+
+def test_deploy_refuses_an_unknown_setting_before_connecting() -> None:
+    result = CliRunner().invoke(main, ["deploy", "copyrator", "--kubeconfig", "/nonexistent", "--set", "nope=1"])
+    assert result.exit_code == 2 and "'nope' is not a setting of copyrator" in result.output
