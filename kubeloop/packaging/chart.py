@@ -3,6 +3,8 @@
 CRDs go to ``crds/`` verbatim; the RBAC rules are the generated least-privilege ones; the Deployment's
 defaults (probes, resources, security contexts) become ``values.yaml``. Namespaces come from
 ``.Release.Namespace`` (``helm install --create-namespace``), so the Namespace object is dropped.
+Settings that change the objects (copyrator's ``--check-author``) become ``settings.<name>`` values
+that switch them (:mod:`kubeloop.packaging.switches`).
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ A setting such as copyrator's ``--check-author`` adds a webhook, its Service and
   both (:class:`Switch` holds the "on" objects); a setting that changes nothing stays an ``extraArgs`` flag.
 - ``settings.<camelCaseName>: false`` in values.yaml; when true, the Deployment gets ``--<flag>`` and the
   chart every object and RBAC rule the "on" output has and the "off" one lacks; a rule the "on" output
-  drops goes when it is on. Several switches combine by union, as the operator's ``when`` rules do.
+  drops goes when it is on. Several switches on at once get the union of what each needs alone: exact
+  for switches that add rules (copyrator's), and for two that each drop part of one rule (reloader's
+  ``ignoreConfigmaps`` and ``ignoreSecrets``) the parts each keeps, so never less than the process needs.
 - Only differences a chart can switch are supported (RBAC rules, whole new objects, the webhook port and
   arguments); a setting that changes anything else (a CRD, an existing webhook configuration) is no
   switch: :func:`unsupported` says why, and ``generate chart`` prints it.
