@@ -16,8 +16,9 @@ import contextlib
 import json
 import os
 import secrets
+import shlex
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from tests.integration.test_author_guard import RULES, _grant_configmaps, author
 from tests.integration.test_op_copyrator_security import configmap, tenant_client, wait_status
 from tests.integration.test_packaging import helm, render  # noqa: F401 - helm is a fixture
 
+SHELL = Path(__file__).parents[2] / "docs" / "howto" / "shell"
 SAR = {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]}
 KEY_READ = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"], "resourceNames": ["copyrator-author-key"]}
 KEY_CREATE = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}
@@ -102,21 +104,56 @@ def test_chart_refuses_the_flag_in_extra_args(chart: Path) -> None:
     assert "extraArgs: set settings.checkAuthor=true instead of --check-author" in proc.stderr
 
 
-def test_the_documented_generate_command_applies(kube_cluster: Any) -> None:
-    """README/webhooks.md: `kubeloop generate all copyrator --set check-author=true | kubectl apply
-    --server-side -f -`, as a server dry-run (a real MutatingWebhookConfiguration with nothing serving
-    it would refuse every rule in the shared cluster)."""
-    result = CliRunner().invoke(main, ["generate", "all", "copyrator", "--set", "check-author=true"])
-    assert result.exit_code == 0, result.output
+def commands(name: str) -> list[list[str]]:
+    """The commands of a shell file the docs include (docs/howto/shell/), one per line."""
+    return [shlex.split(line) for line in (SHELL / name).read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def copyrator_system(kube_cluster: Any) -> Iterator[None]:
+    """The documented namespace exists for the server dry-runs (deleted at the end if made here: a
+    namespace being deleted refuses new content, so the tests share it)."""
     created = kube_cluster.kubectl("create", "namespace", "copyrator-system", check=False).returncode == 0
-    try:
-        out = kube_cluster.kubectl("apply", "--server-side", "--dry-run=server", "-f", "-", input=result.output).stdout
-    finally:
-        if created:
-            kube_cluster.kubectl("delete", "namespace", "copyrator-system", "--wait=false", check=False)
+    yield
+    if created:
+        kube_cluster.kubectl("delete", "namespace", "copyrator-system", "--wait=false", check=False)
+
+
+def test_the_documented_generate_command_applies(kube_cluster: Any, copyrator_system: None) -> None:
+    """docs/howto/shell/check-author.sh, its apply as a server dry-run (a real MutatingWebhookConfiguration
+    with nothing serving it would refuse every rule in the shared cluster)."""
+    (line,) = commands("check-author.sh")
+    pipe = line.index("|")
+    generate, apply = line[:pipe], line[pipe + 1:]
+    assert generate[0] == "kubeloop" and apply[0] == "kubectl"
+    result = CliRunner().invoke(main, generate[1:])
+    assert result.exit_code == 0, result.output
+    out = kube_cluster.kubectl(*apply[1:], "--dry-run=server", input=result.output).stdout
     for applied in ("mutatingwebhookconfiguration.admissionregistration.k8s.io/copyrator-mutating",
                     "service/copyrator-webhook", "deployment.apps/copyrator"):
         assert f"{applied} serverside-applied (server dry run)" in out, out
+
+
+def test_the_documented_helm_commands_render_and_apply(kube_cluster: Any, helm: Any, tmp_path: Path,  # noqa: F811
+                                                       monkeypatch: pytest.MonkeyPatch, copyrator_system: None) -> None:
+    """docs/howto/shell/check-author-helm.sh, its install as `helm template` with the same arguments and
+    a server dry-run of the result."""
+    generate, install = commands("check-author-helm.sh")
+    assert generate[0] == "kubeloop" and install[:2] == ["helm", "install"]
+    monkeypatch.chdir(tmp_path)  # the commands' relative chart path
+    result = CliRunner().invoke(main, generate[1:])
+    assert result.exit_code == 0, result.output
+    text = helm("template", *install[2:])
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    assert "--check-author" in container(docs)["args"] and by_kind(docs, "MutatingWebhookConfiguration")
+    kube_cluster.kubectl("apply", "--dry-run=server", "-f", "-", input=text)
+
+
+def test_the_readme_shows_the_tested_commands() -> None:
+    readme = (Path(__file__).parents[2] / "kubeloop" / "operators" / "copyrator" / "README.md").read_text()
+    for name in ("check-author.sh", "check-author-helm.sh"):
+        for line in (SHELL / name).read_text().splitlines():
+            assert line in readme, line
 
 
 def test_deploy_with_the_setting_and_undeploy_without_it(kube_cluster: Any) -> None:

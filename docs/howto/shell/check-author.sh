@@ -1,0 +1,1 @@
+kubeloop generate all copyrator --set check-author=true | kubectl apply --server-side -f -
