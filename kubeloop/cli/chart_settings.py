@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from kubeloop.builder import Operator
 from kubeloop.cli.generate import manifests
-from kubeloop.cli.overrides import parse_sets, settings_applied
+from kubeloop.cli.overrides import off_by_default, parse_sets, settings_applied
 from kubeloop.packaging.switches import Switch, unsupported
 from kubeloop.settings import Settings, flag_specs
 
@@ -51,8 +51,7 @@ def write_operator_chart(target: str, operator: Operator, output: Path | None, i
 
 def _switches(operator: Operator, settings: Settings, objs: Any) -> dict[str, str]:
     """{field: help} of the settings that become chart values; the others that change the output, said."""
-    candidates = {s.field: s.help for s in flag_specs(operator.settings_model)
-                  if s.kind is bool and not s.multiple and s.default is False}
+    candidates = {s.field: s.help for s in off_by_default(operator)}
     off = _with(settings, dict.fromkeys(candidates, False))
     if off is None:
         return {}

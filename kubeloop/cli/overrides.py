@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from kubeloop.builder import Operator
 from kubeloop.cli.flags import settings_from, settings_options
-from kubeloop.settings import Settings, flag_specs
+from kubeloop.settings import FlagSpec, Settings, flag_specs
 
 
 def setting_names(operator: Operator) -> list[str]:
@@ -65,15 +65,19 @@ def _name(operator: Operator, names: list[str], pair: str) -> str:
     return dashed
 
 
+def off_by_default(operator: Operator) -> list[FlagSpec]:
+    """The on/off settings that are off by default: the ones that may add objects and rules when on."""
+    return [s for s in flag_specs(operator.settings_model) if s.kind is bool and not s.multiple and s.default is False]
+
+
 def on_off_variants(operator: Operator) -> list[Settings]:
-    """The defaults, and the defaults with each on/off setting that is off by default turned on (those
-    the model accepts): what ``kubeloop undeploy`` looks for, whichever of them ``deploy --set`` used."""
+    """The defaults, and the defaults with each of :func:`off_by_default` turned on (those the model
+    accepts): what ``kubeloop undeploy`` looks for, whichever of them ``deploy --set`` used."""
     base = operator.settings_model()
     out = [base]
-    for spec in flag_specs(operator.settings_model):
-        if spec.kind is bool and not spec.multiple and spec.default is False:
-            with contextlib.suppress(ValidationError):
-                out.append(operator.settings_model.model_validate({**base.model_dump(), spec.field: True}))
+    for spec in off_by_default(operator):
+        with contextlib.suppress(ValidationError):
+            out.append(operator.settings_model.model_validate({**base.model_dump(), spec.field: True}))
     return out
 
 
