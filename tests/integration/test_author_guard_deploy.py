@@ -128,7 +128,9 @@ def test_the_documented_generate_command_applies(kube_cluster: Any, copyrator_sy
     assert generate[0] == "kubeloop" and apply[0] == "kubectl"
     result = CliRunner().invoke(main, generate[1:])
     assert result.exit_code == 0, result.output
-    out = kube_cluster.kubectl(*apply[1:], "--dry-run=server", input=result.output).stdout
+    # --force-conflicts: earlier tests in this shared cluster leave a ClusterRoleBinding "copyrator" owned
+    # by their own field manager; a dry run takes nothing over.
+    out = kube_cluster.kubectl(*apply[1:], "--dry-run=server", "--force-conflicts", input=result.output).stdout
     for applied in ("mutatingwebhookconfiguration.admissionregistration.k8s.io/copyrator-mutating",
                     "service/copyrator-webhook", "deployment.apps/copyrator"):
         assert f"{applied} serverside-applied (server dry run)" in out, out
