@@ -87,6 +87,10 @@ def test_chart_value_switches_the_guard_on(kube_cluster: Any, helm: Any, chart: 
     assert {"name": "webhook", "containerPort": 9443, "protocol": "TCP"} in container(docs)["ports"]
     assert SAR in rules_of(docs, "ClusterRole")
     assert KEY_READ in rules_of(docs, "Role") and KEY_CREATE in rules_of(docs, "Role")
+    # The key's rules live in the Role, which then exists without leader election too.
+    _, alone = render(helm, chart, namespace, "settings.checkAuthor=true", "leaderElection.enabled=false")
+    role_rules = rules_of(alone, "Role")
+    assert KEY_READ in role_rules and not [r for r in role_rules if "leases" in r["resources"]]
     kube_cluster.kubectl("create", "namespace", namespace)
     try:
         kube_cluster.kubectl("apply", "--dry-run=server", "-f", "-", input=text)
