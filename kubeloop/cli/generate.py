@@ -20,21 +20,24 @@ def default_image(operator: Operator) -> str:
     return f"ghcr.io/kubeloop/{operator.name}:latest"
 
 
-def run_args(target: str, operator: Operator) -> list[str]:
+def run_args(target: str, operator: Operator, shards: bool = False) -> list[str]:
     """How the packaged image starts the operator: bundled operators by short name, modules by their
-    import path (an operator's name need not be importable); a file's operator by its name."""
+    import path (an operator's name need not be importable); a file's operator by its name. Its
+    replicas either elect one leader or, with ``shards``, each act on their share (``--shards auto``)."""
     is_file = target.partition(":")[0].endswith(".py") or Path(target.partition(":")[0]).is_file()
-    return ["run", operator.name if is_file and target not in BUNDLED else target, "--leader-elect"]
+    mode = ["--shards", "auto"] if shards else ["--leader-elect"]
+    return ["run", operator.name if is_file and target not in BUNDLED else target, *mode]
 
 
 def manifests(target: str, operator: Operator, namespace: str, image: str | None = None,
               replicas: int = 1, cert_manager_certificate: str | None = None,
-              cert_secret: str | None = None) -> list[dict[str, Any]]:
-    """Everything ``generate all`` emits; with webhooks, their configurations, Service and port too."""
+              cert_secret: str | None = None, shards: bool = False) -> list[dict[str, Any]]:
+    """Everything ``generate all`` emits; with webhooks, their configurations, Service and port too.
+    ``shards``: the Deployment runs ``--shards auto`` and the Role lets it (Leases: list, delete too)."""
     objs = operator_manifests(operator.name, namespace, image or default_image(operator),
                               models=operator.custom_resources(), cluster_permissions=operator.permissions(),
                               namespaced_permissions=operator.namespaced_permissions(),
-                              args=run_args(target, operator), events="cluster")
+                              args=run_args(target, operator, shards), events="cluster", shards=shards)
     for obj in objs:
         if obj["kind"] == "Deployment":
             obj["spec"]["replicas"] = replicas
@@ -61,6 +64,10 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 @click.option("--namespace", default=None, help="Namespace the operator runs in (default: <name>-system).")
 @click.option("--image", default=None, help="Operator image (default: ghcr.io/kubeloop/<name>:latest).")
 @click.option("--replicas", default=1, show_default=True, type=int)
+@click.option("--shards", default="off", show_default=True, type=click.Choice(["off", "auto"]),
+              help="How the replicas share the work: off = one leader acts (--leader-elect); auto = every "
+                   "replica acts on its share (kubeloop run --shards auto), and the Role also lists and "
+                   "deletes Leases in the operator's namespace. A chart gets it as sharding.enabled.")
 @click.option("--cert-manager-certificate", default=None, metavar="NAMESPACE/NAME",
               help="Webhooks: let cert-manager's CA injector fill the caBundle from this Certificate "
                    "(adds cert-manager.io/inject-ca-from) instead of the process writing its own.")
@@ -68,13 +75,15 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
               help="Webhooks: mount this kubernetes.io/tls Secret (e.g. cert-manager's) into the Deployment and "
                    "serve it (--webhook-cert-dir) instead of a certificate the process makes.")
 def command(kind: str, target: str, output: Path | None, namespace: str | None, image: str | None,
-            replicas: int, cert_manager_certificate: str | None, webhook_cert_secret: str | None) -> None:
+            replicas: int, shards: str, cert_manager_certificate: str | None,
+            webhook_cert_secret: str | None) -> None:
     """Generate CRDs, least-privilege RBAC and the manager Deployment for TARGET (a bundled operator,
     a module or a file), in a stable order that `kubectl apply --server-side` accepts; or a Helm
     chart of the same (`chart`, needs -o) or a Dockerfile and .dockerignore (`dockerfile`)."""
     operator = load_operator(target)
+    sharded = shards == "auto"
     if kind in ("chart", "dockerfile"):
-        _package(kind, target, operator, output, image, replicas)
+        _package(kind, target, operator, output, image, replicas, sharded)
         return
     if kind == "crd" and not operator.custom_resources():
         raise click.ClickException(f"{operator.name} declares no custom resources")
@@ -86,7 +95,7 @@ def command(kind: str, target: str, output: Path | None, namespace: str | None, 
                                  param_hint="--webhook-cert-secret")
     try:
         objs = select(manifests(target, operator, namespace or f"{operator.name}-system", image, replicas,
-                                cert_manager_certificate, webhook_cert_secret), kind)
+                                cert_manager_certificate, webhook_cert_secret, sharded), kind)
     except ValueError as exc:  # a kind named by a string that is not built in: no cluster to ask
         raise click.ClickException(f"{target}: {exc}") from exc
     if kind == "crd" and not operator.hooks.conversions:
@@ -99,7 +108,7 @@ def command(kind: str, target: str, output: Path | None, namespace: str | None, 
 
 
 def _package(kind: str, target: str, operator: Operator, output: Path | None, image: str | None,
-             replicas: int) -> None:
+             replicas: int, shards: bool) -> None:
     from kubeloop.packaging.chart import write_chart
     from kubeloop.packaging.dockerfile import dockerfile, write_dockerfile
 
@@ -115,6 +124,7 @@ def _package(kind: str, target: str, operator: Operator, output: Path | None, im
         if output is None:
             raise click.ClickException("a chart is a directory: pass -o DIR")
         # The namespace is a placeholder: the chart uses .Release.Namespace.
-        paths = write_chart(output, operator.name, manifests(target, operator, "default", image, replicas))
+        paths = write_chart(output, operator.name, manifests(target, operator, "default", image, replicas,
+                                                            shards=shards))
     for path in paths:
         click.echo(str(path))

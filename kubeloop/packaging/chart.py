@@ -19,9 +19,13 @@ import yaml
 from kubeloop.resources.manifests import render_yaml
 
 CHART_API_VERSION = "v2"
-# The exact rule render_rbac adds for leader election; the chart grants it only when enabled.
+# The exact rules render_rbac adds for leader election and for sharding (``--shards auto``: Leases are
+# listed and deleted too); the chart grants the one its values enable (leaderElection / sharding).
 LEASE_RULE = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
               "verbs": ["get", "create", "update"]}
+SHARDING_LEASE_RULE = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                       "verbs": ["get", "list", "create", "update", "delete"]}
+_LEASES = "or .Values.leaderElection.enabled .Values.sharding.enabled"
 _TEMPLATE_FILES = ("templates/_helpers.tpl", "templates/deployment.yaml", "templates/serviceaccount.yaml",
                    "templates/service.yaml", "templates/servicemonitor.yaml", "templates/NOTES.txt")
 
@@ -63,9 +67,9 @@ def chart_yaml(name: str, version: str, app_version: str) -> str:
 
 def rbac_yaml(name: str, objs: list[dict[str, Any]]) -> str:
     """ClusterRole/Role (+bindings) with the generated rules, named after the release and bound to the
-    chart's ServiceAccount; the lease rule follows ``leaderElection.enabled``."""
+    chart's ServiceAccount; the lease rule follows ``leaderElection.enabled`` or ``sharding.enabled``."""
     cluster_rules = [r for o in _of(objs, "ClusterRole") for r in o["rules"]]
-    local_rules = [r for o in _of(objs, "Role") for r in o["rules"] if r != LEASE_RULE]
+    local_rules = [r for o in _of(objs, "Role") for r in o["rules"] if r not in (LEASE_RULE, SHARDING_LEASE_RULE)]
     full = f'{{{{ include "{name}.fullname" . }}}}'
     meta = f'metadata:\n  name: {full}\n  labels:\n    {{{{- include "{name}.labels" . | nindent 4 }}}}\n'
     ns_meta = meta + "  namespace: {{ .Release.Namespace }}\n"
@@ -78,11 +82,12 @@ def rbac_yaml(name: str, objs: list[dict[str, Any]]) -> str:
                 f"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: {kind}\n  name: {full}\n"
                 + subjects)
 
-    lease = "{{- if .Values.leaderElection.enabled }}\n" + _block([LEASE_RULE], 0) + "\n{{- end }}\n"
+    lease = ("{{- if .Values.leaderElection.enabled }}\n" + _block([LEASE_RULE], 0) + "\n{{- end }}\n"
+             "{{- if .Values.sharding.enabled }}\n" + _block([SHARDING_LEASE_RULE], 0) + "\n{{- end }}\n")
     role = ("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n" + ns_meta + "rules:\n"
             + (_block(local_rules, 0) + "\n" if local_rules else "") + lease + binding("Role", ns_meta))
-    if not local_rules:  # a Role holding only the lease rule exists only with leader election
-        role = "{{- if .Values.leaderElection.enabled }}\n" + role + "{{- end }}\n"
+    if not local_rules:  # a Role holding only the lease rule exists only with leader election or sharding
+        role = f"{{{{- if {_LEASES} }}}}\n" + role + "{{- end }}\n"
     cluster = ""
     if cluster_rules:
         cluster = ("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n" + meta + "rules:\n"
@@ -103,12 +108,14 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
     repository, tag, digest = split_image(container["image"])
-    run_args = [a for a in container["args"] if a != "--leader-elect" and not a.startswith("--webhook-")]
+    run_args = [a for a in _without_mode(container["args"]) if not a.startswith("--webhook-")]
+    sharded = "--shards" in container["args"]
     files: dict[str, str] = {
         "Chart.yaml": chart_yaml(name, chart_version, tag or "latest"),
         "values.yaml": _fill(_template("values.yaml"), {
             "CHART": name, "IMAGE_REPOSITORY": repository, "PULL_POLICY": container["imagePullPolicy"],
             "REPLICAS": str(deployment["spec"]["replicas"]),
+            "LEADER_ELECTION": str(not sharded).lower(), "SHARDING": str(sharded).lower(),
             "LIVENESS": _block(container["livenessProbe"], 2),
             "READINESS": _block(container["readinessProbe"], 2),
             "RESOURCES": _block(container["resources"], 2), "POD_SECURITY": _block(pod["securityContext"], 2),
@@ -135,6 +142,19 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
         path.write_text(text)
         written.append(path)
     return written
+
+
+def _without_mode(args: list[str]) -> list[str]:
+    """The run arguments without ``--leader-elect`` / ``--shards auto``: the chart's values choose."""
+    out, skip = [], False
+    for arg in args:
+        if skip or arg == "--leader-elect" or arg.startswith("--shards="):
+            skip = False
+        elif arg == "--shards":
+            skip = True
+        else:
+            out.append(arg)
+    return out
 
 
 # --- webhooks ------------------------------------------------------------------------------------------
