@@ -33,6 +33,7 @@ from harness.bench.procs import TreeSampler
 from harness.bench.runner import machine, versions
 from harness.bench.tracker import Tracker
 from harness.bench.workload import Workload, names
+from harness.common import prometheus
 from harness.common.cluster import cluster_for
 from harness.common.processes import ChildProcess, free_port, kubeloop_run
 from harness.common.provenance import save_json
@@ -87,15 +88,13 @@ class Replica(ChildProcess):
         if self.proc is not None and self.proc.returncode is not None:
             raise RuntimeError(f"a replica exited with code {self.proc.returncode}; see {self.log_path}")
 
-    async def metrics(self) -> dict[str, float]:
-        """The sums of the reconciles it did and the keys it owns now, from its ``/metrics``."""
+    async def metrics(self) -> dict[str, int]:
+        """The reconciles it did and the keys it owns now (summed over controllers), from its ``/metrics``."""
         reader, writer = await asyncio.open_connection("127.0.0.1", self.metrics_port)
         writer.write(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
         text = (await reader.read()).decode(errors="replace")
         writer.close()
-        return {name: sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                          if line.startswith(name + "{") or line.startswith(name + " "))
-                for name in (RECONCILED, KEYS_OWNED)}
+        return {name: int(prometheus.total(text, name)) for name in (RECONCILED, KEYS_OWNED)}
 
     async def stop(self) -> None:
         if self.sampler:
@@ -147,15 +146,12 @@ async def case(client: Client, workload: Workload, kubeconfig: str, n: int, repl
 
 
 async def _figures(proc: Replica) -> dict[str, Any]:
+    """One replica's figures at convergence: RSS and CPU of its tree, and what its /metrics says."""
     assert proc.sampler is not None
     sample = proc.sampler.mark()
-    try:
-        scraped = await proc.metrics()
-    except OSError:
-        scraped = {RECONCILED: float("nan"), KEYS_OWNED: float("nan")}
+    scraped = await proc.metrics()  # an operator that cannot answer now is an error of the case
     return {"peak_rss_mib": round(sample.peak_rss_mib, 1), "cpu_s": round(sample.cpu_s, 2),
-            "reconciles": int(scraped[RECONCILED]) if scraped[RECONCILED] == scraped[RECONCILED] else None,
-            "keys_owned": int(scraped[KEYS_OWNED]) if scraped[KEYS_OWNED] == scraped[KEYS_OWNED] else None}
+            "reconciles": scraped[RECONCILED], "keys_owned": scraped[KEYS_OWNED]}
 
 
 async def _settled_split(procs: list[Replica], n: int, timeout: float = 30.0) -> list[int] | None:
@@ -165,7 +161,7 @@ async def _settled_split(procs: list[Replica], n: int, timeout: float = 30.0) ->
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(OSError):
-            owned = [int((await proc.metrics())[KEYS_OWNED]) for proc in procs]
+            owned = [(await proc.metrics())[KEYS_OWNED] for proc in procs]
             if sum(owned) == n and min(owned) > 0:
                 return owned
         await asyncio.sleep(0.5)
