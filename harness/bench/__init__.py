@@ -9,6 +9,7 @@ Layout: ``workload`` (the CRD and the loader), ``tracker`` (the harness's own wa
 convergence), ``procs`` (RSS/CPU of a process tree from /proc), ``apimetrics`` (the API server's
 ``apiserver_request_total``), ``contestants`` (how each operator is started), ``scenarios``,
 ``operators`` (the bundled operators' own loads, ``--operators``), ``runner`` (cluster, interleaving,
-repeats), ``report`` (markdown and chart). Starting processes, reading /metrics, percentiles and saving
+repeats), ``report`` (markdown and chart), ``admission`` and ``scaleout`` (``--admission``, ``--scale-out``:
+runs of their own, with their own results files). Starting processes, reading /metrics, percentiles and saving
 results are ``harness.common``'s.
 """

@@ -6,6 +6,7 @@ python -m harness.bench --scale                  # adds N=20,000 and start-up wi
 python -m harness.bench --report-only            # re-render the report from the saved results
 python -m harness.bench --kubeconfig PATH ...    # against an existing cluster instead of its own
 python -m harness.bench --admission              # admission webhooks: kubeloop vs a plain aiohttp no-op
+python -m harness.bench --scale-out [--n 20000]   # 1, 2 and 4 replicas with --shards auto on one backlog
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.bench import admission, report, runner, scenarios
+from harness.bench import admission, report, runner, scaleout, scenarios
 from harness.bench.contestants import CONTESTANTS
 from harness.common import provenance
 from harness.common.flags import add_run_flags
@@ -87,6 +88,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--append", action="store_true",
                    help="add this run's results to those already in --results (the report shows both)")
     admission.add_flags(p)
+    scaleout.add_flags(p)
     return p
 
 
@@ -127,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.admission:  # its own run and results file (harness/bench/admission.py)
         return admission.main(args)
+    if args.scale_out:  # its own run and results file (harness/bench/scaleout.py)
+        return scaleout.main(args)
     if args.report_only:
         data = json.loads(args.results.read_text())
     else:

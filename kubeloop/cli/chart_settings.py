@@ -25,7 +25,7 @@ from kubeloop.settings import Settings, flag_specs
 
 
 def write_operator_chart(target: str, operator: Operator, output: Path | None, image: str | None,
-                         replicas: int, sets: tuple[str, ...]) -> None:
+                         replicas: int, sets: tuple[str, ...], shards: bool = False) -> None:
     """Writes the chart (see the module docstring) and echoes its files."""
     from kubeloop.packaging.chart import write_chart
 
@@ -36,7 +36,7 @@ def write_operator_chart(target: str, operator: Operator, output: Path | None, i
     def objs(with_settings: Settings, extra: list[str]) -> list[dict[str, Any]]:
         # The namespace is a placeholder: the chart uses .Release.Namespace.
         with settings_applied(operator, with_settings):
-            return manifests(target, operator, "default", image, replicas, settings_args=extra)
+            return manifests(target, operator, "default", image, replicas, settings_args=extra, shards=shards)
 
     flags = _switches(operator, settings, objs)
     base = _with(settings, dict.fromkeys(flags, False)) or settings

@@ -21,22 +21,27 @@ def default_image(operator: Operator) -> str:
     return f"ghcr.io/kubeloop/{operator.name}:latest"
 
 
-def run_args(target: str, operator: Operator) -> list[str]:
+def run_args(target: str, operator: Operator, shards: bool = False) -> list[str]:
     """How the packaged image starts the operator: bundled operators by short name, modules by their
-    import path (an operator's name need not be importable); a file's operator by its name."""
+    import path (an operator's name need not be importable); a file's operator by its name. Its
+    replicas either elect one leader or, with ``shards``, each act on their share (``--shards auto``)."""
     is_file = target.partition(":")[0].endswith(".py") or Path(target.partition(":")[0]).is_file()
-    return ["run", operator.name if is_file and target not in BUNDLED else target, "--leader-elect"]
+    mode = ["--shards", "auto"] if shards else ["--leader-elect"]
+    return ["run", operator.name if is_file and target not in BUNDLED else target, *mode]
 
 
 def manifests(target: str, operator: Operator, namespace: str, image: str | None = None,
               replicas: int = 1, cert_manager_certificate: str | None = None,
-              cert_secret: str | None = None, settings_args: list[str] | None = None) -> list[dict[str, Any]]:
+              cert_secret: str | None = None, settings_args: list[str] | None = None,
+              shards: bool = False) -> list[dict[str, Any]]:
     """Everything ``generate all`` emits; with webhooks, their configurations, Service and port too.
-    Follows ``operator.settings``; ``settings_args``: the flags that give the process those settings."""
+    Follows ``operator.settings``; ``settings_args``: the flags that give the process those settings;
+    ``shards``: the Deployment runs ``--shards auto`` and the Role lets it (Leases: list, delete too)."""
     objs = operator_manifests(operator.name, namespace, image or default_image(operator),
                               models=operator.custom_resources(), cluster_permissions=operator.permissions(),
                               namespaced_permissions=operator.namespaced_permissions(),
-                              args=run_args(target, operator) + list(settings_args or ()), events="cluster")
+                              args=run_args(target, operator, shards) + list(settings_args or ()), events="cluster",
+                              shards=shards)
     for obj in objs:
         if obj["kind"] == "Deployment":
             obj["spec"]["replicas"] = replicas
@@ -63,6 +68,10 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 @click.option("--namespace", default=None, help="Namespace the operator runs in (default: <name>-system).")
 @click.option("--image", default=None, help="Operator image (default: ghcr.io/kubeloop/<name>:latest).")
 @click.option("--replicas", default=1, show_default=True, type=int)
+@click.option("--shards", default="off", show_default=True, type=click.Choice(["off", "auto"]),
+              help="How the replicas share the work: off = one leader acts (--leader-elect); auto = every "
+                   "replica acts on its share (kubeloop run --shards auto), and the Role also lists and "
+                   "deletes Leases in the operator's namespace. A chart gets it as sharding.enabled.")
 @click.option("--cert-manager-certificate", default=None, metavar="NAMESPACE/NAME",
               help="Webhooks: let cert-manager's CA injector fill the caBundle from this Certificate "
                    "(adds cert-manager.io/inject-ca-from) instead of the process writing its own.")
@@ -74,28 +83,29 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
               help="Webhooks: mount this kubernetes.io/tls Secret (e.g. cert-manager's) into the Deployment and "
                    "serve it (--webhook-cert-dir) instead of a certificate the process makes.")
 def command(kind: str, target: str, output: Path | None, namespace: str | None, image: str | None,
-            replicas: int, cert_manager_certificate: str | None, webhook_cert_secret: str | None,
+            replicas: int, shards: str, cert_manager_certificate: str | None, webhook_cert_secret: str | None,
             sets: tuple[str, ...]) -> None:
     """Generate CRDs, least-privilege RBAC and the manager Deployment for TARGET (a bundled operator,
     a module or a file), in a stable order that `kubectl apply --server-side` accepts; or a Helm
     chart of the same (`chart`, needs -o) or a Dockerfile and .dockerignore (`dockerfile`)."""
     operator = load_operator(target)
+    sharded = shards == "auto"
     if kind == "dockerfile" and sets:
         raise click.BadParameter("a Dockerfile does not depend on the operator's settings; give them to "
                                  "`generate all` or `generate chart`", param_hint="--set")
     if kind == "chart":
         from kubeloop.cli.chart_settings import write_operator_chart
-        write_operator_chart(target, operator, output, image, replicas, sets)
+        write_operator_chart(target, operator, output, image, replicas, sets, sharded)
         return
     settings, settings_args = parse_sets(operator, sets)
     with settings_applied(operator, settings):
         _generate(kind, target, operator, output, namespace, image, replicas, cert_manager_certificate,
-                  webhook_cert_secret, settings_args)
+                  webhook_cert_secret, settings_args, sharded)
 
 
 def _generate(kind: str, target: str, operator: Operator, output: Path | None, namespace: str | None,
               image: str | None, replicas: int, cert_manager_certificate: str | None,
-              webhook_cert_secret: str | None, settings_args: list[str]) -> None:
+              webhook_cert_secret: str | None, settings_args: list[str], shards: bool) -> None:
     if kind == "dockerfile":
         _dockerfile(target, output)
         return
@@ -109,7 +119,7 @@ def _generate(kind: str, target: str, operator: Operator, output: Path | None, n
                                  param_hint="--webhook-cert-secret")
     try:
         objs = select(manifests(target, operator, namespace or f"{operator.name}-system", image, replicas,
-                                cert_manager_certificate, webhook_cert_secret, settings_args), kind)
+                                cert_manager_certificate, webhook_cert_secret, settings_args, shards), kind)
     except ValueError as exc:  # a kind named by a string that is not built in: no cluster to ask
         raise click.ClickException(f"{target}: {exc}") from exc
     if kind == "crd" and not operator.hooks.conversions:

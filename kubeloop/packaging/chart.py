@@ -30,9 +30,12 @@ from kubeloop.packaging.switches import (
 from kubeloop.resources.manifests import render_yaml
 
 CHART_API_VERSION = "v2"
-# The exact rule render_rbac adds for leader election; the chart grants it only when enabled.
+# The exact rules render_rbac adds for leader election and for sharding (``--shards auto``: Leases are
+# listed and deleted too); the chart grants the one its values enable (leaderElection / sharding).
 LEASE_RULE = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
               "verbs": ["get", "create", "update"]}
+SHARDING_LEASE_RULE = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                       "verbs": ["get", "list", "create", "update", "delete"]}
 _TEMPLATE_FILES = ("templates/_helpers.tpl", "templates/deployment.yaml", "templates/serviceaccount.yaml",
                    "templates/service.yaml", "templates/servicemonitor.yaml", "templates/NOTES.txt")
 
@@ -92,9 +95,9 @@ def _create_note(rule: dict[str, Any], rules: list[dict[str, Any]]) -> str:
 
 def rbac_yaml(name: str, objs: list[dict[str, Any]], switches: Sequence[Switch] = ()) -> str:
     """ClusterRole/Role (+bindings) with the generated rules, named after the release and bound to the
-    chart's ServiceAccount; the lease rule follows ``leaderElection.enabled``, a switch's rules its value."""
+    chart's ServiceAccount; the lease rule follows ``leaderElection.enabled`` or ``sharding.enabled``, a switch's rules its value."""
     cluster_rules = rules_with_conditions("ClusterRole", objs, switches)
-    local_rules = rules_with_conditions("Role", objs, switches, skip=[LEASE_RULE])
+    local_rules = rules_with_conditions("Role", objs, switches, skip=[LEASE_RULE, SHARDING_LEASE_RULE])
     full = f'{{{{ include "{name}.fullname" . }}}}'
     meta = f'metadata:\n  name: {full}\n  labels:\n    {{{{- include "{name}.labels" . | nindent 4 }}}}\n'
     ns_meta = meta + "  namespace: {{ .Release.Namespace }}\n"
@@ -107,11 +110,13 @@ def rbac_yaml(name: str, objs: list[dict[str, Any]], switches: Sequence[Switch] 
                 f"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: {kind}\n  name: {full}\n"
                 + subjects)
 
-    lease = "{{- if .Values.leaderElection.enabled }}\n" + _block([LEASE_RULE], 0) + "\n{{- end }}\n"
+    lease = ("{{- if .Values.leaderElection.enabled }}\n" + _block([LEASE_RULE], 0) + "\n{{- end }}\n"
+             "{{- if .Values.sharding.enabled }}\n" + _block([SHARDING_LEASE_RULE], 0) + "\n{{- end }}\n")
     role = ("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n" + ns_meta + "rules:\n"
             + _rules(local_rules) + lease + binding("Role", ns_meta))
     if all(cond for _, cond in local_rules):  # a Role with only conditional rules exists only when needed
-        role = _when([".Values.leaderElection.enabled", *(c for _, c in local_rules if c)], role)
+        role = _when([".Values.leaderElection.enabled", ".Values.sharding.enabled",
+                      *(c for _, c in local_rules if c)], role)
     cluster = ""
     if cluster_rules:
         cluster = ("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n" + meta + "rules:\n"
@@ -139,12 +144,14 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
     repository, tag, digest = split_image(container["image"])
-    run_args = [a for a in container["args"] if a != "--leader-elect" and not a.startswith("--webhook-")]
+    run_args = [a for a in _without_mode(container["args"]) if not a.startswith("--webhook-")]
+    sharded = "--shards" in container["args"]
     files: dict[str, str] = {
         "Chart.yaml": chart_yaml(name, chart_version, tag or "latest"),
         "values.yaml": _fill(_template("values.yaml"), {
             "CHART": name, "IMAGE_REPOSITORY": repository, "PULL_POLICY": container["imagePullPolicy"],
             "REPLICAS": str(deployment["spec"]["replicas"]),
+            "LEADER_ELECTION": str(not sharded).lower(), "SHARDING": str(sharded).lower(),
             "LIVENESS": _block(container["livenessProbe"], 2),
             "READINESS": _block(container["readinessProbe"], 2),
             "RESOURCES": _block(container["resources"], 2), "POD_SECURITY": _block(pod["securityContext"], 2),
@@ -173,6 +180,19 @@ def write_chart(out_dir: str | Path, name: str, objs: list[dict[str, Any]], *,
         path.write_text(text)
         written.append(path)
     return written
+
+
+def _without_mode(args: list[str]) -> list[str]:
+    """The run arguments without ``--leader-elect`` / ``--shards auto``: the chart's values choose."""
+    out, skip = [], False
+    for arg in args:
+        if skip or arg == "--leader-elect" or arg.startswith("--shards="):
+            skip = False
+        elif arg == "--shards":
+            skip = True
+        else:
+            out.append(arg)
+    return out
 
 
 # --- webhooks ------------------------------------------------------------------------------------------

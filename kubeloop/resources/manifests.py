@@ -152,14 +152,16 @@ def operator_manifests(
     name: str, namespace: str, image: str, *, models: Iterable[type[CustomResource]] = (),
     cluster_permissions: Iterable[Permission] = (), namespaced_permissions: Iterable[Permission] = (),
     args: Sequence[str] = (), create_namespace: bool = True,
-    events: Literal["namespace", "cluster"] = "namespace",
+    events: Literal["namespace", "cluster"] = "namespace", shards: bool = False,
 ) -> list[dict[str, Any]]:
-    """Everything to deploy an operator: Namespace, CRDs, RBAC, metrics Service, manager Deployment."""
+    """Everything to deploy an operator: Namespace, CRDs, RBAC, metrics Service, manager Deployment.
+    ``shards``: its replicas run ``--shards auto`` (``args`` should say so), so RBAC covers that."""
     objs: list[dict[str, Any]] = []
     if create_namespace:
         objs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     objs += crds_for(models)
-    objs += render_rbac(name, namespace, cluster_permissions, namespaced_permissions, events=events)
+    objs += render_rbac(name, namespace, cluster_permissions, namespaced_permissions, events=events,
+                        shards=shards)
     objs.append(metrics_service(name, namespace))
     objs.append(manager_deployment(name, namespace, image, args))
     return objs

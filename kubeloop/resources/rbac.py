@@ -116,20 +116,31 @@ def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
     return meta
 
 
+# Leases in the operator's namespace: leader election reads, creates and renews one; sharding
+# (``kubeloop run --shards auto``) also lists the replicas' Leases and deletes its own and expired ones.
+LEADER_ELECTION_LEASE_VERBS = ("get", "create", "update")
+SHARDING_LEASE_VERBS = (*LEADER_ELECTION_LEASE_VERBS, "list", "delete")
+
+
 def render_rbac(name: str, namespace: str, cluster_permissions: Iterable[Permission],
                 namespaced_permissions: Iterable[Permission] = (), *, leader_election: bool = True,
-                events: Literal["namespace", "cluster"] = "namespace") -> list[dict[str, Any]]:
+                events: Literal["namespace", "cluster"] = "namespace",
+                shards: bool = False) -> list[dict[str, Any]]:
     """ServiceAccount, ClusterRole(+Binding) for ``cluster_permissions`` and a Role(+Binding) in
     ``namespace`` for ``namespaced_permissions``, leader-election leases and events.
 
     Events land in the namespace of the object they are about, so an operator that records events on
     the objects it reconciles needs ``events="cluster"``; the default only covers its own namespace.
+    ``shards``: the replicas run ``--shards auto`` (instead of leader election): the Lease rule adds
+    ``list`` and ``delete``, still only in ``namespace``.
     """
     event_perm = Permission(EVENT.group, EVENT.plural, ("create", "patch"))
     cluster = list(cluster_permissions) + ([event_perm] if events == "cluster" else [])
     local = list(namespaced_permissions) + ([event_perm] if events == "namespace" else [])
-    if leader_election:
-        local.append(Permission(LEASE.group, LEASE.plural, ("get", "create", "update")))
+    if shards:
+        local.append(Permission(LEASE.group, LEASE.plural, SHARDING_LEASE_VERBS))
+    elif leader_election:
+        local.append(Permission(LEASE.group, LEASE.plural, LEADER_ELECTION_LEASE_VERBS))
     subject = [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]
     objs: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name, namespace)}]

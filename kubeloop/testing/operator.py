@@ -72,7 +72,9 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
     An operator with webhooks (``@op.validate``, ``@op.mutate``, ``op.convert``) serves them on
     127.0.0.1 (a free port) and installs its configurations against the local control plane, limited to
     the watched namespaces (so other tests are not admitted by it); they are deleted when the block ends.
-    With ``options`` given, its ``webhook`` settings are used as they are.
+    With ``options`` given, its ``webhook`` settings are used as they are; with ``options.shards`` (or
+    ``leader_elect``) the generated Role covers the Leases in ``options.leader_election_namespace``,
+    which must then be ``namespace`` (the Role is made there, as ``kubeloop generate`` makes it).
     A test then creates a bad object and sees the rejection."""
     await install_crds(admin, operator)
     opts = options or ManagerOptions(metrics_bind_address="127.0.0.1:0",
@@ -83,9 +85,12 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
         selector = ({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
                                            "values": sorted(opts.namespaces)}]} if opts.namespaces else None)
         opts.webhook = WebhookOptions(port=_free_port(), namespace=namespace, namespace_selector=selector)
+    if (opts.shards or opts.leader_elect) and opts.leader_election_namespace not in (None, namespace):
+        raise ValueError(f"options.leader_election_namespace={opts.leader_election_namespace!r}: the generated "
+                         f"Role grants Leases in {namespace!r} only; set it to {namespace!r}")
     rbac = render_rbac(operator.name, namespace, operator.permissions(), operator.namespaced_permissions(),
                        events="cluster",
-                       leader_election=opts.leader_elect)
+                       leader_election=opts.leader_elect, shards=opts.shards)
     for obj in rbac:
         await admin.apply(obj, field_manager="kubeloop-test", force=True)
     earlier = await _live_conversions(admin, operator)

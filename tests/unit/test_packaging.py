@@ -98,8 +98,9 @@ def test_chart_templates_carry_the_generated_rules_and_run_args(tmp_path: Path) 
     rbac = (tmp_path / "templates/rbac.yaml").read_text()
     cluster_role = next(o for o in objs() if o["kind"] == "ClusterRole")
     assert yaml.safe_dump(cluster_role["rules"], sort_keys=True) in rbac
-    # no other namespaced rules: the Role exists only for leader election
-    assert rbac.count("{{- if .Values.leaderElection.enabled }}") == 2
+    # no other namespaced rules: the Role exists only for leader election or sharding
+    assert rbac.count("{{- if (or .Values.leaderElection.enabled .Values.sharding.enabled) }}") == 1
+    assert rbac.count("{{- if .Values.leaderElection.enabled }}") == 1
     deployment = (tmp_path / "templates/deployment.yaml").read_text()
     assert f'            - "run"\n            - "{TARGET}"\n' in deployment
     assert '"--leader-elect"' not in deployment and "- --leader-elect" in deployment
