@@ -10,7 +10,7 @@ from typing import Any
 
 from kubeloop import Author
 from kubeloop.webhooks.guard import AuthorGuard
-from tests.unit.test_author_guard import ANN, KEY, OTHER_KEY, guard, review, rule, signed, written_by
+from tests.unit.test_author_guard import ANN, OTHER_KEY, guard, review, rule, signed, written_by
 
 __all__ = ["guard"]  # the fixture, imported to be used here
 ADMIN = "system:admin"
