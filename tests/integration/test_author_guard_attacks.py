@@ -136,6 +136,44 @@ async def test_the_tenant_cannot_impersonate(kube_cluster: Any, setup: Setup) ->
         await s.admin.get(RULES, "impersonated", s.a)
 
 
+async def test_impersonation_records_the_impersonated_user_and_groups(kube_cluster: Any, setup: Setup) -> None:
+    """Documented: one who may impersonate (here the admin) is recorded as the user and groups claimed,
+    and access reviews honour those groups as given: nothing in Kubernetes says whether the group is
+    real or still held, so a record keeps its groups until the content is written again."""
+    s = setup
+    group = f"team-admins-{s.a}"
+    await s.admin.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                          "metadata": {"name": "team-admins", "namespace": s.a}, "rules": [
+                              {"apiGroups": ["flant.com"], "resources": ["copyrators"], "verbs": ["create"]},
+                              {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]})
+    await s.admin.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                          "metadata": {"name": "team-admins", "namespace": s.a},
+                          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                      "name": "team-admins"},
+                          "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}]})
+    body = json.dumps(quiet_rule("impersonated-alice", s.a))
+
+    def create_as_alice() -> Any:
+        return kube_cluster.kubectl("--as", "alice", "--as-group", group, "create", "--validate=false",
+                                    "-o", "json", "-f", "-", input=body, check=False)
+
+    errors: list[str] = []
+
+    async def created() -> bool:
+        proc = await asyncio.to_thread(create_as_alice)
+        errors.append(proc.stderr)
+        return proc.returncode == 0
+    try:
+        await eventually(created, "alice's rule, as the group's binding reaches the authorizer")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; kubectl said: {errors[-1]}") from None
+    recorded = verify(KEY, await s.admin.get(RULES, "impersonated-alice", s.a), DOMAIN)
+    assert recorded.username == "alice" and group in recorded.groups
+    reviewer = AccessReviewer(s.admin, ttl=0)
+    assert (await reviewer.check(recorded, "create", builtin.CONFIG_MAP, s.a)).allowed
+    assert not (await reviewer.check(Author("alice"), "create", builtin.CONFIG_MAP, s.a)).allowed
+
+
 async def test_huge_and_unusual_values_are_overwritten_and_verify(setup: Setup) -> None:
     """A 200 kB forged record is replaced; unusual unicode in the content hashes the same in the webhook
     and when read back (the API server re-encodes JSON; the hash must survive that)."""
