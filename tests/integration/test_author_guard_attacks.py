@@ -25,16 +25,19 @@ import aiohttp
 import pytest
 import yaml
 
-from kubeloop import AccessReviewer, Author, UnverifiedAuthor, builtin
+from kubeloop import AccessReviewer, Author, Operator, UnverifiedAuthor, builtin
 from kubeloop.client import ApiError, Client, Forbidden, NotFound
-from kubeloop.testing import wait_for_deletion
+from kubeloop.testing import wait_for, wait_for_deletion
+from kubeloop.testing.operator import run_operator
 from kubeloop.webhooks.author import verify
 from tests.integration.polling import eventually
 from tests.integration.test_author_guard import AUTHOR, KEY, RULES, Setup, rule, setup
+from tests.integration.test_op_copyrator_security import configmap
 
 __all__ = ["setup"]  # the module-scoped fixture: this module gets its own namespaces and operator
 DOMAIN = "copyrator.flant.com"
 CONFIG = "copyrator-mutating"
+SIZE = 1_560_000  # bytes of content: etcd takes 1.5 MiB per object by default
 ADMIN_TOOL = "admin-labeler"  # a privileged tool's field manager, whose name the tenant can use too
 
 
@@ -185,6 +188,34 @@ async def test_huge_and_unusual_values_are_overwritten_and_verify(setup: Setup) 
     assert len(stored["metadata"]["annotations"][AUTHOR]) < 2000
     assert stored["selector"] == odd
     assert author(await s.admin.get(RULES, "unicode", s.a)) == s.tenant_user
+
+
+async def test_an_object_near_the_size_limit_is_recorded_updated_and_deleted(setup: Setup) -> None:
+    """An UPDATE's review carries the object twice (new and old): the webhook must take that, or a huge
+    object could be neither changed nor released from the operator's finalizer (failurePolicy Fail)."""
+    s = setup
+    huge = quiet_rule("huge", s.a, excludedNamespaces=[f"{i:06d}-" + "x" * 57 for i in range(SIZE // 66)])
+    stored = await s.tenant.create(huge)
+    assert author(stored) == s.tenant_user
+    await wait_for(s.admin, RULES, "huge", s.a, lambda o: bool(o["metadata"].get("finalizers")), timeout=30)
+    labelled = await s.admin.patch(RULES, "huge", {"metadata": {"labels": {"big": "yes"}}}, s.a)
+    assert author(labelled) == s.tenant_user
+    await s.tenant.delete(RULES, "huge", s.a)
+    await wait_for_deletion(s.admin, RULES, "huge", s.a, timeout=60)
+
+
+async def test_an_update_of_an_escaped_built_in_object_reaches_the_webhook(
+        kube_cluster: Any, kube_client: Client, namespace: str) -> None:
+    """The API server sends JSON with ``<`` escaped as six bytes, and a review carries the object twice:
+    a ConfigMap of 400 kB of ``<`` (1 MiB is its limit) makes a 5 MB review. A webhook that refused it
+    (with failurePolicy Fail) would leave the object unchangeable, its finalizers never removed."""
+    probe = Operator("size-probe")
+    guard = probe.record_author(builtin.CONFIG_MAP)
+    async with run_operator(kube_cluster, kube_client, probe, namespace):
+        created = await kube_client.create(configmap("escaped", namespace, {"k": "<" * 400_000}, {}))
+        labelled = await kube_client.patch("configmaps", "escaped", {"metadata": {"labels": {"a": "b"}}}, namespace)
+        assert labelled["metadata"]["labels"] == {"a": "b"}
+        assert guard.author_of(labelled) == guard.author_of(created)
 
 
 # --- metadata writes by others must not move authorship ----------------------------------------------
