@@ -237,6 +237,28 @@ async def test_metadata_writes_by_an_admin_keep_the_tenants_record(setup: Setup)
     assert author(stored) == s.tenant_user
 
 
+async def test_the_status_subresource_is_no_way_to_change_content(setup: Setup) -> None:
+    """The webhook is not called for ``/status``; the API server keeps everything but status there, so
+    the content (and the record) cannot change through it. The tenant may not write it at all."""
+    s = setup
+    created = await s.tenant.create(quiet_rule("status", s.a))
+    sneaky = {"selector": {"src": "everything"}, "namespace": [s.d], "status": {"sourceCount": 99}}
+    with pytest.raises(Forbidden):
+        await s.tenant.patch(RULES, "status", sneaky, s.a, subresource="status")
+    written = await s.admin.patch(RULES, "status", sneaky, s.a, subresource="status")
+    assert written["selector"] == created["selector"] and written["namespace"] == created["namespace"]
+    assert author(written) == s.tenant_user
+
+
+async def test_an_admin_who_edits_the_content_becomes_its_author(setup: Setup) -> None:
+    """Documented: the last writer of the content is the author, so an admin's edit lends the admin's
+    authority to the object; the tenant's next edit of the content takes it back."""
+    s = setup
+    await s.tenant.create(quiet_rule("edited", s.a))
+    assert author(await s.admin.patch(RULES, "edited", {"excludedNamespaces": [s.b]}, s.a)) != s.tenant_user
+    assert author(await s.tenant.patch(RULES, "edited", {"excludedNamespaces": []}, s.a)) == s.tenant_user
+
+
 async def test_a_json_patch_removing_the_record_keeps_it(setup: Setup) -> None:
     """The tenant strips the admin's record from unchanged content: the record is put back (the admin
     still wrote that content), not re-signed as the tenant."""
