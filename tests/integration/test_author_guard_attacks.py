@@ -108,6 +108,16 @@ async def test_a_record_copied_to_another_name_is_replaced(setup: Setup) -> None
     assert author(stored) == s.tenant_user
 
 
+async def test_a_manifest_without_a_namespace_is_recorded_for_the_one_it_lands_in(setup: Setup) -> None:
+    """``kubectl apply -n team -f rule.yaml`` sends no ``metadata.namespace``: the API server fills it in
+    before admission, so the record signs the namespace the object is stored in."""
+    s = setup
+    body = quiet_rule("no-ns", s.a)
+    del body["metadata"]["namespace"]
+    await s.tenant.create(body, s.a)
+    assert author(await s.admin.get(RULES, "no-ns", s.a)) == s.tenant_user
+
+
 async def test_a_dry_run_gives_the_tenant_only_its_own_record(setup: Setup) -> None:
     """A dry run's answer carries a record, but one naming the requester, for an object not stored."""
     s = setup
