@@ -4,9 +4,13 @@
   (:mod:`kubeloop.webhooks.author`) on CREATE and UPDATE of that kind. A value the user put there is
   overwritten, which is what keeps the record unforgeable: no validating rule is needed on top.
 - On UPDATE the record is rewritten with the requesting user when the content changed or the annotation
-  itself was edited (``kubectl annotate ... <domain>/author=renew``: how an author re-records an old
-  object); otherwise the old record stays, so the operator's own writes (finalizers, labels) never make
-  it the author.
+  was set to a value that is not a record (``kubectl annotate ... <domain>/author=renew``: how an author
+  re-records an old object); otherwise the old record stays, so the operator's own writes (finalizers,
+  labels) never make it the author. A metadata-only write that *removes* the annotation or writes a
+  record back (a stale copy, another object's) gets the old record put back, with a warning: else a
+  privileged tool's label write could be steered into signing a tenant's content (a server-side apply
+  under a field manager the tenant made own the annotation, a 3-way merge from a doctored
+  ``last-applied-configuration``, a read-modify-write of the annotations).
 - A CREATE with ``generateName`` and no name is denied: mutating admission runs before the name is
   generated, and a record must name its object.
 - The key is 32 random bytes in Secret ``<operator>-author-key`` in the operator's namespace, made by
@@ -21,8 +25,9 @@ import asyncio
 import base64
 import logging
 import secrets
-from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 from kubeloop.client import AlreadyExists, Client, NotFound
 from kubeloop.client.resource import Resource
@@ -109,17 +114,39 @@ class AuthorGuard:
             raise Denied("give the object a name: its author is recorded at admission, before a "
                          "generateName is turned into one", field="metadata.name")
         annotations = meta.get("annotations") or {}
-        if req.operation == "UPDATE" and self._keeps_record(obj, req.old_object or {}):
-            return None
+        old = req.old_object or {}
+        if req.operation == "UPDATE" and content_hash(obj) == content_hash(old):
+            before = ((old.get("metadata") or {}).get("annotations") or {}).get(self.annotation)
+            after = annotations.get(self.annotation)
+            if after == before:
+                return None
+            if not after or _is_record(after):
+                return self._put_back(obj, before, req)
         user = req.user
         author = Author(user.username, user.uid, user.groups, dict(user.extra))
         meta["annotations"] = {**annotations, self.annotation: sign(self._key, obj, author)}
         return obj
 
-    def _keeps_record(self, new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
-        before = (old.get("metadata") or {}).get("annotations") or {}
-        after = (new.get("metadata") or {}).get("annotations") or {}
-        return content_hash(new) == content_hash(old) and before.get(self.annotation) == after.get(self.annotation)
+    def _put_back(self, obj: dict[str, Any], before: str | None, req: AdmissionRequest) -> dict[str, Any]:
+        """``obj`` with the stored record (or its absence) restored: removing the annotation or writing a
+        record into it is not a renewal, so it must not make this requester the author."""
+        annotations = dict(obj["metadata"].get("annotations") or {})
+        annotations.pop(self.annotation, None)
+        if before is not None:
+            annotations[self.annotation] = before
+        obj["metadata"]["annotations"] = annotations
+        req.warn(f"{self.annotation} is written by the operator's webhook: the stored value was kept. To record "
+                 f"yourself as the author of the current content, set it to any other value, e.g. 'renew'")
+        return obj
+
+
+def _is_record(value: str) -> bool:
+    """Whether ``value`` has a record's shape (valid or not): a JSON object with a signature."""
+    try:
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(parsed, dict) and "sig" in parsed
 
 
 def guard_permissions(guards: list[AuthorGuard]) -> list[Any]:
