@@ -10,8 +10,10 @@
   write confirms no other live member lists it; its cached keys are queued then.
 - **Fence**: once the last successful renewal is ``renew_deadline`` old, ``owns`` is false for every
   slot and every in-flight reconcile is cancelled; others take the slots only after ``lease_duration``.
-- **Client-side filtering**: every replica caches every object; ``owns`` decides what it reconciles.
-  (The API server's own filtering, KEP-5866 ``shardSelector``, is not wired in yet: docs/SHARDING.md.)
+- **Filtering**: where the API server serves KEP-5866 ``shardSelector`` (probed once at start,
+  :mod:`kubeloop.sharding.serverside`) a controller's primary informer lists and watches only this
+  member's assigned ranges; elsewhere (older server, gate off, children) every replica caches every
+  object. In both modes ``owns`` decides what it reconciles.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from kubeloop import metrics
+from kubeloop.cache.informer import Informer
 from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
 from kubeloop.sharding.hashing import fnv1a64
 from kubeloop.sharding.membership import HOLDS, LABEL, LeaseObserver, Member, Timings, encode_slots
 from kubeloop.sharding.ring import DEFAULT_SLOTS, slot_of
+from kubeloop.sharding.serverside import ServerSide, primary_only, serves_shards
 
 log = logging.getLogger("kubeloop.sharding")
 
@@ -57,6 +61,11 @@ def _counter(controller: Sharded) -> Callable[[], float]:
     return lambda: len(controller.owned_keys())
 
 
+def _cached(informer: Informer) -> Callable[[], float]:
+    """The gauge's reading of a primary store's size (what server-side mode divides by N)."""
+    return lambda: len(informer.store)
+
+
 def _micro_time() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -75,6 +84,7 @@ class ShardMember:
         self.controllers: Sequence[Sharded] = ()
         self.members: dict[str, set[int]] = {}  # live identity → claimed slots, as last listed
         self._lease: dict[str, Any] | None = None
+        self.server_side: ServerSide | None = None  # set by choose_mode when the API server filters
         self._claimed_at: float | None = None
         self._loop = asyncio.get_running_loop()
         metrics.shard_slots_owned.labels(operator).set_function(self._slots_owned)
@@ -100,11 +110,40 @@ class ShardMember:
         self.controllers = controllers
         for c in controllers:
             metrics.shard_keys_owned.labels(c.name).set_function(_counter(c))
+            informer = getattr(c, "informer", None)  # a Controller's primary one; test doubles have none
+            if isinstance(informer, Informer):
+                metrics.shard_cached_objects.labels(c.name).set_function(_cached(informer))
+
+    async def choose_mode(self) -> None:
+        """Before the cache starts: probes which primary informers the API server can filter, and points
+        them at this member's predicted ranges (from the Leases as they are now)."""
+        found = (getattr(c, "informer", None) for c in self.controllers)
+        primaries = list({id(i): i for i in found if isinstance(i, Informer)}.values())
+        eligible = [i for i in primaries if primary_only(i, self.controllers)]
+        served = [i for i in eligible if await serves_shards(self.client, i)]
+        whole = [str(i.resource) for i in primaries if i not in served]
+        if not served:
+            log.info("sharding: client-side mode: every replica caches all objects and reconciles its own "
+                     "share (the API server does not echo shardInfo: older than 1.36, or its "
+                     "ShardedListAndWatch feature gate is off); member %s, Lease %s/%s",
+                     self.member.identity, self.namespace, self.name)
+            return
+        self.server_side = ServerSide(served, self.member.slots)
+        metrics.shard_server_side.labels(self.operator).set(1)
+        try:
+            listing = await self.client.list(LEASES, self.namespace, label_selector=f"{LABEL}={self.operator}")
+            live = self.observer.observe(listing.get("items") or [], self._loop.time())
+        except (ApiError, OSError) as exc:  # the first round corrects the guess
+            log.warning("sharding: cannot list the Leases (%s); caching as the only member until then", exc)
+            live = {}
+        self.server_side.follow(self.member.predict(live))
+        log.info("sharding: server-side mode (KEP-5866): %s listed and watched with this member's hash "
+                 "ranges only%s; member %s, Lease %s/%s", ", ".join(str(i.resource) for i in served),
+                 f"; client-side for {', '.join(whole)} (shared or not served)" if whole else "",
+                 self.member.identity, self.namespace, self.name)
 
     async def run(self) -> None:
         """Rounds every ``retry_period`` until cancelled, and the fence watch between them."""
-        log.info("sharding: client-side mode (every replica caches all objects and reconciles its own "
-                 "share); member %s, Lease %s/%s", self.member.identity, self.namespace, self.name)
         fence = asyncio.create_task(self._fence_watch(), name="shard fence")
         try:
             while True:
@@ -136,6 +175,8 @@ class ShardMember:
             self.member.renewed(sent)
             if self.member.claimed and self._claimed_at is None:
                 self._claimed_at = sent
+        if self.server_side is not None:  # after the drain: released keys leave the cache only now
+            self.server_side.follow(self.member.wanted)
         gained = self.member.held - before
         if gained:
             queued = sum(c.requeue_owned() for c in self.controllers)

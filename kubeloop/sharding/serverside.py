@@ -1,0 +1,90 @@
+"""Server-side sharding (KEP-5866): each replica lists and watches only the hash ranges it is assigned.
+
+- **Probed once at start**, per sharded resource: a one-item list with a whole-space ``shardSelector``.
+  A server that filters echoes it in ``metadata.shardInfo``; an older server, or one without the
+  ``ShardedListAndWatch`` gate, ignores the parameter, and that resource stays client-side (every
+  replica caches every object: correct, without the memory win). The log says which mode is in force.
+- **Which informers**: a controller's primary informer, when nothing else subscribes to it. Children
+  are keyed by their *owner's* uid, which the server cannot hash (it hashes an object's own uid or
+  namespace), and an informer shared with another controller's owned/watched kinds must stay whole:
+  those stay client-side-filtered.
+- **Selector = the assignment**: the slots the ring gives this member among the live members
+  (``Member.wanted``), a superset of what it holds or claims. It changes only with membership, so one
+  relist per ring change; a newcomer's keys are cached before its claim is verified.
+- **Order on a change**: the round releases and drains first, writes its Lease, then reselects. A key
+  leaves the cache only after its reconciles finished; the gate (``owns``) still guards every reconcile
+  and write, so a cache wider than the held slots is never acted on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kubeloop.cache.informer import Informer
+from kubeloop.client import ApiError, Client
+from kubeloop.sharding.hashing import SPACE, Range, fnv1a64, hex_bound, merge, parse_shard_info, selector
+from kubeloop.sharding.ring import owns, slot_bounds
+
+log = logging.getLogger("kubeloop.sharding")
+
+FIELD = "object.metadata.uid"
+# A selector any KEP-5866 server accepts and that keeps every object: the probe's.
+WHOLE = f"shardRange({FIELD}, '{hex_bound(0)}', '{hex_bound(SPACE)}')"
+
+
+def ranges_of(slots: Iterable[int], total: int) -> list[Range]:
+    """The merged hash ranges of ``slots`` out of ``total``."""
+    return merge(slot_bounds(s, total) for s in slots)
+
+
+def primary_only(informer: Informer, primaries: Sequence[Any]) -> bool:
+    """Whether every subscriber of ``informer`` is a controller's primary handler (safe to filter)."""
+    return all(getattr(h, "__self__", None) in primaries and getattr(h, "__name__", "") == "_on_primary"
+               for h in informer.handlers)
+
+
+async def serves_shards(client: Client, informer: Informer) -> bool:
+    """One probe list (limit 1): does the API server filter ``informer``'s resource by shard?"""
+    ns = informer.watchers[0].options.namespace
+    try:
+        page = await client.list(informer.resource, ns, limit=1, shard_selector=WHOLE)
+    except ApiError as exc:  # a server that knows the parameter but refuses it: say so, stay client-side
+        log.warning("sharding: %s: the shardSelector probe failed (%s)", informer.resource, exc)
+        return False
+    return parse_shard_info(page) is not None
+
+
+class ServerSide:
+    """The informers this member filters on the server, and their current selector."""
+
+    def __init__(self, informers: Sequence[Informer], slots: int) -> None:
+        self.informers = list(informers)
+        self.slots = slots
+        self.current: frozenset[int] | None = None
+
+    def follow(self, wanted: set[int]) -> bool:
+        """Points the informers at ``wanted`` slots if they changed; True if they were re-listed.
+        An empty assignment keeps the last one (a fenced or lone member has nothing better to cache)."""
+        if not self.informers or not wanted or frozenset(wanted) == self.current:
+            return False
+        ranges = ranges_of(wanted, self.slots)
+        text = selector(ranges, FIELD) or None  # the whole space: no selector at all
+
+        def keep(obj: dict[str, Any]) -> bool:
+            uid = (obj.get("metadata") or {}).get("uid")
+            return isinstance(uid, str) and owns(ranges, fnv1a64(uid))
+
+        first = self.current is None
+        self.current = frozenset(wanted)
+        for informer in self.informers:
+            if first:  # not started yet: just set the selector of its first list
+                for watcher in informer.watchers:
+                    watcher.options.shard_selector = text
+            else:
+                informer.reselect(text, keep)
+        log.info("sharding: %s %d slots in %d ranges (selector %d bytes) for %s",
+                 "listing" if first else "re-listing", len(wanted), len(ranges), len(text or ""),
+                 ", ".join(str(i.resource) for i in self.informers))
+        return True
