@@ -32,7 +32,7 @@ from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
 from kubeloop.sharding.hashing import fnv1a64
 from kubeloop.sharding.membership import HOLDS, LABEL, LeaseObserver, Member, Timings, encode_slots
 from kubeloop.sharding.ring import DEFAULT_SLOTS, slot_of
-from kubeloop.sharding.serverside import ServerSide, primary_only, serves_shards
+from kubeloop.sharding.serverside import ServerSide, primary_only, served
 
 log = logging.getLogger("kubeloop.sharding")
 
@@ -120,15 +120,15 @@ class ShardMember:
         found = (getattr(c, "informer", None) for c in self.controllers)
         primaries = list({id(i): i for i in found if isinstance(i, Informer)}.values())
         eligible = [i for i in primaries if primary_only(i, self.controllers)]
-        served = [i for i in eligible if await serves_shards(self.client, i)]
-        whole = [str(i.resource) for i in primaries if i not in served]
-        if not served:
+        filtered = await served(self.client, eligible, LEASES, self.namespace)
+        whole = [str(i.resource) for i in primaries if i not in filtered]
+        if not filtered:
             log.info("sharding: client-side mode: every replica caches all objects and reconciles its own "
                      "share (the API server does not echo shardInfo: older than 1.36, or its "
                      "ShardedListAndWatch feature gate is off); member %s, Lease %s/%s",
                      self.member.identity, self.namespace, self.name)
             return
-        self.server_side = ServerSide(served, self.member.slots)
+        self.server_side = ServerSide(filtered, self.member.slots)
         metrics.shard_server_side.labels(self.operator).set(1)
         try:
             listing = await self.client.list(LEASES, self.namespace, label_selector=f"{LABEL}={self.operator}")
@@ -138,7 +138,7 @@ class ShardMember:
             live = {}
         self.server_side.follow(self.member.predict(live))
         log.info("sharding: server-side mode (KEP-5866): %s listed and watched with this member's hash "
-                 "ranges only%s; member %s, Lease %s/%s", ", ".join(str(i.resource) for i in served),
+                 "ranges only%s; member %s, Lease %s/%s", ", ".join(str(i.resource) for i in filtered),
                  f"; client-side for {', '.join(whole)} (shared or not served)" if whole else "",
                  self.member.identity, self.namespace, self.name)
 
