@@ -252,6 +252,11 @@ class Replicas:
             "--renew-deadline", "3", "--retry-period", "0.5", "--graceful-shutdown-timeout", "5",
             env=env, stdout=log, stderr=log)
 
+    async def stop(self, name: str) -> None:
+        proc = self.procs.pop(name)
+        proc.terminate()
+        assert await asyncio.wait_for(proc.wait(), 30) == 0, self.log(name)[-3000:]
+
     def metric(self, name: str, metric: str) -> float | None:
         text = urllib.request.urlopen(f"http://127.0.0.1:{self.ports[name]}/metrics", timeout=5).read().decode()
         found = re.search(rf"^{metric}(?:{{[^}}]*}})? (\S+)$", text, re.MULTILINE)
@@ -279,6 +284,11 @@ async def until(what: str, check: Any, timeout: float) -> None:
         await asyncio.sleep(0.5)
 
 
+async def converged(client: Client, namespace: str) -> bool:
+    items = (await client.list(ECHOES, namespace))["items"]
+    return all((o.get("status") or {}).get("seen") == o["spec"]["message"] for o in items)
+
+
 async def three_replicas_converge(client: Client, kubeconfig: Path, tmp: Path, objects: int,
                                   namespace: str) -> tuple[Replicas, dict[str, float]]:
     """Creates ``objects`` Echoes, runs 3 replicas until all converged and the caches settled; returns
@@ -291,9 +301,6 @@ async def three_replicas_converge(client: Client, kubeconfig: Path, tmp: Path, o
         for name in names:
             await replicas.start(name)
 
-        async def converged() -> bool:
-            items = (await client.list(ECHOES, namespace))["items"]
-            return all((o.get("status") or {}).get("seen") == o["spec"]["message"] for o in items)
 
         async def settled() -> bool:  # every replica holds slots and the caches add up (no overlap)
             try:
@@ -303,7 +310,7 @@ async def three_replicas_converge(client: Client, kubeconfig: Path, tmp: Path, o
                 return False
             return all(slots) and sum(slots) == 2048 and (sum(cached) == objects or cached == [objects] * 3)
 
-        await until("every object to converge", converged, 120)
+        await until("every object to converge", lambda: converged(client, namespace), 120)
         await until("the ring and the caches to settle", settled, 60)
         cached = {n: replicas.metric(n, "kubeloop_shard_cached_objects") or 0.0 for n in names}
         return replicas, cached
@@ -331,6 +338,22 @@ async def test_three_replicas_each_cache_a_third_on_a_kep5866_server(kep_cluster
         dropped = re.search(r'^apiserver_watch_filtered_events_total{group="test.kubeloop.dev",resource="echoes"} '
                             r"(\S+)$", raw, re.MULTILINE)
         assert dropped and float(dropped.group(1)) >= objects, "each status update reached one watch of three"
+
+        # A ring change: r3 leaves, r1 and r2 re-list with their wider ranges and take its objects over.
+        await replicas.stop("r3")
+        for i in range(0, objects, 10):
+            await kep_client.patch(ECHOES, f"e{i}", {"spec": {"message": "m1"}}, ns)
+
+        async def halves() -> bool:
+            slots = [replicas.metric(n, "kubeloop_shard_slots_owned") or 0 for n in ("r1", "r2")]
+            cached = [replicas.metric(n, "kubeloop_shard_cached_objects") or 0 for n in ("r1", "r2")]
+            return sum(slots) == 2048 and sum(cached) == objects and await converged(kep_client, ns)
+
+        await until("r1 and r2 to take r3's share over", halves, 60)
+        for name in ("r1", "r2"):
+            count = replicas.metric(name, "kubeloop_shard_cached_objects") or 0
+            assert abs(count - objects / 2) <= 0.15 * objects / 2, f"{name} caches {count} of {objects}"
+            assert replicas.log(name).count("re-listing") >= 2, "re-listed when r3 joined and when it left"
     finally:
         await replicas.close()
     by_key, overlaps = audit(tmp_path / "audit")
