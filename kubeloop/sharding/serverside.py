@@ -102,7 +102,7 @@ async def served(client: Client, informers: Sequence[Informer], leases: Any, nam
                 verdict = gate
             if verdict:
                 out.append(informer)
-    except ApiError as exc:
+    except (ApiError, OSError, TimeoutError) as exc:
         log.warning("sharding: the shardSelector probe failed (%s); filtering on the client", exc)
         return []
     return out

@@ -67,3 +67,20 @@ def test_every_member_selector_fits_the_server_limit() -> None:
             text = selector_for(set(ring.slots_of(m)), DEFAULT_SLOTS)
             assert text is not None and len(text) < SERVER_SELECTOR_LIMIT / 2
     assert ranges_of({0, 1, 2}, 8) == [(0, 3 * SPACE // 8)]
+
+
+async def test_a_server_that_ignores_the_selector_keeps_client_side_mode() -> None:
+    """The FakeClient ignores shardSelector like a server without the gate: with an object the content
+    check says no, without one the Leases' missing echo does."""
+    from kubeloop.cache import Informer
+    from kubeloop.cache.informer import InformerKey
+    from kubeloop.resources.builtin import CONFIG_MAP
+    from kubeloop.sharding.runtime import LEASES
+    from kubeloop.sharding.serverside import filters, served
+    from kubeloop.testing.fakeclient import FakeClient
+
+    client = FakeClient({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ns"}})
+    full, empty = (Informer(client, InformerKey(CONFIG_MAP, (ns,))) for ns in ("ns", "other"))
+    assert await filters(client, full) is False
+    assert await filters(client, empty) is None
+    assert await served(client, [full, empty], LEASES, "ns") == []
