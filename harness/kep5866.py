@@ -121,7 +121,7 @@ async def run_mode(mode: str, objects: int, replicas: int, workdir: Path) -> dic
             await child.spawn(argv, {**os.environ, "POD_NAME": name}, header=f"# {mode} {name}\n")
             children.append((name, child, port))
         while True:
-            await asyncio.sleep(2)
+            await asyncio.sleep(5)  # a list of every object per check: not too often, it loads the server
             for name, child, _ in children:
                 if not child.running:
                     raise RuntimeError(f"[{mode}] replica {name} exited:\n{child.log_text()[-3000:]}")
@@ -140,7 +140,7 @@ async def run_mode(mode: str, objects: int, replicas: int, workdir: Path) -> dic
         began = time.monotonic()
         await _patch_all(client, ns, objects)
         while not await _converged(client, ns):
-            await asyncio.sleep(2)
+            await asyncio.sleep(5)
         steady_took = time.monotonic() - began
         steady = _api_counts(cluster)
         rows = []

@@ -115,8 +115,8 @@ class ShardMember:
                 metrics.shard_cached_objects.labels(c.name).set_function(_cached(informer))
 
     async def choose_mode(self) -> None:
-        """Before the cache starts: probes which primary informers the API server can filter, and points
-        them at this member's predicted ranges (from the Leases as they are now)."""
+        """Before the cache starts: probes which primary informers the API server can filter; if any, joins
+        the ring (two rounds, one retry period apart) and points them at the ranges it is assigned."""
         found = (getattr(c, "informer", None) for c in self.controllers)
         primaries = list({id(i): i for i in found if isinstance(i, Informer)}.values())
         eligible = [i for i in primaries if primary_only(i, self.controllers)]
@@ -130,13 +130,13 @@ class ShardMember:
             return
         self.server_side = ServerSide(filtered, self.member.slots)
         metrics.shard_server_side.labels(self.operator).set(1)
-        try:
-            listing = await self.client.list(LEASES, self.namespace, label_selector=f"{LABEL}={self.operator}")
-            live = self.observer.observe(listing.get("items") or [], self._loop.time())
-        except (ApiError, OSError) as exc:  # the first round corrects the guess
-            log.warning("sharding: cannot list the Leases (%s); caching as the only member until then", exc)
-            live = {}
-        self.server_side.follow(self.member.predict(live))
+        # Join before the first list: replicas started together then see each other's Leases, and each
+        # lists ~1/N instead of everything (a Python process rarely gives the freed memory back).
+        await self.round()
+        await asyncio.sleep(self.member.timings.retry_period)
+        await self.round()  # its follow() sets the selector of the first list
+        if self.server_side.current is None:  # no Lease list worked: as the only member, until a round does
+            self.server_side.follow(self.member.predict({}))
         log.info("sharding: server-side mode (KEP-5866): %s listed and watched with this member's hash "
                  "ranges only%s; member %s, Lease %s/%s", ", ".join(str(i.resource) for i in filtered),
                  f"; client-side for {', '.join(whole)} (shared or not served)" if whole else "",

@@ -30,13 +30,14 @@ import pytest
 import pytest_asyncio
 
 from kubeloop.client import AlreadyExists, ApiError, Client
-from kubeloop.envtest import LocalCluster
+from kubeloop.envtest import BuildError, ClusterError, LocalCluster
 from kubeloop.sharding.hashing import SPACE, fnv1a64, parse_shard_info, selector
 from kubeloop.testing.plugin import _progress
 
 from .conftest import ECHO_CRD, echo
 from .test_sharding import audit
 
+pytestmark = pytest.mark.cluster  # real control planes (-m "not cluster" skips them)
 KEP_VERSION = "1.36.3"
 GATES = {"ShardedListAndWatch": True}
 ECHOES = ECHO_CRD["metadata"]["name"]
@@ -66,7 +67,11 @@ def kep_cluster() -> Iterator[LocalCluster]:
     """A v1.36.3 control plane with ShardedListAndWatch on (built when missing: slow, once)."""
     cluster = LocalCluster(f"kep5866-{os.getpid()}", kubernetes_version=KEP_VERSION, nodes=1,
                            feature_gates=GATES, log=_progress)
-    cluster.up(timeout=300)
+    try:
+        cluster.up(timeout=300)
+    except (BuildError, ClusterError) as exc:
+        cluster.down(wipe=True)
+        pytest.fail(f"could not build or start Kubernetes {KEP_VERSION} for KEP-5866: {exc}", pytrace=False)
     try:
         yield cluster
     finally:
