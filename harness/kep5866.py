@@ -80,19 +80,27 @@ def _api_counts(cluster: LocalCluster) -> dict[str, float]:
     text = cluster.kubectl("get", "--raw", "/metrics").stdout
     echoes = {"resource": "echoes"}
     return {
-        "LIST requests": prometheus.total(text, "apiserver_request_total", verb="LIST", **echoes),
+        "LIST requests (replicas)": prometheus.total(text, "apiserver_request_total", verb="LIST", **echoes)
+        - OWN_LISTS[0],
         "WATCH requests (ended)": prometheus.total(text, "apiserver_request_total", verb="WATCH", **echoes),
         "watches open": prometheus.total(text, "apiserver_longrunning_requests", verb="WATCH", **echoes),
         "watch events sent": prometheus.total(text, "apiserver_watch_events_total", **echoes),
         "watch event bytes": prometheus.total(text, "apiserver_watch_events_sizes_sum", **echoes),
         "LIST response bytes": prometheus.total(text, "apiserver_response_sizes_sum", verb="LIST", **echoes),
         "events dropped by shard": prometheus.total(text, "apiserver_watch_filtered_events_total", **echoes),
+        "API server CPU seconds": prometheus.total(text, "process_cpu_seconds_total"),
     }
 
 
+OWN_LISTS = [0]  # LIST pages the harness itself sent (its convergence checks): not the replicas'
+
+
 async def _converged(client: Client, namespace: str) -> bool:
-    items = (await client.list(CRD, namespace))["items"]
-    return all((o.get("status") or {}).get("seen") == o["spec"]["message"] for o in items)
+    done = True
+    async for page in client.list_pages(CRD, namespace, limit=500):
+        OWN_LISTS[0] += 1
+        done = done and all((o.get("status") or {}).get("seen") == o["spec"]["message"] for o in page["items"])
+    return done
 
 
 async def run_mode(mode: str, objects: int, replicas: int, workdir: Path) -> dict[str, Any]:
@@ -149,9 +157,11 @@ async def run_mode(mode: str, objects: int, replicas: int, workdir: Path) -> dic
             assert child.pid is not None
             rows.append({"replica": name, "cached": prometheus.total(text, "kubeloop_shard_cached_objects"),
                          "server_side": prometheus.total(text, "kubeloop_shard_server_side"),
+                         "cpu_s": round(procs.tree_cpu_seconds(child.pid), 1),
                          "rss_mib": round(procs.tree_rss_mib(child.pid), 1),
                          "peak_rss_mib": round(procs.hwm_mib(child.pid), 1)})
         return {"mode": mode, "objects": objects, "converged_s": round(took, 1), "replicas": rows,
+                "load_average": os.getloadavg()[0],
                 "apiserver": {k: after[k] - before[k] if "open" not in k else after[k] for k in after},
                 "steady_s": round(steady_took, 1),
                 "steady": {k: steady[k] - steady_before[k] if "open" not in k else steady[k] for k in steady}}
@@ -164,15 +174,19 @@ async def run_mode(mode: str, objects: int, replicas: int, workdir: Path) -> dic
 
 def show(result: dict[str, Any]) -> None:
     print(f"\n{result['mode']}-side mode: {result['objects']} objects, converged and settled in "
-          f"{result['converged_s']}s")
-    print("  replica  cached objects  RSS MiB  peak RSS MiB  server-side gauge")
+          f"{result['converged_s']}s (machine load average {result['load_average']:.1f} at the end)")
+    print("  replica  cached objects  RSS MiB  peak RSS MiB  CPU s (whole run)  server-side gauge")
     for r in result["replicas"]:
         print(f"  {r['replica']:<8} {r['cached']:>14.0f} {r['rss_mib']:>8} {r['peak_rss_mib']:>13} "
-              f"{r['server_side']:>18.0f}")
+              f"{r['cpu_s']:>18} {r['server_side']:>18.0f}")
     print(f"  API server, echoes: from the replicas' start to convergence | then {result['objects']} spec "
           f"changes, converged in {result['steady_s']}s")
     for key, value in result["apiserver"].items():
-        print(f"    {key:<26} {value:>14,.0f} | {result['steady'][key]:>14,.0f}")
+        print(f"    {key:<26} {_num(value)} | {_num(result['steady'][key])}")
+
+
+def _num(value: float) -> str:
+    return f"{value:>14,.0f}" if float(value).is_integer() else f"{value:>14,.1f}"
 
 
 async def main_async(args: argparse.Namespace) -> int:
