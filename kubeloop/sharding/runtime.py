@@ -123,10 +123,11 @@ class ShardMember:
         filtered = await served(self.client, eligible, LEASES, self.namespace)
         whole = [str(i.resource) for i in primaries if i not in filtered]
         if not filtered:
+            why = ("the API server does not filter by shard: older than 1.36, or its ShardedListAndWatch "
+                   "feature gate is off" if eligible else
+                   "each primary informer also feeds children or watches, which the server cannot filter")
             log.info("sharding: client-side mode: every replica caches all objects and reconciles its own "
-                     "share (the API server does not echo shardInfo: older than 1.36, or its "
-                     "ShardedListAndWatch feature gate is off); member %s, Lease %s/%s",
-                     self.member.identity, self.namespace, self.name)
+                     "share (%s); member %s, Lease %s/%s", why, self.member.identity, self.namespace, self.name)
             return
         self.server_side = ServerSide(filtered, self.member.slots)
         metrics.shard_server_side.labels(self.operator).set(1)

@@ -1,9 +1,11 @@
 """Server-side sharding (KEP-5866): each replica lists and watches only the hash ranges it is assigned.
 
 - **Probed once at start**, per sharded resource: a one-item list with a whole-space ``shardSelector``.
-  A server that filters echoes it in ``metadata.shardInfo``; an older server, or one without the
-  ``ShardedListAndWatch`` gate, ignores the parameter, and that resource stays client-side (every
-  replica caches every object: correct, without the memory win). The log says which mode is in force.
+  A built-in kind's list echoes it in ``metadata.shardInfo``; a custom resource's does not (1.36.3), so
+  one of its objects is listed again by name under a selector that excludes it; an empty collection is
+  judged by the Leases' echo. An older server, or one without the ``ShardedListAndWatch`` gate, ignores
+  the parameter, and the resource stays client-side (every replica caches every object: correct,
+  without the memory win). The log says which mode is in force.
 - **Which informers**: a controller's primary informer, when nothing else subscribes to it. Children
   are keyed by their *owner's* uid, which the server cannot hash (it hashes an object's own uid or
   namespace), and an informer shared with another controller's owned/watched kinds must stay whole:
