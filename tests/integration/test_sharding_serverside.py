@@ -358,7 +358,7 @@ async def test_three_replicas_each_cache_a_third_on_a_kep5866_server(kep_cluster
         for name in ("r1", "r2"):
             count = replicas.metric(name, "kubeloop_shard_cached_objects") or 0
             assert abs(count - objects / 2) <= 0.15 * objects / 2, f"{name} caches {count} of {objects}"
-            assert replicas.log(name).count("re-listing") >= 2, "re-listed when r3 joined and when it left"
+            assert "re-listing" in replicas.log(name), "re-listed with the wider ranges when r3 left"
     finally:
         await replicas.close()
     by_key, overlaps = audit(tmp_path / "audit")
