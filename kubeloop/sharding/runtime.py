@@ -27,12 +27,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from kubeloop import metrics
-from kubeloop.cache.informer import Informer
 from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
 from kubeloop.sharding.hashing import fnv1a64
 from kubeloop.sharding.membership import HOLDS, LABEL, LeaseObserver, Member, Timings, encode_slots
 from kubeloop.sharding.ring import DEFAULT_SLOTS, slot_of
-from kubeloop.sharding.serverside import ServerSide, primary_only, served
+from kubeloop.sharding.serverside import Informer, ServerSide, primary_only, served
 
 log = logging.getLogger("kubeloop.sharding")
 

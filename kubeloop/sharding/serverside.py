@@ -21,15 +21,28 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence, Sized
+from typing import Any, Protocol, runtime_checkable
 
-from kubeloop.cache.informer import Informer
 from kubeloop.client import ApiError, Client
 from kubeloop.sharding.hashing import SPACE, Range, fnv1a64, hex_bound, merge, parse_shard_info, selector
 from kubeloop.sharding.ring import owns, slot_bounds
 
 log = logging.getLogger("kubeloop.sharding")
+
+
+@runtime_checkable
+class Informer(Protocol):
+    """What server-side mode needs of a ``kubeloop.cache.Informer`` (sharding sits below the cache)."""
+
+    resource: Any
+    watchers: list[Any]  # each with .options.namespace and .options.shard_selector
+    store: Sized
+
+    @property
+    def handlers(self) -> tuple[Callable[..., None], ...]: ...
+
+    def reselect(self, shard_selector: str | None, keep: Callable[[dict[str, Any]], bool]) -> None: ...
 
 FIELD = "object.metadata.uid"
 # A selector any KEP-5866 server accepts and that keeps every object: the probe's.
