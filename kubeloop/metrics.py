@@ -81,6 +81,12 @@ shard_slots_owned = Gauge("kubeloop_shard_slots_owned", "Hash slots this replica
                           registry=REGISTRY)
 shard_keys_owned = Gauge("kubeloop_shard_keys_owned", "Cached keys this replica owns, per controller.",
                          ["controller"], registry=REGISTRY)
+shard_server_side = Gauge("kubeloop_shard_server_side",
+                          "1 when the API server filters this replica's list/watch by shard (KEP-5866).", ["name"],
+                          registry=REGISTRY)
+shard_cached_objects = Gauge("kubeloop_shard_cached_objects",
+                             "Objects in a controller's primary informer (1/N of all in server-side mode).",
+                             ["controller"], registry=REGISTRY)
 shard_handoffs = Counter("kubeloop_shard_handoffs", "Slot handoffs by direction (acquired or released).",
                          ["name", "direction"], registry=REGISTRY)
 shard_handoff_duration = Histogram("kubeloop_shard_handoff_duration_seconds",

@@ -115,9 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         sections.append(section)
     elapsed = time.perf_counter() - started
     if str(args.output) not in ("", "."):
-        from harness.sharding.page import page  # noqa: PLC0415 - only when writing
+        from harness.sharding.page import kept, page  # noqa: PLC0415 - only when writing
         run = invocation("python -m harness.sharding", sys.argv[1:] if argv is None else argv, {"--output": True})
+        tail = kept(args.output.read_text()) if args.output.exists() else ""
         args.output.write_text(page(sections, run, args.keys, sizes, git_revision(), platform.python_version(),
-                                    elapsed))
+                                    elapsed, tail))
         print(f"wrote {args.output}")
     return 0

@@ -88,6 +88,29 @@ class Informer:
                 await self._task
             self._task = None
 
+    @property
+    def handlers(self) -> tuple[Handler, ...]:
+        """Who subscribed (the shard member checks an informer serves only primaries before filtering it)."""
+        return tuple(self._handlers)
+
+    def reselect(self, shard_selector: str | None, keep: Callable[[Obj], bool]) -> None:
+        """Lists and watches again with another KEP-5866 shard selector (this replica's hash ranges changed).
+
+        Objects ``keep`` rejects leave the store *without* events: they were not deleted, another replica
+        caches them now. The relist then adds the newly selected ones as initial events (backlog
+        priority). Every watcher restarts; the ``synced`` flag stays set (the cache was whole for the old
+        ranges, and the gate never lets a key be reconciled outside the ranges it holds).
+        """
+        for watcher in self.watchers:
+            watcher.options.shard_selector = shard_selector
+            watcher.resource_version = None
+        for obj in [o for o in self.store if not keep(o)]:
+            self.store.remove(object_key(obj))
+        self._synced_watchers.clear()
+        if self._task is not None:
+            self._task.cancel()  # it is parked at an await: it handles no further event
+            self._task = asyncio.create_task(self._run(), name=f"informer {self.resource}")
+
     async def wait_synced(self, timeout: float | None = None) -> None:
         """Waits until the first list is in the store (``TimeoutError`` after ``timeout`` seconds)."""
         await asyncio.wait_for(self.synced.wait(), timeout)

@@ -8,6 +8,7 @@ import sys
 import click
 
 from kubeloop.envtest import BuildError, ClusterError, LocalCluster, ensure_built
+from kubeloop.envtest.cluster import parse_feature_gates
 
 _name = click.option("--name", "-n", default="default", show_default=True, envvar="KUBELOOP_CLUSTER_NAME",
                      show_envvar=True, help="Cluster name (one data dir each).")
@@ -56,10 +57,17 @@ def build(kubernetes_version: str | None, force: bool, quiet: bool) -> None:
 @_name
 @_version
 @click.option("--nodes", default=3, show_default=True, help="Number of fake (kwok) nodes.")
+@click.option("--feature-gates", default=None, metavar="NAME=BOOL,...",
+              help="kube-apiserver feature gates, e.g. ShardedListAndWatch=true (with --kubernetes-version "
+                   "1.36.3: server-side sharding, KEP-5866).")
 @_quiet
-def up(name: str, kubernetes_version: str | None, nodes: int, quiet: bool) -> None:
+def up(name: str, kubernetes_version: str | None, nodes: int, feature_gates: str | None, quiet: bool) -> None:
     """Start the cluster (building first if needed). Idempotent."""
-    cluster = LocalCluster(name, kubernetes_version=kubernetes_version, nodes=nodes)
+    try:
+        gates = parse_feature_gates(feature_gates)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--feature-gates") from None
+    cluster = LocalCluster(name, kubernetes_version=kubernetes_version, nodes=nodes, feature_gates=gates)
     if quiet:
         cluster.log = _silent
     try:

@@ -112,12 +112,15 @@ class Client:
     async def list_pages(self, ref: ResourceRef, namespace: str | None = None, *,
                          label_selector: str | None = None, field_selector: str | None = None,
                          limit: int | None = 500, resource_version: str | None = None,
-                         metadata_only: bool = False) -> AsyncIterator[dict[str, Any]]:
-        """Yields the pages of a paginated list (``limit``/``continue``)."""
+                         metadata_only: bool = False, shard_selector: str | None = None,
+                         ) -> AsyncIterator[dict[str, Any]]:
+        """Yields the pages of a paginated list (``limit``/``continue``). ``shard_selector``: KEP-5866's
+        ``shardSelector`` (kubeloop/sharding/hashing.py), sent with every page."""
         res = await self.resource(ref)
         self._record("list", res, None, namespace if res.namespaced else None)
         params: dict[str, Any] = {"labelSelector": label_selector, "fieldSelector": field_selector,
-                                  "limit": limit, "resourceVersion": resource_version}
+                                  "limit": limit, "resourceVersion": resource_version,
+                                  "shardSelector": shard_selector}
         accept = _METADATA_ACCEPT if metadata_only else "application/json"
         while True:
             page = await self.transport.request("GET", res.path(namespace), params=params, verb="LIST",
@@ -127,7 +130,7 @@ class Client:
             if not token:
                 return
             params = {"labelSelector": label_selector, "fieldSelector": field_selector, "limit": limit,
-                      "continue": token}
+                      "continue": token, "shardSelector": shard_selector}
 
     async def list(self, ref: ResourceRef, namespace: str | None = None, **kw: Any) -> dict[str, Any]:
         """All pages merged into one list object (``items`` and the last page's ``metadata``).
@@ -143,7 +146,7 @@ class Client:
                     field_selector: str | None = None, timeout_seconds: int | None = None,
                     allow_bookmarks: bool = True, read_timeout: float = 330.0,
                     metadata_only: bool = False, send_initial_events: bool = False,
-                    ) -> AsyncIterator[dict[str, Any]]:
+                    shard_selector: str | None = None) -> AsyncIterator[dict[str, Any]]:
         """Yields watch events (``{"type": ..., "object": ...}``) until the server closes the stream.
 
         ``send_initial_events``: a streaming list — the stream starts with an ADDED event per existing
@@ -158,7 +161,8 @@ class Client:
                   "fieldSelector": field_selector, "timeoutSeconds": timeout_seconds,
                   "allowWatchBookmarks": allow_bookmarks or send_initial_events,
                   "sendInitialEvents": send_initial_events,
-                  "resourceVersionMatch": "NotOlderThan" if send_initial_events else None}
+                  "resourceVersionMatch": "NotOlderThan" if send_initial_events else None,
+                  "shardSelector": shard_selector}
         accept = _METADATA_WATCH_ACCEPT if metadata_only else "application/json"
         async for event in self.transport.stream(res.path(namespace), params, read_timeout=read_timeout,
                                                  accept=accept):

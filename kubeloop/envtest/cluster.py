@@ -21,7 +21,7 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,37 @@ Logger = Callable[[str], None]
 
 class ClusterError(RuntimeError):
     """The cluster could not be started or reached; the message includes the relevant log tail."""
+
+
+def parse_feature_gates(text: str | Mapping[str, bool] | None) -> dict[str, bool]:
+    """``"A=true,B=false"`` (kube-apiserver's ``--feature-gates`` syntax) or a mapping → ``{name: on}``.
+
+    Checked here, not by the API server, so a typo fails at once with the flag named instead of as a
+    crashed kube-apiserver whose reason is in its log.
+    """
+    if text is None:
+        return {}
+    if isinstance(text, Mapping):
+        pairs = [(str(k), v) for k, v in text.items()]
+    else:
+        pairs = []
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, sep, value = part.partition("=")
+            if not sep or value.strip().lower() not in ("true", "false"):
+                raise ValueError(f"--feature-gates: {part!r} is not NAME=true or NAME=false "
+                                 "(e.g. ShardedListAndWatch=true)")
+            pairs.append((name.strip(), value.strip().lower() == "true"))
+    gates: dict[str, bool] = {}
+    for name, on in pairs:
+        if not name.isidentifier() or not name[:1].isupper() or not isinstance(on, bool):
+            raise ValueError(f"--feature-gates: {name!r}={on!r} is not a gate name (CamelCase) with a bool")
+        gates[name] = on
+    return gates
+
+
+def format_feature_gates(gates: Mapping[str, bool]) -> str:
+    """The ``--feature-gates`` value kube-apiserver takes, sorted for stable command lines."""
+    return ",".join(f"{name}={'true' if on else 'false'}" for name, on in sorted(gates.items()))
 
 
 def _stderr(msg: str) -> None:
@@ -230,11 +261,14 @@ class LocalCluster(_KubectlMixin):
         *,
         kubernetes_version: str | None = None,
         nodes: int = DEFAULT_NODES,
+        feature_gates: str | Mapping[str, bool] | None = None,
         log: Logger = _stderr,
     ) -> None:
         self.name = name
         self.data_dir = Path(data_dir) if data_dir else versions.Layout.default().cluster_dir(name)
         self.kubernetes_version = versions.kubernetes_version(kubernetes_version)
+        # kube-apiserver's --feature-gates (e.g. {"ShardedListAndWatch": True}); empty: its defaults.
+        self.feature_gates = parse_feature_gates(feature_gates)
         self.nodes = nodes
         self.log = log
         self._procs: dict[str, subprocess.Popen[bytes]] = {}  # children of *this* Python process
@@ -278,6 +312,7 @@ class LocalCluster(_KubectlMixin):
         self.data_dir.mkdir(parents=True, exist_ok=True)
         with self._locked():
             if self._healthy():
+                self._check_running_gates()
                 self.log(f"cluster {self.name!r} is already running at {self.server}")
                 return self
             self._stop_recorded()  # leftovers of a half-dead cluster
@@ -332,6 +367,7 @@ class LocalCluster(_KubectlMixin):
                 self._terminate("kube-apiserver", rec["pid"], rec["start"])
             self._procs.pop("kube-apiserver", None)
             ports = state["ports"]
+            self.feature_gates = self.feature_gates or dict(state.get("feature_gates") or {})
             self._spawn("kube-apiserver", self._cached_toolchain(), self._apiserver_args(self.pki, ports))
             self._wait(time.monotonic() + timeout, "kube-apiserver",
                        lambda: self._api("GET", "/readyz")[0] == 200)
@@ -347,7 +383,8 @@ class LocalCluster(_KubectlMixin):
             ports[name] = _free_port(taken, old_ports.get(name))
             taken.add(ports[name])
         self._save_state({"name": self.name, "kubernetes_version": tc.kubernetes_version,
-                          "kubectl": str(tc.kubectl), "ports": ports, "processes": {}})
+                          "feature_gates": self.feature_gates, "kubectl": str(tc.kubectl), "ports": ports,
+                          "processes": {}})
         self._write_kubeconfigs(pki, ports["kube-apiserver"])
 
         self._spawn("etcd", tc, self._etcd_args(ports))
@@ -426,7 +463,18 @@ class LocalCluster(_KubectlMixin):
                 f"--proxy-client-cert-file={pki.crt('front-proxy-client')}",
                 f"--proxy-client-key-file={pki.key('front-proxy-client')}",
                 "--allow-privileged=true", "--profiling=false",
-                f"--cert-dir={self.data_dir / 'pki' / 'generated'}"]
+                f"--cert-dir={self.data_dir / 'pki' / 'generated'}",
+                *([f"--feature-gates={format_feature_gates(self.feature_gates)}"] if self.feature_gates else [])]
+
+    def _check_running_gates(self) -> None:
+        """An explicit ``feature_gates`` that the running cluster was not started with is an error, not a
+        silent no-op: the caller would test a feature that is off."""
+        running = self._state().get("feature_gates") or {}
+        if self.feature_gates and self.feature_gates != running:
+            raise ClusterError(
+                f"cluster {self.name!r} already runs with feature gates {format_feature_gates(running) or 'none'}, "
+                f"not {format_feature_gates(self.feature_gates)}: stop it first (kubeloop cluster down "
+                f"--name {self.name}) or use another --name")
 
     def _controller_manager_args(self, pki: ClusterPKI, ports: dict[str, int]) -> list[str]:
         kc = self.data_dir / "kubeconfigs" / "controller-manager.kubeconfig"

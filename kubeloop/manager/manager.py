@@ -151,6 +151,7 @@ class Manager:
                                 for spec in self.specs]
             if self.options.shards:
                 self.shard = self._shard_member()
+                await self.shard.choose_mode()  # before the cache lists: it may list by shard
             self.cache.start()
             if not await self._until_stopped(self.cache.wait_synced(self.options.sync_timeout)):
                 return

@@ -119,6 +119,15 @@ class Member:
     _assigned: tuple[frozenset[str], frozenset[int]] = (frozenset(), frozenset())  # members → our slots
     last_renew: float | None = None
 
+    @property
+    def wanted(self) -> set[int]:
+        """The slots the ring gave this member at the last tick (what it holds once handoffs settle)."""
+        return set(self._assigned[1])
+
+    def predict(self, live: Iterable[str]) -> set[int]:
+        """The slots it would be given among ``live`` and itself (before its first tick)."""
+        return self._wanted(frozenset(live) | {self.identity})
+
     def active(self, now: float) -> set[int]:
         """The slots it may reconcile (and write for) at ``now``: nothing once its renewal is too old."""
         return self.held if self._renewed_within(now) else set()

@@ -10,8 +10,10 @@
   write confirms no other live member lists it; its cached keys are queued then.
 - **Fence**: once the last successful renewal is ``renew_deadline`` old, ``owns`` is false for every
   slot and every in-flight reconcile is cancelled; others take the slots only after ``lease_duration``.
-- **Client-side filtering**: every replica caches every object; ``owns`` decides what it reconciles.
-  (The API server's own filtering, KEP-5866 ``shardSelector``, is not wired in yet: docs/SHARDING.md.)
+- **Filtering**: where the API server serves KEP-5866 ``shardSelector`` (probed once at start,
+  :mod:`kubeloop.sharding.serverside`) a controller's primary informer lists and watches only this
+  member's assigned ranges; elsewhere (older server, gate off, children) every replica caches every
+  object. In both modes ``owns`` decides what it reconciles.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
 from kubeloop.sharding.hashing import fnv1a64
 from kubeloop.sharding.membership import HOLDS, LABEL, LeaseObserver, Member, Timings, encode_slots
 from kubeloop.sharding.ring import DEFAULT_SLOTS, slot_of
+from kubeloop.sharding.serverside import Informer, ServerSide, primary_only, served
 
 log = logging.getLogger("kubeloop.sharding")
 
@@ -57,6 +60,11 @@ def _counter(controller: Sharded) -> Callable[[], float]:
     return lambda: len(controller.owned_keys())
 
 
+def _cached(informer: Informer) -> Callable[[], float]:
+    """The gauge's reading of a primary store's size (what server-side mode divides by N)."""
+    return lambda: len(informer.store)
+
+
 def _micro_time() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -75,6 +83,7 @@ class ShardMember:
         self.controllers: Sequence[Sharded] = ()
         self.members: dict[str, set[int]] = {}  # live identity → claimed slots, as last listed
         self._lease: dict[str, Any] | None = None
+        self.server_side: ServerSide | None = None  # set by choose_mode when the API server filters
         self._claimed_at: float | None = None
         self._loop = asyncio.get_running_loop()
         metrics.shard_slots_owned.labels(operator).set_function(self._slots_owned)
@@ -100,11 +109,41 @@ class ShardMember:
         self.controllers = controllers
         for c in controllers:
             metrics.shard_keys_owned.labels(c.name).set_function(_counter(c))
+            informer = getattr(c, "informer", None)  # a Controller's primary one; test doubles have none
+            if isinstance(informer, Informer):
+                metrics.shard_cached_objects.labels(c.name).set_function(_cached(informer))
+
+    async def choose_mode(self) -> None:
+        """Before the cache starts: probes which primary informers the API server can filter; if any, joins
+        the ring (two rounds, one retry period apart) and points them at the ranges it is assigned."""
+        found = (getattr(c, "informer", None) for c in self.controllers)
+        primaries = list({id(i): i for i in found if isinstance(i, Informer)}.values())
+        eligible = [i for i in primaries if primary_only(i, self.controllers)]
+        filtered = await served(self.client, eligible, LEASES, self.namespace)
+        whole = [str(i.resource) for i in primaries if i not in filtered]
+        if not filtered:
+            why = ("the API server does not filter by shard: older than 1.36, or its ShardedListAndWatch "
+                   "feature gate is off" if eligible else
+                   "each primary informer also feeds children or watches, which the server cannot filter")
+            log.info("sharding: client-side mode: every replica caches all objects and reconciles its own "
+                     "share (%s); member %s, Lease %s/%s", why, self.member.identity, self.namespace, self.name)
+            return
+        self.server_side = ServerSide(filtered, self.member.slots)
+        metrics.shard_server_side.labels(self.operator).set(1)
+        # Join before the first list: replicas started together then see each other's Leases, and each
+        # lists ~1/N instead of everything (a Python process rarely gives the freed memory back).
+        await self.round()
+        await asyncio.sleep(self.member.timings.retry_period)
+        await self.round()  # its follow() sets the selector of the first list
+        if self.server_side.current is None:  # no Lease list worked: as the only member, until a round does
+            self.server_side.follow(self.member.predict({}))
+        log.info("sharding: server-side mode (KEP-5866): %s listed and watched with this member's hash "
+                 "ranges only%s; member %s, Lease %s/%s", ", ".join(str(i.resource) for i in filtered),
+                 f"; client-side for {', '.join(whole)} (shared or not served)" if whole else "",
+                 self.member.identity, self.namespace, self.name)
 
     async def run(self) -> None:
         """Rounds every ``retry_period`` until cancelled, and the fence watch between them."""
-        log.info("sharding: client-side mode (every replica caches all objects and reconciles its own "
-                 "share); member %s, Lease %s/%s", self.member.identity, self.namespace, self.name)
         fence = asyncio.create_task(self._fence_watch(), name="shard fence")
         try:
             while True:
@@ -136,6 +175,8 @@ class ShardMember:
             self.member.renewed(sent)
             if self.member.claimed and self._claimed_at is None:
                 self._claimed_at = sent
+        if self.server_side is not None:  # after the drain: released keys leave the cache only now
+            self.server_side.follow(self.member.wanted)
         gained = self.member.held - before
         if gained:
             queued = sum(c.requeue_owned() for c in self.controllers)

@@ -193,8 +193,9 @@ class FakeClient(Client):
     async def list_pages(self, ref: ResourceRef, namespace: str | None = None, *,
                          label_selector: str | None = None, field_selector: str | None = None,
                          limit: int | None = 500, resource_version: str | None = None,
-                         metadata_only: bool = False) -> AsyncIterator[Obj]:
-        """One page with every match: pagination is not modelled."""
+                         metadata_only: bool = False, shard_selector: str | None = None) -> AsyncIterator[Obj]:
+        """One page with every match: pagination is not modelled, nor KEP-5866 sharding (``shard_selector``
+        is ignored, as by a server without the ShardedListAndWatch gate: no ``shardInfo`` comes back)."""
         res = self._lookup(ref)
         ns = namespace if res.namespaced else None
         self._request(Call("list", res, ns, options={"label_selector": label_selector,
@@ -209,7 +210,7 @@ class FakeClient(Client):
                     field_selector: str | None = None, timeout_seconds: int | None = None,
                     allow_bookmarks: bool = True, read_timeout: float = 330.0,
                     metadata_only: bool = False, send_initial_events: bool = False,
-                    ) -> AsyncIterator[Obj]:
+                    shard_selector: str | None = None) -> AsyncIterator[Obj]:
         res = self._lookup(ref)
         ns = namespace if res.namespaced else None
         broken = self._request(Call("watch", res, ns, options={

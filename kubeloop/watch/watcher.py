@@ -74,6 +74,8 @@ class WatchOptions:
     # Streaming lists are on by default from Kubernetes 1.34 (1.33 shipped the feature off); a server
     # that refuses or ignores them is listed page by page anyway. False: pages from the start.
     streaming_list: bool = True
+    # KEP-5866 ``shardSelector`` (kubeloop/sharding/hashing.py): the server sends only these hash ranges.
+    shard_selector: str | None = None
 
 
 class Watcher:
@@ -137,7 +139,8 @@ class Watcher:
         rv = ""
         async for page in self.client.list_pages(
                 self.resource, opts.namespace, label_selector=opts.label_selector,
-                field_selector=opts.field_selector, limit=opts.page_size, metadata_only=opts.metadata_only):
+                field_selector=opts.field_selector, limit=opts.page_size, metadata_only=opts.metadata_only,
+                **_sharded(opts)):
             kind = self.resource.kind
             api_version = self.resource.api_version
             for item in page.get("items") or []:
@@ -165,7 +168,7 @@ class Watcher:
             self.resource, opts.namespace, resource_version=self.resource_version,
             label_selector=opts.label_selector, field_selector=opts.field_selector,
             timeout_seconds=timeout, read_timeout=opts.inactivity_timeout, metadata_only=opts.metadata_only,
-            send_initial_events=initial is not None)
+            send_initial_events=initial is not None, **_sharded(opts))
         self.backoff.healthy()
         async for event in stream:
             etype = str(event.get("type"))
@@ -190,6 +193,11 @@ class Watcher:
             if etype == "BOOKMARK":
                 continue
             yield Changed(etype, opts.transform(obj) if opts.transform else obj)
+
+
+def _sharded(opts: WatchOptions) -> dict[str, Any]:
+    """The shard selector as a keyword only when set, so clients that predate it keep working."""
+    return {"shard_selector": opts.shard_selector} if opts.shard_selector else {}
 
 
 def describe_error(exc: Exception) -> str:

@@ -98,3 +98,29 @@ def test_abbreviate_drops_noise_and_caps_length() -> None:
     assert "managedFields" not in text and "last-applied" not in text
     assert len(text) < 260 and "more chars" in text
     assert obj["metadata"]["managedFields"]  # the caller's object is untouched
+
+
+def test_feature_gates_parse_both_spellings_and_reach_the_apiserver(tmp_path: Path) -> None:
+    assert cl.parse_feature_gates("ShardedListAndWatch=true, Foo=False") == {"ShardedListAndWatch": True,
+                                                                            "Foo": False}
+    assert cl.parse_feature_gates({"ShardedListAndWatch": True}) == {"ShardedListAndWatch": True}
+    assert cl.parse_feature_gates(None) == {} == cl.parse_feature_gates("")
+    cluster = LocalCluster("t", tmp_path, feature_gates="B=false,A=true")
+    args = cluster._apiserver_args(cluster.pki, {"kube-apiserver": 1, "etcd": 2})
+    assert "--feature-gates=A=true,B=false" in args
+    plain = LocalCluster("u", tmp_path / "u")._apiserver_args(cluster.pki, {"kube-apiserver": 1, "etcd": 2})
+    assert not any(a.startswith("--feature-gates") for a in plain)
+
+
+@pytest.mark.parametrize("bad", ["ShardedListAndWatch", "ShardedListAndWatch=yes", "lower=true", "A-B=true"])
+def test_bad_feature_gates_name_the_flag(bad: str) -> None:
+    with pytest.raises(ValueError, match="--feature-gates"):
+        cl.parse_feature_gates(bad)
+
+
+def test_cli_up_rejects_a_bad_feature_gate_before_building() -> None:
+    from click.testing import CliRunner
+
+    from kubeloop.cli.cluster import command
+    result = CliRunner().invoke(command, ["up", "--feature-gates", "ShardedListAndWatch=on"])
+    assert result.exit_code == 2 and "--feature-gates" in result.output

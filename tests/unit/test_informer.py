@@ -183,3 +183,23 @@ async def test_late_subscribers_get_the_contents_and_a_broken_handler_stops_no_o
     await client.create(cm("b"))
     await until(lambda: bool(late.events), "the event past the broken handler")
     assert late.take() == [("added", "ns/b", False)]
+
+
+async def test_reselect_drops_what_left_the_shard_silently_and_relists(running: Any) -> None:
+    """A ring change (kubeloop/sharding/serverside.py): objects outside the new ranges leave the store
+    without a "deleted" event (they were not deleted); the relist's news are initial (backlog) adds, and a
+    real deletion in between is still a "deleted" event."""
+    client = FakeClient(cm("a"), cm("b"), cm("c"))
+    informer, recorder = await running(client)
+    recorder.take()
+    relists = informer.watchers[0].relists
+    informer.reselect("shardRange(...)", keep=lambda o: o["metadata"]["name"] != "b")
+    assert sorted(informer.store.keys()) == ["ns/a", "ns/c"] and recorder.take() == []
+    assert informer.watchers[0].options.shard_selector == "shardRange(...)" and informer.synced.is_set()
+    await client.delete(CONFIG_MAP, "c", "ns")
+    await until(lambda: informer.watchers[0].relists > relists, "the relist")
+    await until(lambda: len(recorder.events) >= 2, "the relist's events")
+    # The fake ignores shard selectors (like a server without the gate), so "b" comes back with the list.
+    assert sorted(recorder.take()) == [("added", "ns/b", True), ("deleted", "ns/c", False)]
+    await client.create(cm("d"), "ns")
+    await until(lambda: "ns/d" in informer.store, "the watch to resume")

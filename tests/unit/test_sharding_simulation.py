@@ -41,3 +41,12 @@ def test_a_small_run_prints_and_writes_the_page(tmp_path: Path, capsys) -> None:
     assert "| 2 → 3 |" in text and "| 6 → 5 |" in text and "consistent hashing, 100 virtual nodes" in text
     assert "--output" not in text and str(tmp_path) not in text
     assert "| 5 → 6 |" in capsys.readouterr().out
+
+
+def test_a_rewrite_keeps_the_hand_measured_section(tmp_path: Path) -> None:
+    out = tmp_path / "SHARDING.md"
+    out.write_text("# old tables\n| 1 → 2 |\n\n## On a real API server\n\nmeasured: 30,000 objects\n")
+    assert main(["--keys", "500", "--sizes", "2", "--output", str(out)]) == 0
+    text = out.read_text()
+    assert "| 1 → 2 |" not in text and "| 2 → 3 |" in text
+    assert text.endswith("\n## On a real API server\n\nmeasured: 30,000 objects\n")
