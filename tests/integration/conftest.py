@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import textwrap
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -88,3 +89,27 @@ async def gone(client: Client, ref: str, name: str, namespace: str) -> bool:
         return False
     except NotFound:
         return True
+
+
+def audited_operator(delay: float = 0.0) -> str:
+    """A sharded Echo operator (``kubeloop run FILE --shards auto``) that appends one audit line per
+    reconcile, ``key replica start end``, to $AUDIT_FILE; ``delay`` widens each reconcile so overlaps
+    would show."""
+    return textwrap.dedent(f'''
+        import asyncio, os, time
+        from kubeloop import Context, Operator
+
+        op = Operator("shardtest")
+        AUDIT, ME = os.environ["AUDIT_FILE"], os.environ["REPLICA"]
+
+        @op.reconcile("echoes.test.kubeloop.dev", resync=None)
+        async def reconcile(obj: dict, ctx: Context) -> None:
+            start = time.time()
+            try:
+                await asyncio.sleep({delay})
+                if (obj.get("status") or {{}}).get("seen") != obj["spec"]["message"]:
+                    await ctx.patch_status({{"seen": obj["spec"]["message"]}})
+            finally:
+                with open(AUDIT, "a") as f:
+                    f.write(f"{{ctx.name}} {{ME}} {{start}} {{time.time()}}\\n")
+    ''')

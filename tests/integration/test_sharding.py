@@ -14,7 +14,6 @@ import os
 import random
 import signal
 import sys
-import textwrap
 from collections import defaultdict
 from pathlib import Path
 
@@ -22,26 +21,9 @@ from kubeloop.client import Client
 from kubeloop.sharding.membership import decode_slots
 from kubeloop.sharding.ring import DEFAULT_SLOTS
 
-from .conftest import echo
+from .conftest import audited_operator, echo
 
-OPERATOR = textwrap.dedent('''
-    import asyncio, os, time
-    from kubeloop import Context, Operator
-
-    op = Operator("shardtest")
-    AUDIT, ME = os.environ["AUDIT_FILE"], os.environ["REPLICA"]
-
-    @op.reconcile("echoes.test.kubeloop.dev", resync=None)
-    async def reconcile(obj: dict, ctx: Context) -> None:
-        start = time.time()
-        try:
-            await asyncio.sleep(0.05)
-            if (obj.get("status") or {}).get("seen") != obj["spec"]["message"]:
-                await ctx.patch_status({"seen": obj["spec"]["message"]})
-        finally:
-            with open(AUDIT, "a") as f:
-                f.write(f"{ctx.name} {ME} {start} {time.time()}\\n")
-''')
+OPERATOR = audited_operator(0.05)
 OBJECTS = 40
 LEASES = "leases.coordination.k8s.io"
 HOLDS = "sharding.kubeloop.dev/holds"
@@ -147,6 +129,15 @@ def audit(path: Path) -> tuple[dict[str, set[str]], list[str]]:
     return {k: {w for *_, w in v} for k, v in spans.items()}, overlaps
 
 
+def exclusive(path: Path, keys: set[str]) -> dict[str, set[str]]:
+    """The audit's verdict: no key reconciled by two replicas at once, and every one of ``keys``
+    (and nothing else) reconciled; returns key → replicas that reconciled it."""
+    by_key, overlaps = audit(path)
+    assert not overlaps, "two replicas reconciled one key at once:\n" + "\n".join(overlaps[:20])
+    assert set(by_key) == keys, "every object was reconciled"
+    return by_key
+
+
 async def test_shards_exclusive_across_scale_up_kill_and_scale_down(kube_cluster, kube_client: Client,
                                                                     namespace: str, echo_crd: str,
                                                                     tmp_path: Path) -> None:
@@ -187,9 +178,7 @@ async def test_shards_exclusive_across_scale_up_kill_and_scale_down(kube_cluster
         if loader is not None:
             loader.cancel()
         await replicas.close()
-    by_key, overlaps = audit(tmp_path / "audit")
-    assert not overlaps, "two replicas reconciled one key at once:\n" + "\n".join(overlaps[:20])
-    assert set(by_key) == set(names), "every object was reconciled"
+    by_key = exclusive(tmp_path / "audit", set(names))
     workers = {w for ws in by_key.values() for w in ws}
     assert {"r1", "r2", "r3", "r4"} <= workers, f"every replica took a share: {workers}"
     assert any(len(ws) > 1 for ws in by_key.values()), "keys moved between replicas"
@@ -249,10 +238,8 @@ async def test_shards_exclusive_across_a_rolling_restart(kube_cluster, kube_clie
         if loader is not None:
             loader.cancel()
         await replicas.close()
-    by_key, overlaps = audit(tmp_path / "audit")
     print(f"rolling restart: closest handoff {closest_handoff(tmp_path / 'audit'):.3f}s, "
           f"takeovers {', '.join(f'{t:.2f}s' for t in takeovers)}")
-    assert not overlaps, "two replicas reconciled one key at once:\n" + "\n".join(overlaps[:20])
-    assert set(by_key) == set(names), "every object was reconciled"
+    by_key = exclusive(tmp_path / "audit", set(names))
     workers = {w for ws in by_key.values() for w in ws}
     assert {"n1", "n2", "n3"} <= workers, f"every new replica took a share: {workers}"

@@ -20,7 +20,6 @@ import os
 import re
 import socket
 import sys
-import textwrap
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -34,8 +33,8 @@ from kubeloop.envtest import BuildError, ClusterError, LocalCluster
 from kubeloop.sharding.hashing import SPACE, fnv1a64, parse_shard_info, selector
 from kubeloop.testing.plugin import _progress
 
-from .conftest import ECHO_CRD, echo
-from .test_sharding import audit
+from .conftest import ECHO_CRD, audited_operator, echo
+from .test_sharding import exclusive
 
 pytestmark = pytest.mark.cluster  # real control planes (-m "not cluster" skips them)
 KEP_VERSION = "1.36.3"
@@ -43,23 +42,7 @@ GATES = {"ShardedListAndWatch": True}
 ECHOES = ECHO_CRD["metadata"]["name"]
 MINE = {"test": "kep5866"}  # the ConfigMaps a fact test made (not kube-root-ca.crt)
 ONLY = "test=kep5866"
-OPERATOR = textwrap.dedent('''
-    import os, time
-    from kubeloop import Context, Operator
-
-    op = Operator("shardtest")
-    AUDIT, ME = os.environ["AUDIT_FILE"], os.environ["REPLICA"]
-
-    @op.reconcile("echoes.test.kubeloop.dev", resync=None)
-    async def reconcile(obj: dict, ctx: Context) -> None:
-        start = time.time()
-        try:
-            if (obj.get("status") or {}).get("seen") != obj["spec"]["message"]:
-                await ctx.patch_status({"seen": obj["spec"]["message"]})
-        finally:
-            with open(AUDIT, "a") as f:
-                f.write(f"{ctx.name} {ME} {start} {time.time()}\\n")
-''')
+OPERATOR = audited_operator()
 
 
 @pytest.fixture(scope="module")
@@ -361,9 +344,7 @@ async def test_three_replicas_each_cache_a_third_on_a_kep5866_server(kep_cluster
             assert "re-listing" in replicas.log(name), "re-listed with the wider ranges when r3 left"
     finally:
         await replicas.close()
-    by_key, overlaps = audit(tmp_path / "audit")
-    assert not overlaps, "two replicas reconciled one key at once:\n" + "\n".join(overlaps[:20])
-    assert len(by_key) == objects, "every object was reconciled"
+    exclusive(tmp_path / "audit", {f"e{i}" for i in range(objects)})
 
 
 async def test_three_replicas_converge_client_side_without_the_gate(kube_cluster: Any, kube_client: Client,
@@ -379,6 +360,4 @@ async def test_three_replicas_converge_client_side_without_the_gate(kube_cluster
             assert count == objects, f"client-side: {name} caches every object ({cached})"
     finally:
         await replicas.close()
-    by_key, overlaps = audit(tmp_path / "audit")
-    assert not overlaps, "two replicas reconciled one key at once:\n" + "\n".join(overlaps[:20])
-    assert len(by_key) == objects
+    exclusive(tmp_path / "audit", {f"e{i}" for i in range(objects)})
