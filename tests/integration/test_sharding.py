@@ -138,16 +138,23 @@ def exclusive(path: Path, keys: set[str]) -> dict[str, set[str]]:
     return by_key
 
 
-async def test_shards_exclusive_across_scale_up_kill_and_scale_down(kube_cluster, kube_client: Client,
-                                                                    namespace: str, echo_crd: str,
-                                                                    tmp_path: Path) -> None:
+
+async def scene(kube_cluster, kube_client: Client, namespace: str, echo_crd: str,  # type: ignore[no-untyped-def]
+                tmp_path: Path):
+    """OBJECTS Echoes at "m0", the audited operator's file, no replica yet; the seeded change stream's
+    generator (SHARD_SEED) and the convergence check."""
     (tmp_path / "op.py").write_text(OPERATOR)
     names = [f"e{i}" for i in range(OBJECTS)]
     for name in names:
         await kube_client.create(echo(name, namespace, "m0"))
     replicas = Replicas(kube_cluster.kubeconfig, namespace, tmp_path)
-    rng = random.Random(os.environ.get("SHARD_SEED", "20"))
-    done = converged(kube_client, echo_crd, namespace)
+    return names, replicas, random.Random(os.environ.get("SHARD_SEED", "20")), converged(kube_client, echo_crd,
+                                                                                          namespace)
+
+async def test_shards_exclusive_across_scale_up_kill_and_scale_down(kube_cluster, kube_client: Client,
+                                                                    namespace: str, echo_crd: str,
+                                                                    tmp_path: Path) -> None:
+    names, replicas, rng, done = await scene(kube_cluster, kube_client, namespace, echo_crd, tmp_path)
 
     async def ring(expected: set[str]) -> bool:
         live = await members(kube_client, namespace)
@@ -197,13 +204,7 @@ async def test_shards_exclusive_across_a_rolling_restart(kube_cluster, kube_clie
     (one replica's reconcile of a key ending, another's starting on it) was 0.53 s apart; the slowest
     takeover (old replica exited → every slot held again) took 1.27 s, against a Lease duration of 4 s
     here, which a takeover by expiry could not beat."""
-    (tmp_path / "op.py").write_text(OPERATOR)
-    names = [f"e{i}" for i in range(OBJECTS)]
-    for name in names:
-        await kube_client.create(echo(name, namespace, "m0"))
-    replicas = Replicas(kube_cluster.kubeconfig, namespace, tmp_path)
-    rng = random.Random(os.environ.get("SHARD_SEED", "20"))
-    done = converged(kube_client, echo_crd, namespace)
+    names, replicas, rng, done = await scene(kube_cluster, kube_client, namespace, echo_crd, tmp_path)
     loop = asyncio.get_running_loop()
 
     async def ring(expected: set[str]) -> bool:
