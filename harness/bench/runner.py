@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.bench import operators, scenarios
+from harness.bench import operators, procs, scenarios
 from harness.bench.contestants import CONTESTANTS, Contestant
 from harness.bench.contestants.compiled import BuildError
 from harness.bench.scenarios import RunResult, Session, Settings
@@ -148,8 +148,11 @@ async def _run_on(client: Client, cluster: Any, own: bool, options: Options, con
             data["meta"]["contestants"] = {**data["meta"].get("contestants", {}), **meta["contestants"]}
         else:
             data["meta"] = meta
+    pid = _apiserver_pid(client)
+    meta["apiserver_cpu"] = (f"measured: kube-apiserver pid {pid}" if pid else "not measured: the API server "
+                             "is not a process of this machine visible to this user")
     settings = Settings(idle_seconds=options.idle_seconds, min_rate=options.min_rate, log_dir=log_dir,
-                        profile=options.profile)
+                        profile=options.profile, apiserver_pid=pid)
     session = Session(client, workload, str(cluster.kubeconfig), settings)
 
     def record(results: list[RunResult]) -> None:
@@ -166,6 +169,14 @@ async def _run_on(client: Client, cluster: Any, own: bool, options: Options, con
     if options.results:
         save_json(data, options.results)
     return data
+
+
+def _apiserver_pid(client: Client) -> int | None:
+    """The local process serving the client's API server port (None for a remote server)."""
+    host, _, port = client.transport.host.rpartition(":")
+    if host.strip("[]") not in ("127.0.0.1", "localhost", "::1") or not port.isdigit():
+        return None
+    return procs.listener_pid(int(port))
 
 
 async def _meta(client: Client, cluster: Any, own: bool, options: Options, contestants: list[Contestant],
@@ -242,6 +253,8 @@ def line(r: RunResult) -> str:
     wpo = (
         f" writes/obj {r.writes_per_object:.2f}" if r.writes_per_object is not None else f" writes {r.writes}"
     )
+    if r.extra.get("apiserver_cpu_s") is not None:
+        extra += f" apiserver cpu {r.extra['apiserver_cpu_s']:.1f}s"
     return (
         f"{r.contestant:<10} {r.scenario:<8} n={r.n:<6} {rate}{p99} rss {r.peak_rss_mib or 0:6.0f} MiB "
         f"cpu {r.cpu_s or 0:6.1f}s{wpo}{extra}"
