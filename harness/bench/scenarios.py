@@ -8,7 +8,8 @@ returns one ``RunResult`` per scenario measured.
 - ``idle``: N converged widgets, nothing changes: CPU and API requests over ``idle_seconds``.
 - ``startup``: N widgets exist *already converged* (the harness writes their status), then the
   operator starts: time until it converges a sentinel created right after start, and its RSS —
-  the cost of a big cache.
+  the cost of a big cache. One namespace of N is shared by every start-up run (made once; each run
+  deletes its sentinel); writes beyond the sentinel's would show in the run's writes.
 
 Every run also records the API server's CPU seconds over its window (``extra["apiserver_cpu_s"]``,
 read from /proc when the API server is a local process): the harness's own loader and watch are in
@@ -326,14 +327,22 @@ class Session:
 
     # --- startup with a big cache ----------------------------------------------------------------
 
-    async def startup(self, contestant: Contestant, n: int, repeat: int) -> list[RunResult]:
+    async def startup_namespace(self, n: int) -> str:
+        """A namespace with ``n`` converged widgets, shared by every start-up run that follows: each
+        contestant then starts against the same objects, and 50,000 of them are made once, not per run
+        (the runs write nothing to them; each removes its sentinel)."""
+        ns = await self.workload.new_namespace(f"startup-{n}")
+        await self.workload.create(ns, {name: random.randint(1, 1_000_000) for name in names(n)}, with_status=True)
+        return ns
+
+    async def startup(self, contestant: Contestant, n: int, repeat: int, namespace: str | None = None
+                      ) -> list[RunResult]:
+        """``namespace``: one made by ``startup_namespace(n)`` (kept); None: a fresh one for this run."""
         result = RunResult(contestant.name, "startup", n, repeat)
-        ns = await self.workload.new_namespace(f"{contestant.name}-{n}-startup")
-        proc = self._process(contestant, ns, "startup")
+        ns = namespace or await self.startup_namespace(n)
+        proc = self._process(contestant, ns, f"startup-{contestant.name}-{repeat}")
         tracker = Tracker(self.client, ns, self.workload.counter)
         try:
-            values = {name: random.randint(1, 1_000_000) for name in names(n)}
-            await self.workload.create(ns, values, with_status=True)
             await tracker.start()
             async with self._window() as window:
                 t0 = await proc.start()
@@ -359,7 +368,10 @@ class Session:
             await tracker.stop()
             await proc.stop()
             self._profiled(result, proc)
-            await self.workload.delete_namespace(ns)
+            if namespace:
+                await self.workload.delete_widget(ns, SENTINEL)
+            else:
+                await self.workload.delete_namespace(ns)
         return [result]
 
 
