@@ -24,3 +24,19 @@ def test_a_connected_socket_is_not_a_listener() -> None:
         server.listen()
         with socket.create_connection(server.getsockname()) as client:
             assert procs.listener_pid(client.getsockname()[1]) is None
+
+
+def test_spysplit_charges_the_innermost_frame_and_drops_the_selector_wait(tmp_path) -> None:
+    from harness.bench import spysplit
+
+    profile = tmp_path / "raw.txt"
+    profile.write_text(
+        "<module> (kubeloop/cli/main.py:47);Transport.request (kubeloop/client/transport.py:273) 3\n"
+        "run (asyncio/runners.py:1);ClientSession._request (aiohttp/client.py:819) 5\n"
+        "run (asyncio/runners.py:1);Controller._process (kubeloop/controller/controller.py:260) 2\n"
+        "run (asyncio/runners.py:1);EpollSelector.select (selectors.py:468) 7\n"
+        "run (asyncio/runners.py:1);SSLObject.read (ssl.py:921) 1\n")
+    parts, waited = spysplit.split(str(profile))
+    assert waited == 7
+    assert parts == {"JSON decode (orjson.loads call sites)": 3, "aiohttp (HTTP)": 5, "kubeloop": 2,
+                     "TLS (ssl, asyncio sslproto)": 1}
