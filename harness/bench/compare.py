@@ -1,7 +1,8 @@
 """Issue 21's side-by-side: kubeloop against the compiled frameworks, per object, with ratios.
 
 - One table per scenario and N: a row per measure, a column per contestant present, then the ratios
-  kubeloop ÷ controller-runtime and kubeloop ÷ kube-rs-16 (same concurrency as kubeloop's default).
+  kubeloop ÷ controller-runtime and kubeloop ÷ kube-rs-16 (same concurrency as kubeloop's default),
+  and, when the framework-free Python loop ran too, ceiling ÷ kube-rs-16.
 - Every cell is the median of the repeats with the range (worst and best) beside it; the ratios are of
   medians. Nothing is shown for a contestant that did not run.
 - Per object: CPU ms, API requests (the API server's count, watches excluded) and TCP connections
@@ -70,10 +71,16 @@ def _ratio(a: tuple[float, float, float] | None, b: tuple[float, float, float] |
     return f"{a[0] / b[0]:.2f}×"
 
 
+# The ratios shown when both sides ran: kubeloop against each reference, and the framework-free Python
+# loop (the ceiling, when it ran) against kube-rs at the same concurrency: what Python on aiohttp costs
+# before any framework code.
+RATIOS = (("kubeloop", "controller-runtime"), ("kubeloop", "kube-rs-16"), ("ceiling", "kube-rs-16"))
+
+
 def _table(g: dict[tuple[str, int, str], list[R]], scenario: str, n: int, names: list[str]) -> list[str]:
     head = ["measure", *names]
-    refs = [ref for ref in ("controller-runtime", "kube-rs-16") if ref in names and "kubeloop" in names]
-    head += [f"kubeloop ÷ {ref}" for ref in refs]
+    refs = [(a, b) for a, b in RATIOS if a in names and b in names]
+    head += [f"{a} ÷ {b}" for a, b in refs]
     out = [f"#### {scenario}, N = {n:,}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for label, get, digits, shown in MEASURES:
         if scenario not in shown:
@@ -82,7 +89,7 @@ def _table(g: dict[tuple[str, int, str], list[R]], scenario: str, n: int, names:
         if all(s is None for s in stats.values()):
             continue
         row = [label, *(fmt(stats[c], digits) for c in names)]
-        row += [_ratio(stats["kubeloop"], stats[ref]) for ref in refs]
+        row += [_ratio(stats[a], stats[b]) for a, b in refs]
         out.append("| " + " | ".join(row) + " |")
     return [*out, ""]
 
@@ -106,7 +113,7 @@ def section(data: dict[str, Any]) -> list[str]:
     present = {r["contestant"] for r in data["results"]}
     if not present & set(COMPILED):
         return []
-    names = [c for c in ("kubeloop", *COMPILED) if c in present]
+    names = [c for c in ("kubeloop", "ceiling", *COMPILED) if c in present]
     g = group(data["results"])
     ns = sorted({r["n"] for r in data["results"] if r["scenario"] == "backlog" and r["contestant"] in names})
     out = ["## Against the compiled frameworks (issue 21)", "",
