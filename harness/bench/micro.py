@@ -74,6 +74,11 @@ async def event_round(n: int) -> float:
     return 1e6 * (time.process_time() - started) / n
 
 
+def _status_change(status: dict[str, Any]) -> Any:
+    """What ``Context.patch_status`` records with a write: the merge patch applied to an object."""
+    return lambda obj: merge_patch(obj, {"status": status})
+
+
 async def own_write_round(n: int) -> float:
     """CPU µs per status write's bookkeeping (``OwnWrites``): begin, end (the write's answer, compared
     with the cached object) and its echo event (recognised by comparing the change applied to the old
@@ -86,7 +91,7 @@ async def own_write_round(n: int) -> float:
     for i, old in enumerate(olds):
         key = f"micro/w-{i:06d}"
         writes.begin(key)
-        writes.end(key, written[i], lambda obj, s={"observed": -i - 1}: merge_patch(obj, {"status": s}), old)
+        writes.end(key, written[i], _status_change({"observed": -i - 1}), old)
         if writes.on_event(key, "modified", written[i], old) != "echo":
             raise AssertionError("the echo of our own write was not recognised")
     return 1e6 * (time.process_time() - started) / n
