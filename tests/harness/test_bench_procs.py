@@ -40,3 +40,24 @@ def test_spysplit_charges_the_innermost_frame_and_drops_the_selector_wait(tmp_pa
     assert waited == 7
     assert parts == {"JSON decode (orjson.loads call sites)": 3, "aiohttp (HTTP)": 5, "kubeloop": 2,
                      "TLS (ssl, asyncio sslproto)": 1}
+
+
+def test_bytecode_is_compiled_before_the_runs_as_an_installed_package_has_it(tmp_path) -> None:
+    """Contestants read bytecode even where Python may not write it (PYTHONDONTWRITEBYTECODE=1)."""
+    import importlib.util
+    from pathlib import Path
+
+    import pytest
+
+    from harness.bench.runner import compile_bytecode
+
+    (tmp_path / "pkg").mkdir()
+    source = tmp_path / "pkg" / "mod.py"
+    source.write_text("VALUE = 1\n")
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    assert not cached.exists()
+    assert compile_bytecode([tmp_path / "pkg"]) == [str(tmp_path / "pkg")]
+    assert cached.exists()
+    (tmp_path / "pkg" / "broken.py").write_text("def (:\n")
+    with pytest.raises(SystemExit, match="byte-compiling .*pkg failed"):
+        compile_bytecode([tmp_path / "pkg"])
