@@ -9,6 +9,9 @@ TCP connections are the tree's established sockets (``/proc/PID/fd`` matched aga
 ``/proc/PID/net/tcp{,6}``), sampled every half second: the peak open at once, and every distinct
 connection seen. A connection opened and closed between two samples is missed, so "seen" is a lower
 bound of the connections a process opened.
+
+``listener_pid`` finds the process listening on a TCP port (the local API server), so that its CPU
+time can be read around each run the same way as a contestant's.
 """
 
 from __future__ import annotations
@@ -92,6 +95,29 @@ def _established(root: int) -> set[int]:
                 if len(fields) > 9 and fields[3] == "01":  # 01: ESTABLISHED
                     out.add(int(fields[9]))
     return out
+
+
+def _listening_inodes(port: int) -> set[int]:
+    out = set()
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+                fields = line.split()
+                if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    out.add(int(fields[9]))  # 0A: LISTEN
+    return out
+
+
+def listener_pid(port: int) -> int | None:
+    """The process that holds a socket listening on TCP ``port`` here, or None (not local, or not
+    visible to this user). Scans every process's descriptors: call it once, not per sample."""
+    inodes = _listening_inodes(port)
+    if not inodes:
+        return None
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _socket_inodes(int(entry)) & inodes:
+            return int(entry)
+    return None
 
 
 def tree_tcp_connections(root: int) -> set[int]:

@@ -48,7 +48,8 @@ METHOD = """\
 - **update**: right after stream, in the same process: `spec.value += 1` on all N (merge patches).
 - **idle**: N converged widgets, nothing changes, for the idle period: operator CPU and API requests.
 - **startup**: N widgets exist with converged status; time from process start until a sentinel
-  created right after start has converged, and memory with N objects cached.
+  created right after start has converged, and memory with N objects cached. Every start-up run
+  uses the same namespace of N (made once, before the first; each run deletes its sentinel).
 - **RSS**: sum of `VmRSS` over the operator's process tree, sampled every 0.1 s, or the kernel's
   `VmHWM` high-water mark if higher; peak since the process started. **CPU**: `utime + stime` of the
   tree from `/proc/<pid>/stat` over the scenario's window (backlog and startup: the whole process).

@@ -8,7 +8,12 @@ returns one ``RunResult`` per scenario measured.
 - ``idle``: N converged widgets, nothing changes: CPU and API requests over ``idle_seconds``.
 - ``startup``: N widgets exist *already converged* (the harness writes their status), then the
   operator starts: time until it converges a sentinel created right after start, and its RSS —
-  the cost of a big cache.
+  the cost of a big cache. One namespace of N is shared by every start-up run (made once; each run
+  deletes its sentinel); writes beyond the sentinel's would show in the run's writes.
+
+Every run also records the API server's CPU seconds over its window (``extra["apiserver_cpu_s"]``,
+read from /proc when the API server is a local process): the harness's own loader and watch are in
+it too, the same for every contestant, so differences between contestants are theirs.
 
 stream, update and idle share one operator process; backlog and startup get their own.
 """
@@ -27,7 +32,7 @@ from typing import Any
 
 from harness.bench import apimetrics, cpuprofile
 from harness.bench.contestants import Contestant
-from harness.bench.procs import Sample, TreeSampler
+from harness.bench.procs import Sample, TreeSampler, tree_cpu_seconds
 from harness.bench.tracker import Tracker
 from harness.bench.workload import GROUP, Workload, names
 from harness.common.processes import ChildProcess
@@ -116,6 +121,7 @@ class Settings:
     log_dir: Path = Path("/tmp")
     profile: str | None = None  # "pyinstrument" (wall clock) or "cprofile" (CPU clock): kubeloop contestants
     # run under it; the reports land in log_dir
+    apiserver_pid: int | None = None  # a local kube-apiserver: its CPU is read around every run
 
 
 class Session:
@@ -167,12 +173,19 @@ class Session:
 
     @contextlib.asynccontextmanager
     async def _window(self) -> AsyncIterator[dict[str, Any]]:
-        """API request counters around a block: ``out["requests"]`` after it."""
-        out: dict[str, Any] = {}
+        """API request counters around a block: ``out["requests"]`` after it, and ``out["extra"]`` with
+        the API server's CPU seconds in the block (when its process is known)."""
+        out: dict[str, Any] = {"extra": {}}
+        pid = self.settings.apiserver_pid
+        cpu0 = tree_cpu_seconds(pid) if pid else None
         before, h_before = await apimetrics.scrape(self.client), self.workload.counter.snapshot()
         yield out
         after, h_after = await apimetrics.scrape(self.client), self.workload.counter.snapshot()
         out["requests"] = apimetrics.operator_requests(before, after, h_before, h_after, GROUP)
+        if pid and cpu0:  # 0: the process is gone (restarted?): no figure rather than a wrong one
+            cpu1 = tree_cpu_seconds(pid)
+            if cpu1 >= cpu0:
+                out["extra"]["apiserver_cpu_s"] = round(cpu1 - cpu0, 2)
 
     @staticmethod
     def _fill(result: RunResult, tracker: Tracker, n: int, t0: float, cpu: float, peak: float,
@@ -210,7 +223,7 @@ class Session:
                 await self._wait(tracker, proc, self._timeout(n))
                 sample = proc.sample()
             self._fill(result, tracker, n, t0, sample.cpu_s, sample.peak_rss_mib, window["requests"], n)
-            result.extra.update(tcp_peak=sample.tcp_peak, tcp_seen=sample.tcp_seen)
+            result.extra.update(tcp_peak=sample.tcp_peak, tcp_seen=sample.tcp_seen, **window["extra"])
             result.extra["first_converged_s"] = min(tracker.converged.values(), default=t0) - t0
             result.extra["unconverged_after"] = len(await self.workload.unconverged(ns))
         except Exception as exc:
@@ -238,7 +251,7 @@ class Session:
             await self._wait(tracker, proc, self._timeout(n))
             s1 = proc.sample()
         self._fill(result, tracker, n, t0, s1.cpu_s - s0.cpu_s, s1.peak_rss_mib, window["requests"], n)
-        result.extra.update(tcp_peak=s1.tcp_peak, tcp_seen=s1.tcp_seen - s0.tcp_seen)
+        result.extra.update(tcp_peak=s1.tcp_peak, tcp_seen=s1.tcp_seen - s0.tcp_seen, **window["extra"])
 
     async def live(self, contestant: Contestant, n: int, repeat: int, scenarios: set[str]) -> list[RunResult]:
         results: list[RunResult] = []
@@ -292,6 +305,7 @@ class Session:
                 current.writes = apimetrics.writes(current.requests)
                 current.extra["cpu_percent_of_core"] = 100 * cpu / self.settings.idle_seconds
                 current.extra["rss_mib"] = s1.rss_mib
+                current.extra.update(window["extra"])
                 results.append(current)
             current = None
         except Exception as exc:
@@ -313,14 +327,22 @@ class Session:
 
     # --- startup with a big cache ----------------------------------------------------------------
 
-    async def startup(self, contestant: Contestant, n: int, repeat: int) -> list[RunResult]:
+    async def startup_namespace(self, n: int) -> str:
+        """A namespace with ``n`` converged widgets, shared by every start-up run that follows: each
+        contestant then starts against the same objects, and 50,000 of them are made once, not per run
+        (the runs write nothing to them; each removes its sentinel)."""
+        ns = await self.workload.new_namespace(f"startup-{n}")
+        await self.workload.create(ns, {name: random.randint(1, 1_000_000) for name in names(n)}, with_status=True)
+        return ns
+
+    async def startup(self, contestant: Contestant, n: int, repeat: int, namespace: str | None = None
+                      ) -> list[RunResult]:
+        """``namespace``: one made by ``startup_namespace(n)`` (kept); None: a fresh one for this run."""
         result = RunResult(contestant.name, "startup", n, repeat)
-        ns = await self.workload.new_namespace(f"{contestant.name}-{n}-startup")
-        proc = self._process(contestant, ns, "startup")
+        ns = namespace or await self.startup_namespace(n)
+        proc = self._process(contestant, ns, f"startup-{contestant.name}-{repeat}")
         tracker = Tracker(self.client, ns, self.workload.counter)
         try:
-            values = {name: random.randint(1, 1_000_000) for name in names(n)}
-            await self.workload.create(ns, values, with_status=True)
             await tracker.start()
             async with self._window() as window:
                 t0 = await proc.start()
@@ -337,6 +359,7 @@ class Session:
             result.cpu_ms_per_object = 1000 * sample.cpu_s / n
             result.peak_rss_mib = sample.peak_rss_mib
             result.extra["rss_mib"] = sample.rss_mib
+            result.extra.update(tcp_peak=sample.tcp_peak, tcp_seen=sample.tcp_seen, **window["extra"])
             result.requests = window["requests"]
             result.writes = apimetrics.writes(result.requests)
         except Exception as exc:
@@ -345,7 +368,10 @@ class Session:
             await tracker.stop()
             await proc.stop()
             self._profiled(result, proc)
-            await self.workload.delete_namespace(ns)
+            if namespace:
+                await self.workload.delete_widget(ns, SENTINEL)
+            else:
+                await self.workload.delete_namespace(ns)
         return [result]
 
 

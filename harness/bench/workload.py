@@ -130,6 +130,21 @@ class Workload:
             await asyncio.sleep(0.5)
         raise TimeoutError(f"namespace {namespace} still exists after {timeout:.0f}s")
 
+    async def delete_widget(self, namespace: str, name: str, timeout: float = 60.0) -> None:
+        """Deletes one widget and waits until it is gone (so that it can be created afresh)."""
+        with contextlib.suppress(NotFound):
+            self.counter.add("DELETE", GROUP, PLURAL)
+            await self.client.delete(RESOURCE, name, namespace)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                self.counter.add("GET", GROUP, PLURAL)
+                await self.client.get(RESOURCE, name, namespace)
+            except NotFound:
+                return
+            await asyncio.sleep(0.2)
+        raise TimeoutError(f"widget {namespace}/{name} still exists after {timeout:.0f}s")
+
     async def create(
         self,
         namespace: str,

@@ -77,6 +77,11 @@ class Cache:
 
     def start(self) -> None:
         """Starts every informer (and those created later, at once)."""
+        if self.freeze_gc and not self._started:
+            # What exists now (the imported modules: some 50,000 objects) lives as long as the process:
+            # frozen here, the full collection at sync scans only what the lists brought (at N=1,000 it
+            # spent ~27 ms on the modules alone). Not collected first: that would be the same scan again.
+            gc.freeze()
         self._started = True
         for informer in self._informers.values():
             informer.start()

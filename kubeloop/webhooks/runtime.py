@@ -20,11 +20,9 @@ from __future__ import annotations
 import ipaddress
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubeloop.client import Client, Forbidden
-from kubeloop.webhooks.cert_dir import CertDirError, MountedCerts
-from kubeloop.webhooks.certs import CertAuthority, WebhookCerts, service_dns_names
 from kubeloop.webhooks.hooks import Hooks
 from kubeloop.webhooks.manifests import (
     CERT_MANAGER_ANNOTATION,
@@ -33,8 +31,13 @@ from kubeloop.webhooks.manifests import (
     mutating_configuration,
     validating_configuration,
 )
-from kubeloop.webhooks.server import WebhookServer
-from kubeloop.webhooks.shared_ca import MissingCASecret, secret_name, shared_ca
+
+# Certificates (cryptography, ~70 ms of imports) and the server are imported where a webhook is
+# actually served: every `kubeloop run` imports this module (the manager's options), few serve hooks.
+if TYPE_CHECKING:
+    from kubeloop.webhooks.cert_dir import MountedCerts
+    from kubeloop.webhooks.certs import CertAuthority, WebhookCerts
+    from kubeloop.webhooks.server import WebhookServer
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +74,8 @@ class WebhookOptions:
     def certificate_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(DNS names, IP addresses) the serving certificate must name."""
         if self.service:
+            from kubeloop.webhooks.certs import service_dns_names
+
             return service_dns_names(self.service, str(self.namespace)), ("127.0.0.1",)
         host = self.endpoint().url.split("//", 1)[1].rsplit(":", 1)[0]  # type: ignore[union-attr]
         try:
@@ -110,6 +115,7 @@ def webhook_manifests(operator: str, hooks: Hooks, options: WebhookOptions, *, c
 def webhook_namespaced_permissions(operator: str, hooks: Hooks) -> list[Any]:
     """In the operator's namespace: read and fill the Secret the replicas share their CA through."""
     from kubeloop.resources.rbac import Permission
+    from kubeloop.webhooks.shared_ca import secret_name
 
     return [Permission("", "secrets", ("get", "patch"), names=(secret_name(operator),))] if hooks else []
 
@@ -153,6 +159,9 @@ class WebhookRuntime:
                                  port=self.server.port if self.server else None)
 
     def _certs(self, ca: CertAuthority | None) -> WebhookCerts | MountedCerts:
+        from kubeloop.webhooks.cert_dir import CertDirError, MountedCerts
+        from kubeloop.webhooks.certs import WebhookCerts
+
         if not self.options.cert_dir:
             dns, ips = self.options.certificate_names()
             return WebhookCerts(dns, ips, ca=ca)
@@ -164,6 +173,8 @@ class WebhookRuntime:
         return mounted
 
     def _serve(self, ca: CertAuthority | None) -> WebhookServer:
+        from kubeloop.webhooks.server import WebhookServer
+
         self.certs = self._certs(ca)
         server = WebhookServer(self.certs, host=self.options.host, port=self.options.port)
         for hook in self.hooks.admission:
@@ -177,6 +188,8 @@ class WebhookRuntime:
     async def start(self, client: Client) -> None:
         """Listens, then applies the configurations with the CA. In a cluster (the Service form) the CA
         is the one every replica shares through the Secret ``<name>-webhook-ca``; locally, its own."""
+        from kubeloop.webhooks.shared_ca import MissingCASecret, secret_name, shared_ca
+
         ca = None
         if self.options.service and not self.options.cert_dir:  # a mounted certificate needs no shared CA
             try:

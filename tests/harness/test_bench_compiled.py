@@ -25,18 +25,25 @@ def _need_toolchains() -> None:
 async def test_compiled_contestants_converge_and_are_reported(kube_cluster, tmp_path: Path) -> None:
     _need_toolchains()
     options = runner.Options(
-        n=[N], repeats=1, scenarios=["backlog", "stream"], contestants=["kubeloop", *COMPILED],
+        n=[N], repeats=1, scenarios=["backlog", "stream", "startup"], startup_n=N,
+        contestants=["kubeloop", *COMPILED],
         kubeconfig=str(kube_cluster.kubeconfig), results=tmp_path / "results.json", log_dir=tmp_path / "logs",
         invocation="pytest tests/harness/test_bench_compiled.py", log=lambda msg: None)
     data = await runner.run(options)  # builds each compiled contestant first, unless cached
 
     results = {(r["contestant"], r["scenario"]): r for r in data["results"]}
-    assert set(results) == {(c, s) for c in ["kubeloop", *COMPILED] for s in ("backlog", "stream")}
+    assert set(results) == {(c, s) for c in ["kubeloop", *COMPILED] for s in ("backlog", "stream", "startup")}
+    assert data["meta"]["apiserver_cpu"].startswith("measured: kube-apiserver pid ")
     for (contestant, scenario), r in results.items():
         where = f"{contestant}/{scenario}: {r.get('error')} (logs in {tmp_path / 'logs'})"
         assert r["error"] is None, where
         assert r["converged"] and r["converged_count"] == N, where
         assert r["peak_rss_mib"] > 1 and r["cpu_s"] >= 0, where
+        # The API server served at least the harness's watch and the contestant's list in the window.
+        assert r["extra"]["apiserver_cpu_s"] > 0, where
+        if scenario == "startup":  # N already converged: only the sentinel needs a write
+            assert r["seconds"] > 0 and r["writes"] <= 2, (where, r["requests"])
+            continue
         # A merge patch of /status per widget, whoever sends it; the harness's own requests are not counted.
         assert r["requests"].get("PATCH widgets/status", 0) >= N, (where, r["requests"])
         # Each holds at least one connection to the API server (its watch) while it runs.
@@ -48,8 +55,10 @@ async def test_compiled_contestants_converge_and_are_reported(kube_cluster, tmp_
     text = report.render(data, None)
     assert "## Against the compiled frameworks (issue 21)" in text
     assert "#### backlog, N = 50" in text and "| 50 | controller-runtime |" in text
+    assert "#### startup, N = 50" in text and "| sentinel converged s (start-up with N cached) |" in text
     assert "kubeloop ÷ controller-runtime" in text and "kubeloop ÷ kube-rs-16" in text
-    for measure in ("peak RSS MiB", "API requests/object", "new TCP connections/object (seen)"):
+    for measure in ("peak RSS MiB", "API requests/object", "new TCP connections/object (seen)",
+                    "API server CPU s", "first converged s (start-up to first reconcile)"):
         assert f"| {measure} |" in text, measure
 
 

@@ -120,3 +120,23 @@ def test_throughput_is_judged_at_the_sizes_the_issue_names_and_reported_beyond()
     assert "| 20,000 | backlog: objects/s ≥ 90% of ceiling (report only) | 400 (80%) | 500 | reported |" in text
     # Per N: RSS, CPU and writes are judged (3 targets each); throughput only at 5,000.
     assert "- **kubeloop**: 6 of 7 targets met, 1 missed" in text
+
+
+def test_compiled_section_shows_start_up_api_server_cpu_and_the_python_floor() -> None:
+    """With the ceiling present, its ratio to kube-rs-16 is shown; start-up and API server CPU rows too."""
+    from harness.bench import compare
+
+    def run(contestant: str, scenario: str, cpu: float, apiserver: float) -> dict:
+        return {"contestant": contestant, "scenario": scenario, "n": 1000, "repeat": 1, "converged": True,
+                "error": None, "objects_per_s": 500.0, "seconds": 0.5, "p50_ms": None, "p99_ms": None,
+                "peak_rss_mib": 40.0, "cpu_s": cpu, "cpu_ms_per_object": cpu, "requests": {"PATCH": 1000},
+                "extra": {"apiserver_cpu_s": apiserver, "first_converged_s": 0.25, "tcp_peak": 2, "tcp_seen": 2}}
+
+    results = [run(c, s, cpu, 2.0) for s in ("backlog", "startup")
+               for c, cpu in (("kubeloop", 0.8), ("ceiling", 0.6), ("kube-rs-16", 0.2))]
+    text = "\n".join(compare.section({"results": results}))
+    assert "| measure | kubeloop | ceiling | kube-rs-16 | kubeloop ÷ kube-rs-16 | ceiling ÷ kube-rs-16 |" in text
+    assert "| CPU s | 0.80 | 0.60 | 0.20 | 4.00× | 3.00× |" in text
+    assert "| API server CPU s | 2.00 | 2.00 | 2.00 | 1.00× | 1.00× |" in text
+    assert "#### startup, N = 1,000" in text and "| sentinel converged s (start-up with N cached) |" in text
+    assert "| first converged s (start-up to first reconcile) | 0.25 |" in text

@@ -122,3 +122,31 @@ def test_a_write_that_failed_or_whose_echo_is_late_lets_the_events_go_on() -> No
     writes.begin("ns/a")
     assert writes.end("ns/a", obj("3", {"n": 1}), set_status({"n": 1}), cached=obj("2", x=1)) == []
     assert "ns/a" in writes, "its echo is still to come"
+
+
+def _reference_same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """The comparison's definition: equal once the volatile metadata fields are removed from both."""
+    def essence(obj: dict[str, Any]) -> dict[str, Any]:
+        meta = {k: v for k, v in obj.get("metadata", {}).items() if k not in ("resourceVersion", "managedFields")}
+        return {**obj, "metadata": meta}
+    return essence(a) == essence(b)
+
+
+@pytest.mark.parametrize("a, b", [
+    ({"metadata": {"name": "x", "resourceVersion": "1"}, "spec": {"v": 1}},
+     {"metadata": {"name": "x", "resourceVersion": "2", "managedFields": []}, "spec": {"v": 1}}),  # volatile only
+    ({"metadata": {"name": "x"}, "spec": {"v": 1}}, {"metadata": {"name": "x"}, "spec": {"v": 2}}),  # spec differs
+    ({"metadata": {"name": "x"}}, {"metadata": {"name": "x", "labels": {"a": "b"}}}),  # a field more in b
+    ({"metadata": {"name": "x", "labels": {"a": "b"}}}, {"metadata": {"name": "x"}}),  # a field more in a
+    ({"metadata": {"name": "x", "labels": None}}, {"metadata": {"name": "x"}}),  # None is not absent
+    ({"spec": {}}, {"metadata": {"resourceVersion": "3"}, "spec": {}}),  # no metadata = empty metadata
+    ({"spec": {}}, {"metadata": {"name": "x"}, "spec": {}}),
+    ({"spec": {}, "status": None}, {"spec": {}}),  # a top-level key more in a
+    ({"spec": {}}, {"spec": {}, "status": {"o": 1}}),  # a top-level key more in b
+    ({"metadata": {"resourceVersion": "1", "uid": "u"}}, {"metadata": {"uid": "u", "generation": 2}}),
+])
+def test_same_ignores_exactly_the_volatile_metadata(a: dict[str, Any], b: dict[str, Any]) -> None:
+    from kubeloop.controller.echo import _same
+
+    assert _same(a, b) == _reference_same(a, b)
+    assert _same(b, a) == _reference_same(b, a)

@@ -1,0 +1,32 @@
+"""What a plain ``kubeloop run`` imports: the webhook server, its certificates (cryptography) and the
+local control plane are loaded only by operators that serve webhooks (issue 21: start-up CPU and
+memory). Checked in a fresh interpreter, since this test process has imported everything already."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import kubeloop.webhooks as webhooks
+
+RUN_MODULES = "import kubeloop, kubeloop.cli.main, kubeloop.cli.run, kubeloop.cli.runner, kubeloop.manager.http"
+
+
+def _loaded_after(statement: str, modules: list[str]) -> dict[str, bool]:
+    code = f"import sys\n{statement}\nprint(','.join(str(m in sys.modules) for m in {modules!r}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return dict(zip(modules, (v == "True" for v in out.strip().split(",")), strict=True))
+
+
+def test_a_run_without_webhooks_imports_no_certificates_server_or_control_plane() -> None:
+    heavy = ["cryptography", "kubeloop.envtest", "kubeloop.webhooks.certs", "kubeloop.webhooks.server",
+             "kubeloop.webhooks.migration"]
+    assert _loaded_after(RUN_MODULES, heavy) == dict.fromkeys(heavy, False)
+
+
+def test_every_exported_webhooks_name_resolves_on_first_use() -> None:
+    for name in webhooks.__all__:
+        assert getattr(webhooks, name) is not None, name
+    assert webhooks.WebhookServer.__module__ == "kubeloop.webhooks.server"
+    loaded = _loaded_after("from kubeloop.webhooks import WebhookServer", ["cryptography"])
+    assert loaded == {"cryptography": True}  # serving a webhook needs its certificates: loaded with it
