@@ -22,7 +22,7 @@ from harness.bench.contestants.compiled import BuildError
 from harness.bench.scenarios import RunResult, Session, Settings
 from harness.bench.workload import LABEL, Workload
 from harness.common.cluster import cluster_for
-from harness.common.provenance import dist_version, git_revision, save_json, without_home
+from harness.common.provenance import REPO, dist_version, git_revision, save_json, without_home
 from kubeloop.client import Client
 
 DEFAULT_CONTESTANTS = ("kubeloop", "kopf", "ceiling")
@@ -128,7 +128,7 @@ def compile_bytecode(dirs: list[Path] | None = None) -> list[str]:
     for d in dirs:
         if not compileall.compile_dir(str(d), quiet=1):
             raise SystemExit(f"byte-compiling {d} failed (a syntax error?); see the output above")
-    return [without_home(str(d)) for d in dirs]
+    return [str(d.relative_to(REPO)) if d.is_relative_to(REPO) else without_home(str(d)) for d in dirs]
 
 
 async def run(options: Options) -> dict[str, Any]:
