@@ -38,6 +38,7 @@ from harness.common.cluster import cluster_for
 from harness.common.processes import ChildProcess, free_port, kubeloop_run
 from harness.common.provenance import save_json
 from kubeloop.client import Client
+from kubeloop.envtest.versions import cache_dir
 
 RESULTS = Path(__file__).resolve().parent / "results" / "scaleout.json"
 TARGET = str(CONTESTANTS_DIR / "kubeloop_widget.py")
@@ -54,7 +55,8 @@ class ScaleOutOptions:
     kubeconfig: str | None = None
     cluster_name: str = "bench"
     keep_cluster: bool = False
-    log_dir: Path = Path("/tmp/kubeloop-bench-scaleout")
+    # Beside the bench's other build and run output, under the kubeloop cache (not a fixed machine path).
+    log_dir: Path = field(default_factory=lambda: cache_dir() / "bench" / "scaleout-logs")
     results: Path | None = RESULTS
     log: Callable[[str], None] = field(default=lambda m: print(m, file=sys.stderr, flush=True))
 
@@ -220,7 +222,7 @@ def main(args: argparse.Namespace) -> int:
 
     options = ScaleOutOptions(n=args.n[0] if args.n else 20_000, replicas=replicas, repeats=args.repeats or 1,
                               kubeconfig=args.kubeconfig, cluster_name=args.cluster_name,
-                              keep_cluster=args.keep_cluster, log_dir=args.log_dir or ScaleOutOptions.log_dir,
+                              keep_cluster=args.keep_cluster, log_dir=args.log_dir or ScaleOutOptions().log_dir,
                               results=RESULTS if args.results == DEFAULT_RESULTS else args.results)
     data = asyncio.run(run(options))
     for c in data["cases"]:
