@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from typing_extensions import TypeVar as DefaultedTypeVar
 
@@ -29,13 +29,15 @@ from kubeloop.controller.spec import (
     default_error_policy,
 )
 from kubeloop.reconcile.state import State
-from kubeloop.settings import Settings, defaults
 from kubeloop.webhooks.guard import AuthorGuard, guard_namespaced_permissions, guard_permissions
 from kubeloop.webhooks.hooks import AdmissionHook, ConversionHook, Hooks, Target, resource_of
 
+if TYPE_CHECKING:
+    from kubeloop.settings import Settings
+
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")  # a typed per-object state, see state()
-S = DefaultedTypeVar("S", bound=Settings, default=Any)  # the settings model; a bare Operator takes any
+S = DefaultedTypeVar("S", bound="Settings", default=Any)  # the settings model; a bare Operator takes any
 # ``fn(spec, settings)``: the spec as these settings want it (``dataclasses.replace``), or None to run
 # no controller for it. ``settings`` is ``Operator.settings``.
 Configure = Callable[[ControllerSpec, Any], "ControllerSpec | None"]
@@ -74,8 +76,10 @@ class Operator(Generic[S]):
                  settings: type[S] | None = None) -> None:
         self.name = name
         self.finalizer_domain = finalizer_domain
-        self.settings_model: type[S] = settings or Settings  # type: ignore[assignment]
-        self.settings: S = defaults(self.settings_model)  # replaced by ``kubeloop run`` with the flags'
+        # Without a settings model no pydantic is imported (a run's start-up CPU, issue 21): the empty
+        # ``Settings`` stands in, made on first use.
+        self.declared_settings: type[S] | None = settings
+        self._settings: S | None = None if settings is None else _defaults(settings)
         self.startup: list[Callable[..., Any]] = []
         self._registered: dict[Any, _Registered] = {}
         self._configure: list[Configure] = []
@@ -85,6 +89,25 @@ class Operator(Generic[S]):
         self._served: list[type] = []  # extra CRD versions, see serve()
         self._hooks = Hooks()  # @validate/@mutate/convert registrations, run by kubeloop.webhooks
         self._guards: list[tuple[AuthorGuard, AdmissionHook, Condition | None]] = []  # see record_author()
+
+    @property
+    def settings_model(self) -> type[S]:
+        """The settings model: the declared one, else the empty ``kubeloop.Settings``."""
+        if self.declared_settings is not None:
+            return self.declared_settings
+        from kubeloop.settings import Settings
+        return Settings  # type: ignore[return-value]
+
+    @property
+    def settings(self) -> S:
+        """The settings: their defaults until ``kubeloop run`` (or a test) assigns the flags' values."""
+        if self._settings is None:
+            self._settings = _defaults(self.settings_model)
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: S) -> None:
+        self._settings = value
 
     def _entry(self, resource: ResourceRef) -> _Registered:
         if resource not in self._registered:
@@ -396,3 +419,8 @@ def resolve_offline(ref: ResourceRef) -> Any:
             return res
     raise ValueError(f"cannot tell which resource {ref!r} is without a cluster: pass a Resource constant "
                      "(kubeloop.resources.builtin) or a CustomResource model")
+
+
+def _defaults(model: type[S]) -> S:
+    from kubeloop.settings import defaults
+    return defaults(model)

@@ -7,12 +7,14 @@ after the usage line, exit code 2, no traceback.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel, ValidationError
 
-from kubeloop.settings import FlagSpec, M, Settings, flag_specs
+if TYPE_CHECKING:  # pydantic is loaded only for an operator with settings (a run's start-up, issue 21)
+    from pydantic import BaseModel, ValidationError
+
+    from kubeloop.settings import FlagSpec, M, Settings
 
 
 def option(name: str, aliases: tuple[str, ...] = (), **kw: Any) -> click.Option:
@@ -69,6 +71,7 @@ def with_framework_flags(model: type[Settings], common: list[click.Option]) -> l
 
 def settings_options(model: type[BaseModel]) -> list[click.Option]:
     """One option per field of ``model`` (see ``kubeloop.settings`` for how a field becomes a flag)."""
+    from kubeloop.settings import flag_specs
     return [option(spec.name[2:], spec.aliases, dest=(spec.field,), default=_default(spec), help=spec.help,
                    type=_click_type(spec), multiple=spec.multiple, envvar=list(spec.env)) for spec in flag_specs(model)]
 
@@ -88,6 +91,8 @@ def _click_type(spec: FlagSpec) -> Any:
 def settings_from(model: type[M], values: dict[str, Any], command: click.Command) -> M:
     """Takes the settings' values out of ``values`` (click's, by field name) and validates them into
     ``model``; a refused value raises click's error for its flag."""
+    from pydantic import ValidationError
+
     given = {name: values.pop(name) for name in model.model_fields}
     try:
         return model(**given)

@@ -18,7 +18,6 @@ from kubeloop.client.errors import ApiError, Forbidden, NotFound
 from kubeloop.client.resource import Resource
 from kubeloop.client.wait import WaitTimeout, wait_for_crd
 from kubeloop.controller import ControllerSpec
-from kubeloop.resources import crds_for
 from kubeloop.resources.builtin import LEASE
 
 log = logging.getLogger("kubeloop.run")
@@ -67,6 +66,8 @@ def unreachable_message(server: str, source: str, error: OSError | None) -> str:
 
 async def install_crds(client: Client, operator: Operator) -> None:
     """``--install-crds``: server-side apply the CRDs of the operator's models and wait until served."""
+    from kubeloop.resources import crds_for  # the CRD generator: only with --install-crds
+
     crds = crds_for(operator.custom_resources())
     if not crds:
         log.warning("--install-crds: %s declares no CustomResource models, so there is no CRD to install",

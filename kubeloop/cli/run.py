@@ -179,10 +179,11 @@ def _common_options() -> list[click.Option]:
 def build_command(operator: Operator, target: str | None = None) -> click.Command:
     """``kubeloop run TARGET``'s command for ``operator``: the framework's flags, then the operator's
     (derived from its settings model), whose values become ``operator.settings``."""
-    model = operator.settings_model
+    model = operator.declared_settings  # None: no settings of its own, and no pydantic to import
 
     def callback(**values: Any) -> None:
-        operator.settings = settings_from(model, values, click.get_current_context().command)
+        if model is not None:
+            operator.settings = settings_from(model, values, click.get_current_context().command)
         if values["leader_elect"] and values["shards"] != "off":
             raise click.UsageError(f"--leader-elect and --shards {values['shards']} are exclusive: one replica "
                                    "acting (--leader-elect) or every replica acting on its share (--shards "
@@ -194,8 +195,9 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
         values["target"] = target or operator.name
         sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))
 
-    common = with_framework_flags(model, common_options(webhooks=operator.may_serve_webhooks))
-    params: list[click.Parameter] = [*common, *settings_options(model)]
+    common = common_options(webhooks=operator.may_serve_webhooks)
+    params: list[click.Parameter] = common if model is None else [*with_framework_flags(model, common),
+                                                                   *settings_options(model)]
     return click.Command(operator.name, params=params, callback=callback,
                          help=f"Run the {operator.name} operator.")
 

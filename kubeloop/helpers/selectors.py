@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kubeloop.resources.types import LabelSelector
+if TYPE_CHECKING:  # a type only: the models (pydantic) are not loaded for a dict-only run
+    from kubeloop.resources.types import LabelSelector
 
 _SET = re.compile(r"^\s*(!?)\s*([^\s!=(),]+)\s*(?:(in|notin)\s*\(([^)]*)\)|(==|=|!=)\s*([^\s,()]*))?\s*$")
 

@@ -20,8 +20,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
-
 from kubeloop.client.resource import Resource
 from kubeloop.webhooks.admission import OPERATIONS, AdmissionRequest, Denied
 from kubeloop.webhooks.conversion import Converter
@@ -92,6 +90,8 @@ class AdmissionHook:
 def _typed(model: type | None, obj: dict[str, Any] | None) -> Any:
     if obj is None or model is None:
         return obj
+    from pydantic import ValidationError  # loaded already: ``model`` is a pydantic model
+
     try:
         return model.model_validate(obj)  # type: ignore[attr-defined]
     except ValidationError as exc:
@@ -114,10 +114,12 @@ def _validating(fn: TypedHandler, model: type | None) -> Callable[[AdmissionRequ
 
 
 def _plain(obj: Any) -> dict[str, Any]:
-    if isinstance(obj, BaseModel):
-        return obj.to_dict() if hasattr(obj, "to_dict") else obj.model_dump(mode="json", by_alias=True)
     if isinstance(obj, Mapping):
         return dict(obj)
+    from pydantic import BaseModel  # only operators with typed models return one (a run's imports)
+
+    if isinstance(obj, BaseModel):
+        return obj.to_dict() if hasattr(obj, "to_dict") else obj.model_dump(mode="json", by_alias=True)
     raise TypeError(f"a mutating handler returns the changed object (model or dict) or None, "
                     f"not {type(obj).__name__}")
 

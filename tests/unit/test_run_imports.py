@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import kubeloop.webhooks as webhooks
 
 RUN_MODULES = "import kubeloop, kubeloop.cli.main, kubeloop.cli.run, kubeloop.cli.runner, kubeloop.manager.http"
@@ -30,3 +32,43 @@ def test_every_exported_webhooks_name_resolves_on_first_use() -> None:
     assert webhooks.WebhookServer.__module__ == "kubeloop.webhooks.server"
     loaded = _loaded_after("from kubeloop.webhooks import WebhookServer", ["cryptography"])
     assert loaded == {"cryptography": True}  # serving a webhook needs its certificates: loaded with it
+
+
+DICT_OPERATOR = ("import kubeloop\nfrom kubeloop import Context, Operator\nfrom kubeloop.resources import builtin\n"
+                 "op = Operator('plain')\n"
+                 "@op.reconcile(builtin.CONFIG_MAP)\nasync def reconcile(obj, ctx): pass\n"
+                 "op.specs()\n")
+
+
+def test_an_operator_on_plain_dicts_loads_no_pydantic() -> None:
+    # pydantic and the model → CRD generator were a fifth of a run's start-up instructions (issue 21):
+    # only typed models, settings and webhooks need them, and those load them on first use.
+    heavy = ["pydantic", "kubeloop.resources.model", "kubeloop.resources.crd", "kubeloop.settings"]
+    assert _loaded_after(f"{RUN_MODULES}\n{DICT_OPERATOR}", heavy) == dict.fromkeys(heavy, False)
+
+
+def test_typed_names_still_load_pydantic_on_first_use() -> None:
+    loaded = _loaded_after("from kubeloop import CustomResource", ["pydantic", "kubeloop.resources.model"])
+    assert loaded == {"pydantic": True, "kubeloop.resources.model": True}
+
+
+def test_every_public_name_resolves() -> None:
+    import kubeloop
+    import kubeloop.resources as resources
+
+    for module in (kubeloop, resources):
+        missing = [name for name in module.__all__ if getattr(module, name, None) is None]
+        assert missing == [], module.__name__
+        assert set(module.__all__) <= set(dir(module))
+    assert kubeloop.builtin is resources.builtin and kubeloop.Settings.__module__ == "kubeloop.settings"
+    with pytest.raises(AttributeError, match="no attribute 'Setings'"):
+        kubeloop.Setings  # noqa: B018 - a typo is still an AttributeError naming it
+
+
+def test_an_operator_without_settings_gets_the_empty_model_on_first_use() -> None:
+    import kubeloop
+
+    op = kubeloop.Operator("plain")
+    assert op.declared_settings is None and op.settings_model is kubeloop.Settings
+    assert op.settings == kubeloop.Settings()
+    op.settings = kubeloop.Settings()  # a test may still assign one
