@@ -138,12 +138,15 @@ class Config:
     def ssl_context(self, creds: Credentials) -> ssl.SSLContext | bool:
         if not self.server.startswith("https"):
             return False
-        ctx = ssl.create_default_context()
+        if self.ca_pem and not self.insecure:
+            # Only the cluster's CA, as client-go does: no public CA can vouch for this API server (and
+            # the system bundle is not parsed, ~17 ms of every start).
+            ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
+        else:
+            ctx = ssl.create_default_context()
         if self.insecure:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
-        elif self.ca_pem:
-            ctx.load_verify_locations(cadata=self.ca_pem.decode())
         if creds.cert_pem and creds.key_pem:
             _load_cert_chain(ctx, creds.cert_pem, creds.key_pem)
         return ctx

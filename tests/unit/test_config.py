@@ -1,6 +1,7 @@
 import asyncio
 import base64
 import os
+import ssl
 import sys
 import textwrap
 import time
@@ -113,3 +114,42 @@ def test_in_cluster_requires_the_environment(monkeypatch):
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     with pytest.raises(ConfigError, match="not running in a cluster"):
         Config.in_cluster()
+
+
+def _self_signed_pem() -> bytes:
+    import datetime as dt
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "cluster-ca")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
+def test_a_cluster_ca_is_the_only_trusted_one(tmp_path):
+    # client-go trusts only certificate-authority(-data) when the kubeconfig gives one: a certificate
+    # from a public CA for the API server's name must not be accepted in its place.
+    ca = _self_signed_pem()
+    kc = write(tmp_path / "kc", {"current-context": "x", "contexts": [{"name": "x", "context": {
+        "cluster": "x", "user": "x"}}], "clusters": [{"name": "x", "cluster": {
+            "server": "https://h", "certificate-authority-data": base64.b64encode(ca).decode()}}],
+        "users": [{"name": "x", "user": {"token": "t"}}]})
+    cfg = Config.from_kubeconfig(kc)
+    ctx = cfg.ssl_context(asyncio.run(cfg.auth.credentials()))
+    assert [c["subject"] for c in ctx.get_ca_certs()] == [((("commonName", "cluster-ca"),),)]
+    assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+
+
+def test_without_a_cluster_ca_the_system_ones_are_trusted(tmp_path):
+    kc = write(tmp_path / "kc", {"current-context": "x", "contexts": [{"name": "x", "context": {
+        "cluster": "x", "user": "x"}}], "clusters": [{"name": "x", "cluster": {"server": "https://h"}}],
+        "users": [{"name": "x", "user": {"token": "t"}}]})
+    cfg = Config.from_kubeconfig(kc)
+    ctx = cfg.ssl_context(asyncio.run(cfg.auth.credentials()))
+    assert ctx.cert_store_stats()["x509_ca"] > 1  # the machine's bundle (a public API endpoint)
