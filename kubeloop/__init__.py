@@ -51,7 +51,8 @@ _LAZY = {
     "AdmissionRequest": "kubeloop.webhooks", "Denied": "kubeloop.webhooks",
     "Author": "kubeloop.webhooks.author", "UnverifiedAuthor": "kubeloop.webhooks.author",
     "AuthorGuard": "kubeloop.webhooks.guard",
-    "access": "kubeloop.helpers.access", "Access": "kubeloop.helpers.access", "AccessReviewer": "kubeloop.helpers.access",
+    "access": "kubeloop.helpers.access", "Access": "kubeloop.helpers.access",
+    "AccessReviewer": "kubeloop.helpers.access",
 }
 
 if TYPE_CHECKING:

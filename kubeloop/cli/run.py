@@ -196,8 +196,8 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
         sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))
 
     common = common_options(webhooks=operator.may_serve_webhooks)
-    params: list[click.Parameter] = common if model is None else [*with_framework_flags(model, common),
-                                                                   *settings_options(model)]
+    params: list[click.Parameter] = [*common] if model is None else [*with_framework_flags(model, common),
+                                                                      *settings_options(model)]
     return click.Command(operator.name, params=params, callback=callback,
                          help=f"Run the {operator.name} operator.")
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
@@ -238,6 +237,8 @@ def _merge(paths: list[Path]) -> dict[str, Any]:
 
 
 def _read_kubeconfig(path: Path) -> dict[str, Any]:
+    import yaml  # only here: a Deployment's in-cluster config reads no kubeconfig (start-up CPU, issue 21)
+
     try:
         doc = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as exc:

@@ -95,7 +95,8 @@ def _create_note(rule: dict[str, Any], rules: list[dict[str, Any]]) -> str:
 
 def rbac_yaml(name: str, objs: list[dict[str, Any]], switches: Sequence[Switch] = ()) -> str:
     """ClusterRole/Role (+bindings) with the generated rules, named after the release and bound to the
-    chart's ServiceAccount; the lease rule follows ``leaderElection.enabled`` or ``sharding.enabled``, a switch's rules its value."""
+    chart's ServiceAccount; the lease rule follows ``leaderElection.enabled`` or ``sharding.enabled``, a
+    switch's rules its value."""
     cluster_rules = rules_with_conditions("ClusterRole", objs, switches)
     local_rules = rules_with_conditions("Role", objs, switches, skip=[LEASE_RULE, SHARDING_LEASE_RULE])
     full = f'{{{{ include "{name}.fullname" . }}}}'

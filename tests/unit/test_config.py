@@ -118,6 +118,7 @@ def test_in_cluster_requires_the_environment(monkeypatch):
 
 def _self_signed_pem() -> bytes:
     import datetime as dt
+
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec

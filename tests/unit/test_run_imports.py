@@ -40,10 +40,11 @@ DICT_OPERATOR = ("import kubeloop\nfrom kubeloop import Context, Operator\nfrom 
                  "op.specs()\n")
 
 
-def test_an_operator_on_plain_dicts_loads_no_pydantic() -> None:
+def test_an_operator_on_plain_dicts_loads_no_pydantic_or_yaml() -> None:
     # pydantic and the model → CRD generator were a fifth of a run's start-up instructions (issue 21):
-    # only typed models, settings and webhooks need them, and those load them on first use.
-    heavy = ["pydantic", "kubeloop.resources.model", "kubeloop.resources.crd", "kubeloop.settings"]
+    # only typed models, settings and webhooks need them, and those load them on first use. yaml is
+    # for a kubeconfig, which a Deployment (in-cluster) does not read.
+    heavy = ["pydantic", "kubeloop.resources.model", "kubeloop.resources.crd", "kubeloop.settings", "yaml"]
     assert _loaded_after(f"{RUN_MODULES}\n{DICT_OPERATOR}", heavy) == dict.fromkeys(heavy, False)
 
 
