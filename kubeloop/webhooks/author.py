@@ -9,10 +9,14 @@ rights on behalf of a namespaced object cannot tell whether that object's author
   spec, or the fields themselves for kinds that keep them at the top (copyrator's rules do).
 - ``metadata.uid`` is not signed: mutating admission runs before the API server assigns it on CREATE
   (``tests/integration/test_author_guard.py::test_uid_is_absent_in_mutating_create`` checks this on the
-  real server). The namespace and name take its place; a re-created object gets a record of its own.
+  real server). The namespace and name take its place, and the signing time stands in for the uid's
+  uniqueness: a record signed more than ``MAX_CLOCK_SKEW`` seconds before the object's
+  ``creationTimestamp`` belongs to an earlier object of that name (replayed onto a re-creation while the
+  webhook was not called) and is refused.
 - :func:`verify` refuses with :class:`UnverifiedAuthor` whose ``reason`` says why (``Missing``,
   ``Malformed``, ``BadSignature`` for a forged record or one copied from another object,
-  ``ContentChanged`` for content edited while the webhook was not there) and whose message says how to
+  ``ContentChanged`` for content edited while the webhook was not there, ``SignedBeforeCreation`` for
+  a record of an earlier object of the same name) and whose message says how to
   fix it: re-apply the object as its author. The key never appears in a message.
 - Pure functions, no I/O: :mod:`kubeloop.webhooks.guard` loads the key and runs the webhook.
 """
@@ -20,15 +24,21 @@ rights on behalf of a namespaced object cannot tell whether that object's author
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import hmac
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-VERSION = 1
+VERSION = 2  # 2: the signing time is signed (1 had none: such records are refused, renew them)
+# Seconds a record may be signed before its object's creationTimestamp: mutating admission runs just
+# before the API server sets it, on another machine's clock. Beyond that the record is an earlier
+# object's (a replay).
+MAX_CLOCK_SKEW = 30.0
 NOT_CONTENT = frozenset({"apiVersion", "kind", "metadata", "status"})
 
 
@@ -77,21 +87,22 @@ def _group_kind(obj: Mapping[str, Any]) -> str:
     return f"{api_version.rpartition('/')[0]}/{obj.get('kind', '')}"
 
 
-def _signature(key: bytes, obj: Mapping[str, Any], digest: str, author: Author) -> str:
+def _signature(key: bytes, obj: Mapping[str, Any], digest: str, author: Author, at: int) -> str:
     meta = obj.get("metadata") or {}
     payload = orjson.dumps([VERSION, _group_kind(obj), meta.get("namespace") or "", meta.get("name") or "",
-                            digest, author.as_dict()], option=orjson.OPT_SORT_KEYS)
+                            digest, author.as_dict(), at], option=orjson.OPT_SORT_KEYS)
     return base64.urlsafe_b64encode(hmac.new(key, payload, hashlib.sha256).digest()).decode()
 
 
-def sign(key: bytes, obj: Mapping[str, Any], author: Author) -> str:
-    """The annotation value recording ``author`` as the writer of ``obj``'s current content."""
-    digest = content_hash(obj)
-    return orjson.dumps({"v": VERSION, "user": author.as_dict(), "content": digest,
-                         "sig": _signature(key, obj, digest, author)}, option=orjson.OPT_SORT_KEYS).decode()
+def sign(key: bytes, obj: Mapping[str, Any], author: Author, now: float | None = None) -> str:
+    """The annotation value recording ``author`` as the writer of ``obj``'s current content, ``now``
+    (Unix seconds; the clock by default)."""
+    digest, at = content_hash(obj), int(time.time() if now is None else now)
+    return orjson.dumps({"v": VERSION, "user": author.as_dict(), "content": digest, "at": at,
+                         "sig": _signature(key, obj, digest, author, at)}, option=orjson.OPT_SORT_KEYS).decode()
 
 
-def verify(key: bytes, obj: Mapping[str, Any], domain: str) -> Author:
+def verify(key: bytes, obj: Mapping[str, Any], domain: str, max_clock_skew: float = MAX_CLOCK_SKEW) -> Author:
     """The author recorded on ``obj``, or :class:`UnverifiedAuthor` saying why it is not trusted."""
     meta = obj.get("metadata") or {}
     where = f"{obj.get('kind', 'object')} {meta.get('namespace', '')}/{meta.get('name', '')}".replace(" /", " ")
@@ -105,15 +116,33 @@ def verify(key: bytes, obj: Mapping[str, Any], domain: str) -> Author:
     try:
         record = orjson.loads(value)
         author, digest, sig = Author.from_dict(record["user"]), str(record["content"]), str(record["sig"])
-        if record.get("v") != VERSION:
+        at = record["at"]
+        if record.get("v") != VERSION or type(at) is not int:
             raise ValueError("version")
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
         raise UnverifiedAuthor("Malformed", f"{where}: its author record is not one this operator wrote: "
                                             f"{fix}") from None
-    if not hmac.compare_digest(sig, _signature(key, obj, digest, author)):
+    if not hmac.compare_digest(sig, _signature(key, obj, digest, author, at)):
         raise UnverifiedAuthor("BadSignature", f"{where}: its author record was not signed for this object by "
                                                f"this operator (forged or copied): {fix}")
     if digest != content_hash(obj):
         raise UnverifiedAuthor("ContentChanged", f"{where} changed since its author was recorded (written while "
                                                  f"the webhook was not called): {fix}")
+    created = _created(meta)
+    if created is not None and at < created - max_clock_skew:
+        raise UnverifiedAuthor("SignedBeforeCreation", f"{where}: its author record was signed {created - at:.0f} s "
+                                                       "before the object was created, so it is an earlier object's "
+                                                       f"of the same name (replayed while the webhook was not "
+                                                       f"called): {fix}")
     return author
+
+
+def _created(meta: Mapping[str, Any]) -> float | None:
+    """``metadata.creationTimestamp`` in Unix seconds (None before the API server set it)."""
+    stamp = meta.get("creationTimestamp")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None

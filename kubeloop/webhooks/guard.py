@@ -32,7 +32,7 @@ import orjson
 from kubeloop.client import AlreadyExists, Client, NotFound
 from kubeloop.client.resource import Resource
 from kubeloop.webhooks.admission import AdmissionRequest, Denied
-from kubeloop.webhooks.author import Author, annotation_key, content_hash, sign, verify
+from kubeloop.webhooks.author import MAX_CLOCK_SKEW, Author, annotation_key, content_hash, sign, verify
 
 log = logging.getLogger(__name__)
 KEY_FIELD = "hmac.key"
@@ -73,6 +73,8 @@ class AuthorGuard:
     def __init__(self, operator: str, resource: Resource, domain: str) -> None:
         self.operator, self.resource, self.domain = operator, resource, domain
         self.annotation = annotation_key(domain)
+        # A record signed longer than this before its object was created is a replayed one (author.py).
+        self.max_clock_skew = MAX_CLOCK_SKEW
         self._key: bytes | None = None
         self._loaded = asyncio.Event()
 
@@ -100,7 +102,7 @@ class AuthorGuard:
         if self._key is None:
             raise RuntimeError("the author guard has no key yet: it is loaded when the operator starts")
         raw = obj.to_dict() if hasattr(obj, "to_dict") else obj
-        return verify(self._key, raw, self.domain)
+        return verify(self._key, raw, self.domain, self.max_clock_skew)
 
     async def admit(self, obj: dict[str, Any], req: AdmissionRequest) -> dict[str, Any] | None:
         """The mutating handler: the object with its author record written (or kept)."""

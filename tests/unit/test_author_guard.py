@@ -44,6 +44,52 @@ def test_a_signed_record_verifies_with_its_user() -> None:
     assert verify(KEY, signed(rule()), DOMAIN) == ALICE
 
 
+def created_at(obj: dict[str, Any], stamp: str) -> dict[str, Any]:
+    obj = copy.deepcopy(obj)
+    obj["metadata"]["creationTimestamp"] = stamp
+    return obj
+
+
+def test_a_record_signed_before_its_object_was_created_is_a_replay() -> None:
+    # 2026-11-24T10:00:00Z is 1795514400: the record of an object of this name deleted earlier, put on a
+    # re-creation while the webhook was not called (no uid exists at mutating CREATE to tell them apart).
+    obj = copy.deepcopy(rule())
+    obj["metadata"]["annotations"][ANN] = sign(KEY, obj, ALICE, now=1795514400 - 31)
+    assert reason(created_at(obj, "2026-11-24T10:00:00Z")) == "SignedBeforeCreation"
+    with pytest.raises(UnverifiedAuthor, match="signed 31 s before the object was created"):
+        verify(KEY, created_at(obj, "2026-11-24T10:00:00Z"), DOMAIN)
+
+
+def test_clock_skew_between_webhook_and_api_server_is_tolerated() -> None:
+    obj = copy.deepcopy(rule())
+    obj["metadata"]["annotations"][ANN] = sign(KEY, obj, ALICE, now=1795514400 - 29)  # webhook clock behind
+    assert verify(KEY, created_at(obj, "2026-11-24T10:00:00Z"), DOMAIN) == ALICE
+    obj["metadata"]["annotations"][ANN] = sign(KEY, obj, ALICE, now=1795514400 + 3600)  # renewed later
+    assert verify(KEY, created_at(obj, "2026-11-24T10:00:00Z"), DOMAIN) == ALICE
+    recreated = created_at(obj, "2026-11-24T11:00:05Z")  # 5 s after the renewal
+    assert verify(KEY, recreated, DOMAIN) == ALICE  # within the default 30 s: the window left open
+    with pytest.raises(UnverifiedAuthor, match="signed 5 s before"):
+        verify(KEY, recreated, DOMAIN, max_clock_skew=2)
+
+
+def test_the_signing_time_is_signed() -> None:
+    obj = copy.deepcopy(rule())
+    obj["metadata"]["annotations"][ANN] = sign(KEY, obj, ALICE, now=1795514400 - 3600)
+    record = json.loads(obj["metadata"]["annotations"][ANN])
+    record["at"] = 1795514400  # moved forward to pass as the re-created object's
+    obj["metadata"]["annotations"][ANN] = json.dumps(record)
+    assert reason(created_at(obj, "2026-11-24T10:00:00Z")) == "BadSignature"
+
+
+def test_a_version_1_record_is_refused_with_the_renewal() -> None:
+    obj = signed(rule())
+    record = json.loads(obj["metadata"]["annotations"][ANN])
+    del record["at"]
+    record["v"] = 1
+    obj["metadata"]["annotations"][ANN] = json.dumps(record)
+    assert reason(obj) == "Malformed"
+
+
 def test_metadata_and_status_are_not_content() -> None:
     obj = signed(rule())
     obj["metadata"]["labels"] = {"new": "label"}
