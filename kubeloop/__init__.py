@@ -10,8 +10,7 @@ decorators) on top; ``helpers`` (finalizers, owners, conditions, events, selecto
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubeloop import metrics
 from kubeloop.builder import Operator
@@ -37,6 +36,7 @@ from kubeloop.client.errors import BadRequest
 from kubeloop.controller import Controller, ControllerSpec, Watch, predicates
 from kubeloop.helpers import conditions, finalizers, ownership, selectors
 from kubeloop.helpers.events import EventRecorder
+from kubeloop.lazy_names import lazy_names
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.reconcile import Context, Request, Result, State
 
@@ -76,17 +76,7 @@ if TYPE_CHECKING:
     from kubeloop.webhooks.guard import AuthorGuard
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'kubeloop' has no attribute {name!r}")
-    module = importlib.import_module(_LAZY[name])
-    value = module if module.__name__.endswith(f".{name}") else getattr(module, name)  # a module, or a name in it
-    globals()[name] = value  # once: later look-ups are plain module attributes
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
 
 
 __version__ = "0.1.0"

@@ -1,8 +1,9 @@
 """Typed custom resources (pydantic v2 models) → CRDs, RBAC and deployable manifests."""
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kubeloop.lazy_names import lazy_names
 
 # Each name loads its module on first use: ``builtin`` (Resource constants) must not pull in pydantic
 # and the CRD generator for an operator on plain dicts (a run's start-up CPU, issue 21).
@@ -116,16 +117,7 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'kubeloop.resources' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
 
 __all__ = [
     "AccessRequest", "AuditReport", "CRDInfo", "Condition", "Conditions", "CustomResource", "Format", "Int32",

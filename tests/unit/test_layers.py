@@ -22,11 +22,12 @@ ROOT = Path(kubeloop.__file__).parent
 RUNTIME = {"client", "watch", "cache", "queue", "reconcile", "controller", "manager"}
 MAY_IMPORT: dict[str, set[str]] = {
     "metrics": set(),
+    "lazy_names": set(),  # a package's names loaded on first use (start-up CPU)
     "client": {"metrics"},
     "watch": {"client"},
     "cache": {"client", "watch"},
     "queue": {"metrics"},
-    "resources": {"client"},
+    "resources": {"client", "lazy_names"},
     "helpers": {"client", "resources"},
     "reconcile": {"client", "cache", "helpers", "resources"},
     "controller": {"client", "watch", "cache", "queue", "reconcile", "helpers", "resources", "metrics"},
@@ -42,7 +43,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     # The test kit runs operators on a local control plane, so it sits above the runtime and the builder.
     "testing": RUNTIME | {"builder", "envtest", "helpers", "resources", "settings", "webhooks"},
     # ``kubeloop`` itself (``__init__``) is the public API: it re-exports from the parts below it.
-    "(top)": RUNTIME | {"builder", "helpers", "resources", "settings", "metrics", "webhooks"},
+    "(top)": RUNTIME | {"builder", "helpers", "resources", "settings", "metrics", "webhooks", "lazy_names"},
 }
 TOP_ONLY = {"cli", "operators"}  # checked separately: the command line may import anything; operators below
 
