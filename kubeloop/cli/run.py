@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from kubeloop.builder import Operator
+from kubeloop.cli import peer_flags
 from kubeloop.cli.flags import option as _opt
 from kubeloop.cli.flags import settings_from, settings_options, with_framework_flags
 from kubeloop.controller import DEFAULT_CONCURRENCY
@@ -137,7 +138,7 @@ def _common_options() -> list[click.Option]:
     return [
         _opt("kubeconfig", help="Path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, else in-cluster)."),
         _opt("context", help="The kubeconfig context to use."),
-        _opt("namespace", multiple=True,
+        _opt("namespace", ("-n",), multiple=True,
              help="Watch only these namespaces (repeat or comma-separate); default all namespaces."),
         _opt("leader-elect", is_flag=True, default=False,
              help="Run leader election so that only one replica acts."),
@@ -180,8 +181,10 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
     """``kubeloop run TARGET``'s command for ``operator``: the framework's flags, then the operator's
     (derived from its settings model), whose values become ``operator.settings``."""
     model = operator.declared_settings  # None: no settings of its own, and no pydantic to import
+    kopf_defaults: set[str] = set()  # Kopf's spellings of kubeloop's defaults this command accepts
 
     def callback(**values: Any) -> None:
+        peer_flags.check_accepted(values, kopf_defaults)
         if model is not None:
             operator.settings = settings_from(model, values, click.get_current_context().command)
         if values["leader_elect"] and values["shards"] != "off":
@@ -198,8 +201,21 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
     common = common_options(webhooks=operator.may_serve_webhooks)
     params: list[click.Parameter] = [*common] if model is None else [*with_framework_flags(model, common),
                                                                       *settings_options(model)]
-    return click.Command(operator.name, params=params, callback=callback,
-                         help=f"Run the {operator.name} operator.")
+    taken = {opt for p in params for opt in getattr(p, "opts", ())}
+    accepted = [o for o in peer_flags.accepted_options() if not taken & set(o.opts)]  # the operator's win
+    kopf_defaults.update(o.name or "" for o in accepted)
+    params += accepted
+    return _RunCommand(operator.name, params=params, callback=callback, help=f"Run the {operator.name} operator.")
+
+
+class _RunCommand(click.Command):
+    """A peer tool's flag that kubeloop does not take is refused naming kubeloop's (``peer_flags``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            raise peer_flags.explain(exc) from None
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True,

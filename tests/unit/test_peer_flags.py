@@ -1,0 +1,96 @@
+"""Flags of Kopf and kubebuilder/controller-runtime given to ``kubeloop run``: accepted where they mean
+kubeloop's default, otherwise refused naming kubeloop's spelling (kubeloop/cli/peer_flags.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import kubeloop.cli.runner as runner
+from kubeloop import Operator, Settings, setting
+from kubeloop.cli.peer_flags import PEER_FLAGS
+from kubeloop.cli.run import build_command
+
+
+def plain() -> Operator:
+    op = Operator("plain")
+
+    @op.reconcile("configmaps")
+    async def reconcile(obj: dict[str, Any], ctx: Any) -> None:
+        return None
+    return op
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The settings ``kubeloop run`` would start the operator with (nothing is started)."""
+    seen: list[dict[str, Any]] = []
+
+    async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
+        seen.append(settings)
+        return 0
+    monkeypatch.setattr(runner, "run_operator", run_operator)
+    return seen
+
+
+def invoke(op: Operator, *args: str) -> Any:
+    return CliRunner().invoke(build_command(op), list(args), prog_name="kubeloop run plain")
+
+
+@pytest.mark.parametrize("args", [["-A"], ["--all-namespaces"], ["--standalone"], ["--standalone", "-A"]])
+def test_kopfs_spellings_of_the_defaults_are_accepted(started: list[dict[str, Any]], args: list[str]) -> None:
+    result = invoke(plain(), *args)
+    assert result.exit_code == 0, result.output
+    assert started[0]["namespace"] == () and not started[0]["leader_elect"] and started[0]["shards"] == "off"
+    assert "all_namespaces" not in started[0] and "standalone" not in started[0]
+
+
+def test_n_is_namespace(started: list[dict[str, Any]]) -> None:
+    assert invoke(plain(), "-n", "team-a").exit_code == 0
+    assert started[0]["namespace"] == ("team-a",)
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["-A", "--namespace", "x"], "-A/--all-namespaces (Kopf's) and --namespace contradict"),
+    (["--standalone", "--leader-elect"], "--standalone (Kopf's) contradicts --leader-elect"),
+    (["--standalone", "--shards", "auto"], "--standalone (Kopf's) contradicts --leader-elect/--shards"),
+])
+def test_a_kopf_default_contradicted_is_refused(started: list[dict[str, Any]], args: list[str], says: str) -> None:
+    result = invoke(plain(), *args)
+    assert result.exit_code == 2 and says in result.output and not started
+
+
+@pytest.mark.parametrize("flag", sorted(PEER_FLAGS))
+def test_every_peer_flag_is_refused_with_ours(started: list[dict[str, Any]], flag: str) -> None:
+    result = invoke(plain(), flag)
+    whose, ours = PEER_FLAGS[flag]
+    assert result.exit_code == 2 and not started
+    assert f"{flag} is {whose}'s flag; {ours}" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("args", [["--verbose=true"], ["--zap-log-level=debug"], ["--liveness", "http://x/healthz"]])
+def test_a_peer_flag_with_a_value_is_refused_the_same_way(started: list[dict[str, Any]], args: list[str]) -> None:
+    result = invoke(plain(), *args)
+    assert result.exit_code == 2 and "'s flag; use --" in result.output
+
+
+def test_an_operators_own_setting_of_that_name_wins(started: list[dict[str, Any]]) -> None:
+    class Chatty(Settings):
+        verbose: bool = setting(False, "Its own --verbose.")
+        standalone: bool = setting(False, "Its own --standalone.")
+
+    op = Operator("chatty", settings=Chatty)
+
+    @op.reconcile("configmaps")
+    async def reconcile(obj: dict[str, Any], ctx: Any) -> None:
+        return None
+    result = invoke(op, "--verbose", "--standalone", "--leader-elect")
+    assert result.exit_code == 0, result.output
+    assert op.settings == Chatty(verbose=True, standalone=True) and started[0]["leader_elect"]
+
+
+def test_an_unknown_flag_is_still_clicks_error(started: list[dict[str, Any]]) -> None:
+    result = invoke(plain(), "--no-such-flag")
+    assert result.exit_code == 2 and "No such option" in result.output
