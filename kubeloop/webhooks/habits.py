@@ -156,38 +156,43 @@ def handler(verb: str, fn: Callable[..., Any]) -> None:
     if not callable(fn):
         raise TypeError(f"{verb} handler {fn!r} is not a function: decorate {SIGNATURE}")
     try:
-        sig = inspect.signature(fn)
+        sig: inspect.Signature | None = inspect.signature(fn)
     except (TypeError, ValueError):
-        sig = None  # a builtin without a signature: only the async check below applies
+        sig = None  # no signature to read (some builtins): only the async check applies
+    kopf = _kopf_parameters(sig) if sig else []
     if not inspect.iscoroutinefunction(fn):
         raise TypeError(f"{verb} handler {name!r} must be an async function: {SIGNATURE} (Kopf runs a sync def in "
-                        "a thread; call blocking code from an async handler with asyncio.to_thread)")
+                        "a thread; call blocking code from an async handler with asyncio.to_thread)" + _where(kopf))
     if sig is None:
         return
-    kopf = _kopf_parameters(sig)
     try:
         sig.bind(None, None)
     except TypeError:
-        kopf = kopf or [p.name for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        kopf = _kopf_parameters(sig, every=True)  # a Kopf handler through and through: map all it asks for
         raise TypeError(_mismatch(verb, name, sig, kopf, "cannot be called with two positional arguments")) from None
     if kopf:
         raise TypeError(_mismatch(verb, name, sig, kopf, "asks for Kopf's keyword arguments"))
 
 
-def _kopf_parameters(sig: inspect.Signature) -> list[str]:
-    """Parameters named as Kopf's keyword arguments that would not get what Kopf gives them."""
+def _kopf_parameters(sig: inspect.Signature, every: bool = False) -> list[str]:
+    """Parameters named as Kopf's keyword arguments where kubeloop would not give what Kopf gives: the
+    two that receive ``(obj, req)`` (but ``body``/``new`` first: that is the object) and keyword-only
+    ones (kubeloop never fills those); ``every``: all positional ones too. Otherwise a later positional
+    parameter with a default is the user's own business."""
     out = []
-    for i, param in enumerate(sig.parameters.values()):
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.name not in KOPF_KWARGS:
-            continue
-        if i == 0 and param.kind is not param.KEYWORD_ONLY and param.name in _OBJ_NAMES:
-            continue  # the object, under Kopf's name for it: what kubeloop passes first
-        out.append(param.name)
+    positional = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for i, param in enumerate(positional if every else positional[:2]):
+        if param.name in KOPF_KWARGS and not (i == 0 and param.name in _OBJ_NAMES):
+            out.append(param.name)
+    out += [p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY and p.name in KOPF_KWARGS]
     return out
 
 
+def _where(kopf: list[str]) -> str:
+    where = "; ".join(f"{p} → {KOPF_KWARGS[p]}" for p in kopf)
+    return f". Kopf's arguments are there: {where}" if where else ""
+
+
 def _mismatch(verb: str, name: str, sig: inspect.Signature, kopf: list[str], what: str) -> str:
-    where = "; ".join(f"{p} → {KOPF_KWARGS[p]}" for p in kopf if p in KOPF_KWARGS)
     return (f"{verb} handler {name}{sig} {what}: kubeloop calls {SIGNATURE} with the object (typed) and the "
-            f"AdmissionRequest, positionally" + (f". Kopf's arguments are there: {where}" if where else "")
-            + ". Raise Denied(message, field=...) to refuse")
+            f"AdmissionRequest, positionally{_where(kopf)}. Raise Denied(message, field=...) to refuse")

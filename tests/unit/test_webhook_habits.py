@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from kubeloop import Operator, builtin
+from kubeloop import Denied, Operator, builtin
 from kubeloop.webhooks import WebhookCerts, WebhookServer
 from tests.webhook_operator import Gadget
 
@@ -182,9 +182,12 @@ def test_a_kopf_style_handler_is_refused_showing_our_signature(verb: str, fn: An
     assert "body → obj" not in message  # body as the first parameter is the object: not blamed
 
 
-def test_a_sync_kopf_handler_is_refused_as_sync() -> None:
-    with pytest.raises(TypeError, match=re.escape("must be an async function: async def fn(obj, req)")):
+def test_a_sync_kopf_handler_is_refused_as_sync_with_the_mapping() -> None:
+    with pytest.raises(TypeError) as refused:
         declare(fn=sync_kopf)
+    message = str(refused.value)
+    assert "must be an async function: async def fn(obj, req)" in message and "asyncio.to_thread" in message
+    assert "spec → obj.spec" in message
 
 
 async def gadget_and_request(gadget: Any, request: Any) -> None: ...
@@ -192,9 +195,10 @@ async def body_first(body: Any, req: Any) -> None: ...
 async def with_rest(obj: Any, req: Any, **_: Any) -> None: ...
 async def wrapper(*args: Any, **kwargs: Any) -> None: ...  # a decorator that did not use functools.wraps
 async def with_param(limit: int, obj: Any, req: Any) -> None: ...
+async def later_default(obj: Any, req: Any, name: str = "gadgets") -> None: ...  # the user's own parameter
 
 
-@pytest.mark.parametrize("fn", [ok, gadget_and_request, body_first, with_rest, wrapper,
+@pytest.mark.parametrize("fn", [ok, gadget_and_request, body_first, with_rest, wrapper, later_default,
                                 functools.partial(with_param, 10)])
 def test_legitimate_signatures_are_accepted(fn: Any) -> None:
     assert declare(fn=fn).handler is fn
@@ -235,11 +239,16 @@ async def value_error(obj: Any, req: Any) -> None:
     raise ValueError("bad replicas")
 
 
+async def denied_with_code(obj: Any, req: Any) -> None:
+    raise Denied("too many replicas", code=400)  # kopf.AdmissionError("too many replicas", code=400), ported
+
+
 @pytest_asyncio.fixture
 async def server() -> AsyncIterator[WebhookServer]:
     certs = WebhookCerts()
     srv = WebhookServer(certs)
-    for fn, policy in [(kopf_refusal, "Fail"), (kopf_refusal, "ignore"), (value_error, "fail")]:
+    for fn, policy in [(kopf_refusal, "Fail"), (kopf_refusal, "ignore"), (value_error, "fail"),
+                       (denied_with_code, "Ignore")]:
         hook = declare(kind=builtin.CONFIG_MAP, fn=fn, failure_policy=policy)
         srv.validating(f"/{fn.__name__}-{hook.failure_policy}", hook.server_handler(),
                        failure_policy=hook.failure_policy)
@@ -268,3 +277,10 @@ async def test_a_kopf_admission_error_under_ignore_is_allowed_with_a_warning(ser
     status, out = await post(server, "/kopf_refusal-Ignore", review())
     assert status == 200 and out["response"]["allowed"] is True
     assert "raised AdmissionError" in out["response"]["warnings"][0]
+
+
+async def test_denied_with_a_code_is_kopfs_admission_error_ported(server: WebhookServer) -> None:
+    """Denied(message, code=) carries the message and code to the client, whatever the failure policy."""
+    status, out = await post(server, "/denied_with_code-Ignore", review())
+    assert status == 200 and out["response"]["allowed"] is False
+    assert out["response"]["status"] == {"code": 400, "reason": "BadRequest", "message": "too many replicas"}
