@@ -3,9 +3,12 @@ accepted with the same meaning or refused at declaration with a message naming k
 
 from __future__ import annotations
 
+import ast
 import functools
+import importlib.util
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +16,7 @@ import pytest_asyncio
 
 from kubeloop import Denied, Operator, builtin
 from kubeloop.webhooks import WebhookCerts, WebhookServer
+from tests.unit.test_webhooks_operator import review as typed_review
 from tests.webhook_operator import Gadget
 
 from .test_webhooks_admission import review
@@ -284,3 +288,38 @@ async def test_denied_with_a_code_is_kopfs_admission_error_ported(server: Webhoo
     status, out = await post(server, "/denied_with_code-Ignore", review())
     assert status == 200 and out["response"]["allowed"] is False
     assert out["response"]["status"] == {"code": 400, "reason": "BadRequest", "message": "too many replicas"}
+
+
+# --- the Kopf page's ported example ------------------------------------------------------------------
+
+HOWTO = Path(__file__).parents[2] / "docs" / "howto" / "kopf"
+
+
+def test_the_kopf_original_is_valid_python() -> None:
+    ast.parse((HOWTO / "admission_kopf.py").read_text())
+
+
+async def test_the_ported_webhooks_do_what_the_kopf_ones_did() -> None:
+    spec = importlib.util.spec_from_file_location("docs_howto_admission_kubeloop", HOWTO / "admission_kubeloop.py")
+    assert spec and spec.loader
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    check, default = example.operator.hooks.admission
+    assert (check.verb, check.operations, check.failure_policy) == ("validating", ("CREATE", "UPDATE"), "Fail")
+    assert (default.verb, default.operations, default.failure_policy) == ("mutating", ("CREATE",), "Ignore")
+
+    def announcement(**spec: Any) -> dict[str, Any]:
+        return {"apiVersion": "kopf-migration.kubeloop.dev/v1", "kind": "Announcement",
+                "metadata": {"name": "a"}, "spec": spec}
+
+    validate = check.server_handler()
+    with pytest.raises(Denied) as denied:
+        await validate(typed_review(announcement(text="x" * 81)))
+    assert (denied.value.field, denied.value.code) == ("spec.text", 422)
+    with pytest.raises(Denied, match="cannot be changed"):
+        await validate(typed_review(announcement(audience="b"), announcement(audience="a"), "UPDATE"))
+    req = typed_review(announcement(text="hi", shout=True))
+    await validate(req)
+    assert req.warnings == ["spec.shout is deprecated"]
+    mutated = await default.server_handler()(typed_review(announcement(text="hi")))
+    assert mutated["spec"] == {"text": "hi", "audience": "everyone"}
