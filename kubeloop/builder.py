@@ -191,6 +191,7 @@ class Operator(Generic[S]):
         # import naming kubeloop's, rather than being ignored or mangled (``tuple("CREATE")``).
         habits.refuse_foreign_options(verb, foreign)
         habits.kind(kind)
+        resource_of(kind)  # here, not only once a handler is given: a wrong kind fails at its own line
         options = (habits.failure_policy(failure_policy), habits.timeout(timeout), habits.operations(operations))
 
         def register(fn: F) -> F:

@@ -137,7 +137,11 @@ def operations(value: Any) -> tuple[str, ...]:
 
 
 def kind(target: Any) -> None:
-    """Refuses Kopf's resource strings with the kubeloop object to pass instead."""
+    """Refuses Kopf's resource strings with the kubeloop object to pass instead, and a handler given where
+    the kind goes (``@op.validate`` without its parentheses would otherwise replace the handler)."""
+    if inspect.isfunction(target) or inspect.ismethod(target):
+        raise TypeError(f"webhook kind {target.__name__!r} is a function: the decorator takes the kind first, "
+                        f"@op.validate(Kind) above {SIGNATURE}")
     if not isinstance(target, str):
         return
     from kubeloop.resources import builtin

@@ -154,6 +154,14 @@ def test_a_kopf_resource_string_is_refused_naming_the_object_to_pass(kind: str, 
                                        f"builtin.CONFIG_MAP{hint}")
 
 
+def test_the_decorator_without_its_kind_is_refused() -> None:
+    with pytest.raises(TypeError, match=re.escape("webhook kind 'ok' is a function: the decorator takes the kind "
+                                                  "first, @op.validate(Kind) above async def fn(obj, req)")):
+        Operator("o").validate(ok)  # type: ignore[arg-type] # i.e. a bare @op.validate above ok
+    with pytest.raises(TypeError, match="webhooks take a CustomResource class"):
+        Operator("o").mutate(42)  # type: ignore[arg-type] # refused before any handler is given
+
+
 # --- handler signatures ------------------------------------------------------------------------------
 
 
