@@ -9,6 +9,7 @@ Checked when the decorator is applied, so a ported webhook fails at import, not 
 - Accepted because the meaning is identical: ``failure_policy`` and ``operations`` in any case
   (kubebuilder markers write ``failurePolicy=fail``, ``verbs=create;update``), and a list for
   ``operations``. A bare string for ``operations`` is refused: iterated, ``"CREATE"`` is six letters.
+  So are ``CONNECT`` (only subresources get it) and a ``timeout`` that is not whole seconds in 1-30.
 - A handler must be callable as ``await fn(obj, req)``: a Kopf-style signature (keyword parameters such
   as ``spec``, ``patch``, ``warnings``, ``**kwargs`` alone, a sync ``def``) is refused with the mapping of
   what it asked for to where ``obj`` and ``req`` carry it. Parameter names are free otherwise.
