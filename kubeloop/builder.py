@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Never, TypeVar
+from typing import Any, Generic, TypeVar
 
 from typing_extensions import TypeVar as DefaultedTypeVar
 
@@ -30,8 +30,8 @@ from kubeloop.controller.spec import (
 )
 from kubeloop.reconcile.state import State
 from kubeloop.settings import Settings, defaults
-from kubeloop.webhooks import habits
 from kubeloop.webhooks.guard import AuthorGuard, guard_namespaced_permissions, guard_permissions
+from kubeloop.webhooks.habits import Foreign
 from kubeloop.webhooks.hooks import AdmissionHook, ConversionHook, Hooks, Target, resource_of
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -167,7 +167,7 @@ class Operator(Generic[S]):
     # --- webhooks (recorded here; kubeloop.webhooks serves them) --------------------------------------
 
     def validate(self, kind: Target, *, failure_policy: str = "Fail", timeout: int = 5,
-                 operations: Sequence[str] = ("CREATE", "UPDATE"), **foreign: Never) -> Callable[[F], F]:
+                 operations: Sequence[str] = ("CREATE", "UPDATE"), **foreign: Foreign) -> Callable[[F], F]:
         """Registers ``async def fn(obj, req) -> None`` as the validating admission webhook of ``kind`` (a
         CustomResource class: ``obj`` is its model; a built-in Resource: a dict). ``req`` is the
         ``AdmissionRequest`` (``req.old`` typed on UPDATE, ``req.operation``, ``req.user``,
@@ -179,7 +179,7 @@ class Operator(Generic[S]):
         return self._admission("validating", kind, failure_policy, timeout, operations, foreign)
 
     def mutate(self, kind: Target, *, failure_policy: str = "Fail", timeout: int = 5,
-               operations: Sequence[str] = ("CREATE", "UPDATE"), **foreign: Never) -> Callable[[F], F]:
+               operations: Sequence[str] = ("CREATE", "UPDATE"), **foreign: Foreign) -> Callable[[F], F]:
         """Registers ``async def fn(obj, req)`` returning the changed object (model or dict; None: no
         change) as the mutating webhook of ``kind``; the framework sends the JSON patch. Options as
         ``validate``."""
@@ -189,6 +189,8 @@ class Operator(Generic[S]):
                    operations: Sequence[str], foreign: dict[str, Any]) -> Callable[[F], F]:
         # Checked here, when the decorator is called, so a ported Kopf/kubebuilder spelling fails at
         # import naming kubeloop's, rather than being ignored or mangled (``tuple("CREATE")``).
+        from kubeloop.webhooks import habits  # already loaded, with Foreign
+
         habits.refuse_foreign_options(verb, foreign)
         habits.kind(kind)
         resource_of(kind)  # here, not only once a handler is given: a wrong kind fails at its own line

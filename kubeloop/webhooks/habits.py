@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Never, TypeAlias
 
 from kubeloop.webhooks.admission import OPERATIONS
 
+# The type of the decorators' ``**foreign``: no keyword beyond theirs type-checks, and at run time
+# refuse_foreign_options says which spelling to use instead.
+Foreign: TypeAlias = Never
 OUR_OPTIONS = "failure_policy=, timeout=, operations="
 SIGNATURE = "async def fn(obj, req)"
 _ONE_PER_KIND = ("kubeloop names the webhook and its path after the kind (validate.<plural>.<group>, "
