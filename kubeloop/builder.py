@@ -30,6 +30,7 @@ from kubeloop.controller.spec import (
 )
 from kubeloop.reconcile.state import State
 from kubeloop.webhooks.guard import AuthorGuard, guard_namespaced_permissions, guard_permissions
+from kubeloop.webhooks.habits import Foreign
 from kubeloop.webhooks.hooks import AdmissionHook, ConversionHook, Hooks, Target, resource_of
 
 if TYPE_CHECKING:
@@ -189,27 +190,38 @@ class Operator(Generic[S]):
     # --- webhooks (recorded here; kubeloop.webhooks serves them) --------------------------------------
 
     def validate(self, kind: Target, *, failure_policy: str = "Fail", timeout: int = 5,
-                 operations: Sequence[str] = ("CREATE", "UPDATE")) -> Callable[[F], F]:
+                 operations: Sequence[str] = ("CREATE", "UPDATE"), **foreign: Foreign) -> Callable[[F], F]:
         """Registers ``async def fn(obj, req) -> None`` as the validating admission webhook of ``kind`` (a
         CustomResource class: ``obj`` is its model; a built-in Resource: a dict). ``req`` is the
         ``AdmissionRequest`` (``req.old`` typed on UPDATE, ``req.operation``, ``req.user``,
         ``req.dry_run``, ``req.warn()``); raise ``Denied(message, field="spec.x")`` to refuse.
         ``failure_policy="Fail"`` by default: a rule skipped while the webhook is down is a rule not
         enforced (the namespaceSelector, not ``Ignore``, keeps it from locking the cluster).
-        ``timeout``: seconds the API server waits (1-30)."""
-        return self._admission("validating", kind, failure_policy, timeout, operations)
+        ``timeout``: seconds the API server waits (1-30). Kopf's and kubebuilder's spellings are refused
+        naming these (see :mod:`kubeloop.webhooks.habits`)."""
+        return self._admission("validating", kind, failure_policy, timeout, operations, foreign)
 
     def mutate(self, kind: Target, *, failure_policy: str = "Fail", timeout: int = 5,
-               operations: Sequence[str] = ("CREATE", "UPDATE")) -> Callable[[F], F]:
+               operations: Sequence[str] = ("CREATE", "UPDATE"), **foreign: Foreign) -> Callable[[F], F]:
         """Registers ``async def fn(obj, req)`` returning the changed object (model or dict; None: no
         change) as the mutating webhook of ``kind``; the framework sends the JSON patch. Options as
         ``validate``."""
-        return self._admission("mutating", kind, failure_policy, timeout, operations)
+        return self._admission("mutating", kind, failure_policy, timeout, operations, foreign)
 
     def _admission(self, verb: Any, kind: Target, failure_policy: str, timeout: int,
-                   operations: Sequence[str]) -> Callable[[F], F]:
+                   operations: Sequence[str], foreign: dict[str, Any]) -> Callable[[F], F]:
+        # Checked here, when the decorator is called, so a ported Kopf/kubebuilder spelling fails at
+        # import naming kubeloop's, rather than being ignored or mangled (``tuple("CREATE")``).
+        from kubeloop.webhooks import habits  # already loaded, with Foreign
+
+        habits.refuse_foreign_options(verb, foreign)
+        habits.kind(kind)
+        resource_of(kind)  # here, not only once a handler is given: a wrong kind fails at its own line
+        options = (habits.failure_policy(failure_policy), habits.timeout(timeout), habits.operations(operations))
+
         def register(fn: F) -> F:
-            self._hooks.add(AdmissionHook(verb, kind, fn, failure_policy, timeout, tuple(operations)))
+            habits.handler(verb, fn)
+            self._hooks.add(AdmissionHook(verb, kind, fn, *options))
             return fn
         return register
 
@@ -217,7 +229,7 @@ class Operator(Generic[S]):
         """Converts a CRD's versions through ``hub`` (a CustomResource model): ``spokes={OldModel:
         (to_hub, from_hub)}``, each function taking the typed object of one version and returning the
         other. The CRD is generated with ``conversion.strategy: Webhook`` and holds every version."""
-        self._hooks.convert(ConversionHook(hub, tuple((m, *fns) for m, fns in spokes.items())))
+        self._hooks.convert(ConversionHook(hub, tuple((m, *_spoke_pair(m, fns)) for m, fns in spokes.items())))
 
     def record_author(self, kind: Target, *, when: Condition | None = None) -> AuthorGuard:
         """Records who writes ``kind``'s objects, signed, so the operator can act only as far as that
@@ -391,6 +403,15 @@ def _as_permissions(wanted: list[tuple[ResourceRef, tuple[str, ...], str | None]
         res = resolve_offline(ref)
         out.append(Permission(res.group, res.plural, verbs, sub, res.namespaced))
     return out
+
+
+def _spoke_pair(model: type, fns: Any) -> tuple[Any, Any]:
+    """``(to_hub, from_hub)``, refusing one function (controller-runtime's ConvertTo/ConvertFrom are two)."""
+    if not isinstance(fns, tuple | list) or len(fns) != 2:
+        name = getattr(model, "__name__", model)
+        raise TypeError(f"spokes[{name}] must be (to_hub, from_hub), two functions: controller-runtime's "
+                        f"ConvertTo is to_hub, ConvertFrom is from_hub; got {fns!r}")
+    return fns[0], fns[1]
 
 
 def _short(resource: ResourceRef) -> str:
