@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from kubeloop.metrics import REGISTRY
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def _split(address: str) -> tuple[str, int]:
@@ -59,7 +60,7 @@ class HttpServer:
         self._runners.clear()
 
     async def _metrics(self, request: web.Request) -> web.Response:
-        return web.Response(body=generate_latest(REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST})
+        return web.Response(body=REGISTRY.expose(), headers={"Content-Type": CONTENT_TYPE})
 
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.Response(text="ok") if self.healthy() else web.Response(status=500, text="unhealthy")

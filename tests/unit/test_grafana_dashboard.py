@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import Counter, Gauge, Histogram
-
 from kubeloop import metrics
+from kubeloop.metrics import Counter, Gauge, Histogram
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "grafana" / "kubeloop.json"
 # Labels Prometheus adds at scrape time, and the histogram bucket label.
@@ -28,8 +27,8 @@ def exported() -> dict[str, set[str]]:
         metric = getattr(metrics, name)
         if not isinstance(metric, (Counter, Gauge, Histogram)):
             continue
-        for suffix in _SUFFIXES[metric._type]:
-            out[metric._name + suffix] = set(metric._labelnames)
+        for suffix in _SUFFIXES[metric.type]:
+            out[metric.name + suffix] = set(metric.labelnames)
     return out
 
 

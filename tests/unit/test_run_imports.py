@@ -30,3 +30,8 @@ def test_every_exported_webhooks_name_resolves_on_first_use() -> None:
     assert webhooks.WebhookServer.__module__ == "kubeloop.webhooks.server"
     loaded = _loaded_after("from kubeloop.webhooks import WebhookServer", ["cryptography"])
     assert loaded == {"cryptography": True}  # serving a webhook needs its certificates: loaded with it
+
+
+def test_a_run_does_not_import_prometheus_client() -> None:
+    """kubeloop's metrics are its own (kubeloop/metric_types.py); prometheus_client costs ~47 M instructions."""
+    assert _loaded_after(RUN_MODULES, ["prometheus_client"]) == {"prometheus_client": False}

@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from prometheus_client import Counter
-
 from kubeloop import EventRecorder, metrics
+from kubeloop.metrics import Counter
 from kubeloop.operators.blackadder.chaos import Action, log
 
 # Module-level on purpose: the registry is process-wide, so every operator instance counts into these.

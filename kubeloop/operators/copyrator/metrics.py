@@ -6,9 +6,8 @@ Module-level on purpose, unlike the rest of an operator's state: the registry is
 
 from __future__ import annotations
 
-from prometheus_client import Counter
-
 from kubeloop import metrics
+from kubeloop.metrics import Counter
 
 created = Counter("copyrator_copies_created", "Copies created.", ["kind"], registry=metrics.REGISTRY)
 updated = Counter("copyrator_copies_updated", "Copies brought back in line with their source (or "

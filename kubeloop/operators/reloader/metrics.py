@@ -4,9 +4,8 @@ Module-level on purpose: the registry is process-wide, so every operator instanc
 
 from __future__ import annotations
 
-from prometheus_client import Counter
-
 from kubeloop import metrics
+from kubeloop.metrics import Counter
 
 reload_executed = Counter(
     "reloader_reload_executed", "Rollouts triggered by a ConfigMap or Secret change, by success.",
