@@ -35,3 +35,9 @@ def test_every_exported_webhooks_name_resolves_on_first_use() -> None:
 def test_a_run_does_not_import_prometheus_client() -> None:
     """kubeloop's metrics are its own (kubeloop/metric_types.py); prometheus_client costs ~47 M instructions."""
     assert _loaded_after(RUN_MODULES, ["prometheus_client"]) == {"prometheus_client": False}
+
+
+def test_a_run_does_not_import_aiohttp_web() -> None:
+    """The metrics and probe server is kubeloop/manager/http.py on asyncio; aiohttp.web costs ~98 M instructions
+    (the webhook server, loaded only with webhooks, still uses it)."""
+    assert _loaded_after(RUN_MODULES, ["aiohttp.web"]) == {"aiohttp.web": False}
