@@ -1,4 +1,4 @@
-"""kubeloop's own metric types (kubeloop/metric_types.py) expose what prometheus_client exposed for the same
+"""kubeloop's own metric types (kubeloop/metrics/core.py) expose what prometheus_client exposed for the same
 metrics and operations (``_created`` aside, which controller-runtime does not emit), keep users'
 prometheus_client collectors working, and refuse ambiguous names."""
 
@@ -13,8 +13,8 @@ import prometheus_client
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from kubeloop import metric_types as ours
 from kubeloop import metrics
+from kubeloop.metrics import core as ours
 
 Samples = dict[tuple[str, str], set[tuple[str, tuple[tuple[str, str], ...], float]]]
 
@@ -68,7 +68,7 @@ def test_same_samples_as_prometheus_client_for_every_operation() -> None:
 
 
 def test_kubeloops_own_metrics_expose_as_prometheus_client_did() -> None:
-    """Every metric of kubeloop/metrics.py, rebuilt with prometheus_client: same names, help, labels."""
+    """Every metric of kubeloop/metrics, rebuilt with prometheus_client: same names, help, labels."""
     defined = [m for m in vars(metrics).values() if isinstance(m, ours._Metric)]
     assert len(defined) > 20
 

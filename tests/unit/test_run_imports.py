@@ -33,7 +33,7 @@ def test_every_exported_webhooks_name_resolves_on_first_use() -> None:
 
 
 def test_a_run_does_not_import_prometheus_client() -> None:
-    """kubeloop's metrics are its own (kubeloop/metric_types.py); prometheus_client costs ~47 M instructions."""
+    """kubeloop's metrics are its own (kubeloop/metrics/core.py); prometheus_client costs ~47 M instructions."""
     assert _loaded_after(RUN_MODULES, ["prometheus_client"]) == {"prometheus_client": False}
 
 

@@ -1,13 +1,13 @@
 """Prometheus metrics with controller-runtime's and client-go's names, so existing dashboards work.
 
 All live in one registry (``REGISTRY``) that the manager serves on ``/metrics``. The types are kubeloop's
-own (kubeloop/metric_types.py: no prometheus_client import at start-up); an operator declares its metrics
+own (kubeloop/metrics/core.py: no prometheus_client import at start-up); an operator declares its metrics
 with them, e.g. ``metrics.Counter("myop_things", "Things done.", ["kind"], registry=metrics.REGISTRY)``.
 """
 
 from __future__ import annotations
 
-from kubeloop.metric_types import Counter, Gauge, Histogram, Registry
+from kubeloop.metrics.core import Counter, Gauge, Histogram, Registry
 
 __all__ = ["REGISTRY", "Counter", "Gauge", "Histogram", "Registry"]  # and the metrics below
 
