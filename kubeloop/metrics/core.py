@@ -103,7 +103,8 @@ class _HistogramChild:
         self._counts = [0] * len(upper)  # per bucket, not cumulative: one increment per observation
 
     def observe(self, value: float) -> None:
-        index = bisect_left(self._upper, value)  # the first bound >= value (le is inclusive)
+        # the first bound >= value (le is inclusive); NaN compares false to all: +Inf, as the Go client does
+        index = bisect_left(self._upper, value) if value == value else len(self._upper) - 1
         with self._lock:
             self._counts[index] += 1
             self._sum += value

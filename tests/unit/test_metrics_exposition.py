@@ -147,6 +147,14 @@ def test_children_are_cached_and_values_stringified_once() -> None:
     assert [s[1:] for s in c.samples()] == [({"code": "200"}, 1.0)]
 
 
+def test_a_nan_observation_counts_in_the_inf_bucket_as_in_the_go_client() -> None:
+    h = ours.Histogram("nan_h", "N.", buckets=(1, 2))
+    h.observe(math.nan)
+    h.observe(1.5)
+    counts, total = h._only().snapshot()
+    assert counts == [0, 1, 1] and math.isnan(total)
+
+
 def test_updates_from_threads_lose_nothing() -> None:
     c = ours.Counter("threads", "T.", ["x"])
     g = ours.Gauge("threads_g", "T.", ["x"])
