@@ -151,8 +151,8 @@ class _Server:
         try:
             while await self._one(reader, writer):
                 pass
-        except (ConnectionError, asyncio.CancelledError):
-            pass
+        except ConnectionError:
+            pass  # the client went away: nothing to answer
         finally:
             self.connections.discard(writer)
             writer.close()
