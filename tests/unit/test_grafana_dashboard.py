@@ -1,4 +1,4 @@
-"""docs/grafana/kubeloop.json queries only metrics that kubeloop/metrics.py exports, with labels they
+"""docs/grafana/kubeloop.json queries only metrics that kubeloop/metrics exports, with labels they
 have, and shows every one of them: a renamed metric breaks this test, not a user's dashboard."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import Counter, Gauge, Histogram
-
 from kubeloop import metrics
+from kubeloop.metrics import Counter, Gauge, Histogram
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "grafana" / "kubeloop.json"
 # Labels Prometheus adds at scrape time, and the histogram bucket label.
@@ -28,8 +27,8 @@ def exported() -> dict[str, set[str]]:
         metric = getattr(metrics, name)
         if not isinstance(metric, (Counter, Gauge, Histogram)):
             continue
-        for suffix in _SUFFIXES[metric._type]:
-            out[metric._name + suffix] = set(metric._labelnames)
+        for suffix in _SUFFIXES[metric.type]:
+            out[metric.name + suffix] = set(metric.labelnames)
     return out
 
 
@@ -57,7 +56,7 @@ def test_every_queried_metric_and_label_exists() -> None:
         found = _names(expr)
         assert found, f"no metric selector found in {expr!r}: write metrics as name{{...}}"
         for name, labels in found:
-            assert name in series, f"{name} is not exported by kubeloop/metrics.py (in {expr!r})"
+            assert name in series, f"{name} is not exported by kubeloop/metrics (in {expr!r})"
             assert labels <= series[name] | SCRAPE_LABELS, f"{name} has no label {labels - series[name]}"
         allowed = set().union(*(series[name] for name, _ in found)) | SCRAPE_LABELS
         for group in _BY.findall(expr):

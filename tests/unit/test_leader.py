@@ -33,7 +33,7 @@ def lease(client: FakeClient) -> dict[str, Any]:
 
 
 def leader_metric() -> float:
-    return metrics.leader_election_master_status.labels("lock")._value.get()
+    return metrics.leader_election_master_status.labels("lock").get()
 
 
 @pytest.fixture

@@ -73,3 +73,14 @@ def test_an_operator_without_settings_gets_the_empty_model_on_first_use() -> Non
     assert op.declared_settings is None and op.settings_model is kubeloop.Settings
     assert op.settings == kubeloop.Settings()
     op.settings = kubeloop.Settings()  # a test may still assign one
+
+
+def test_a_run_does_not_import_prometheus_client() -> None:
+    """kubeloop's metrics are its own (kubeloop/metrics/core.py); prometheus_client costs ~47 M instructions."""
+    assert _loaded_after(RUN_MODULES, ["prometheus_client"]) == {"prometheus_client": False}
+
+
+def test_a_run_does_not_import_aiohttp_web() -> None:
+    """The metrics and probe server is kubeloop/manager/http.py on asyncio; aiohttp.web costs ~98 M instructions
+    (the webhook server, loaded only with webhooks, still uses it)."""
+    assert _loaded_after(RUN_MODULES, ["aiohttp.web"]) == {"aiohttp.web": False}

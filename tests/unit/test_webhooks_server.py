@@ -116,12 +116,12 @@ async def test_wrong_return_type_is_a_failure(server: WebhookServer) -> None:
 
 
 async def test_metrics_and_readiness(server: WebhookServer) -> None:
-    before = metrics.webhook_requests.labels("/strict", "200")._value.get()
+    before = metrics.webhook_requests.labels("/strict", "200").get()
     await post(server, "/strict", review())
-    assert metrics.webhook_requests.labels("/strict", "200")._value.get() == before + 1
-    assert metrics.webhook_in_flight.labels("/strict")._value.get() == 0
+    assert metrics.webhook_requests.labels("/strict", "200").get() == before + 1
+    assert metrics.webhook_in_flight.labels("/strict").get() == 0
     await post(server, "/strict", None, raw=b"x")
-    assert metrics.webhook_requests.labels("/strict", "400")._value.get() >= 1
+    assert metrics.webhook_requests.labels("/strict", "400").get() >= 1
     assert server.ready and (await post_get(server, "/readyz")) == 200
 
 

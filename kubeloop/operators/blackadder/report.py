@@ -6,16 +6,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from prometheus_client import Counter
-
 from kubeloop import EventRecorder, metrics
 from kubeloop.operators.blackadder.chaos import Action, log
 
 # Module-level on purpose: the registry is process-wide, so every operator instance counts into these.
-ACTIONS = Counter("blackadder_actions", "Objects hit by ChaosAgents, by agent, mode (tantrum, cancer, ipsum, "
-                  "restore) and namespace; dry_run=\"true\" ones were left unchanged.",
-                  ["agent", "mode", "namespace", "dry_run"], registry=metrics.REGISTRY)
-ROUNDS = Counter("blackadder_rounds", "Rounds played by ChaosAgents.", ["agent"], registry=metrics.REGISTRY)
+ACTIONS = metrics.Counter("blackadder_actions", "Objects hit by ChaosAgents, by agent, mode (tantrum, cancer, "
+                          "ipsum, restore) and namespace; dry_run=\"true\" ones were left unchanged.",
+                          ["agent", "mode", "namespace", "dry_run"], registry=metrics.REGISTRY)
+ROUNDS = metrics.Counter("blackadder_rounds", "Rounds played by ChaosAgents.", ["agent"], registry=metrics.REGISTRY)
 
 _REASONS = {"killed": "PodKilled", "evicted": "PodEvicted", "spared": "PodSpared",
             "scaled": "DeploymentScaled", "rewrote": "ConfigMapRewritten", "restored": "ChaosRestored",

@@ -1,13 +1,17 @@
 """Prometheus metrics with controller-runtime's and client-go's names, so existing dashboards work.
 
-All live in one registry (``REGISTRY``) that the manager serves on ``/metrics``.
+All live in one registry (``REGISTRY``) that the manager serves on ``/metrics``. The types are kubeloop's
+own (kubeloop/metrics/core.py: no prometheus_client import at start-up); an operator declares its metrics
+with them, e.g. ``metrics.Counter("myop_things", "Things done.", ["kind"], registry=metrics.REGISTRY)``.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from kubeloop.metrics.core import Counter, Gauge, Histogram, Registry
 
-REGISTRY = CollectorRegistry(auto_describe=True)
+__all__ = ["REGISTRY", "Counter", "Gauge", "Histogram", "Registry"]  # and the metrics below
+
+REGISTRY = Registry()
 
 _LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
