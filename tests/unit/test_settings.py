@@ -203,6 +203,8 @@ def test_an_operator_without_settings_has_only_the_framework_flags(monkeypatch: 
     from kubeloop.cli.run import build_command, common_options
 
     op = Operator("plain")
-    assert [p.name for p in build_command(op).params] == [o.name for o in common_options()]
+    # (and the hidden Kopf spellings of its defaults: kubeloop/cli/peer_flags.py)
+    assert [p.name for p in build_command(op).params] == [*(o.name for o in common_options()), "all_namespaces",
+                                                          "standalone"]
     result, settings, _ = run(op, [], monkeypatch)
     assert result.exit_code == 0 and settings == Settings()
