@@ -7,7 +7,7 @@ every ``labels()``, linear bucket search) shows in per-object CPU. Contract:
 - The surface is the subset of prometheus_client's that kubeloop uses: ``Metric(name, documentation,
   labelnames, registry=, buckets=)``, ``.labels(*values)`` / ``.labels(**kw)`` returning a cached child
   with ``inc``/``dec``/``set``/``set_function``/``observe``; a label-less metric takes those calls itself.
-- Thread-safe: each child's update holds its own lock (~50 ns), so user code updating a metric from
+- Thread-safe: each child's update holds its own lock (~110 ns measured), so user code updating a metric from
   ``asyncio.to_thread`` loses no increments; ``labels()`` of an existing child takes no lock.
 - Exposition is the text format 0.0.4 with controller-runtime's shape: counters as ``<name>_total``,
   histograms as cumulative ``_bucket{le=...}`` ending in ``+Inf`` plus ``_sum`` and ``_count``, and
