@@ -41,7 +41,7 @@ from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.reconcile import Context, Request, Result, State
 
 # Loaded on first use: typed models and settings (pydantic), webhooks and the tenancy guard. An operator
-# on plain dicts imports none of them, which is a fifth of a run's start-up CPU (issue 21).
+# on plain dicts imports none of them, which is a fifth of a run's start-up CPU.
 _LAZY = {
     "Conditions": "kubeloop.resources", "CustomResource": "kubeloop.resources", "Int32": "kubeloop.resources",
     "Int64": "kubeloop.resources", "IntOrString": "kubeloop.resources", "builtin": "kubeloop.resources.builtin",

@@ -1,6 +1,6 @@
 """Names of a package loaded on first use (PEP 562), so that importing the package does not import
 every module behind its public names: an operator on plain dicts needs neither pydantic nor the CRD
-generator, and those were a fifth of a run's start-up CPU (issue 21).
+generator, and those were a fifth of a run's start-up CPU.
 
 ``__getattr__, __dir__ = lazy_names(__name__, {"Name": "package.module", ...})`` in the package: a
 name resolves to the attribute of that module, or to the module itself when the module is named after

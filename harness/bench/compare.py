@@ -116,7 +116,7 @@ def section(data: dict[str, Any]) -> list[str]:
     names = [c for c in ("kubeloop", "ceiling", *COMPILED) if c in present]
     g = group(data["results"])
     ns = sorted({r["n"] for r in data["results"] if r["scenario"] == "backlog" and r["contestant"] in names})
-    out = ["## Against the compiled frameworks (issue 21)", "",
+    out = ["## Against the compiled frameworks", "",
            "Median of the repeats (worst–best in brackets); ratios are of medians. Requests: the API "
            "server's count (watches excluded). New TCP connections: those the sampler saw (every 0.5 s and "
            "at the end) that were not open before the run's window, a lower bound.", ""]

@@ -10,10 +10,10 @@ from typing import Any
 
 R = dict[str, Any]
 THROUGHPUT = ("backlog", "stream", "update")
-THROUGHPUT_TARGET_N = (1000, 5000)  # issue 10: "≥ 90 % of the ceiling's objects/s ... at N = 1,000 and 5,000"
+THROUGHPUT_TARGET_N = (1000, 5000)  # the target: ≥ 90 % of the ceiling's objects/s at N = 1,000 and 5,000
 
 REFERENCE = """\
-Reference figures quoted in issue 10 (same machine kind, a v1.28 API server, 2026-11; not measured
+Reference figures from an earlier measurement (same machine kind, a v1.28 API server, 2026-11; not measured
 here): the framework-free loop ~330 objects/s at N=1,000 and ~370–410 at N=5,000 with 47–58 MB peak
 RSS; Kopf with defaults ~120 and ~107 objects/s, two writes per object, ~330 MB and ~1.4 GB RSS."""
 
@@ -255,7 +255,7 @@ def _ready(runs: list[R]) -> str:
 
 
 def targets(data: dict[str, Any]) -> list[str]:
-    """Issue 10's targets for every kubeloop contestant against the ceiling, as met / missed."""
+    """The targets for every kubeloop contestant against the ceiling, as met / missed."""
     g = group(data["results"])
     names = _contestants(data)
     ns = sorted({r["n"] for r in data["results"] if r["scenario"] in (*THROUGHPUT, "idle")})
@@ -281,7 +281,7 @@ def targets(data: dict[str, Any]) -> list[str]:
                     continue
                 ok = None if mine is None or top is None else mine >= 0.9 * top
                 ratio = f" ({100 * mine / top:.0f}%)" if mine and top else ""
-                # Issue 10 sets the throughput target at N=1,000 and 5,000; other sizes are shown, not judged.
+                # The throughput target is set at N=1,000 and 5,000; other sizes are shown, not judged.
                 judged = n in THROUGHPUT_TARGET_N
                 out.append(
                     f"| {c} | {n:,} | {sc}: objects/s ≥ 90% of ceiling{'' if judged else ' (report only)'} | "
@@ -467,7 +467,7 @@ def render(data: dict[str, Any], chart_name: str | None) -> str:
         "",
         *tables(data),
         *compare.section(data),
-        "## Targets (issue 10)",
+        "## Targets",
         "",
         *targets(data),
         REFERENCE,

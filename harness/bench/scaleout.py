@@ -1,5 +1,5 @@
 """``python -m harness.bench --scale-out``: one kubeloop operator as 1, 2 and 4 replicas with ``--shards
-auto`` on the same backlog (issue #20), each replica its own process as in a cluster.
+auto`` on the same backlog, each replica its own process as in a cluster.
 
 - A case: N widgets exist unconverged in a fresh namespace, then R replicas of the widget contestant
   (``harness/bench/contestants/kubeloop_widget.py``) start together with ``--shards auto`` and their

@@ -2,7 +2,7 @@
 
 python -m harness.faults                          # every scenario under 5 seeds, N=200 widgets,
                                                   # 10 SIGKILL points (own cluster)
-python -m harness.faults --full                   # the full run: 100 SIGKILL points, longer storms
+python -m harness.faults --full                   # the full run: 100 SIGKILL points, longer storms
 python -m harness.faults --scenarios sigkill,conflicts --n 50 --kills 5 --seed 7   # one seed
 python -m harness.faults --seeds 1,2,3            # each scenario under these seeds (default:
                                                   # 1,7,42,1234,99999)

@@ -21,7 +21,7 @@ Generated {date} on {machine}; kubeloop {kubeloop} ({git}), Kubernetes {kubernet
 kwok {kwok}, Python {python}, aiohttp {aiohttp}. Every scenario ran under each of the seeds {seeds}
 (every random choice — storm, kill points, victims — follows the seed); {n} Widgets per synthetic
 scenario, {bundled_n} objects per bundled-operator scenario, {kills} SIGKILL points.
-`python -m harness.faults --full` is the issue's full run (100 kill points); `--seeds`, `--n`, `--kills` scale it.
+`python -m harness.faults --full` is the full run (100 kill points); `--seeds`, `--n`, `--kills` scale it.
 
 **The bound**: after any fault ends, every object converges within **{bound:g} s** (measured per object
 from the end of the fault, or from the scenario's last change to it if later). A run past it fails,

@@ -29,7 +29,7 @@ class Size:
     """How big a scenario is; the defaults keep a full run to minutes on 2 shared cores."""
 
     n: int = 200  # widgets per scenario
-    kills: int = 10  # SIGKILL points (the issue's full run: 100)
+    kills: int = 10  # SIGKILL points (the full run: 100)
     seed: int = 1
     namespaces: int = 2
     timeout: float = 180.0  # convergence deadline after each fault

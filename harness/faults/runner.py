@@ -25,7 +25,7 @@ from harness.faults.rig import Size
 log = logging.getLogger("faults")
 
 
-# The seeds of a default run: one lucky seed proves nothing (issue 24), so every scenario runs under each.
+# The seeds of a default run: one lucky seed proves nothing, so every scenario runs under each.
 DEFAULT_SEEDS = (1, 7, 42, 1234, 99999)
 
 

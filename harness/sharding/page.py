@@ -41,7 +41,7 @@ end, which that command keeps as it is.
 
 ## The choice
 
-kubeloop uses the ring because the issue asks for max/mean ≤ 1.1 from 3 members on, and a modest
+kubeloop uses the ring because the goal is max/mean ≤ 1.1 from 3 members on, and a modest
 selector. With 100 virtual nodes consistent hashing misses the balance at most sizes; with 1000 it
 meets it (and moves only the ideal share) by giving every member up to 1000 ranges: a 40–80 kB
 selector on every list and watch at any size. The ring's selector is as long at 2–3 members and

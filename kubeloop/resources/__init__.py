@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from kubeloop.lazy_names import lazy_names
 
 # Each name loads its module on first use: ``builtin`` (Resource constants) must not pull in pydantic
-# and the CRD generator for an operator on plain dicts (a run's start-up CPU, issue 21).
+# and the CRD generator for an operator on plain dicts (a run's start-up CPU).
 _LAZY = {
     "crd_for": "kubeloop.resources.crd",
     "crds_for": "kubeloop.resources.crd",

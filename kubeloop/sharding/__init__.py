@@ -1,4 +1,4 @@
-"""Scale-out foundations (issue #20): pure logic, no I/O.
+"""Scale-out foundations: pure logic, no I/O.
 
 - ``hashing``: FNV-1a 64 (the API server's shard hash, KEP-5866), shard selectors and their echo;
 - ``ring``: which member owns which part of the 2^64 hash space, and an object's shard key;

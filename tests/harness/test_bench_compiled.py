@@ -53,7 +53,7 @@ async def test_compiled_contestants_converge_and_are_reported(kube_cluster, tmp_
     assert "kube-rs 5." in data["meta"]["contestants"]["kube-rs-16"]
 
     text = report.render(data, None)
-    assert "## Against the compiled frameworks (issue 21)" in text
+    assert "## Against the compiled frameworks" in text
     assert "#### backlog, N = 50" in text and "| 50 | controller-runtime |" in text
     assert "#### startup, N = 50" in text and "| sentinel converged s (start-up with N cached) |" in text
     assert "kubeloop ÷ controller-runtime" in text and "kubeloop ÷ kube-rs-16" in text
