@@ -102,7 +102,7 @@ async def test_the_error_policy_sees_each_failure_and_decides_the_delay(kit: Kit
     await controller.process("ns/a")
     await asyncio.sleep(0.1)
     assert len(controller.queue) == 0, "a delay of 0 drops the key"
-    assert seen == [("x", Request("a", "ns"), 0), ("y", Request("a", "ns"), 0)]
+    assert seen == [("x", Request("a", "ns"), 1), ("y", Request("a", "ns"), 2)], "the consecutive failures so far"
 
 
 async def test_forbidden_says_what_to_grant_without_a_traceback(kit: Kit, caplog: Any) -> None:
