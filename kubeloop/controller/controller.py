@@ -21,6 +21,7 @@ from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_
 from kubeloop.client.api import Obj
 from kubeloop.controller.echo import OwnWrites
 from kubeloop.controller.gate import Fenced, KeyGate
+from kubeloop.controller.predicates import passes
 from kubeloop.controller.giveup import GaveUp, clear_stalled
 from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
@@ -102,7 +103,11 @@ class Controller:
             if verdict == "release":
                 self.queue.add(key, HIGH)  # a held reconcile: whatever the predicates say of the event
                 return
-        if event.type != "deleted" and not all(p(event) for p in self.spec.predicates):
+        if self.spec.predicates and not passes(self.spec.predicates, event):
+            if event.type == "deleted":  # kept from the reconciler, but nothing of the key is kept here
+                self._per_object.pop(key, None)
+                self._failures.pop(key, None)
+                self.gave_up.forget(key)
             return
         self._add(key, LOW if event.initial else HIGH)
 
@@ -128,7 +133,7 @@ class Controller:
 
     def _mapped_handler(self, watch: Watch) -> Callable[[Event], None]:
         def handle(event: Event) -> None:
-            if event.type != "deleted" and not all(p(event) for p in watch.predicates):
+            if watch.predicates and not passes(watch.predicates, event):
                 return
             objs = [event.object] if event.old is None else [event.object, event.old]
             for obj in objs:

@@ -185,16 +185,16 @@ async def test_on_deleted_runs_once_the_object_is_gone(kit: Kit) -> None:
     assert gone == [(Request("a", "ns"), None)] and len(reconcile.seen) == 1
 
 
-async def test_predicates_filter_events_but_never_deletions(kit: Kit) -> None:
+async def test_predicates_filter_every_event_deletions_too(kit: Kit) -> None:
     kit.client.add(cm("a"))
-    controller = await kit.controller(Calls(), predicates=(lambda event: False,))
+    controller = await kit.controller(Calls(), predicates=(lambda event: event.type == "deleted",))
     await drain(controller)
     await kit.client.patch(CONFIG_MAP, "a", {"data": {"k": "2"}}, "ns")
     await kit.settled(controller)
     assert len(controller.queue) == 0
     await kit.client.delete(CONFIG_MAP, "a", "ns")
     await kit.settled(controller)
-    assert await drain(controller) == ["ns/a"]
+    assert await drain(controller) == ["ns/a"], "the predicate passed the deletion"
 
 
 async def test_resync_requeues_every_cached_key_without_a_change(kit: Kit) -> None:
