@@ -82,7 +82,8 @@ __getattr__, __dir__ = lazy_names(__name__, _LAZY)
 __version__ = "0.1.0"
 __all__ = [
     # building an operator
-    "Operator", "Context", "Request", "Result", "GIVE_UP", "PermanentError", "State", "Settings", "setting", "Flag", "Watch", "predicates",
+    "Operator", "Context", "Request", "Result", "State", "Settings", "setting", "Flag", "Watch", "predicates",
+    "GIVE_UP", "PermanentError",
     "ControllerSpec", "Controller", "Manager", "ManagerOptions",
     # webhooks (@op.validate / @op.mutate handlers)
     "AdmissionRequest", "Denied",

@@ -21,8 +21,8 @@ from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_
 from kubeloop.client.api import Obj
 from kubeloop.controller.echo import OwnWrites
 from kubeloop.controller.gate import Fenced, KeyGate
-from kubeloop.controller.predicates import passes
 from kubeloop.controller.giveup import GaveUp, clear_stalled
+from kubeloop.controller.predicates import passes
 from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
 from kubeloop.helpers.events import EventRecorder
