@@ -118,8 +118,10 @@ async def test_a_configmap_labelled_later_is_its_creation(kube_cluster: Any, kub
         await kube_client.create(config_map("quiet", ns, {"k": "1"}))
         await kube_client.create(deployment("other", ns, pod_spec(volumes=[cm_volume("quiet")]), AUTO))
         async with run_operator(kube_cluster, kube_client, reloader(resource_label_selector="team=web"), ns):
-            await wait_recorded(kube_client, "deployments.apps", "other", ns)
+            await wait_for(kube_client, "deployments.apps", "other", ns, lambda d: revision(d) >= 1, timeout=30)
+            await asyncio.sleep(QUIET)  # seen, tracking nothing selected yet
             await kube_client.patch("configmaps", "quiet", {"metadata": {"labels": {"team": "web"}}}, ns)
+            await wait_recorded(kube_client, "deployments.apps", "other", ns)  # looked at at once
             await asyncio.sleep(QUIET)
             assert revision(await kube_client.get("deployments.apps", "other", ns)) == 1, \
                 "without --reload-on-create the labelling is recorded, not rolled (Reloader ignores the ADDED)"
