@@ -109,10 +109,11 @@ async def test_01_minimal_status_is_written(kex: Any, kube_cluster: Any, kube_cl
 async def test_02_children_the_pod_is_adopted(kex: Any, kube_cluster: Any, kube_client: Client,
                                               namespace: str) -> None:
     async with run_operator(kube_cluster, kube_client, kex.children, namespace) as running:
-        created = await kube_client.create(kex_body(namespace))
+        created = await kube_client.create(kex_body(namespace, metadata={"labels": {"app": "demo"}}))
         pod = await wait_for(kube_client, POD, "kex-pod", namespace, timeout=30)
         (ref,) = pod["metadata"]["ownerReferences"]
         assert ref["uid"] == created["metadata"]["uid"] and ref["controller"] is True
+        assert pod["metadata"]["labels"] == {"app": "demo"}, "kopf.adopt labels children as their owner"
         env = pod["spec"]["containers"][0]["env"]
         assert env == [{"name": "FIELD", "value": "value"}]
         await wait_for(kube_client, kex.KEX.resource(), "kex", namespace,
@@ -158,6 +159,17 @@ async def test_03_permanent_error_is_not_retried(kex: Any, kube_cluster: Any, ku
         assert "Fail once and for all." in obj["status"]["conditions"][0]["message"]
         await asyncio.sleep(2)
         assert kex.seen["permanent"] == [1]
+    assert running.audit().ok, running.audit().message
+
+
+async def test_03_temporary_errors_retry_until_success(kex: Any, kube_cluster: Any, kube_client: Client,
+                                                       namespace: str) -> None:
+    kex.seen["temporary"].clear()
+    async with run_operator(kube_cluster, kube_client, kex.temporary, namespace) as running:
+        await kube_client.create(kex_body(namespace))
+        obj = await wait_for(kube_client, kex.KEX.resource(), "kex", namespace,
+                             lambda o: (o.get("status") or {}).get("message") == "succeeded at retry 3", timeout=30)
+        assert kex.seen["temporary"][:4] == [0, 1, 2, 3] and not stalled(obj)
     assert running.audit().ok, running.audit().message
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from kubeloop import GIVE_UP, Context, Event, Operator, PermanentError, Request, Watch, predicates
@@ -54,9 +55,10 @@ children = Operator("kex-children", finalizer_domain="kopf.dev")
 
 @children.reconcile(KEX, owns=[POD])
 async def keep_the_pod(kex: KopfExample, ctx: Context) -> None:
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{ctx.name}-pod"},  # no generateName: a
+    pod = {"apiVersion": "v1", "kind": "Pod",  # no generateName: a name the next reconcile finds again
+           "metadata": {"name": f"{ctx.name}-pod", "labels": dict(kex.metadata.labels or {})},  # kopf.label
            "spec": {"containers": [{  # name the reconcile can find again (kopf.harmonize_naming)
-               "name": "the-only-one", "image": "busybox", "command": ["sh", "-x", "-c"],
+               "name": "the-only-one", "image": "busybox", "command": ["sh", "-x", "-c"],  # (harmonize_naming)
                "args": [f'echo "FIELD=$FIELD"\nsleep {kex.spec.get("duration", 0)}'],
                "env": [{"name": "FIELD", "value": str(kex.spec.get("field", "default-value"))}]}]}}
     (applied,) = await ctx.apply_children([pod])  # kopf.adopt: namespace, owner reference, and the create
@@ -90,6 +92,31 @@ permanent = Operator("kex-permanent", finalizer_domain="kopf.dev")
 async def instant_failure(kex: KopfExample, ctx: Context) -> None:
     seen["permanent"].append(kex.metadata.generation)
     raise PermanentError("Fail once and for all.")
+
+
+temporary = Operator("kex-temporary", finalizer_domain="kopf.dev")
+
+
+@dataclass
+class Attempts:
+    retry: int = 0  # Kopf's retry kwarg: kept per object (op.state), as kubeloop passes none
+
+
+attempts = temporary.state(Attempts)
+
+
+def a_second_later(error: Exception, request: Request, failures: int) -> float:
+    return 1.0  # kopf.TemporaryError("...", delay=1.0)
+
+
+@temporary.reconcile(KEX, error_policy=a_second_later)
+async def eventual_success(kex: KopfExample, ctx: Context) -> None:
+    tried = attempts.of(ctx)
+    seen["temporary"].append(tried.retry)
+    if tried.retry < 3:  # 0, 1, 2, 3
+        tried.retry += 1
+        raise MyError("Expected recoverable error.")
+    await ctx.patch_status({"message": f"succeeded at retry {tried.retry}"})
 
 
 # --- 04-events: kopf.event, kopf.info, kopf.warn, kopf.exception ----------------------------------------
