@@ -54,6 +54,10 @@ async def test_on_field_is_called_at_creation_and_on_update_field_is_not(kit: Ki
     ("daemon", {"labels": {"a": "b"}}, "take no filters"),
     ("on_delete", {"optional": True}, "@op.on_deleted"),
     ("on_create", {"id": "x"}, "the function is the handler"),
+    ("on_create", {"param": 1}, "functools.partial"),
+    ("on_update", {"timeout": 60}, "asyncio.timeout(seconds)"),
+    ("daemon", {"cancellation_timeout": 1.0}, "asyncio.CancelledError"),
+    ("on_create", {"plural": "kopfexamples"}, "Resource(group, version, plural, kind)"),
 ])
 def test_kopf_options_are_refused_naming_ours(decorator: str, kwargs: dict[str, Any], says: str) -> None:
     op = Operator("kopf-options")
@@ -82,11 +86,12 @@ def test_options_of_ours_are_still_taken() -> None:
     ("on_probe", "/healthz"),
     ("on_cleanup", "--graceful-shutdown-timeout"),
     ("index", "the shared cache is the index"),
+    ("subhandler", "call plain async functions"),
 ])
 def test_kopf_decorators_without_a_method_say_what_to_write(name: str, says: str) -> None:
     with pytest.raises(AttributeError) as err:
         getattr(Operator("kopf-decorators"), name)
-    assert says in str(err.value) and f"@kopf.{name.replace('on_', 'on.')}" in str(err.value)
+    assert says in str(err.value) and f"@kopf.{name.replace('on_', 'on.', 1)}" in str(err.value)
 
 
 def test_other_missing_attributes_are_plain() -> None:
