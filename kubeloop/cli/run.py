@@ -194,6 +194,10 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
         if not values["retry_period"] < values["renew_deadline"] < values["lease_duration"]:
             raise click.UsageError("--retry-period < --renew-deadline < --lease-duration is required (got "
                                    f"{values['retry_period']}, {values['renew_deadline']}, {values['lease_duration']})")
+        try:  # a definition the builder refuses (@reconcile beside cause handlers): one line, not a traceback
+            operator.specs()
+        except ValueError as exc:
+            raise click.ClickException(f"{target or operator.name}: {exc}") from exc
         from kubeloop.cli.runner import run_operator
         values["target"] = target or operator.name
         sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))

@@ -105,3 +105,18 @@ async def test_a_custom_event_type_is_refused_at_the_call() -> None:
     with pytest.raises(ValueError, match="'SomeType'.*'Normal' or 'Warning' only.*core/v1"):
         await recorder.emit(cm("a"), "SomeType", "SomeReason", "Some message")
     await recorder.emit(cm("a"), "Normal", "SomeReason", "Some message")  # the conventional ones go through
+
+
+def test_kubeloop_run_of_reconcile_beside_cause_handlers_is_one_line(tmp_path: Any) -> None:
+    from click.testing import CliRunner
+
+    from kubeloop.cli.run import command
+
+    port = tmp_path / "resumed.py"
+    port.write_text("from kubeloop import Operator\nfrom kubeloop.resources.builtin import CONFIG_MAP\n"
+                    "op = Operator('resumed')\n\n@op.reconcile(CONFIG_MAP)\nasync def reconcile(obj, ctx): ...\n\n"
+                    "@op.on_create(CONFIG_MAP)\nasync def created(obj, ctx): ...\n")
+    result = CliRunner().invoke(command, [str(port)])
+    assert result.exit_code == 1 and result.exception is not None and isinstance(result.exception, SystemExit)
+    assert "@reconcile (reconcile) and cause handlers on one kind" in result.output
+    assert "Kopf's on.resume" in result.output and "Traceback" not in result.output
