@@ -58,13 +58,13 @@ class CauseHandlers:
         if last is None:
             for handler in self.create:
                 await handler(obj, ctx)
-            for handler, path in self.fields:
-                created = _created(current, path)
+            for handler, field_path in self.fields:
+                created = _created(current, field_path)
                 if created:
                     await handler(obj, ctx, created)
         else:
             changes = diff(last, current)
-            for handler, path in self.update + self.fields:
+            for handler, path in [*self.update, *self.fields]:
                 selected = under(changes, path)
                 if selected:
                     await handler(obj, ctx, selected)
