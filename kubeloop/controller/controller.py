@@ -21,7 +21,7 @@ from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_
 from kubeloop.client.api import Obj
 from kubeloop.controller.echo import OwnWrites
 from kubeloop.controller.gate import Fenced, KeyGate
-from kubeloop.controller.giveup import GaveUp, clear_stalled
+from kubeloop.controller.giveup import GaveUp, clear_stalled, stalled_here
 from kubeloop.controller.predicates import passes
 from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
@@ -269,9 +269,9 @@ class Controller:
         try:
             result = await self._reconcile_once(request, reconcile_id)
             self._failures.pop(key, None)
-            if key not in self.gave_up and (raw := self.informer.store.get(key)) is not None:
-                # a give-up, even a past run's, is over
-                await clear_stalled(self.client, self.primary, raw)
+            raw = self.informer.store.get(key)
+            if raw is not None and stalled_here(raw) and key not in self.gave_up:
+                await clear_stalled(self.client, self.primary, raw)  # a give-up, even a past run's, is over
             if result is not None and result.requeue_after:
                 outcome = "requeue_after"
                 self.queue.forget(key)

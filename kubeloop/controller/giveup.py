@@ -58,11 +58,19 @@ class GaveUp:
         await _set_stalled(client, resource, raw, True, message)
 
 
+def stalled_here(raw: Obj) -> bool:
+    """Whether a give-up (of this process or an earlier one) left ``Stalled=True`` on the object. Plain
+    dict lookups: it is asked after every successful reconcile."""
+    status = raw.get("status")
+    if not status or not status.get("conditions"):
+        return False
+    cond = conditions.get_condition(status["conditions"], CONDITION)
+    return bool(cond and cond.get("status") == "True" and cond.get("reason") == REASON)
+
+
 async def clear_stalled(client: Client, resource: Resource, raw: Obj) -> None:
-    """After a success: ``Stalled`` back to False, if a give-up had set it."""
-    cond = conditions.get_condition((raw.get("status") or {}).get("conditions"), CONDITION)
-    if cond and cond.get("status") == "True" and cond.get("reason") == REASON:
-        await _set_stalled(client, resource, raw, False, "reconciled")
+    """After a success: ``Stalled`` back to False (see ``stalled_here``)."""
+    await _set_stalled(client, resource, raw, False, "reconciled")
 
 
 async def _set_stalled(client: Client, resource: Resource, raw: Obj, stalled: bool, message: str) -> None:

@@ -91,3 +91,29 @@ async def test_a_success_resets_the_count(kit: Kit) -> None:
     for _ in range(4):
         await controller.process("ns/a")
     assert seen == [1, 2, 1]
+
+
+async def test_a_success_sets_a_give_ups_stalled_condition_back_to_false(kit: Kit) -> None:
+    from kubeloop import Resource
+
+    kex = Resource("kopf.dev", "v1", "kopfexamples", "KopfExample")
+    kit.client = type(kit.client)(resources=(kex,))
+    kit.client.add({"apiVersion": "kopf.dev/v1", "kind": "KopfExample", "metadata": {"name": "a", "namespace": "ns"}})
+    broken = [True]
+
+    async def reconcile(obj: Any, ctx: Any) -> None:
+        if broken[0]:
+            raise PermanentError("broken")
+
+    controller = await kit.controller(reconcile, resource=kex)
+    await controller.process("ns/a")
+    await kit.settled(controller)
+    await controller.process("ns/a")  # the echo of the status write: still given up, the condition stays
+    (cond,) = kit.client.stored(kex, "a", "ns")["status"]["conditions"]  # type: ignore[index]
+    assert (cond["type"], cond["status"], cond["reason"]) == ("Stalled", "True", "ReconcileFailed")
+    broken[0] = False
+    await kit.client.patch(kex, "a", {"metadata": {"labels": {"fixed": "yes"}}}, "ns")
+    await kit.settled(controller)
+    await controller.process("ns/a")
+    (cond,) = kit.client.stored(kex, "a", "ns")["status"]["conditions"]  # type: ignore[index]
+    assert (cond["type"], cond["status"], cond["reason"]) == ("Stalled", "False", "Reconciled")
