@@ -120,3 +120,13 @@ def test_kubeloop_run_of_reconcile_beside_cause_handlers_is_one_line(tmp_path: A
     assert result.exit_code == 1 and result.exception is not None and isinstance(result.exception, SystemExit)
     assert "@reconcile (reconcile) and cause handlers on one kind" in result.output
     assert "Kopf's on.resume" in result.output and "Traceback" not in result.output
+
+
+def test_a_kopf_plural_string_says_how_to_name_the_crd() -> None:
+    op = Operator("plural")
+
+    @op.on_create("kopfexamples")
+    async def created(obj: Any, ctx: Any) -> None: ...
+
+    with pytest.raises(ValueError, match=r"Resource\(group, version, 'kopfexamples', Kind\)"):
+        op.permissions()
