@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import importlib.util
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from kubeloop.client import Client
+from kubeloop.reconcile import logs
 from kubeloop.resources.builtin import EVENT, POD
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import run_operator
@@ -242,6 +244,24 @@ async def test_11_filters_kubeloops_way_and_kopfs_refused(kex: Any, kube_cluster
         await eventually(lambda: _true("matching" in log), "the matching object's reconcile")
         await asyncio.sleep(1)
         assert set(log) == {"matching"}
+    assert running.audit().ok, running.audit().message
+
+
+async def test_13_startup_runs_before_reconciles(kex: Any, kube_cluster: Any, kube_client: Client,
+                                                 namespace: str, caplog: Any) -> None:
+    log = kex.seen["hooks"]
+    log.clear()
+    for name in ("on_cleanup", "on_login", "on_probe"):
+        with pytest.raises(AttributeError, match=f"for Kopf's @kopf.{name.replace('_', '.')}"):
+            getattr(kex.hooks, name)
+    caplog.handler.addFilter(logs.ReconcileFilter())  # what kubeloop run's log handler has
+    with caplog.at_level(logging.INFO, logger="kubeloop.controller"):
+        async with run_operator(kube_cluster, kube_client, kex.hooks, namespace) as running:
+            await kube_client.create(kex_body(namespace))
+            await eventually(lambda: _true("reconciled kex" in log), "the reconcile")
+    assert log[0] == "startup"
+    line = next(r for r in caplog.records if r.getMessage() == "reconciling under the lock")
+    assert line.reconcile["object"] == f"{namespace}/kex", "ctx.log lines carry the object (Kopf's logger)"
     assert running.audit().ok, running.audit().message
 
 

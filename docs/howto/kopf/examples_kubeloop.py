@@ -216,6 +216,27 @@ async def create_with_labels_matching(kex: KopfExample, ctx: Context) -> None:
     seen["filtering"].append(ctx.name)
 
 
+# --- 13-hooks: on.startup (on.cleanup, on.login and on.probe have no counterpart: refused, saying why) -------
+
+hooks = Operator("kex-hooks", finalizer_domain="kopf.dev")
+LOCK: asyncio.Lock | None = None
+
+
+@hooks.on_startup
+async def startup_fn_simple(manager: Any) -> None:
+    global LOCK
+    LOCK = asyncio.Lock()  # in the operator's event loop, before any reconcile
+    seen["hooks"].append("startup")
+
+
+@hooks.reconcile(KEX)
+async def under_the_lock(kex: KopfExample, ctx: Context) -> None:
+    assert LOCK is not None, "on_startup runs before the controllers start"
+    async with LOCK:
+        ctx.log.info("reconciling under the lock")  # kopf's logger: this line carries the object
+        seen["hooks"].append(f"reconciled {ctx.name}")
+
+
 # --- 14-daemons: an async daemon per object, cancelled on deletion ---------------------------------------
 
 daemons = Operator("kex-daemons", finalizer_domain="kopf.dev")
