@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from typing_extensions import TypeVar as DefaultedTypeVar
 
 from kubeloop.client.api import ResourceRef
+from kubeloop.controller import habits as cause_habits
 from kubeloop.controller.causes import CauseHandlers
 from kubeloop.controller.predicates import Predicate
 from kubeloop.controller.spec import (
@@ -157,29 +158,54 @@ class Operator(Generic[S]):
 
     # --- by cause (compiled onto the same engine) ----------------------------------------------------
 
-    def on_create(self, resource: ResourceRef) -> Callable[[F], F]:
+    # Kopf's options (labels=, when=, retries=, ...) are refused naming what to do instead, see
+    # kubeloop.controller.habits.
+
+    def on_create(self, resource: ResourceRef, **kopf: Any) -> Callable[[F], F]:
         """``async def fn(obj, ctx)`` the first time this process sees an object, Kopf-style, compiled onto
         the level-based engine. The last handled state is kept in memory, not in the object: after a
         restart every object counts as new, so the handler must be idempotent."""
+        cause_habits.refuse_foreign_options("on_create", "the resource", kopf)
         return self._cause(resource, lambda c, fn: c.create.append(fn))
 
-    def on_update(self, resource: ResourceRef, field: str | None = None) -> Callable[[F], F]:
-        """``async def fn(obj, ctx, changes)``; ``field`` (dotted) limits it to changes there."""
+    def on_update(self, resource: ResourceRef, field: str | None = None, **kopf: Any) -> Callable[[F], F]:
+        """``async def fn(obj, ctx, changes)`` when an object this process has handled changes; ``field``
+        (dotted) limits it to changes there. Not called for a new object (Kopf's ``on.update(field=)``);
+        ``on_field`` is."""
+        cause_habits.refuse_foreign_options("on_update", "the resource and field=", kopf)
         return self._cause(resource, lambda c, fn: c.update.append((fn, field)))
 
-    def on_delete(self, resource: ResourceRef) -> Callable[[F], F]:
+    def on_field(self, resource: ResourceRef, field: str, **kopf: Any) -> Callable[[F], F]:
+        """``async def fn(obj, ctx, changes)`` when ``field`` (dotted) changes, creation included: the first
+        time this process sees an object with the field set, ``changes`` is ``[Change("add", path, None,
+        value)]`` (Kopf's ``on.field``)."""
+        cause_habits.refuse_foreign_options("on_field", "the resource and field=", kopf)
+        return self._cause(resource, lambda c, fn: c.fields.append((fn, field)))
+
+    def on_delete(self, resource: ResourceRef, **kopf: Any) -> Callable[[F], F]:
         """``async def fn(obj, ctx)`` when an object is being deleted; the operator's finalizer holds the
         deletion until it succeeds.
         """
+        cause_habits.refuse_foreign_options("on_delete", "the resource", kopf)
         return self._cause(resource, lambda c, fn: c.delete.append(fn))
 
-    def timer(self, resource: ResourceRef, interval: float) -> Callable[[F], F]:
+    def timer(self, resource: ResourceRef, interval: float, **kopf: Any) -> Callable[[F], F]:
         """``async def fn(obj, ctx)`` every ``interval`` seconds for each existing object."""
+        cause_habits.refuse_foreign_options("timer", "the resource and interval=", kopf)
         return self._cause(resource, lambda c, fn: c.timers.append((fn, interval)))
 
-    def daemon(self, resource: ResourceRef) -> Callable[[F], F]:
+    def daemon(self, resource: ResourceRef, **kopf: Any) -> Callable[[F], F]:
         """``async def fn(obj, ctx)`` runs as a task per object, cancelled when it is deleted."""
+        cause_habits.refuse_foreign_options("daemon", "the resource", kopf)
         return self._cause(resource, lambda c, fn: c.daemons.append(fn))
+
+    def __getattr__(self, name: str) -> Any:
+        """Kopf's decorators that have no method here: an AttributeError saying what to write instead."""
+        instead = cause_habits.KOPF_DECORATORS.get(name)
+        if instead is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        kopf = name.replace("on_", "on.", 1) if name.startswith("on_") else name
+        raise AttributeError(f"Operator has no {name}: for Kopf's @kopf.{kopf}, {instead}")
 
     def _cause(self, resource: ResourceRef, add: Callable[[CauseHandlers, Any], None]) -> Callable[[F], F]:
         def register(fn: F) -> F:
@@ -376,9 +402,13 @@ class Operator(Generic[S]):
 
     def _spec_of(self, entry: _Registered, concurrency: int) -> ControllerSpec:
         causes = entry.causes
-        has_causes = bool(causes.create or causes.update or causes.delete or causes.timers or causes.daemons)
+        has_causes = bool(causes.create or causes.update or causes.fields or causes.delete or causes.timers
+                          or causes.daemons)
         if entry.reconcile and has_causes:
-            raise ValueError(f"{entry.resource}: use either @reconcile or cause handlers, not both")
+            raise ValueError(f"{entry.resource}: @reconcile ({entry.reconcile.__name__}) and cause handlers on "
+                             "one kind: use one or the other. The reconciler already runs for every object when "
+                             "the operator starts (Kopf's on.resume) and on every change (on.create, on.update); "
+                             "the cause handlers are for code not yet restructured into it")
         if entry.reconcile is None and not has_causes:
             raise ValueError(f"{entry.resource}: a finalizer or on_deleted handler but no @reconcile "
                              "(or cause handler) to go with it")
@@ -439,7 +469,10 @@ def resolve_offline(ref: ResourceRef) -> Any:
                 continue
             return res
     raise ValueError(f"cannot tell which resource {ref!r} is without a cluster: pass a Resource constant "
-                     "(kubeloop.resources.builtin) or a CustomResource model")
+                     "(kubeloop.resources.builtin), a CustomResource model, or, for a CRD installed another way, "
+                     f"the Resource itself: Resource(group, version, {ref!r}, Kind), e.g. Resource('kopf.dev', 'v1', "
+                     "'kopfexamples', 'KopfExample') (from kubeloop import Resource; namespaced=False for a "
+                     "cluster-scoped kind)")
 
 
 def _defaults(model: type[S]) -> S:

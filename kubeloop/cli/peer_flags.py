@@ -19,16 +19,28 @@ _PLAIN_METRICS = ("kubeloop serves /metrics over plain HTTP: keep it inside the 
 _TARGET = "give the module as kubeloop run's TARGET: kubeloop run pkg.module (or a file, or pkg.module:op)"
 _LEADER = "use --leader-elect (a Lease: one replica acts, the others wait with warm caches)"
 _CERT_DIR = "use --webhook-cert-dir DIR (a directory holding tls.crt and tls.key, e.g. a mounted cert-manager Secret)"
+_PREFIX = ("drop it: kubeloop's human log lines always end with [controller namespace/name id=...] during a "
+           "reconcile; --log-format json puts those in fields")
+_LIVENESS = "use --health-probe-bind-address ADDR (serves /healthz and /readyz)"
+_PRIORITY = "use --leader-elect (replicas have no priorities: the first to take the Lease acts)"
 
 # flag → (whose, what to do instead)
 PEER_FLAGS: dict[str, tuple[str, str]] = {
     "--verbose": ("Kopf", "use --log-level debug"),
+    "-v": ("Kopf", "use --log-level debug"),
+    "-d": ("Kopf", "use --log-level debug (kubeloop's --debug is something else: a start-up error's traceback)"),
     "--quiet": ("Kopf", "use --log-level warning"),
     "-q": ("Kopf", "use --log-level warning"),
-    "--liveness": ("Kopf", "use --health-probe-bind-address ADDR (serves /healthz and /readyz)"),
+    "--log-prefix": ("Kopf", _PREFIX),
+    "--no-log-prefix": ("Kopf", _PREFIX),
+    "--log-refkey": ("Kopf", "drop it: --log-format json writes the object being reconciled as the field object "
+                             "(namespace/name), with kind, controller and reconcileID"),
+    "--liveness": ("Kopf", _LIVENESS),
+    "-L": ("Kopf", _LIVENESS),
     "--peering": ("Kopf", _LEADER),
     "-P": ("Kopf", _LEADER),
-    "--priority": ("Kopf", "use --leader-elect (replicas have no priorities: the first to take the Lease acts)"),
+    "--priority": ("Kopf", _PRIORITY),
+    "-p": ("Kopf", _PRIORITY),
     "--dev": ("Kopf", "drop it: kubeloop runs standalone by default; add --log-level debug for its logs"),
     "-m": ("Kopf", _TARGET),
     "--module": ("Kopf", _TARGET),
@@ -37,6 +49,11 @@ PEER_FLAGS: dict[str, tuple[str, str]] = {
     "--zap-log-level": ("controller-runtime's zap", _LOG_LEVEL),
     "--zap-devel": ("controller-runtime's zap", "use --log-format human --log-level debug"),
     "--zap-encoder": ("controller-runtime's zap", "use --log-format json|human"),
+    "--zap-stacktrace-level": ("controller-runtime's zap", "drop it: kubeloop logs the traceback of an unexpected "
+                                                          "reconcile error, and none for the API errors it names "
+                                                          "(conflicts, missing permissions)"),
+    "--zap-time-encoding": ("controller-runtime's zap", "drop it: --log-format human writes UTC timestamps "
+                                                       "(YYYY-MM-DD HH:MM:SS,mmm), json writes ts in epoch seconds"),
     "--metrics-secure": ("kubebuilder", _PLAIN_METRICS),
     "--metrics-cert-path": ("kubebuilder", _PLAIN_METRICS),
     "--metrics-cert-name": ("kubebuilder", _PLAIN_METRICS),
@@ -47,6 +64,13 @@ PEER_FLAGS: dict[str, tuple[str, str]] = {
     "--webhook-cert-name": ("kubebuilder", _CERT_DIR),
     "--webhook-cert-key": ("kubebuilder", _CERT_DIR),
 }
+
+
+# Peer flags that take a value (what follows them is not kubeloop run's TARGET).
+TAKE_VALUES = frozenset({"-m", "--module", "-p", "--priority", "-P", "--peering", "-L", "--liveness", "--log-refkey",
+                         "--metrics-addr", "--zap-log-level", "--zap-encoder", "--zap-stacktrace-level",
+                         "--zap-time-encoding", "--metrics-cert-path", "--metrics-cert-name", "--metrics-cert-key",
+                         "--webhook-cert-path", "--webhook-cert-name", "--webhook-cert-key"})
 
 
 def explain(exc: click.NoSuchOption) -> click.NoSuchOption:

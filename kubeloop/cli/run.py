@@ -194,6 +194,10 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
         if not values["retry_period"] < values["renew_deadline"] < values["lease_duration"]:
             raise click.UsageError("--retry-period < --renew-deadline < --lease-duration is required (got "
                                    f"{values['retry_period']}, {values['renew_deadline']}, {values['lease_duration']})")
+        try:  # a definition the builder refuses (@reconcile beside cause handlers): one line, not a traceback
+            operator.specs()
+        except ValueError as exc:
+            raise click.ClickException(f"{target or operator.name}: {exc}") from exc
         from kubeloop.cli.runner import run_operator
         values["target"] = target or operator.name
         sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))
@@ -227,6 +231,14 @@ def command(ctx: click.Context, target: str | None, args: tuple[str, ...]) -> No
     """Run an operator: TARGET is a bundled operator (immortal, blackadder, copyrator, reloader), a
     module path (pkg.mod[:attr]) or a file (op.py[:attr]). `kubeloop run TARGET --help` lists its
     settings."""
+    if target is not None and target.startswith("-") and target not in ("--help", "-h"):
+        target, args = _target_among(target, args)  # flags before TARGET (kopf run --standalone x.py)
+        if target is None:
+            peer = next((a.partition("=")[0] for a in args if a.partition("=")[0] in peer_flags.PEER_FLAGS), None)
+            whose, ours = peer_flags.PEER_FLAGS.get(peer or "", ("", ""))
+            raise click.UsageError(f"{peer} is {whose}'s flag; {ours}" if peer else
+                                   f"no TARGET among {' '.join(args)}: kubeloop run TARGET [FLAGS], TARGET being a "
+                                   "bundled operator, a module (pkg.mod[:attr]) or a file (op.py[:attr])")
     if target is None or target in ("--help", "-h"):
         click.echo(ctx.get_help())
         click.echo("\nSettings (flags and KUBELOOP_* environment variables):")
@@ -240,6 +252,42 @@ def command(ctx: click.Context, target: str | None, args: tuple[str, ...]) -> No
             traceback.print_exception(exc.__cause__ or exc)
         raise
     build_command(operator, target).main(list(args), prog_name=f"kubeloop run {target}")
+
+
+def _target_among(first: str, rest: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
+    """TARGET and the other arguments, when flags come first: the first argument that is neither a flag nor
+    the value of one and names something loadable (else the first that is neither, for load_operator to
+    report). The operator's own flags are not known yet, so a loadable name decides whether a word after
+    one of them is its value or TARGET."""
+    tokens = [first, *rest]
+    takes_value = {o for opt in [*common_options(webhooks=True)] if not opt.is_flag for o in opt.opts}
+    takes_value |= peer_flags.TAKE_VALUES
+    candidates: list[int] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "--":
+            candidates += range(i + 1, len(tokens))
+            break
+        if token.startswith("-"):
+            i += 2 if token in takes_value else 1
+            continue
+        candidates.append(i)
+        i += 1
+    if not candidates:
+        return None, tuple(tokens)
+    pick = next((i for i in candidates if _loadable(tokens[i])), candidates[0])
+    return tokens[pick], tuple(tokens[:pick] + tokens[pick + 1:])
+
+
+def _loadable(word: str) -> bool:
+    path = word.partition(":")[0]
+    if path in BUNDLED or path.endswith(".py") or Path(path).is_file():
+        return True
+    try:
+        return importlib.util.find_spec(path) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _debug_requested(args: tuple[str, ...]) -> bool:

@@ -41,6 +41,7 @@ _handled = State(_Handled)
 class CauseHandlers:
     create: list[Handler] = field(default_factory=list)
     update: list[tuple[Handler, str | None]] = field(default_factory=list)
+    fields: list[tuple[Handler, str]] = field(default_factory=list)  # on_field: creation included
     delete: list[Handler] = field(default_factory=list)
     timers: list[tuple[Handler, float]] = field(default_factory=list)
     daemons: list[Handler] = field(default_factory=list)
@@ -57,9 +58,13 @@ class CauseHandlers:
         if last is None:
             for handler in self.create:
                 await handler(obj, ctx)
+            for handler, field_path in self.fields:
+                created = _created(current, field_path)
+                if created:
+                    await handler(obj, ctx, created)
         else:
             changes = diff(last, current)
-            for handler, path in self.update:
+            for handler, path in [*self.update, *self.fields]:
                 selected = under(changes, path)
                 if selected:
                     await handler(obj, ctx, selected)
@@ -112,6 +117,17 @@ class CauseHandlers:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def _created(current: dict[str, Any], path: str) -> list[Change]:
+    """A new object's field as a change from nothing (Kopf calls ``on.field`` with ``old=None``), or none
+    when the field is not set."""
+    value: Any = current
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return []
+        value = value[part]
+    return [Change("add", tuple(path.split(".")), None, value)]
 
 
 __all__ = ["CauseHandlers", "Change"]

@@ -21,6 +21,8 @@ from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_
 from kubeloop.client.api import Obj
 from kubeloop.controller.echo import OwnWrites
 from kubeloop.controller.gate import Fenced, KeyGate
+from kubeloop.controller.giveup import GaveUp, clear_stalled, stalled_here
+from kubeloop.controller.predicates import passes
 from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
 from kubeloop.helpers.events import EventRecorder
@@ -28,7 +30,7 @@ from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue, clock
 from kubeloop.queue.workqueue import ExponentialBackoff
 from kubeloop.reconcile import logs
 from kubeloop.reconcile.context import Change, Context, OwnWrite, send
-from kubeloop.reconcile.result import Request, Result
+from kubeloop.reconcile.result import GIVE_UP, PermanentError, Request, Result
 
 log = logging.getLogger("kubeloop.controller")
 
@@ -58,6 +60,10 @@ class Controller:
         self.own_writes = OwnWrites()
         self._tasks: list[asyncio.Task[None]] = []
         self._per_object: dict[str, dict[Any, Any]] = {}
+        # Consecutive failed reconciles per key, whatever delay the error policy chose (the queue's
+        # backoff counts only the retries it schedules itself); gone on the key's next success.
+        self._failures: dict[str, int] = {}
+        self.gave_up = GaveUp()  # keys left alone until their object changes (see giveup.py)
         self._active = 0
         self.gate: KeyGate | None = None  # set by the manager when replicas share the work (gate.py)
         self._hashes: dict[str, int] = {}  # key → hash of its object's uid, kept while the key may run
@@ -97,7 +103,11 @@ class Controller:
             if verdict == "release":
                 self.queue.add(key, HIGH)  # a held reconcile: whatever the predicates say of the event
                 return
-        if event.type != "deleted" and not all(p(event) for p in self.spec.predicates):
+        if self.spec.predicates and not passes(self.spec.predicates, event):
+            if event.type == "deleted":  # kept from the reconciler, but nothing of the key is kept here
+                self._per_object.pop(key, None)
+                self._failures.pop(key, None)
+                self.gave_up.forget(key)
             return
         self._add(key, LOW if event.initial else HIGH)
 
@@ -123,7 +133,7 @@ class Controller:
 
     def _mapped_handler(self, watch: Watch) -> Callable[[Event], None]:
         def handle(event: Event) -> None:
-            if event.type != "deleted" and not all(p(event) for p in watch.predicates):
+            if watch.predicates and not passes(watch.predicates, event):
                 return
             objs = [event.object] if event.old is None else [event.object, event.old]
             for obj in objs:
@@ -258,6 +268,10 @@ class Controller:
         outcome = "success"
         try:
             result = await self._reconcile_once(request, reconcile_id)
+            self._failures.pop(key, None)
+            raw = self.informer.store.get(key)
+            if raw is not None and stalled_here(raw) and key not in self.gave_up:
+                await clear_stalled(self.client, self.primary, raw)  # a give-up, even a past run's, is over
             if result is not None and result.requeue_after:
                 outcome = "requeue_after"
                 self.queue.forget(key)
@@ -272,17 +286,19 @@ class Controller:
         except Exception as exc:  # every failure goes through the error policy, never kills a worker
             outcome = "error"
             metrics.reconcile_errors.labels(self.name).inc()
-            failures = self.queue.backoff.failures(key)
-            delay = self.spec.error_policy(exc, request, failures)
+            failures = self._failures[key] = self._failures.get(key, 0) + 1
+            delay = GIVE_UP if isinstance(exc, PermanentError) else self.spec.error_policy(exc, request, failures)
             if isinstance(exc, Conflict):
                 log.info("conflict, will retry: %s", exc.message)
             elif isinstance(exc, Forbidden):  # a missing permission, not a bug: no traceback, say what to do
                 log.error("reconcile failed: %s; grant it to the operator's role (kubeloop generate rbac), "
                           "retrying with backoff", exc.message)
             else:
-                log.error("reconcile failed: %s", exc, exc_info=not isinstance(exc, NotFound))
+                log.error("reconcile failed: %s", exc, exc_info=not isinstance(exc, NotFound | PermanentError))
             if delay is None:
                 self.queue.add_rate_limited(key, transient=is_transient(exc))
+            elif delay == GIVE_UP:
+                await self._give_up(key, exc, failures)
             elif delay > 0:
                 self.queue.add_after(key, delay)
         finally:
@@ -293,14 +309,24 @@ class Controller:
             self._m_time.observe(clock.now() - started)
             logs.current.reset(token)
 
+    async def _give_up(self, key: str, error: Exception, failures: int) -> None:
+        self.queue.forget(key)
+        self._failures.pop(key, None)
+        raw = self.informer.store.get(key)
+        if raw is not None:
+            await self.gave_up.record(key, raw, error, failures, self.client, self.primary, self.events)
+
     async def _reconcile_once(self, request: Request, reconcile_id: str) -> Result | None:
         spec = self.spec
         raw = self.informer.store.get(request.key)
         if raw is None:
             self._per_object.pop(request.key, None)
+            self.gave_up.forget(request.key)
             if spec.on_deleted is not None:
                 await spec.on_deleted(request, None)
             return None
+        if self.gave_up.unchanged(request.key, raw):
+            return None  # the same object would fail the same way: only a change is worth a retry
         ctx = self._context(request, raw, reconcile_id)
         if spec.finalizer and spec.cleanup:
             if finalizers.is_deleting(raw):

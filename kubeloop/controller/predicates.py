@@ -1,12 +1,33 @@
-"""Predicates decide which cache events are worth a reconcile. Each takes an ``Event``."""
+"""Predicates decide which cache events are worth a reconcile. Each takes an ``Event`` of any type:
+``added``, ``modified`` and ``deleted`` (a predicate that returns False for a deletion keeps it from
+the reconciler and ``on_deleted``; the ones here pass deletions)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 
 from kubeloop.cache.informer import Event
 
 Predicate = Callable[[Event], bool]
+
+log = logging.getLogger("kubeloop.predicates")
+
+
+def passes(predicates: Sequence[Predicate], event: Event) -> bool:
+    """Whether every predicate passes ``event``. Each is asked on its own: one that raises is logged and
+    counts as passing (an extra level-based reconcile is harmless, a missed one is not), and the
+    others still decide."""
+    ok = True
+    for predicate in predicates:
+        try:
+            ok = bool(predicate(event)) and ok
+        except Exception:
+            name = getattr(predicate, "__name__", repr(predicate))
+            meta = (event.object or {}).get("metadata", {})
+            log.exception("predicate %s raised on the %s event of %s/%s; counted as passing", name, event.type,
+                          meta.get("namespace", ""), meta.get("name"))
+    return ok
 
 
 def _meta(obj: dict | None, field: str) -> object:

@@ -36,7 +36,14 @@ DEFAULT_CONCURRENCY = 16
 
 
 def default_error_policy(error: Exception, request: Request, failures: int) -> float | None:
-    """None = requeue with the queue's per-key backoff: the short transient schedule for errors about
+    """An error policy is called with each failure and ``failures``, the key's consecutive failed
+    reconciles including this one (1 the first time; back to 0 after a success), and returns the delay
+    before the retry in seconds, ``0`` to drop the key without a word (an error to ignore), or
+    ``GIVE_UP`` to stop: the object gets a Warning Event and a ``Stalled`` condition and is left until
+    it changes (see ``kubeloop.controller.giveup``). Kopf's ``retries=3, backoff=1.0`` is
+    ``lambda error, request, failures: GIVE_UP if failures >= 3 else 1.0``.
+
+    This default returns None = requeue with the queue's per-key backoff: the short transient schedule for errors about
     the environment (``kubeloop.client.is_transient``), the exponential one (up to 5 minutes) for the rest."""
     return None
 

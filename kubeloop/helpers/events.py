@@ -18,6 +18,7 @@ log = logging.getLogger("kubeloop.events")
 
 SERIES_WINDOW = 6 * 60.0  # seconds within which a repeat joins the series (client-go's value)
 NOTE_LIMIT = 1024
+EVENT_TYPES = ("Normal", "Warning")  # all that events.k8s.io/v1 accepts
 
 
 def _micro_time() -> str:
@@ -48,7 +49,13 @@ class EventRecorder:
 
     async def emit(self, regarding: Obj, type: str, reason: str, note: str, action: str | None = None,
                    related: Obj | None = None) -> None:
-        """Records an event; failures are logged, never raised (an event is not worth a failed reconcile)."""
+        """Records an event; failures are logged, never raised (an event is not worth a failed reconcile).
+        A ``type`` other than "Normal" or "Warning" is refused here, at the call: the API server would
+        refuse it (422) in the background, where only the log would tell."""
+        if type not in EVENT_TYPES:
+            raise ValueError(f"event type {type!r}: events.k8s.io/v1 Events are 'Normal' or 'Warning' only "
+                             "(Kopf's kopf.event(type=...) wrote core/v1 Events, whose type was free); use one of "
+                             "those and put the category in reason")
         note = note[:NOTE_LIMIT]
         uid = regarding.get("metadata", {}).get("uid", "")
         key = (uid, type, reason, note)

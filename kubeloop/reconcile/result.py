@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+# An error policy's answer for "stop retrying": an infinite delay. The controller records the failure on
+# the object (a Warning Event and a ``Stalled`` condition) and leaves it until the object changes.
+GIVE_UP = math.inf
+
+
+class PermanentError(Exception):
+    """Raise from a reconcile (or cleanup) when retrying cannot help: the object is left as it is, with a
+    Warning Event and a ``Stalled=True`` condition saying why, and reconciled again only once it changes.
+    (Kopf's ``kopf.PermanentError``; an ``error_policy`` gives up the same way by returning ``GIVE_UP``.)"""
 
 
 @dataclass(frozen=True, slots=True)

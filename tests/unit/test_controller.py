@@ -102,7 +102,7 @@ async def test_the_error_policy_sees_each_failure_and_decides_the_delay(kit: Kit
     await controller.process("ns/a")
     await asyncio.sleep(0.1)
     assert len(controller.queue) == 0, "a delay of 0 drops the key"
-    assert seen == [("x", Request("a", "ns"), 0), ("y", Request("a", "ns"), 0)]
+    assert seen == [("x", Request("a", "ns"), 1), ("y", Request("a", "ns"), 2)], "the consecutive failures so far"
 
 
 async def test_forbidden_says_what_to_grant_without_a_traceback(kit: Kit, caplog: Any) -> None:
@@ -185,16 +185,16 @@ async def test_on_deleted_runs_once_the_object_is_gone(kit: Kit) -> None:
     assert gone == [(Request("a", "ns"), None)] and len(reconcile.seen) == 1
 
 
-async def test_predicates_filter_events_but_never_deletions(kit: Kit) -> None:
+async def test_predicates_filter_every_event_deletions_too(kit: Kit) -> None:
     kit.client.add(cm("a"))
-    controller = await kit.controller(Calls(), predicates=(lambda event: False,))
+    controller = await kit.controller(Calls(), predicates=(lambda event: event.type == "deleted",))
     await drain(controller)
     await kit.client.patch(CONFIG_MAP, "a", {"data": {"k": "2"}}, "ns")
     await kit.settled(controller)
     assert len(controller.queue) == 0
     await kit.client.delete(CONFIG_MAP, "a", "ns")
     await kit.settled(controller)
-    assert await drain(controller) == ["ns/a"]
+    assert await drain(controller) == ["ns/a"], "the predicate passed the deletion"
 
 
 async def test_resync_requeues_every_cached_key_without_a_change(kit: Kit) -> None:

@@ -292,9 +292,16 @@ def test_settings_validate_and_filter_controllers() -> None:
     with pytest.raises(ValueError):
         ReloaderSettings(ignored_workload_types="deployments,pods")
     op = build_operator()
+    # CronJobs (without --reload-cronjobs) and Jobs: only watched for the Warning of unreloaded.py.
     assert [c.name for c in op.specs()] == ["reloader-deployments", "reloader-statefulsets",
-                                                  "reloader-daemonsets"]
-    op.settings = ReloaderSettings(reload_cronjobs=True, ignored_workload_types="daemonsets", ignore_secrets=True)
+                                            "reloader-daemonsets", "reloader-cronjobs", "reloader-jobs"]
+    assert [c.reconcile.__name__ for c in op.specs()[3:]] == ["warn_cronjobs", "warn_jobs"]
+    assert all(not c.watches for c in op.specs()[3:])
+    op.settings = ReloaderSettings(ignored_workload_types="cronjobs,jobs")
+    assert [c.name for c in op.specs()] == ["reloader-deployments", "reloader-statefulsets",
+                                            "reloader-daemonsets"]
+    op.settings = ReloaderSettings(reload_cronjobs=True, ignored_workload_types="daemonsets,jobs",
+                                   ignore_secrets=True)
     controllers = op.specs()
     assert [c.name for c in controllers] == ["reloader-deployments", "reloader-statefulsets",
                                              "reloader-cronjobs"]
@@ -314,6 +321,7 @@ def test_generated_rbac_is_least_privilege() -> None:
                      ("apps", "statefulsets", None): {"list", "watch", "patch"},
                      ("apps", "daemonsets", None): {"list", "watch", "patch"},
                      ("batch", "cronjobs", None): {"list", "watch", "patch"},
+                     ("batch", "jobs", None): {"list", "watch"},
                      ("", "configmaps", None): {"list", "watch"}, ("", "secrets", None): {"list", "watch"},
                      ("", "namespaces", None): {"list", "watch"}}
 

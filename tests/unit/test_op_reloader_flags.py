@@ -193,10 +193,12 @@ def test_rbac_follows_the_settings() -> None:
         return out
 
     default = rules()
-    assert ("argoproj.io", "rollouts") not in default and ("batch", "jobs") not in default
+    assert ("argoproj.io", "rollouts") not in default
+    assert default[("batch", "jobs")] == {"list", "watch"}, "read, for the Warning on annotated Jobs only"
+    assert ("batch", "jobs") not in rules(ignored_workload_types="jobs")
     assert rules(argo_rollouts=True)[("argoproj.io", "rollouts")] == {"list", "watch", "patch"}
-    assert ("batch", "jobs") not in rules(cronjob_action="create-job")  # CronJobs are not reloaded
-    assert rules(reload_cronjobs=True, cronjob_action="create-job")[("batch", "jobs")] == {"create"}
+    assert rules(cronjob_action="create-job")[("batch", "jobs")] == {"list", "watch"}  # CronJobs not reloaded
+    assert rules(reload_cronjobs=True, cronjob_action="create-job")[("batch", "jobs")] == {"list", "watch", "create"}
     assert ("", "secrets") not in rules(resources_to_ignore="secrets")
     assert ("", "secrets") in rules(resources_to_ignore="configmaps")
 

@@ -116,6 +116,15 @@ def test_excluded_ignored_and_label_filtered_objects_do_not_count() -> None:
     assert tracked(runtime(objs, resource_label_selector="r=n"), deployment(AUTO, ["ok"])) == {}
 
 
+@pytest.mark.parametrize("flag", ["reload_on_create", "reload_on_delete"])
+def test_an_object_outside_the_label_selector_is_absent_with_create_or_delete(flag: str) -> None:
+    """Reloader's watch is filtered by --resource-label-selector: an object gaining the labels is created
+    for it, one losing them deleted. With those flags that is a change (ABSENT <-> its hash)."""
+    objs = [cm("ok", {}, labels={"r": "y"})]
+    assert tracked(runtime(objs, resource_label_selector="r=n", **{flag: True}),
+                   deployment(AUTO, ["ok"])) == {"ConfigMap/ok": ABSENT}
+
+
 def test_missing_required_and_optional_objects() -> None:
     workload = deployment(AUTO, ["gone"])
     workload["spec"]["template"]["spec"]["containers"][0]["envFrom"] = [

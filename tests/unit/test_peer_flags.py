@@ -94,3 +94,51 @@ def test_an_operators_own_setting_of_that_name_wins(started: list[dict[str, Any]
 def test_an_unknown_flag_is_still_clicks_error(started: list[dict[str, Any]]) -> None:
     result = invoke(plain(), "--no-such-flag")
     assert result.exit_code == 2 and "No such option" in result.output
+
+
+@pytest.mark.parametrize("args", [
+    ["-v"], ["-d"], ["-p", "100"], ["-L", "http://0.0.0.0:8080/healthz"], ["--no-log-prefix"], ["--log-prefix"],
+    ["--log-refkey", "k8s"], ["--zap-stacktrace-level=error"], ["--zap-time-encoding", "iso8601"]])
+def test_kopfs_and_zaps_short_and_logging_flags_are_refused_with_ours(
+        started: list[dict[str, Any]], args: list[str]) -> None:
+    result = invoke(plain(), *args)
+    whose, ours = PEER_FLAGS[args[0].partition("=")[0]]
+    assert result.exit_code == 2 and not started
+    assert f"{args[0].partition('=')[0]} is {whose}'s flag; {ours}" in " ".join(result.output.split())
+
+
+def run_command(*args: str) -> Any:
+    """``kubeloop run ARGS`` as typed, TARGET anywhere among them."""
+    from kubeloop.cli.run import command
+    return CliRunner().invoke(command, list(args), prog_name="kubeloop run")
+
+
+@pytest.fixture
+def target(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.py").write_text(
+        "from kubeloop import Operator\nop = Operator('x')\n\n@op.reconcile('configmaps')\n"
+        "async def reconcile(obj, ctx):\n    return None\n")
+    return "x.py"
+
+
+@pytest.mark.parametrize("args", [
+    ["--standalone", "{t}"], ["-A", "--log-level", "debug", "{t}"], ["--namespace", "a", "{t}", "-n", "b"],
+    ["{t}", "--standalone"]])
+def test_flags_go_before_or_after_the_target(started: list[dict[str, Any]], target: str, args: list[str]) -> None:
+    result = run_command(*[a.format(t=target) for a in args])
+    assert result.exit_code == 0, result.output
+    assert started and started[0]["target"] == target
+
+
+@pytest.mark.parametrize("args", [["-v", "{t}"], ["-p", "100", "{t}"], ["--zap-time-encoding", "epoch", "{t}"]])
+def test_a_peer_flag_before_the_target_is_refused_with_ours(
+        started: list[dict[str, Any]], target: str, args: list[str]) -> None:
+    result = run_command(*[a.format(t=target) for a in args])
+    assert result.exit_code == 2 and not started and f"{args[0]} is " in result.output
+    assert "not a bundled operator" not in result.output
+
+
+def test_kopfs_module_flag_without_a_target_names_target(started: list[dict[str, Any]]) -> None:
+    result = run_command("-m", "mypackage.handlers")
+    assert result.exit_code == 2 and "-m is Kopf's flag; give the module as kubeloop run's TARGET" in result.output

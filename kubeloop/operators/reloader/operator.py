@@ -15,6 +15,8 @@ from kubeloop.operators.reloader.reconciler import (
     source_or_metadata_changed,
 )
 from kubeloop.operators.reloader.settings import ReloaderSettings
+from kubeloop.operators.reloader.unreloaded import JOBS, warned_kind
+from kubeloop.operators.reloader.unreloaded import reconciler as warning_reconciler
 from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind
 
 
@@ -22,12 +24,15 @@ def follow_settings(reloader: Reloader) -> Callable[[ControllerSpec, ReloaderSet
     """The controllers as the settings want them: ignored workload types get no controller, an ignored
     source kind (``--ignore-secrets``) is not even watched, and namespaces are watched only for
     ``--namespace-selector``. The generated RBAC follows (no list/watch of what is not watched)."""
-    kinds = {f"{reloader.operator.name}-{k.type}": k for k in KINDS}
+    kinds = {f"{reloader.operator.name}-{k.type}": k for k in (*KINDS, JOBS)}
 
     def configure(spec: ControllerSpec, settings: ReloaderSettings) -> ControllerSpec | None:
         kind = kinds[spec.name]
-        if not settings.reloads(kind.type):
-            return None
+        if kind is JOBS or not settings.reloads(kind.type):
+            # Reloader would act on these (chart defaults): an annotated one hears why nothing happens.
+            if not warned_kind(kind.type, settings):
+                return None
+            return replace(spec, reconcile=warning_reconciler(kind, lambda: settings), watches=())
         watches = [w for w in spec.watches if settings.tracks(getattr(w.resource, "kind", ""))]
         if settings.resource_label_selector or settings.names.renamed:
             # Labels (or renamed annotations) decide which objects count: a change to look at.
@@ -71,6 +76,9 @@ def build_operator(name: str = "reloader") -> Operator[ReloaderSettings]:
         # whether or not these settings reload it; Argo Rollouts only with --argo-rollouts.
         op.permission(kind.resource, ["list", "watch", "patch"],
                       when=_reloads(kind.type) if kind.type == "rollouts" else None)
+    # Jobs are never reloaded here: an annotated one only gets a Warning Event (unreloaded.py).
+    op.reconcile(JOBS.resource, predicates=[workload_changed], name=f"{name}-{JOBS.type}")(
+        warning_reconciler(JOBS, lambda: op.settings))
     op.permission(builtin.NAMESPACE, ["list", "watch"])  # only used with --namespace-selector
     # A Job runs any pod its creator writes: only with --cronjob-action create-job.
     op.permission(builtin.JOB, ["create"], when=_create_jobs)

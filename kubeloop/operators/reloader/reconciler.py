@@ -269,8 +269,13 @@ class Reloader:
                 continue
             meta = _meta(source)
             annotations = meta.get("annotations")
-            if source_ignored(annotations, rt.settings.names) or not selectors.matches(rt.resource_selector,
-                                                                                       meta.get("labels")):
+            if source_ignored(annotations, rt.settings.names):
+                continue
+            if not selectors.matches(rt.resource_selector, meta.get("labels")):
+                # Reloader's informer does not see it (the selector is a watch filter there), so gaining the
+                # labels is its creation and losing them its deletion: a change with those flags.
+                if rt.settings.reload_on_create or rt.settings.reload_on_delete:
+                    hashes[ref] = ABSENT
                 continue
             if ref.id in needs_match and not source_matches(annotations, rt.settings.names):
                 continue

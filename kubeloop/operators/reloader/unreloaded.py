@@ -1,0 +1,74 @@
+"""Workloads annotated for Reloader that this reloader leaves alone with its settings, where Reloader
+(chart defaults) would act: CronJobs without ``--reload-cronjobs`` (Reloader runs a Job from the job
+template) and Jobs (Reloader deletes and recreates them; this reloader never does). Each such workload
+gets a Warning Event saying so and naming the flag, once per process and set of annotations, rather
+than nothing happening silently when its ConfigMap changes. ``--ignored-workload-types cronjobs`` (or
+``jobs``) says the user wants them left alone: then no Event either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubeloop import Context, Obj, State, builtin
+from kubeloop.operators.reloader.reconciler import workload_policy
+from kubeloop.operators.reloader.settings import ReloaderSettings
+from kubeloop.operators.reloader.workloads import CRONJOBS, SPEC_TEMPLATE, WorkloadKind
+
+REASON = "NotReloaded"
+JOBS = WorkloadKind("jobs", builtin.JOB, SPEC_TEMPLATE)
+
+NOTES = {
+    "cronjobs": ("this CronJob is annotated for Reloader, but CronJobs are reloaded only with --reload-cronjobs: "
+                 "add it, with --cronjob-action create-job to run a Job from the job template when a ConfigMap or "
+                 "Secret changes, as Reloader does (the default, update-template, changes the template for the "
+                 "next scheduled Jobs). Until then its changes are not acted on; --ignored-workload-types "
+                 "cronjobs silences this"),
+    "jobs": ("this Job is annotated for Reloader, which deletes and recreates a Job when its ConfigMap or Secret "
+             "changes; kubeloop's reloader does not recreate Jobs (no flag enables it): delete and recreate it, or "
+             "run it from a CronJob (--reload-cronjobs --cronjob-action create-job). --ignored-workload-types "
+             "jobs silences this"),
+}
+
+
+@dataclass
+class _Warned:
+    about: Any = None  # the annotations the last Event was about
+
+
+_warned = State(_Warned)
+
+
+def warned_kind(kind_type: str, settings: ReloaderSettings) -> bool:
+    """Whether workloads of this type get the Warning instead of a reload with these settings."""
+    if kind_type in settings.ignored_workload_types:
+        return False
+    return kind_type == "jobs" or (kind_type == "cronjobs" and not settings.reload_cronjobs)
+
+
+async def warn_if_annotated(kind: WorkloadKind, workload: Obj, ctx: Context, settings: ReloaderSettings) -> None:
+    """One Warning Event on ``workload`` if its annotations ask Reloader to reload it."""
+    meta = workload.get("metadata") or {}
+    if kind is JOBS and any(ref.get("kind") == "CronJob" for ref in meta.get("ownerReferences") or ()):
+        return  # a CronJob's Job: its CronJob carries the Warning
+    policy = workload_policy(kind, workload, names=settings.names)  # annotated, not opt-out mode's every one
+    if not policy.tracks_anything:
+        return
+    about = (meta.get("annotations"), (kind.template(workload).get("metadata") or {}).get("annotations"))
+    warned = _warned.of(ctx)
+    if warned.about == about:
+        return
+    warned.about = about
+    await ctx.event("Warning", REASON, NOTES[kind.type])
+
+
+def reconciler(kind: WorkloadKind, settings: Any) -> Any:
+    """The reconcile of a kind that only gets the Warning; ``settings()`` are the operator's."""
+    async def reconcile(workload: Obj, ctx: Context) -> None:
+        await warn_if_annotated(kind, workload, ctx, settings())
+    reconcile.__name__ = f"warn_{kind.type}"
+    return reconcile
+
+
+__all__ = ["CRONJOBS", "JOBS", "REASON", "reconciler", "warn_if_annotated", "warned_kind"]

@@ -1,0 +1,130 @@
+"""Where stakater/Reloader (chart defaults) acts and kubeloop's reloader, with its defaults, does not: an
+annotated CronJob (Reloader runs a Job from it) and an annotated Job (Reloader recreates it) get a
+Warning Event naming the flag; with that flag, the CronJob's ConfigMap change runs a Job as Reloader's
+does. And a ConfigMap that gains the labels of --resource-label-selector reads as its creation, as it
+does for Reloader, whose watch is filtered by the selector. On the real control plane, under the
+operator's generated RBAC."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kubeloop.client import Client
+from kubeloop.testing import wait_for
+from kubeloop.testing.operator import run_operator
+
+from .test_op_reloader import (
+    AUTO,
+    QUIET,
+    cm_volume,
+    config_map,
+    deployment,
+    events,
+    eventually,
+    pod_spec,
+    reloader,
+    revision,
+    wait_recorded,
+)
+
+Obj = dict[str, Any]
+RELOAD_CONF = {"configmap.reloader.stakater.com/reload": "job-conf"}
+
+
+def job_pod() -> Obj:
+    return {**pod_spec(env_from=[{"configMapRef": {"name": "job-conf"}}]), "restartPolicy": "Never"}
+
+
+def cronjob(name: str, ns: str, annotations: dict[str, str]) -> Obj:
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name, "namespace": ns,
+                                                                      "annotations": annotations},
+            "spec": {"schedule": "0 0 1 1 *", "suspend": True,
+                     "jobTemplate": {"spec": {"template": {"spec": job_pod()}}}}}
+
+
+def job(name: str, ns: str, annotations: dict[str, str]) -> Obj:
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": ns, "annotations": annotations},
+            "spec": {"suspend": True, "template": {"spec": job_pod()}}}
+
+
+async def jobs_of(client: Client, ns: str, cronjob_name: str) -> list[Obj]:
+    items = (await client.list("jobs.batch", ns))["items"]
+    return [j for j in items if any(r.get("kind") == "CronJob" and r.get("name") == cronjob_name
+                                     for r in j["metadata"].get("ownerReferences") or ())]
+
+
+async def test_annotated_cronjob_and_job_are_told_which_flag(kube_cluster: Any, kube_client: Client,
+                                                             namespace: str) -> None:
+    ns = namespace
+    await kube_client.create(config_map("job-conf", ns, {"k": "1"}))
+    await kube_client.create(cronjob("nightly", ns, RELOAD_CONF))
+    await kube_client.create(job("once", ns, RELOAD_CONF))
+    await kube_client.create(job("plain", ns, {}))
+    async with run_operator(kube_cluster, kube_client, reloader(), ns) as running:
+        (cron_event,) = await eventually(lambda: events(kube_client, ns, "nightly", "NotReloaded"))
+        assert cron_event["type"] == "Warning" and "--reload-cronjobs" in cron_event["note"]
+        assert "--cronjob-action create-job" in cron_event["note"]
+        (job_event,) = await eventually(lambda: events(kube_client, ns, "once", "NotReloaded"))
+        assert job_event["type"] == "Warning" and "does not recreate Jobs" in job_event["note"]
+        await kube_client.patch("configmaps", "job-conf", {"data": {"k": "2"}}, ns)
+        await asyncio.sleep(QUIET)
+        assert await jobs_of(kube_client, ns, "nightly") == [], "not reloaded without the flag, as the Event says"
+        assert await events(kube_client, ns, "plain", "NotReloaded") == []
+    assert running.audit().ok, running.audit().message
+
+
+async def test_with_the_flags_a_cronjob_gets_a_job_as_with_reloader(kube_cluster: Any, kube_client: Client,
+                                                                   namespace: str) -> None:
+    ns = namespace
+    await kube_client.create(config_map("job-conf", ns, {"k": "1"}))
+    await kube_client.create(cronjob("nightly", ns, RELOAD_CONF))
+    op = reloader(reload_cronjobs=True, cronjob_action="create-job", ignored_workload_types="jobs")
+    async with run_operator(kube_cluster, kube_client, op, ns) as running:
+        await wait_recorded(kube_client, "cronjobs.batch", "nightly", ns)
+        await kube_client.patch("configmaps", "job-conf", {"data": {"k": "2"}}, ns)
+        (created,) = await eventually(lambda: jobs_of(kube_client, ns, "nightly"))
+        assert created["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+        assert await events(kube_client, ns, "nightly", "NotReloaded") == []
+    assert running.audit().ok, running.audit().message
+
+
+async def test_a_configmap_labelled_later_is_its_creation(kube_cluster: Any, kube_client: Client,
+                                                          namespace: str) -> None:
+    """Reloader filters its ConfigMap watch by --resource-label-selector, and the API server reports an
+    object that comes to match a watch's selector as ADDED: with --reload-on-create that rolls the
+    workloads using it. Both halves are checked here, the second against kubeloop's reloader."""
+    ns = namespace
+    await kube_client.create(config_map("late", ns, {"k": "1"}))
+    await kube_client.create(deployment("app", ns, pod_spec(volumes=[cm_volume("late")]), AUTO))
+
+    seen: list[str] = []
+
+    async def watch() -> None:
+        async for event in kube_client.watch("configmaps", ns, label_selector="team=web"):
+            seen.append(event["type"])
+    watching = asyncio.create_task(watch())
+    op = reloader(resource_label_selector="team=web", reload_on_create=True)
+    try:
+        async with run_operator(kube_cluster, kube_client, op, ns) as running:
+            await wait_for(kube_client, "deployments.apps", "app", ns, lambda d: revision(d) >= 1, timeout=30)
+            await asyncio.sleep(QUIET)
+            await kube_client.patch("configmaps", "late", {"metadata": {"labels": {"team": "web"}}}, ns)
+            await wait_for(kube_client, "deployments.apps", "app", ns, lambda d: revision(d) == 2, timeout=30,
+                           description="the labelled ConfigMap, new to the selector, to roll its Deployment")
+            assert "ADDED" in seen, "the API server reports the newly matching object as ADDED"
+        # First seen by the next run only (so its first record is that run's, made without the flag).
+        await kube_client.create(config_map("quiet", ns, {"k": "1"}))
+        await kube_client.create(deployment("other", ns, pod_spec(volumes=[cm_volume("quiet")]), AUTO))
+        async with run_operator(kube_cluster, kube_client, reloader(resource_label_selector="team=web"), ns):
+            await wait_for(kube_client, "deployments.apps", "other", ns, lambda d: revision(d) >= 1, timeout=30)
+            await asyncio.sleep(QUIET)  # seen, tracking nothing selected yet
+            await kube_client.patch("configmaps", "quiet", {"metadata": {"labels": {"team": "web"}}}, ns)
+            await wait_recorded(kube_client, "deployments.apps", "other", ns)  # looked at at once
+            await asyncio.sleep(QUIET)
+            assert revision(await kube_client.get("deployments.apps", "other", ns)) == 1, \
+                "without --reload-on-create the labelling is recorded, not rolled (Reloader ignores the ADDED)"
+    finally:
+        watching.cancel()
+    assert running.audit().ok, running.audit().message
