@@ -30,7 +30,7 @@ from kubeloop import (
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.authority import CONDITION, Screened, screen
 from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
-from kubeloop.operators.copyrator.models import CopyratorRule
+from kubeloop.operators.copyrator.models import MAX_LISTED, MAX_MESSAGE, MAX_NAMESPACES_LISTED, CopyratorRule
 from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
 from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.operators.copyrator.sync import Outcome, Sync, collect_leftovers
@@ -38,8 +38,6 @@ from kubeloop.operators.copyrator.world import World, namespace_changed
 
 log = logging.getLogger("kubeloop.copyrator")
 FINALIZER = f"{DOMAIN}/copies"
-MAX_LISTED = 20  # entries per status list: status must stay small whatever the cluster size
-MAX_NAMESPACES_LISTED = 50
 MAX_EVENTS = 10  # conflict events per reconcile
 
 
@@ -232,7 +230,7 @@ async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Cont
 
 
 def _conflicts(desired: Plan, outcome: Outcome) -> list[dict[str, Any]]:
-    out = [{"namespace": ns, "name": name, "source": source, "reason": reason, "message": message}
+    out = [{"namespace": ns, "name": name, "source": source, "reason": reason, "message": message[:MAX_MESSAGE]}
            for (_, ns, name), source, reason, message in outcome.conflicts]
     for ns, name, source in desired.shadowed:
         winner = desired.copies[(ns, name)]["metadata"]["annotations"][f"{DOMAIN}/source"]

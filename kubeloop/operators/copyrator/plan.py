@@ -12,7 +12,6 @@ becomes ``desired = plan(rule, sources, namespaces)`` diffed against the copies 
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
@@ -28,9 +27,11 @@ from kubeloop.operators.copyrator.boundary import (
     STRICT,
     TAKEOVER_ANNOTATION,
     Boundary,
+    consent_problem,
     consents_to,
     refuses_copies,
 )
+from kubeloop.operators.copyrator.globs import compile_globs
 from kubeloop.operators.copyrator.models import CopyratorRule
 
 # Ownership marks on every copy. The rule annotation ("namespace/name", exact) decides ownership;
@@ -90,8 +91,9 @@ def key_of(obj: Mapping[str, Any]) -> str:
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
-    """Exact names and shell-style globs (``team-*``, ``kube-?``), case-sensitive like Kubernetes names."""
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    """Exact names and shell-style globs (``team-*``, ``kube-?``), case-sensitive like Kubernetes names.
+    The list is compiled once (``globs``): callers matching many names compile it themselves."""
+    return compile_globs(patterns)(name)
 
 
 def matches_labels(labels: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
@@ -163,9 +165,10 @@ def target_namespaces(rule: CopyratorRule, namespaces: Iterable[Mapping[str, Any
                       boundary: Boundary = STRICT) -> list[str]:
     """Active namespaces in the rule's scope, sorted (terminating ones are skipped: writes would fail;
     system namespaces are closed unless the operator was told otherwise)."""
+    excluded = compile_globs(rule.excludedNamespaces)
     out = [meta(ns)["name"] for ns in namespaces
            if is_active(ns) and not boundary.closed(meta(ns)["name"])
-           and not matches_any(meta(ns)["name"], rule.excludedNamespaces)
+           and not excluded(meta(ns)["name"])
            and matches_selector(labels_of(ns), rule.namespaceSelector)]
     return sorted(out)
 
@@ -177,9 +180,12 @@ def target_name(rule: CopyratorRule, source_name: str) -> str:
 # ------------------------------------------------------------------------------------------- copies
 
 
+_DENIED = compile_globs(DENIED_KEYS)
+
+
 def _allowed(items: Mapping[str, str], patterns: Iterable[str]) -> dict[str, str]:
-    allow = list(patterns)
-    return {k: v for k, v in items.items() if matches_any(k, allow) and not matches_any(k, DENIED_KEYS)}
+    allow = compile_globs(patterns)
+    return {k: v for k, v in items.items() if allow(k) and not _DENIED(k)}
 
 
 def content_hash(obj: Mapping[str, Any]) -> str:
@@ -267,8 +273,9 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
         if reason:
             out.skipped.append((key_of(source), reason))
             continue
+        template = build_copy(rule, source, "", name)  # the same content in every namespace
         for ns in targets:
-            _place(out, rule, source, ns, name, source_places)
+            _place(out, source, template, ns, name, source_places)
     out.skipped += [(f"{ns}/*", "NoConsent") for ns in _unshared(rule, sources, boundary)]
     return out
 
@@ -277,6 +284,8 @@ def _skip_reason(source: Mapping[str, Any], name: str) -> str | None:
     reason = protected_reason(source)
     if reason is None and RELEASED_ANNOTATION in annotations_of(source):
         reason = "ReleasedCopy"
+    if reason is None and consent_problem(str(annotations_of(source).get(CONSENT_ANNOTATION) or "")):
+        reason = "ConsentTooLong"
     if reason is None and refuses_copies(source):
         reason = "NoConsent"
     if reason is None and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
@@ -289,7 +298,7 @@ def _skip_reason(source: Mapping[str, Any], name: str) -> str | None:
     return reason
 
 
-def _place(out: Plan, rule: CopyratorRule, source: Mapping[str, Any], ns: str, name: str,
+def _place(out: Plan, source: Mapping[str, Any], template: Obj, ns: str, name: str,
            source_places: set[tuple[str, str]]) -> None:
     if ns == meta(source)["namespace"] or not consents_to(source, ns):
         return  # never back into the source's own namespace; only where the source's owner allowed
@@ -298,7 +307,7 @@ def _place(out: Plan, rule: CopyratorRule, source: Mapping[str, Any], ns: str, n
     elif (ns, name) in out.copies:
         out.shadowed.append((ns, name, key_of(source)))
     else:
-        out.copies[(ns, name)] = build_copy(rule, source, ns, name)
+        out.copies[(ns, name)] = {**template, "metadata": {**template["metadata"], "namespace": ns}}
 
 
 def _unshared(rule: CopyratorRule, sources: Iterable[Mapping[str, Any]], boundary: Boundary) -> list[str]:
