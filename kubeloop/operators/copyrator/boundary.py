@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.operators.copyrator.globs import Globs, compile_globs
+from kubeloop.operators.copyrator.globs import MAX_GENERAL, Globs, compile_globs, is_general
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.settings import CopyratorSettings
 
@@ -57,8 +57,11 @@ def consent_problem(value: str) -> str | None:
     """Why a consent annotation's value is refused (None: it is within bounds)."""
     if len(value) > MAX_CONSENT_LENGTH:
         return f"longer than {MAX_CONSENT_LENGTH} characters"
-    if len(_patterns(value)) > MAX_CONSENT_ENTRIES:
+    entries = _patterns(value)
+    if len(entries) > MAX_CONSENT_ENTRIES:
         return f"more than {MAX_CONSENT_ENTRIES} entries"
+    if sum(map(is_general, entries)) > MAX_GENERAL:
+        return f"more than {MAX_GENERAL} globs other than 'prefix*' or '*suffix'"
     return None
 
 

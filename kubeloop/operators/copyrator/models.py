@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from kubeloop import Conditions, CustomResource, LabelSelector, opaque, printer_column, validation
+from kubeloop.operators.copyrator.globs import CEL_GENERAL_COUNT, MAX_GENERAL
 from kubeloop.resources.types import LabelSelectorRequirement
 
 RuleType = Literal["configmap", "secret"]
@@ -45,6 +46,9 @@ Message = Annotated[str, Field(max_length=MAX_MESSAGE)]
 ObjectKey = Annotated[str, Field(max_length=MAX_NAMESPACE + 1 + MAX_NAME)]  # "namespace/name"
 # A map's keys have no maxLength in a structural schema: CEL bounds them (cost: the map's maxProperties).
 _KEYS_BOUNDED = validation(f"self.all(k, size(k) <= {MAX_KEY})", f"keys are at most {MAX_KEY} characters")
+# Names, "prefix*" and "*suffix" cost a lookup each; other globs go into one automaton, kept small.
+_FEW_GENERAL = validation(f"{CEL_GENERAL_COUNT} <= {MAX_GENERAL}",
+                          f"at most {MAX_GENERAL} entries may be globs other than a name, 'prefix*' or '*suffix'")
 
 
 class BoundedRequirement(LabelSelectorRequirement):
@@ -125,9 +129,10 @@ class CopyratorRule(
         description="The namespace(s) holding the sources. Outside the rule's own namespace, only objects "
                     "annotated copyrator.flant.com/allow-copy are read (unless the rule's namespace is trusted). "
                     f"At most {MAX_SOURCE_NAMESPACES} names.")
-    excludedNamespaces: list[NamespaceName] = Field(
+    excludedNamespaces: Annotated[list[NamespaceName], _FEW_GENERAL] = Field(
         default=[], max_length=MAX_EXCLUDED,
-        description=f"Target namespaces never written: names or glob patterns (at most {MAX_EXCLUDED}).")
+        description=f"Target namespaces never written: names or glob patterns (at most {MAX_EXCLUDED}; at most "
+                    f"{MAX_GENERAL} globs other than 'prefix*' or '*suffix').")
     namespaceSelector: BoundedLabelSelector | None = Field(
         None, description="Only namespaces with these labels receive copies (default: all).")
     targetName: ObjectName | None = Field(
@@ -138,12 +143,14 @@ class CopyratorRule(
                             "and Overwrite need the object's consent: copyrator.flant.com/allow-takeover.")
     orphanOnDelete: bool = Field(
         False, description="Copies no longer wanted are released (kept, unmanaged) instead of deleted.")
-    copyLabels: list[Key] = Field(
+    copyLabels: Annotated[list[Key], _FEW_GENERAL] = Field(
         default=["*"], max_length=MAX_KEY_PATTERNS,
-        description=f"Source label keys copied (glob patterns; at most {MAX_KEY_PATTERNS}).")
-    copyAnnotations: list[Key] = Field(
+        description=f"Source label keys copied (glob patterns; at most {MAX_KEY_PATTERNS}, of which "
+                    f"{MAX_GENERAL} other than 'prefix*' or '*suffix').")
+    copyAnnotations: Annotated[list[Key], _FEW_GENERAL] = Field(
         default=[], max_length=MAX_KEY_PATTERNS,
-        description=f"Source annotation keys copied (glob patterns; at most {MAX_KEY_PATTERNS}).")
+        description=f"Source annotation keys copied (glob patterns; at most {MAX_KEY_PATTERNS}, of which "
+                    f"{MAX_GENERAL} other than 'prefix*' or '*suffix').")
     status: CopyratorRuleStatus | None = None
 
     @property

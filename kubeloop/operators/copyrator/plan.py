@@ -165,11 +165,12 @@ def target_namespaces(rule: CopyratorRule, namespaces: Iterable[Mapping[str, Any
                       boundary: Boundary = STRICT) -> list[str]:
     """Active namespaces in the rule's scope, sorted (terminating ones are skipped: writes would fail;
     system namespaces are closed unless the operator was told otherwise)."""
-    excluded = compile_globs(rule.excludedNamespaces)
+    excluded = compile_globs(rule.excludedNamespaces)  # each list compiled once per plan (and cached)
+    wanted = selectors.requirements(rule.namespaceSelector)
     out = [meta(ns)["name"] for ns in namespaces
            if is_active(ns) and not boundary.closed(meta(ns)["name"])
            and not excluded(meta(ns)["name"])
-           and matches_selector(labels_of(ns), rule.namespaceSelector)]
+           and selectors.matches(wanted, labels_of(ns))]
     return sorted(out)
 
 
