@@ -66,8 +66,9 @@ def beyond(rule: dict[str, Any]) -> dict[str, dict[str, Any]]:
         out[f"{field}: one character too long"] = {**rule, field: [rule[field][0] + "x"]}
         out[f"{field}: one general glob too many"] = {**rule, field: [*rule[field][:-1], "*?x*"]}
     sel = rule["namespaceSelector"]
+    expressions = sel["matchExpressions"]
     out["namespaceSelector.matchExpressions: one too many"] = {
-        **rule, "namespaceSelector": {**sel, "matchExpressions": [*sel["matchExpressions"], sel["matchExpressions"][0]]}}
+        **rule, "namespaceSelector": {**sel, "matchExpressions": [*expressions, expressions[0]]}}
     out["namespaceSelector.matchLabels: one too many"] = {
         **rule, "namespaceSelector": {**sel, "matchLabels": {**sel["matchLabels"], "extra": ""}}}
     out["selector: a key too long"] = {**rule, "selector": {"k" * (MAX_KEY + 1): "v"}}
