@@ -230,11 +230,16 @@ def test_decisions_for_our_own_copies() -> None:
     desired = build_copy(r, cm("a"), "t", "a")
     assert decide(r, None, desired).action == "create"
     assert decide(r, desired, desired).action == "none"
-    edited = {**desired, "data": {"k": "hand-edited"}}
-    assert decide(r, edited, desired).action == "update"
-    assert decide(r, {**edited, "immutable": True}, desired).action == "recreate"
-    retyped = {**desired, "type": "Other"}
-    assert decide(r, retyped, desired).action == "recreate"
+    # The source changed: the copy (as copyrator wrote it, hash and content agreeing) is brought in line.
+    older = build_copy(r, {**cm("a"), "data": {"k": "older"}}, "t", "a")
+    assert decide(r, older, desired).action == "update"
+    frozen = build_copy(r, {**cm("a"), "data": {"k": "older"}, "immutable": True}, "t", "a")
+    assert decide(r, frozen, desired).action == "recreate"  # immutable: deleted and created anew
+    # Changed in its namespace (content no longer matches the hash copyrator wrote): never reverted.
+    for edited in ({**desired, "data": {"k": "hand-edited"}}, {**desired, "type": "Other"},
+                   {**desired, "metadata": {**desired["metadata"], "labels": {"mine": "x"}}}):
+        decision = decide(r, edited, desired)
+        assert (decision.action, decision.reason) == ("conflict", "EditedInPlace")
 
 
 @pytest.mark.parametrize(("policy", "same", "consent", "expected"), [

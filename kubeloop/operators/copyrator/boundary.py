@@ -71,7 +71,7 @@ def _grantees(value: str) -> Globs | None:
     return None if consent_problem(value) else compile_globs(_patterns(value))
 
 
-def _grants(value: str, *names: str) -> bool:
+def grants(value: str, *names: str) -> bool:
     """Whether an annotation value ("true", "false", or a list of names/globs) covers any of ``names``."""
     if value.lower() in _ANYONE:
         return True
@@ -100,12 +100,12 @@ def consents_to(source: Mapping[str, Any], namespace: str) -> bool:
     value = _annotation(source, CONSENT_ANNOTATION)
     if not value and source.get("kind") != "Secret":
         return True
-    return _grants(value, namespace)
+    return grants(value, namespace)
 
 
 def consents_to_takeover(obj: Mapping[str, Any], rule: CopyratorRule) -> bool:
     """The object's owner allowed this rule to take it over (``allow-takeover``)."""
-    return _grants(_annotation(obj, TAKEOVER_ANNOTATION), rule.metadata.namespace or "", rule.key)
+    return grants(_annotation(obj, TAKEOVER_ANNOTATION), rule.metadata.namespace or "", rule.key)
 
 
 def _names(values: Iterable[Any] | None) -> tuple[str, ...]:

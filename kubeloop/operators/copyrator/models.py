@@ -92,6 +92,15 @@ class SkippedSource(BaseModel):
     reason: Reason
 
 
+class DeclinedNamespace(BaseModel):
+    """A target namespace that takes no (more) copies of the rule: its policy refuses them, or its copy
+    limit is reached."""
+
+    namespace: NamespaceName
+    reason: Reason
+    message: Message | None = None
+
+
 class CopyratorRuleStatus(BaseModel):
     """What the rule did at ``observedGeneration``. Lists are bounded; the counts are exact."""
 
@@ -102,6 +111,8 @@ class CopyratorRuleStatus(BaseModel):
     copies: Annotated[list[CopySet], Field(max_length=MAX_NAMESPACES_LISTED)] | None = None
     conflictCount: int | None = None
     conflicts: Annotated[list[ConflictEntry], Field(max_length=MAX_LISTED)] | None = None
+    declinedCount: int | None = None
+    declined: Annotated[list[DeclinedNamespace], Field(max_length=MAX_LISTED)] | None = None
     skippedSources: Annotated[list[SkippedSource], Field(max_length=MAX_LISTED)] | None = None
     conditions: Conditions | None = None
 
