@@ -101,6 +101,14 @@ class DeclinedNamespace(BaseModel):
     message: Message | None = None
 
 
+class ForeignAnnotations(BaseModel):
+    """A source (or would-be source) carrying Reflector's or kubernetes-replicator's annotations, which
+    copyrator does not read: the message names copyrator's spelling."""
+
+    source: ObjectKey
+    message: Message
+
+
 class CopyratorRuleStatus(BaseModel):
     """What the rule did at ``observedGeneration``. Lists are bounded; the counts are exact."""
 
@@ -114,6 +122,7 @@ class CopyratorRuleStatus(BaseModel):
     declinedCount: int | None = None
     declined: Annotated[list[DeclinedNamespace], Field(max_length=MAX_LISTED)] | None = None
     skippedSources: Annotated[list[SkippedSource], Field(max_length=MAX_LISTED)] | None = None
+    foreignAnnotations: Annotated[list[ForeignAnnotations], Field(max_length=MAX_LISTED)] | None = None
     conditions: Conditions | None = None
 
 

@@ -30,6 +30,7 @@ from kubeloop import (
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.authority import CONDITION, Screened, screen
 from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
+from kubeloop.operators.copyrator.foreign import EVENT_REASON, describe, foreign_annotations
 from kubeloop.operators.copyrator.models import MAX_LISTED, MAX_MESSAGE, MAX_NAMESPACES_LISTED, CopyratorRule
 from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
 from kubeloop.operators.copyrator.receiving import LIMITED
@@ -91,7 +92,26 @@ def build_operator(name: str = "copyrator") -> Operator[CopyratorSettings]:
     ])(copyrator.reconcile)
     op.finalize(CopyratorRule, finalizer=FINALIZER)(copyrator.cleanup)
     op.on_deleted(CopyratorRule)(copyrator.collect)
+    # Reflector's and replicator's annotations are reported on the objects carrying them (``foreign``).
+    for kind in (builtin.CONFIG_MAP, builtin.SECRET):
+        op.reconcile(kind, predicates=[foreign_changed], resync=None,
+                     name=f"{name}-foreign-{kind.plural}")(report_foreign)
     return op
+
+
+def foreign_changed(event: Event) -> bool:
+    """An object now carrying Reflector's or replicator's annotations, or carrying other ones."""
+    if event.type == "deleted":
+        return False
+    found = foreign_annotations(event.object)
+    return bool(found) and (event.old is None or foreign_annotations(event.old) != found)
+
+
+async def report_foreign(obj: dict[str, Any], ctx: Context) -> None:
+    """A Warning on the object: copyrator does not read these annotations; its own spelling."""
+    found = foreign_annotations(obj)
+    if found:
+        await ctx.event("Warning", EVENT_REASON, describe(found))
 
 
 class Copyrator:
@@ -234,6 +254,7 @@ async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Cont
         "declinedCount": len(declined),
         "declined": declined[:MAX_LISTED],
         "skippedSources": [{"source": s, "reason": r} for s, r in desired.skipped[:MAX_LISTED]],
+        "foreignAnnotations": [{"source": k, "message": m[:MAX_MESSAGE]} for k, m in desired.foreign[:MAX_LISTED]],
         "conditions": conditions,
     })
 

@@ -31,6 +31,7 @@ from kubeloop.operators.copyrator.boundary import (
     consents_to,
     refuses_copies,
 )
+from kubeloop.operators.copyrator.foreign import SKIP_REASON, consented_elsewhere, describe, foreign_annotations
 from kubeloop.operators.copyrator.globs import compile_globs
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.receiving import LIMITED, POLICY_NAME, REFUSED, Reception
@@ -265,6 +266,8 @@ class Plan:
     on_source: list[tuple[str, str, str]] = field(default_factory=list)
     # (namespace, reason, message): target namespaces that refuse the rule's copies or have no room left
     declined: list[tuple[str, str, str]] = field(default_factory=list)
+    # (source key, message): objects the rule meets that carry Reflector's or replicator's annotations
+    foreign: list[tuple[str, str]] = field(default_factory=list)
     room: dict[str, int | None] = field(default_factory=dict)  # namespace → copies still allowed there
 
 
@@ -281,6 +284,7 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
                      key=lambda s: (order[meta(s)["namespace"]], meta(s)["name"]))
     # Every place holding something the rule reads from (consenting or not): never a copy's place.
     source_places = {(meta(s)["namespace"], meta(s)["name"]) for s in candidates if matches_source(rule, s)}
+    readable = {id(s) for s in sources}
     out = Plan(sources=[dict(s) for s in sources])
     targets = _receiving(out, rule, target_namespaces(rule, namespaces, boundary), reception)
     for source in sources:
@@ -292,8 +296,21 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
         template = build_copy(rule, source, "", name)  # the same content in every namespace
         for ns in targets:
             _place(out, source, template, ns, name, source_places)
+    _foreign(out, rule, candidates, readable)
     out.skipped += [(f"{ns}/*", "NoConsent") for ns in _unshared(rule, sources, boundary)]
     return out
+
+
+def _foreign(out: Plan, rule: CopyratorRule, candidates: list[Mapping[str, Any]], readable: set[int]) -> None:
+    """Objects the rule meets with Reflector's or replicator's annotations: said, never silently ignored.
+    One the rule may not read is named only if its owner consented the other tool's way (it is shared)."""
+    for s in candidates:
+        found = foreign_annotations(s) if matches_source(rule, s) else {}
+        if not found or (id(s) not in readable and not consented_elsewhere(s)):
+            continue
+        out.foreign.append((key_of(s), describe(found)))
+        if id(s) not in readable:
+            out.skipped.append((key_of(s), SKIP_REASON))
 
 
 def _receiving(out: Plan, rule: CopyratorRule, targets: list[str], reception: Reception | None) -> list[str]:
@@ -317,7 +334,7 @@ def _skip_reason(source: Mapping[str, Any], name: str) -> str | None:
     if reason is None and consent_problem(str(annotations_of(source).get(CONSENT_ANNOTATION) or "")):
         reason = "ConsentTooLong"
     if reason is None and refuses_copies(source):
-        reason = "NoConsent"
+        reason = SKIP_REASON if consented_elsewhere(source) else "NoConsent"
     if reason is None and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
         reason = "InvalidTargetName"
     # Never a copy named like the cluster's CA bundle: where it is missing (a new namespace, before
