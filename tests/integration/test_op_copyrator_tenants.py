@@ -197,3 +197,41 @@ async def test_the_receiving_namespace_decides(tenants: Tenants) -> None:
     marked = (await t.admin.list("configmaps", t.ns_b, label_selector="copyrator.flant.com/rule"))["items"]
     assert [o["metadata"]["name"] for o in marked] == ["fourth"]
     assert (await t.b.get("configmaps", "app-settings", t.ns_b))["data"] == {"k": "b's own"}
+
+
+# --- Reflector's and replicator's users ------------------------------------------------------------
+
+
+async def _events(client: Client, ns: str, name: str, reason: str) -> list[dict[str, Any]]:
+    items = (await client.list("events.events.k8s.io", ns))["items"]
+    return [e for e in items if e.get("reason") == reason and e["regarding"].get("name") == name]
+
+
+async def test_foreign_annotations_are_reported(tenants: Tenants) -> None:
+    """A Secret consenting Reflector's way, and a mirror asking replicator to pull: never honoured, never
+    silent — a Warning on each naming copyrator's spelling, and the rule meeting the Secret says so."""
+    t = tenants
+    reflector = "reflector.v1.k8s.emberstack.com"
+    await t.admin.create({"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "name": "registry", "namespace": t.ns_a, "labels": {"foreign": t.token}, "annotations": {
+            f"{reflector}/reflection-allowed": "true", f"{reflector}/reflection-allowed-namespaces": t.ns_c,
+            f"{reflector}/reflection-auto-enabled": "true"}}, "data": {"k": "czNjcjN0"}})
+    await t.b.create(configmap("mirror", t.ns_b, {}, {}, annotations={
+        "replicator.v1.mittwald.de/replicate-from": f"{t.ns_a}/settings"}))
+    await t.admin.create({**rule("foreign", t.ns_a, {"foreign": t.token}, [t.ns_c]), "ruleType": "secret"})
+
+    status = await wait_status(t.admin, t.ns_a, "foreign", lambda s: bool(s.get("foreignAnnotations")),
+                               "the rule reports the foreign annotations")
+    assert status["skippedSources"] == [{"source": f"{t.ns_a}/registry", "reason": "ForeignConsent"}]
+    assert "copyrator.flant.com/allow-copy" in status["foreignAnnotations"][0]["message"]
+    assert status.get("copyCount") == 0
+    for client, ns, name, spelling in ((t.admin, t.ns_a, "registry", "copyrator.flant.com/allow-copy"),
+                                       (t.b, t.ns_b, "mirror", "copyrator.flant.com/allow-takeover")):
+        found: list[dict[str, Any]] = []
+        for _ in range(100):
+            if found := await _events(t.admin, ns, name, "ForeignAnnotations"):
+                break
+            await asyncio.sleep(0.3)
+        assert found and found[0]["type"] == "Warning" and spelling in found[0]["note"], (name, found)
+    with pytest.raises(NotFound):
+        await t.admin.get("secrets", "registry", t.ns_c)
