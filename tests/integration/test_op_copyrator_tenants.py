@@ -225,8 +225,8 @@ async def test_foreign_annotations_are_reported(tenants: Tenants) -> None:
     assert status["skippedSources"] == [{"source": f"{t.ns_a}/registry", "reason": "ForeignConsent"}]
     assert "copyrator.flant.com/allow-copy" in status["foreignAnnotations"][0]["message"]
     assert status.get("copyCount") == 0
-    for client, ns, name, spelling in ((t.admin, t.ns_a, "registry", "copyrator.flant.com/allow-copy"),
-                                       (t.b, t.ns_b, "mirror", "copyrator.flant.com/allow-takeover")):
+    for ns, name, spelling in ((t.ns_a, "registry", "copyrator.flant.com/allow-copy"),
+                               (t.ns_b, "mirror", "copyrator.flant.com/allow-takeover")):
         found: list[dict[str, Any]] = []
         for _ in range(100):
             if found := await _events(t.admin, ns, name, "ForeignAnnotations"):
