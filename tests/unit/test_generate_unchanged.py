@@ -6,7 +6,9 @@ Operator (commit 2bc1dc7), with ``PYTHONPATH=<main checkout> python -m kubeloop.
 <name>``. A deliberate change to an operator's manifests re-records its file the same way, in the
 same commit, saying why. Re-recorded: ``blackadder.yaml``, when blackadder got its conversion webhook
 (a ``v1beta2`` hub, the CRD's ``conversion`` stanza, the webhook Service, port and CA Secret); its
-``v1alpha1`` and ``v1beta1`` schemas are unchanged."""
+``v1alpha1`` and ``v1beta1`` schemas are unchanged; ``copyrator.yaml``, when every list and string of
+its CRD got a maximum (``maxItems``, ``maxLength``, ``maxProperties``, CEL on keys and general globs) and
+its status the ``declined`` and ``foreignAnnotations`` lists."""
 
 from __future__ import annotations
 

@@ -317,7 +317,7 @@ async def test_events_map_to_the_rules_that_care() -> None:
 
 def handlers_of(op: Any) -> Any:
     """What an operator's reconcile is a bound method of: the state one instance keeps."""
-    (spec,) = op.specs()
+    spec = next(s for s in op.specs() if s.resource is CopyratorRule)
     return spec.reconcile.__self__
 
 
@@ -328,7 +328,7 @@ def test_two_operators_share_no_world() -> None:
     blocker = cm("blocker", namespace="t", labels={})
 
     def configmap_mapper(op: Any) -> Any:
-        (spec,) = op.specs()
+        spec = next(s for s in op.specs() if s.resource is CopyratorRule)
         return next(w.mapper for w in spec.watches if w.resource is builtin.CONFIG_MAP)
     assert configmap_mapper(a)(blocker) == ["default/main-rule"]  # a's blocked copy wakes a's rule
     assert configmap_mapper(b)(blocker) == [] and handlers_of(b).world.blocked == {}
@@ -337,7 +337,7 @@ def test_two_operators_share_no_world() -> None:
 def test_each_operator_reads_its_own_settings() -> None:
     a, b = build_operator(), build_operator()
     b.settings = CopyratorSettings(rule_name="chosen")
-    (spec_a,), (spec_b,) = a.specs(), b.specs()
+    spec_a, spec_b = (next(s for s in op.specs() if s.resource is CopyratorRule) for op in (a, b))
     assert spec_a.field_selector is None and spec_b.field_selector == "metadata.name=chosen"
     assert operator.settings.rule is None  # nor the default instance's
 

@@ -52,6 +52,8 @@ _FEW_GENERAL = validation(f"{CEL_GENERAL_COUNT} <= {MAX_GENERAL}",
 
 
 class BoundedRequirement(LabelSelectorRequirement):
+    """One ``matchExpressions`` entry of a label selector."""
+
     key: Key
     values: Annotated[list[LabelValue], Field(max_length=MAX_EXPRESSION_VALUES)] | None = None
 
