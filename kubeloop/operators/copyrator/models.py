@@ -13,7 +13,6 @@ from pydantic import BaseModel, Field
 
 from kubeloop import Conditions, CustomResource, LabelSelector, opaque, printer_column, validation
 from kubeloop.operators.copyrator.globs import CEL_GENERAL_COUNT, MAX_GENERAL
-from kubeloop.resources.types import LabelSelectorRequirement
 
 RuleType = Literal["configmap", "secret"]
 ConflictPolicy = Literal["Skip", "Adopt", "Overwrite"]
@@ -51,10 +50,17 @@ _FEW_GENERAL = validation(f"{CEL_GENERAL_COUNT} <= {MAX_GENERAL}",
                           f"at most {MAX_GENERAL} entries may be globs other than a name, 'prefix*' or '*suffix'")
 
 
-class BoundedRequirement(LabelSelectorRequirement):
+class BoundedRequirement(BaseModel):
     """One ``matchExpressions`` entry of a label selector."""
 
+    # What the API server checks for its own selectors: a set operator needs values, an existence test none.
+    __validations__ = [validation(
+        "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0)"
+        " : (!has(self.values) || size(self.values) == 0)",
+        "values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist")]
+
     key: Key
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
     values: Annotated[list[LabelValue], Field(max_length=MAX_EXPRESSION_VALUES)] | None = None
 
 
