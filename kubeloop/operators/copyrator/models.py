@@ -69,7 +69,10 @@ class BoundedLabelSelector(LabelSelector):
 
     matchLabels: Annotated[dict[str, LabelValue], Field(max_length=MAX_SELECTOR_LABELS),
                            _KEYS_BOUNDED] | None = None
-    matchExpressions: Annotated[list[BoundedRequirement], Field(max_length=MAX_EXPRESSIONS)] | None = None
+    # The same shape as the base's entries, with bounds (the base's type is not public; the selector
+    # helpers read key, operator and values only).
+    matchExpressions: Annotated[list[BoundedRequirement],  # type: ignore[assignment]
+                                Field(max_length=MAX_EXPRESSIONS)] | None = None
 
 # A name or a list of names: no structural type can say that, and CEL cannot see untyped fields, so
 # the value is stored as given and checked by the operator (``problems``), which reports it in status.
