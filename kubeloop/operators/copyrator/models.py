@@ -71,8 +71,8 @@ class BoundedLabelSelector(LabelSelector):
                            _KEYS_BOUNDED] | None = None
     # The same shape as the base's entries, with bounds (the base's type is not public; the selector
     # helpers read key, operator and values only).
-    matchExpressions: Annotated[list[BoundedRequirement],  # type: ignore[assignment]
-                                Field(max_length=MAX_EXPRESSIONS)] | None = None
+    matchExpressions: Annotated[list[BoundedRequirement],
+                                Field(max_length=MAX_EXPRESSIONS)] | None = None  # type: ignore[assignment]
 
 # A name or a list of names: no structural type can say that, and CEL cannot see untyped fields, so
 # the value is stored as given and checked by the operator (``problems``), which reports it in status.
