@@ -127,8 +127,9 @@ async def test_the_worst_admitted_rules_beside_another_tenants_copy(tenants: Ten
     await wait_for(t.admin, "configmaps", f"b-conf-{t.token}", t.ns_c, timeout=60, description="B's copy")
     unloaded = [await _convergence(t.admin, t, f"u{i}") for i in range(3)]
 
-    labels = {f"example.com/l{i}-" + "k" * 200: "v" for i in range(63)} | {"worst": t.token}
-    notes = {f"example.com/a{i}-" + "k" * 200: "v" for i in range(63)}
+    prefix = ".".join(["k" * 60] * 3) + ".example.com"  # a long valid key: 196 characters of prefix
+    labels = {f"{prefix}/l{i}": "v" for i in range(63)} | {"worst": t.token}
+    notes = {f"{prefix}/a{i}": "v" for i in range(63)}
     await t.a.create(configmap("s", t.ns_a, {"k": "0"}, labels,
                                annotations={**notes, CONSENT_ANNOTATION: worst_consent([t.ns_a, t.ns_c])}))
     for i in range(10):
