@@ -296,7 +296,10 @@ async def test_events_map_to_the_rules_that_care() -> None:
     client = FakeClient()
     for raw in (rule().model_dump(mode="json", by_alias=True, exclude_none=True),
                 rule(metadata={"name": "secrets", "namespace": "default", "uid": "r-2"},
-                     ruleType="secret").model_dump(mode="json", by_alias=True, exclude_none=True)):
+                     ruleType="secret").model_dump(mode="json", by_alias=True, exclude_none=True),
+                # invalid (its untyped namespace list beyond the bound): never walked by the mappers
+                rule(metadata={"name": "huge", "namespace": "default", "uid": "r-3"},
+                     namespace=["default"] * 65).model_dump(mode="json", by_alias=True, exclude_none=True)):
         client.add(raw, CopyratorRule)
     world, cache = World(), Cache(client, freeze_gc=False)
     await world.bind(client, cache, None)

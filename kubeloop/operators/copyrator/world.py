@@ -47,7 +47,7 @@ class World:
         self._rules: Informer | None = None
         self._namespaces: Informer | None = None
         self._objects: dict[str, Informer] = {}
-        self._parsed: dict[tuple[str, str], CopyratorRule] = {}
+        self._parsed: dict[tuple[str, str], CopyratorRule | None] = {}  # None: unusable
         # (kind, namespace, name) → rules whose copy is blocked there: when that object changes or
         # goes away, those rules look again.
         self.blocked: dict[tuple[str, str, str], set[str]] = {}
@@ -122,23 +122,28 @@ class World:
             self.limited.setdefault((kind, ns, home), set()).add(rule.key)
 
     def rules(self) -> list[CopyratorRule]:
-        """The cached rules, parsed once per resourceVersion."""
+        """The cached rules, parsed once per resourceVersion. A rule with problems (an untyped ``namespace``
+        list the schema could not bound, say) is left out: it copies nothing new, and the event mappers,
+        which run for every ConfigMap and Secret event, never walk it."""
         if self._rules is None:
             return []
         out = []
         for raw in self._rules.store:
             m = meta(raw)
             ident = (m.get("uid", ""), m.get("resourceVersion", ""))
-            rule = self._parsed.get(ident)
-            if rule is None:
+            if ident not in self._parsed:
                 try:
-                    rule = CopyratorRule.from_dict(raw)
+                    parsed: CopyratorRule | None = CopyratorRule.from_dict(raw)
                 except ValueError:
-                    continue  # the reconcile reports it; mapping skips it
+                    parsed = None  # the reconcile reports it; mapping skips it
+                if parsed is not None and parsed.problems():
+                    parsed = None
                 if len(self._parsed) > 4096:
                     self._parsed.clear()
-                self._parsed[ident] = rule
-            out.append(rule)
+                self._parsed[ident] = parsed
+            rule = self._parsed[ident]
+            if rule is not None:
+                out.append(rule)
         return out
 
     def watches_rule(self, rule_key: str, rule_name_filter: str | None) -> bool:
