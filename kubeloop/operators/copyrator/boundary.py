@@ -53,6 +53,7 @@ def _patterns(value: str) -> list[str]:
     return [p for p in re.split(r"[,\s]+", value) if p]
 
 
+@functools.lru_cache(maxsize=4096)
 def consent_problem(value: str) -> str | None:
     """Why a consent annotation's value is refused (None: it is within bounds)."""
     if len(value) > MAX_CONSENT_LENGTH:

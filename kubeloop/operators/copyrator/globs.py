@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 import re2
 
@@ -35,6 +35,20 @@ CEL_GENERAL_COUNT = ("self.filter(p, !p.matches('^[^*?\\\\[]*$') && !p.matches('
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # a bad class such as "[z-a]" is reported by the caller, not on stderr
 _OPTIONS.dot_nl = True  # fnmatch's "*" and "?" match any character
+_OPTIONS.never_capture = True  # only "does it match" is asked
+
+
+def full_matcher(regex: re2._Regexp) -> Callable[[str], bool]:
+    """``regex.fullmatch(text) is not None``, calling RE2 directly: the module's ``fullmatch`` builds
+    match objects and offset tables in Python, about 20 times the cost of the match itself."""
+    raw, anchor = getattr(regex, "_regexp", None), getattr(getattr(re2, "_Anchor", None), "ANCHOR_BOTH", None)
+    if raw is None or anchor is None:  # another version of the binding: its public API
+        return lambda text: regex.fullmatch(text) is not None
+
+    def match(text: str) -> bool:
+        data = text.encode()
+        return bool(raw.Match(anchor, data, 0, len(data))[0] != (-1, -1))
+    return match
 
 
 @dataclass(frozen=True)
@@ -46,12 +60,17 @@ class Globs:
     suffixes: tuple[str, ...]
     general: re2._Regexp | None
     anything: bool = False
+    _general: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.general is not None:
+            object.__setattr__(self, "_general", full_matcher(self.general))
 
     def __call__(self, name: str) -> bool:
         return (self.anything or name in self.exact
                 or (bool(self.prefixes) and name.startswith(self.prefixes))
                 or (bool(self.suffixes) and name.endswith(self.suffixes))
-                or (self.general is not None and self.general.fullmatch(name) is not None))
+                or (self._general is not None and self._general(name)))
 
     def any(self, names: Iterable[str]) -> bool:
         return any(self(n) for n in names)

@@ -182,6 +182,20 @@ _PLAIN = re.compile(r"[a-z0-9.\-]+")
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # the reconcile reports a refused expression as an Event
 _OPTIONS.max_mem = 1 << 20  # bytes per compiled program: an expression needing more is refused
+_OPTIONS.never_capture = True  # only "does it match" is asked
+
+
+def _full_matcher(regex: Any) -> Any:
+    """``regex.fullmatch(text) is not None``, calling RE2 directly: the module's ``fullmatch`` builds
+    match objects and offset tables in Python, about 20 times the cost of the match itself."""
+    raw, anchor = getattr(regex, "_regexp", None), getattr(getattr(re2, "_Anchor", None), "ANCHOR_BOTH", None)
+    if raw is None or anchor is None:  # another version of the binding: its public API
+        return lambda text: regex.fullmatch(text) is not None
+
+    def match(text: str) -> bool:
+        data = text.encode()
+        return bool(raw.Match(anchor, data, 0, len(data))[0] != (-1, -1))
+    return match
 
 
 def pattern_problem(pattern: str) -> str | None:
@@ -210,9 +224,14 @@ class NameMatcher:
 
     names: frozenset[str]
     regex: Any  # re2 compiled alternation, or None
+    _regex: Any = field(default=None, compare=False, repr=False)  # its direct full-match call
+
+    def __post_init__(self) -> None:
+        if self.regex is not None:
+            object.__setattr__(self, "_regex", _full_matcher(self.regex))
 
     def __call__(self, name: str) -> bool:
-        return name in self.names or (self.regex is not None and self.regex.fullmatch(name) is not None)
+        return name in self.names or (self._regex is not None and self._regex(name))
 
 
 @functools.lru_cache(maxsize=4096)
