@@ -259,18 +259,24 @@ async def test_copies_follow_sources_and_namespaces(copyrator: RunningOperator, 
     await kube_client.replace({**await kube_client.get("configmaps", "settings", src), "data": {"a": "9"}})
     for ns in (t1, t2, t3):
         await wait_data(kube_client, "configmaps", "settings", ns, {"a": "9"})
-    # A copy edited (or deleted) by hand is restored.
-    await kube_client.patch("configmaps", "settings", {"data": {"a": "hacked", "extra": "1"}}, t1)
+    # A copy deleted by hand is restored; one edited in its namespace is its owner's: kept as edited and
+    # reported, never reverted.
+    await kube_client.patch("configmaps", "settings", {"data": {"a": "mine", "extra": "1"}}, t1)
     await kube_client.delete("configmaps", "settings", t2)
-    await wait_data(kube_client, "configmaps", "settings", t1, {"a": "9"})
     await wait_data(kube_client, "configmaps", "settings", t2, {"a": "9"})
+    status = await wait_rule(kube_client, src, "main-rule", lambda s: any(
+        c["reason"] == "EditedInPlace" for c in s.get("conflicts") or []), "the edit reported")
+    assert [(c["namespace"], c["name"]) for c in status["conflicts"]] == [(t1, "settings")]
+    assert (await kube_client.get("configmaps", "settings", t1))["data"] == {"a": "mine", "extra": "1"}
     # A namespace leaving scope loses its copy.
     await kube_client.patch("namespaces", t3, {"metadata": {"labels": {SCOPE_LABEL: "out"}}})
     await wait_for_deletion(kube_client, "configmaps", "settings", t3, timeout=30)
-    # The source losing its label: every copy goes.
+    # The source losing its label: every copy goes, except the edited one, which is released (unmarked).
     await kube_client.patch("configmaps", "settings", {"metadata": {"labels": {"copyrator": None}}}, src)
-    for ns in (t1, t2):
-        await wait_for_deletion(kube_client, "configmaps", "settings", ns, timeout=30)
+    await wait_for_deletion(kube_client, "configmaps", "settings", t2, timeout=30)
+    kept = await wait_for(kube_client, "configmaps", "settings", t1, lambda o: RULE_ANNOTATION not in (
+        o["metadata"].get("annotations") or {}), timeout=30, description="the edited copy released")
+    assert kept["data"] == {"a": "mine", "extra": "1"}
     status = await wait_rule(kube_client, src, "main-rule", lambda s: s.get("copyCount") == 0, "no copies")
     assert status["sourceCount"] == 0
 

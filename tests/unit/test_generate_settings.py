@@ -115,7 +115,7 @@ def test_generating_leaves_the_operators_settings_as_they_were() -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--set", "check-autor=true"], "'check-autor' is not a setting of copyrator (its settings: rule-name, "
                                     "rule-type, trusted-namespace, allow-system-namespaces, closed-namespace, "
-                                    "check-author, operator-namespace)"),
+                                    "max-copies-per-namespace, check-author, operator-namespace)"),
     (["--set", "check-author"], "'check-author' is not NAME=VALUE: give the value too, e.g. --set check-author=true"),
     (["--set", "check-author=maybe"], "check-author: 'maybe' is not a valid boolean"),
     (["--set", "leader-elect=true"], "'leader-elect' is not a setting of copyrator"),

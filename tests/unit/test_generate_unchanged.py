@@ -7,7 +7,9 @@ Operator (commit 2bc1dc7), with ``PYTHONPATH=<main checkout> python -m kubeloop.
 same commit, saying why. Re-recorded: ``blackadder.yaml``, when blackadder got its conversion webhook
 (a ``v1beta2`` hub, the CRD's ``conversion`` stanza, the webhook Service, port and CA Secret); its
 ``v1alpha1`` and ``v1beta1`` schemas are unchanged; ``reloader.yaml``, when the reloader began to read Jobs
-(list, watch) to warn on those annotated for Reloader, which it does not recreate."""
+(list, watch) to warn on those annotated for Reloader, which it does not recreate; ``copyrator.yaml``, when
+every list and string of its CRD got a maximum (``maxItems``, ``maxLength``, ``maxProperties``, CEL on keys
+and general globs) and its status the ``declined`` and ``foreignAnnotations`` lists."""
 
 from __future__ import annotations
 

@@ -230,11 +230,16 @@ def test_decisions_for_our_own_copies() -> None:
     desired = build_copy(r, cm("a"), "t", "a")
     assert decide(r, None, desired).action == "create"
     assert decide(r, desired, desired).action == "none"
-    edited = {**desired, "data": {"k": "hand-edited"}}
-    assert decide(r, edited, desired).action == "update"
-    assert decide(r, {**edited, "immutable": True}, desired).action == "recreate"
-    retyped = {**desired, "type": "Other"}
-    assert decide(r, retyped, desired).action == "recreate"
+    # The source changed: the copy (as copyrator wrote it, hash and content agreeing) is brought in line.
+    older = build_copy(r, {**cm("a"), "data": {"k": "older"}}, "t", "a")
+    assert decide(r, older, desired).action == "update"
+    frozen = build_copy(r, {**cm("a"), "data": {"k": "older"}, "immutable": True}, "t", "a")
+    assert decide(r, frozen, desired).action == "recreate"  # immutable: deleted and created anew
+    # Changed in its namespace (content no longer matches the hash copyrator wrote): never reverted.
+    for edited in ({**desired, "data": {"k": "hand-edited"}}, {**desired, "type": "Other"},
+                   {**desired, "metadata": {**desired["metadata"], "labels": {"mine": "x"}}}):
+        decision = decide(r, edited, desired)
+        assert (decision.action, decision.reason) == ("conflict", "EditedInPlace")
 
 
 @pytest.mark.parametrize(("policy", "same", "consent", "expected"), [
@@ -291,7 +296,10 @@ async def test_events_map_to_the_rules_that_care() -> None:
     client = FakeClient()
     for raw in (rule().model_dump(mode="json", by_alias=True, exclude_none=True),
                 rule(metadata={"name": "secrets", "namespace": "default", "uid": "r-2"},
-                     ruleType="secret").model_dump(mode="json", by_alias=True, exclude_none=True)):
+                     ruleType="secret").model_dump(mode="json", by_alias=True, exclude_none=True),
+                # invalid (its untyped namespace list beyond the bound): never walked by the mappers
+                rule(metadata={"name": "huge", "namespace": "default", "uid": "r-3"},
+                     namespace=["default"] * 65).model_dump(mode="json", by_alias=True, exclude_none=True)):
         client.add(raw, CopyratorRule)
     world, cache = World(), Cache(client, freeze_gc=False)
     await world.bind(client, cache, None)
@@ -312,7 +320,7 @@ async def test_events_map_to_the_rules_that_care() -> None:
 
 def handlers_of(op: Any) -> Any:
     """What an operator's reconcile is a bound method of: the state one instance keeps."""
-    (spec,) = op.specs()
+    spec = next(s for s in op.specs() if s.resource is CopyratorRule)
     return spec.reconcile.__self__
 
 
@@ -323,7 +331,7 @@ def test_two_operators_share_no_world() -> None:
     blocker = cm("blocker", namespace="t", labels={})
 
     def configmap_mapper(op: Any) -> Any:
-        (spec,) = op.specs()
+        spec = next(s for s in op.specs() if s.resource is CopyratorRule)
         return next(w.mapper for w in spec.watches if w.resource is builtin.CONFIG_MAP)
     assert configmap_mapper(a)(blocker) == ["default/main-rule"]  # a's blocked copy wakes a's rule
     assert configmap_mapper(b)(blocker) == [] and handlers_of(b).world.blocked == {}
@@ -332,7 +340,7 @@ def test_two_operators_share_no_world() -> None:
 def test_each_operator_reads_its_own_settings() -> None:
     a, b = build_operator(), build_operator()
     b.settings = CopyratorSettings(rule_name="chosen")
-    (spec_a,), (spec_b,) = a.specs(), b.specs()
+    spec_a, spec_b = (next(s for s in op.specs() if s.resource is CopyratorRule) for op in (a, b))
     assert spec_a.field_selector is None and spec_b.field_selector == "metadata.name=chosen"
     assert operator.settings.rule is None  # nor the default instance's
 

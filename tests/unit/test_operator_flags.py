@@ -27,7 +27,7 @@ WEBHOOK_FLAGS = {"webhook_host", "webhook_port", "webhook_url_host", "webhook_se
 # copyrator's --check-author (issue 19) records rules' authors with its own mutating webhook: the new flag and
 # the webhook flags come with it.
 WITH_WEBHOOKS = {"blackadder", "copyrator"}
-ADDED = {"copyrator": {"check_author"}}
+ADDED = {"copyrator": {"check_author", "max_copies_per_namespace"}}  # the second: the copy limit
 # Scale-out (issue #20) added the framework's --shards and the Lease timings to every operator.
 SHARDING_FLAGS = {"shards", "lease_duration", "renew_deadline", "retry_period"}
 # Kopf's spellings of kubeloop's defaults are accepted (kubeloop/cli/peer_flags.py): two hidden flags and

@@ -23,6 +23,7 @@ from kubeloop import Access, AccessReviewer, Author, AuthorGuard, UnverifiedAuth
 from kubeloop.operators.copyrator.boundary import Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.plan import Plan, meta, plan
+from kubeloop.operators.copyrator.receiving import Reception
 
 CONDITION = "AuthorAllowed"
 
@@ -49,7 +50,7 @@ class Screened:
 
 async def screen(guard: AuthorGuard, reviewer: AccessReviewer, rule: CopyratorRule, raw: Mapping[str, Any],
                  candidates: Sequence[Mapping[str, Any]], namespaces: Sequence[Mapping[str, Any]],
-                 boundary: Boundary) -> Screened:
+                 boundary: Boundary, reception: Reception | None = None) -> Screened:
     """The rule's plan cut down to what its verified author may read and write. ``raw``: the rule as
     the API server sent it (the record signs that, not the model's reading of it)."""
     try:
@@ -59,12 +60,12 @@ async def screen(guard: AuthorGuard, reviewer: AccessReviewer, rule: CopyratorRu
     kind = builtin.SECRET if rule.copy_kind == "Secret" else builtin.CONFIG_MAP
     out = Screened(author)
     readable = await _allowed(reviewer, out, author, ("get",), kind, rule.source_namespaces)
-    full = plan(rule, [c for c in candidates if meta(c)["namespace"] in readable], namespaces, boundary)
+    full = plan(rule, [c for c in candidates if meta(c)["namespace"] in readable], namespaces, boundary, reception)
     targets = sorted({ns for ns, _ in full.copies})
     writable = await _allowed(reviewer, out, author, ("create", "update"), kind, targets)
     refused = set(targets) - writable
     out.desired = plan(rule, [c for c in candidates if meta(c)["namespace"] in readable],
-                       [n for n in namespaces if meta(n)["name"] not in refused], boundary)
+                       [n for n in namespaces if meta(n)["name"] not in refused], boundary, reception)
     return out
 
 

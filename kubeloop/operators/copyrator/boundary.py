@@ -19,12 +19,13 @@ to), else the namespaces given with ``--trusted-namespace`` (``""``: none). Secr
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubeloop.operators.copyrator.globs import MAX_GENERAL, Globs, compile_globs, is_general
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.settings import CopyratorSettings
 
@@ -38,6 +39,10 @@ SYSTEM_NAMESPACES = frozenset({"kube-system", "kube-public", "kube-node-lease"})
 UNTRUSTED = frozenset({"default"})  # never trusted unless named by --trusted-namespace
 _ANYONE = ("true", "*")
 _NOBODY = ("", "false")
+# The consent annotations are written by whoever owns the object, and read for every (source, namespace)
+# pair of every rule that meets it: beyond these bounds a value grants nothing (and is reported).
+MAX_CONSENT_LENGTH = 4096  # characters
+MAX_CONSENT_ENTRIES = 64  # names or globs
 
 
 def _annotation(obj: Mapping[str, Any], key: str) -> str:
@@ -48,24 +53,46 @@ def _patterns(value: str) -> list[str]:
     return [p for p in re.split(r"[,\s]+", value) if p]
 
 
-def _grants(value: str, *names: str) -> bool:
+@functools.lru_cache(maxsize=4096)
+def consent_problem(value: str) -> str | None:
+    """Why a consent annotation's value is refused (None: it is within bounds)."""
+    if len(value) > MAX_CONSENT_LENGTH:
+        return f"longer than {MAX_CONSENT_LENGTH} characters"
+    entries = _patterns(value)
+    if len(entries) > MAX_CONSENT_ENTRIES:
+        return f"more than {MAX_CONSENT_ENTRIES} entries"
+    if sum(map(is_general, entries)) > MAX_GENERAL:
+        return f"more than {MAX_GENERAL} globs other than 'prefix*' or '*suffix'"
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _grantees(value: str) -> Globs | None:
+    """The compiled list of an annotation value, once per distinct value; None: beyond the bounds."""
+    return None if consent_problem(value) else compile_globs(_patterns(value))
+
+
+def grants(value: str, *names: str) -> bool:
     """Whether an annotation value ("true", "false", or a list of names/globs) covers any of ``names``."""
     if value.lower() in _ANYONE:
         return True
     if value.lower() in _NOBODY:
         return False
-    return any(fnmatch.fnmatchcase(n, p) for n in names for p in _patterns(value))
+    matcher = _grantees(value)
+    return matcher is not None and matcher.any(names)
 
 
 def has_consent(source: Mapping[str, Any]) -> bool:
-    """The source's owner allowed copies somewhere (``allow-copy`` present and not "false")."""
-    return _annotation(source, CONSENT_ANNOTATION).lower() not in _NOBODY
+    """The source's owner allowed copies somewhere (``allow-copy`` present, not "false", within bounds)."""
+    value = _annotation(source, CONSENT_ANNOTATION)
+    return value.lower() not in _NOBODY and consent_problem(value) is None
 
 
 def refuses_copies(source: Mapping[str, Any]) -> bool:
-    """No copy anywhere: ``allow-copy: "false"``, or a Secret without ``allow-copy``."""
-    value = _annotation(source, CONSENT_ANNOTATION).lower()
-    return value == "false" or (not value and source.get("kind") == "Secret")
+    """No copy anywhere: ``allow-copy: "false"`` or beyond its bounds, or a Secret without ``allow-copy``."""
+    value = _annotation(source, CONSENT_ANNOTATION)
+    return (value.lower() == "false" or (not value and source.get("kind") == "Secret")
+            or consent_problem(value) is not None)
 
 
 def consents_to(source: Mapping[str, Any], namespace: str) -> bool:
@@ -74,12 +101,12 @@ def consents_to(source: Mapping[str, Any], namespace: str) -> bool:
     value = _annotation(source, CONSENT_ANNOTATION)
     if not value and source.get("kind") != "Secret":
         return True
-    return _grants(value, namespace)
+    return grants(value, namespace)
 
 
 def consents_to_takeover(obj: Mapping[str, Any], rule: CopyratorRule) -> bool:
     """The object's owner allowed this rule to take it over (``allow-takeover``)."""
-    return _grants(_annotation(obj, TAKEOVER_ANNOTATION), rule.metadata.namespace or "", rule.key)
+    return grants(_annotation(obj, TAKEOVER_ANNOTATION), rule.metadata.namespace or "", rule.key)
 
 
 def _names(values: Iterable[Any] | None) -> tuple[str, ...]:
@@ -112,11 +139,11 @@ class Boundary:
         return self.trusts_namespace(rule.metadata.namespace or "")
 
     def trusts_namespace(self, namespace: str) -> bool:
-        return any(fnmatch.fnmatchcase(namespace, p) for p in self.trusted)
+        return compile_globs(self.trusted)(namespace)
 
     def closed(self, namespace: str) -> bool:
         """Copies never go to this namespace."""
-        if any(fnmatch.fnmatchcase(namespace, p) for p in self.closed_too):
+        if compile_globs(self.closed_too)(namespace):
             return True
         if self.allow_system:
             return False

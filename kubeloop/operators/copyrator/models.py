@@ -11,10 +11,68 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kubeloop import Conditions, CustomResource, LabelSelector, opaque, printer_column
+from kubeloop import Conditions, CustomResource, LabelSelector, opaque, printer_column, validation
+from kubeloop.operators.copyrator.globs import CEL_GENERAL_COUNT, MAX_GENERAL
 
 RuleType = Literal["configmap", "secret"]
 ConflictPolicy = Literal["Skip", "Adopt", "Overwrite"]
+
+# Every list and string a tenant writes here has a maximum that the API server enforces, so that a rule's
+# cost to the operator (README "Cost of one reconcile") is bounded by these numbers rather than by what
+# fits in an object. Lengths follow Kubernetes' own: a namespace name or label value 63, an object name
+# 253, a label or annotation key 317 (a 253-character prefix, "/", a 63-character name).
+MAX_NAMESPACE = 63
+MAX_NAME = 253
+MAX_KEY = 317
+MAX_LABEL_VALUE = 63
+MAX_SOURCE_NAMESPACES = 64  # checked by the operator (``problems``): the field is untyped
+MAX_EXCLUDED = 256
+MAX_SELECTOR_LABELS = 32
+MAX_EXPRESSIONS = 16
+MAX_EXPRESSION_VALUES = 64
+MAX_KEY_PATTERNS = 64  # copyLabels, copyAnnotations
+MAX_LISTED = 20  # entries per status list: status stays small whatever the cluster size
+MAX_NAMESPACES_LISTED = 50
+MAX_REASON = 64
+MAX_MESSAGE = 1024
+
+NamespaceName = Annotated[str, Field(max_length=MAX_NAMESPACE)]
+ObjectName = Annotated[str, Field(max_length=MAX_NAME)]
+Key = Annotated[str, Field(max_length=MAX_KEY)]
+LabelValue = Annotated[str, Field(max_length=MAX_LABEL_VALUE)]
+Reason = Annotated[str, Field(max_length=MAX_REASON)]
+Message = Annotated[str, Field(max_length=MAX_MESSAGE)]
+ObjectKey = Annotated[str, Field(max_length=MAX_NAMESPACE + 1 + MAX_NAME)]  # "namespace/name"
+# A map's keys have no maxLength in a structural schema: CEL bounds them (cost: the map's maxProperties).
+_KEYS_BOUNDED = validation(f"self.all(k, size(k) <= {MAX_KEY})", f"keys are at most {MAX_KEY} characters")
+# Names, "prefix*" and "*suffix" cost a lookup each; other globs go into one automaton, kept small.
+_FEW_GENERAL = validation(f"{CEL_GENERAL_COUNT} <= {MAX_GENERAL}",
+                          f"at most {MAX_GENERAL} entries may be globs other than a name, 'prefix*' or '*suffix'")
+
+
+class BoundedRequirement(BaseModel):
+    """One ``matchExpressions`` entry of a label selector."""
+
+    # What the API server checks for its own selectors: a set operator needs values, an existence test none.
+    __validations__ = [validation(
+        "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0)"
+        " : (!has(self.values) || size(self.values) == 0)",
+        "values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist")]
+
+    key: Key
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: Annotated[list[LabelValue], Field(max_length=MAX_EXPRESSION_VALUES)] | None = None
+
+
+class BoundedLabelSelector(LabelSelector):
+    """A LabelSelector with maxima on every list and string."""
+
+    matchLabels: Annotated[dict[str, LabelValue], Field(max_length=MAX_SELECTOR_LABELS),
+                           _KEYS_BOUNDED] | None = None
+    # The same shape as the base's entries, with bounds (the base's type is not public; the selector
+    # helpers read key, operator and values only).
+    matchExpressions: Annotated[list[BoundedRequirement],
+                                Field(max_length=MAX_EXPRESSIONS)] | None = None  # type: ignore[assignment]
 
 # A name or a list of names: no structural type can say that, and CEL cannot see untyped fields, so
 # the value is stored as given and checked by the operator (``problems``), which reports it in status.
@@ -24,25 +82,42 @@ SourceNamespaces = Annotated[Any, opaque()]
 class CopySet(BaseModel):
     """The copies one target namespace holds."""
 
-    namespace: str
-    names: list[str]
+    namespace: NamespaceName
+    names: Annotated[list[ObjectName], Field(max_length=MAX_LISTED)]
 
 
 class ConflictEntry(BaseModel):
     """A copy that could not be written because something else is in its place."""
 
-    namespace: str
-    name: str
-    source: str
-    reason: str
-    message: str | None = None
+    namespace: NamespaceName
+    name: ObjectName
+    source: ObjectKey
+    reason: Reason
+    message: Message | None = None
 
 
 class SkippedSource(BaseModel):
     """A matching source that is not copied (no consent, protected kind, unusable target name, ...)."""
 
-    source: str
-    reason: str
+    source: ObjectKey
+    reason: Reason
+
+
+class DeclinedNamespace(BaseModel):
+    """A target namespace that takes no (more) copies of the rule: its policy refuses them, or its copy
+    limit is reached."""
+
+    namespace: NamespaceName
+    reason: Reason
+    message: Message | None = None
+
+
+class ForeignAnnotations(BaseModel):
+    """A source (or would-be source) carrying Reflector's or kubernetes-replicator's annotations, which
+    copyrator does not read: the message names copyrator's spelling."""
+
+    source: ObjectKey
+    message: Message
 
 
 class CopyratorRuleStatus(BaseModel):
@@ -50,12 +125,15 @@ class CopyratorRuleStatus(BaseModel):
 
     observedGeneration: int | None = None
     sourceCount: int | None = None
-    sources: list[str] | None = None
+    sources: Annotated[list[ObjectKey], Field(max_length=MAX_LISTED)] | None = None
     copyCount: int | None = None
-    copies: list[CopySet] | None = None
+    copies: Annotated[list[CopySet], Field(max_length=MAX_NAMESPACES_LISTED)] | None = None
     conflictCount: int | None = None
-    conflicts: list[ConflictEntry] | None = None
-    skippedSources: list[SkippedSource] | None = None
+    conflicts: Annotated[list[ConflictEntry], Field(max_length=MAX_LISTED)] | None = None
+    declinedCount: int | None = None
+    declined: Annotated[list[DeclinedNamespace], Field(max_length=MAX_LISTED)] | None = None
+    skippedSources: Annotated[list[SkippedSource], Field(max_length=MAX_LISTED)] | None = None
+    foreignAnnotations: Annotated[list[ForeignAnnotations], Field(max_length=MAX_LISTED)] | None = None
     conditions: Conditions | None = None
 
 
@@ -75,16 +153,20 @@ class CopyratorRule(
     other active namespace in scope, and keeps the copies in sync."""
 
     ruleType: RuleType = Field(description="What to copy: configmap or secret.")
-    selector: dict[str, str] = Field(
-        min_length=1, description="Labels a source must carry (all of them).")
+    selector: Annotated[dict[str, LabelValue], _KEYS_BOUNDED] = Field(
+        min_length=1, max_length=MAX_SELECTOR_LABELS,
+        description=f"Labels a source must carry (all of them); at most {MAX_SELECTOR_LABELS}.")
     namespace: SourceNamespaces = Field(
         description="The namespace(s) holding the sources. Outside the rule's own namespace, only objects "
-                    "annotated copyrator.flant.com/allow-copy are read (unless the rule's namespace is trusted).")
-    excludedNamespaces: list[str] = Field(
-        default=[], description="Target namespaces never written: names or glob patterns.")
-    namespaceSelector: LabelSelector | None = Field(
+                    "annotated copyrator.flant.com/allow-copy are read (unless the rule's namespace is trusted). "
+                    f"At most {MAX_SOURCE_NAMESPACES} names.")
+    excludedNamespaces: Annotated[list[NamespaceName], _FEW_GENERAL] = Field(
+        default=[], max_length=MAX_EXCLUDED,
+        description=f"Target namespaces never written: names or glob patterns (at most {MAX_EXCLUDED}; at most "
+                    f"{MAX_GENERAL} globs other than 'prefix*' or '*suffix').")
+    namespaceSelector: BoundedLabelSelector | None = Field(
         None, description="Only namespaces with these labels receive copies (default: all).")
-    targetName: str | None = Field(
+    targetName: ObjectName | None = Field(
         None, description="Name of the copies; '{name}' stands for the source's name (default: the same).")
     conflictPolicy: ConflictPolicy = Field(
         "Skip", description="When a same-name object that is not a copy exists: Skip (report it), Adopt "
@@ -92,10 +174,14 @@ class CopyratorRule(
                             "and Overwrite need the object's consent: copyrator.flant.com/allow-takeover.")
     orphanOnDelete: bool = Field(
         False, description="Copies no longer wanted are released (kept, unmanaged) instead of deleted.")
-    copyLabels: list[str] = Field(
-        default=["*"], description="Source label keys copied (glob patterns).")
-    copyAnnotations: list[str] = Field(
-        default=[], description="Source annotation keys copied (glob patterns).")
+    copyLabels: Annotated[list[Key], _FEW_GENERAL] = Field(
+        default=["*"], max_length=MAX_KEY_PATTERNS,
+        description=f"Source label keys copied (glob patterns; at most {MAX_KEY_PATTERNS}, of which "
+                    f"{MAX_GENERAL} other than 'prefix*' or '*suffix').")
+    copyAnnotations: Annotated[list[Key], _FEW_GENERAL] = Field(
+        default=[], max_length=MAX_KEY_PATTERNS,
+        description=f"Source annotation keys copied (glob patterns; at most {MAX_KEY_PATTERNS}, of which "
+                    f"{MAX_GENERAL} other than 'prefix*' or '*suffix').")
     status: CopyratorRuleStatus | None = None
 
     @property
@@ -116,6 +202,12 @@ class CopyratorRule(
         names = [value] if isinstance(value, str) else value if isinstance(value, list) else None
         if not names or not all(isinstance(n, str) and n for n in names):
             return [f"namespace must be a namespace name or a non-empty list of names, not {value!r}"[:200]]
+        if len(names) > MAX_SOURCE_NAMESPACES:
+            return [f"namespace lists {len(names)} namespaces; at most {MAX_SOURCE_NAMESPACES} are allowed"]
+        long = [n for n in names if len(n) > MAX_NAMESPACE]
+        if long:
+            return [f"namespace {long[0][:MAX_NAMESPACE]!r}... is longer than {MAX_NAMESPACE} characters, "
+                    "the longest a namespace name can be"]
         return []
 
     @property

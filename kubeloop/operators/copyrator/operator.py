@@ -30,16 +30,16 @@ from kubeloop import (
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.authority import CONDITION, Screened, screen
 from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
-from kubeloop.operators.copyrator.models import CopyratorRule
+from kubeloop.operators.copyrator.foreign import EVENT_REASON, describe, foreign_annotations
+from kubeloop.operators.copyrator.models import MAX_LISTED, MAX_MESSAGE, MAX_NAMESPACES_LISTED, CopyratorRule
 from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
+from kubeloop.operators.copyrator.receiving import LIMITED
 from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.operators.copyrator.sync import Outcome, Sync, collect_leftovers
 from kubeloop.operators.copyrator.world import World, namespace_changed
 
 log = logging.getLogger("kubeloop.copyrator")
 FINALIZER = f"{DOMAIN}/copies"
-MAX_LISTED = 20  # entries per status list: status must stay small whatever the cluster size
-MAX_NAMESPACES_LISTED = 50
 MAX_EVENTS = 10  # conflict events per reconcile
 
 
@@ -92,7 +92,26 @@ def build_operator(name: str = "copyrator") -> Operator[CopyratorSettings]:
     ])(copyrator.reconcile)
     op.finalize(CopyratorRule, finalizer=FINALIZER)(copyrator.cleanup)
     op.on_deleted(CopyratorRule)(copyrator.collect)
+    # Reflector's and replicator's annotations are reported on the objects carrying them (``foreign``).
+    for kind in (builtin.CONFIG_MAP, builtin.SECRET):
+        op.reconcile(kind, predicates=[foreign_changed], resync=None,
+                     name=f"{name}-foreign-{kind.plural}")(report_foreign)
     return op
+
+
+def foreign_changed(event: Event) -> bool:
+    """An object now carrying Reflector's or replicator's annotations, or carrying other ones."""
+    if event.type == "deleted":
+        return False
+    found = foreign_annotations(event.object)
+    return bool(found) and (event.old is None or foreign_annotations(event.old) != found)
+
+
+async def report_foreign(obj: dict[str, Any], ctx: Context) -> None:
+    """A Warning on the object: copyrator does not read these annotations; its own spelling."""
+    found = foreign_annotations(obj)
+    if found:
+        await ctx.event("Warning", EVENT_REASON, describe(found))
 
 
 class Copyrator:
@@ -111,6 +130,7 @@ class Copyrator:
         await world.bind(manager.client, manager.cache, rule_field_selector(settings))
         home = own_namespace(settings)
         world.boundary = Boundary.from_settings(settings, home)
+        world.max_copies = settings.max_copies_per_namespace
         self.reviewer = AccessReviewer(manager.client) if settings.check_author else None
         if home in UNTRUSTED and not world.boundary.trusts_namespace(home):
             log.warning("copyrator runs in namespace %s, which many may write to: rules there are not trusted "
@@ -128,14 +148,15 @@ class Copyrator:
         if self.reviewer is not None and self.guard is not None and not world.boundary.trusts_namespace(
                 str(rule.metadata.namespace)):
             screened = await screen(self.guard, self.reviewer, rule, ctx.raw, world.candidates(rule),
-                                    world.namespaces(), world.boundary)
+                                    world.namespaces(), world.boundary, world.reception())
             if screened.desired is None:
                 return await refuse(screened, ctx)
             desired = screened.desired
         else:
-            desired = plan(rule, world.candidates(rule), world.namespaces(), world.boundary)
+            desired = plan(rule, world.candidates(rule), world.namespaces(), world.boundary, world.reception())
         outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(desired, world.copies_of(rule.key))
         world.set_blocked(rule.key, {place for place, *_ in outcome.conflicts})
+        world.set_limited(rule, {ns for ns, reason, _ in desired.declined if reason == LIMITED})
         await report(rule, desired, outcome, ctx, screened)
         if outcome.errors:
             raise CopyFailed(f"{len(outcome.errors)} copies failed: " + "; ".join(outcome.errors[:3]))
@@ -145,6 +166,7 @@ class Copyrator:
         world = self.world
         outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(Plan(), world.copies_of(rule.key))
         world.set_blocked(rule.key, set())
+        world.set_limited(rule, set())
         if outcome.errors:
             raise CopyFailed(f"{len(outcome.errors)} copies could not be removed: "
                              + "; ".join(outcome.errors[:3]))
@@ -207,8 +229,11 @@ async def _author_event(screened: Screened, ctx: Context) -> None:
 async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Context,
                  screened: Screened | None = None) -> None:
     conflicts = _conflicts(desired, outcome)
+    declined = [{"namespace": ns, "reason": reason, "message": message[:MAX_MESSAGE]}
+                for ns, reason, message in sorted(desired.declined)]
     await _announce(rule, conflicts, outcome, ctx)
-    ready, degraded = _conditions(conflicts, outcome, ctx)
+    await _announce_declined(rule, declined, ctx)
+    ready, degraded = _conditions(conflicts, outcome, ctx, len(declined))
     conditions = ctx.condition("Degraded", *degraded, conditions_list=ctx.condition("Ready", *ready))
     if screened is not None:
         await _author_event(screened, ctx)
@@ -226,13 +251,16 @@ async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Cont
                    for ns, names in list(by_namespace.items())[:MAX_NAMESPACES_LISTED]],
         "conflictCount": len(conflicts),
         "conflicts": conflicts[:MAX_LISTED],
+        "declinedCount": len(declined),
+        "declined": declined[:MAX_LISTED],
         "skippedSources": [{"source": s, "reason": r} for s, r in desired.skipped[:MAX_LISTED]],
+        "foreignAnnotations": [{"source": k, "message": m[:MAX_MESSAGE]} for k, m in desired.foreign[:MAX_LISTED]],
         "conditions": conditions,
     })
 
 
 def _conflicts(desired: Plan, outcome: Outcome) -> list[dict[str, Any]]:
-    out = [{"namespace": ns, "name": name, "source": source, "reason": reason, "message": message}
+    out = [{"namespace": ns, "name": name, "source": source, "reason": reason, "message": message[:MAX_MESSAGE]}
            for (_, ns, name), source, reason, message in outcome.conflicts]
     for ns, name, source in desired.shadowed:
         winner = desired.copies[(ns, name)]["metadata"]["annotations"][f"{DOMAIN}/source"]
@@ -262,11 +290,21 @@ async def _announce(rule: CopyratorRule, conflicts: list[dict[str, Any]], outcom
                                             f"{outcome.updated} updated, {outcome.deleted} removed")
 
 
-def _conditions(conflicts: list[dict[str, Any]], outcome: Outcome,
-                ctx: Context) -> tuple[tuple[bool, str, str], tuple[bool, str, str]]:
+async def _announce_declined(rule: CopyratorRule, declined: list[dict[str, Any]], ctx: Context) -> None:
+    """A Warning for each namespace newly declining the rule's copies (not on every resync)."""
+    before = {(d.get("namespace"), d.get("reason")) for d in ((ctx.raw.get("status") or {}).get("declined") or [])}
+    for d in [d for d in declined if (d["namespace"], d["reason"]) not in before][:MAX_EVENTS]:
+        await ctx.event("Warning", d["reason"], f"no {rule.copy_kind} copies in namespace {d['namespace']}: "
+                                                f"{d['message']}")
+
+
+def _conditions(conflicts: list[dict[str, Any]], outcome: Outcome, ctx: Context,
+                declined: int = 0) -> tuple[tuple[bool, str, str], tuple[bool, str, str]]:
     """Ready: the rule converged as far as its policy allows (False while writes fail and retry).
-    Degraded: some wanted copy is not in place (conflicts or failures)."""
-    summary = f"{len(outcome.in_place)} copies in place"
+    Degraded: some wanted copy is not in place (conflicts or failures). Namespaces that decline the
+    rule's copies are said, not counted as a fault: that is their owners' choice."""
+    summary = f"{len(outcome.in_place)} copies in place" + (
+        f"; {declined} namespaces decline copies (status.declined)" if declined else "")
     if outcome.errors:
         failed = f"{len(outcome.errors)} copies failed (retrying): " + "; ".join(outcome.errors[:2])
         return (False, "CopyFailed", failed), (True, "CopyFailed", failed)

@@ -12,7 +12,6 @@ becomes ``desired = plan(rule, sources, namespaces)`` diffed against the copies 
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
@@ -28,10 +27,14 @@ from kubeloop.operators.copyrator.boundary import (
     STRICT,
     TAKEOVER_ANNOTATION,
     Boundary,
+    consent_problem,
     consents_to,
     refuses_copies,
 )
+from kubeloop.operators.copyrator.foreign import SKIP_REASON, consented_elsewhere, describe, foreign_annotations
+from kubeloop.operators.copyrator.globs import compile_globs
 from kubeloop.operators.copyrator.models import CopyratorRule
+from kubeloop.operators.copyrator.receiving import LIMITED, POLICY_NAME, REFUSED, Reception
 
 # Ownership marks on every copy. The rule annotation ("namespace/name", exact) decides ownership;
 # the labels are for people and label selectors (``kubectl get cm -A -l copyrator.flant.com/rule=x``).
@@ -65,6 +68,8 @@ PROTECTED_SECRET_TYPES = frozenset({
     "kubernetes.io/service-account-token", "bootstrap.kubernetes.io/token", "helm.sh/release.v1"})
 # The CA bundle every namespace gets from kube-controller-manager.
 PROTECTED_CONFIGMAPS = frozenset({"kube-root-ca.crt"})
+# Names no copy may take: a copy there would speak for the namespace it lands in (``receiving``).
+PROTECTED_TARGET_NAMES = frozenset({*PROTECTED_CONFIGMAPS, POLICY_NAME})
 
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
@@ -90,8 +95,9 @@ def key_of(obj: Mapping[str, Any]) -> str:
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
-    """Exact names and shell-style globs (``team-*``, ``kube-?``), case-sensitive like Kubernetes names."""
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    """Exact names and shell-style globs (``team-*``, ``kube-?``), case-sensitive like Kubernetes names.
+    The list is compiled once (``globs``): callers matching many names compile it themselves."""
+    return compile_globs(patterns)(name)
 
 
 def matches_labels(labels: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
@@ -163,10 +169,12 @@ def target_namespaces(rule: CopyratorRule, namespaces: Iterable[Mapping[str, Any
                       boundary: Boundary = STRICT) -> list[str]:
     """Active namespaces in the rule's scope, sorted (terminating ones are skipped: writes would fail;
     system namespaces are closed unless the operator was told otherwise)."""
+    excluded = compile_globs(rule.excludedNamespaces)  # each list compiled once per plan (and cached)
+    wanted = selectors.requirements(rule.namespaceSelector)
     out = [meta(ns)["name"] for ns in namespaces
            if is_active(ns) and not boundary.closed(meta(ns)["name"])
-           and not matches_any(meta(ns)["name"], rule.excludedNamespaces)
-           and matches_selector(labels_of(ns), rule.namespaceSelector)]
+           and not excluded(meta(ns)["name"])
+           and selectors.matches(wanted, labels_of(ns))]
     return sorted(out)
 
 
@@ -177,9 +185,12 @@ def target_name(rule: CopyratorRule, source_name: str) -> str:
 # ------------------------------------------------------------------------------------------- copies
 
 
+_DENIED = compile_globs(DENIED_KEYS)
+
+
 def _allowed(items: Mapping[str, str], patterns: Iterable[str]) -> dict[str, str]:
-    allow = list(patterns)
-    return {k: v for k, v in items.items() if matches_any(k, allow) and not matches_any(k, DENIED_KEYS)}
+    allow = compile_globs(patterns)
+    return {k: v for k, v in items.items() if allow(k) and not _DENIED(k)}
 
 
 def content_hash(obj: Mapping[str, Any]) -> str:
@@ -227,6 +238,13 @@ def is_stale(actual: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     return annotations_of(actual).get(HASH_ANNOTATION) != want or content_hash(actual) != want
 
 
+def edited_in_place(copy: Mapping[str, Any]) -> bool:
+    """Someone other than copyrator changed the copy: its content no longer matches the hash copyrator
+    wrote with it (copyrator always writes both together). From then on the object is its namespace
+    owner's as much as ours: never reverted, never deleted (released instead)."""
+    return content_hash(copy) != annotations_of(copy).get(HASH_ANNOTATION)
+
+
 def needs_recreate(actual: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     """Immutable objects and a Secret's type cannot be updated: delete and create instead."""
     return bool(actual.get("immutable")) or (actual.get("type") or None) != (desired.get("type") or None)
@@ -246,50 +264,88 @@ class Plan:
     # (namespace, name, source key): a copy's place holds one of the rule's own sources, which is
     # never written over (with namespace: [a, b] and x in both, each would take over the other).
     on_source: list[tuple[str, str, str]] = field(default_factory=list)
+    # (namespace, reason, message): target namespaces that refuse the rule's copies or have no room left
+    declined: list[tuple[str, str, str]] = field(default_factory=list)
+    # (source key, message): objects the rule meets that carry Reflector's or replicator's annotations
+    foreign: list[tuple[str, str]] = field(default_factory=list)
+    room: dict[str, int | None] = field(default_factory=dict)  # namespace → copies still allowed there
 
 
 def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
-         namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT) -> Plan:
+         namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT,
+         reception: Reception | None = None) -> Plan:
     """Every copy the rule wants now. Sources are taken in the order of the rule's namespace list,
     then by name, so when two sources would produce the same copy the first one wins (the other is
-    reported as shadowed) — the result never depends on event order."""
+    reported as shadowed) — the result never depends on event order. ``reception``: what the target
+    namespaces accept (their policy, their copy limit); None: everything."""
     candidates = list(candidates)
     order = {ns: i for i, ns in enumerate(rule.source_namespaces)}
     sources = sorted((s for s in candidates if is_source(rule, s, boundary)),
                      key=lambda s: (order[meta(s)["namespace"]], meta(s)["name"]))
     # Every place holding something the rule reads from (consenting or not): never a copy's place.
     source_places = {(meta(s)["namespace"], meta(s)["name"]) for s in candidates if matches_source(rule, s)}
-    targets = target_namespaces(rule, namespaces, boundary)
+    readable = {id(s) for s in sources}
     out = Plan(sources=[dict(s) for s in sources])
+    targets = _receiving(out, rule, target_namespaces(rule, namespaces, boundary), reception)
     for source in sources:
         name = target_name(rule, meta(source)["name"])
         reason = _skip_reason(source, name)
         if reason:
             out.skipped.append((key_of(source), reason))
             continue
+        template = build_copy(rule, source, "", name)  # the same content in every namespace
         for ns in targets:
-            _place(out, rule, source, ns, name, source_places)
+            _place(out, source, template, ns, name, source_places)
+    _foreign(out, rule, candidates, readable)
     out.skipped += [(f"{ns}/*", "NoConsent") for ns in _unshared(rule, sources, boundary)]
     return out
+
+
+def _foreign(out: Plan, rule: CopyratorRule, candidates: list[Mapping[str, Any]], readable: set[int]) -> None:
+    """Objects the rule meets with Reflector's or replicator's annotations: said, never silently ignored.
+    One the rule may not read is named only if its owner consented the other tool's way (it is shared)."""
+    for s in candidates:
+        found = foreign_annotations(s) if matches_source(rule, s) else {}
+        if not found or (id(s) not in readable and not consented_elsewhere(s)):
+            continue
+        out.foreign.append((key_of(s), describe(found)))
+        if id(s) not in readable:
+            out.skipped.append((key_of(s), SKIP_REASON))
+
+
+def _receiving(out: Plan, rule: CopyratorRule, targets: list[str], reception: Reception | None) -> list[str]:
+    """The targets whose namespace accepts the rule's copies; the others go to ``out.declined``."""
+    if reception is None:
+        return targets
+    accepted = []
+    for ns in targets:
+        if reason := reception.refusal(rule, ns):
+            out.declined.append((ns, REFUSED, reason))
+        else:
+            accepted.append(ns)
+            out.room[ns] = reception.room(rule, ns)
+    return accepted
 
 
 def _skip_reason(source: Mapping[str, Any], name: str) -> str | None:
     reason = protected_reason(source)
     if reason is None and RELEASED_ANNOTATION in annotations_of(source):
         reason = "ReleasedCopy"
+    if reason is None and consent_problem(str(annotations_of(source).get(CONSENT_ANNOTATION) or "")):
+        reason = "ConsentTooLong"
     if reason is None and refuses_copies(source):
-        reason = "NoConsent"
+        reason = SKIP_REASON if consented_elsewhere(source) else "NoConsent"
     if reason is None and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
         reason = "InvalidTargetName"
     # Never a copy named like the cluster's CA bundle: where it is missing (a new namespace, before
     # kube-controller-manager publishes it), a tenant's copy would be mounted by every pod as the API
     # server's CA, and the publisher, which keeps our marks when it corrects the data, would fight us.
-    if reason is None and source.get("kind") == "ConfigMap" and name in PROTECTED_CONFIGMAPS:
+    if reason is None and source.get("kind") == "ConfigMap" and name in PROTECTED_TARGET_NAMES:
         reason = "ProtectedTargetName"
     return reason
 
 
-def _place(out: Plan, rule: CopyratorRule, source: Mapping[str, Any], ns: str, name: str,
+def _place(out: Plan, source: Mapping[str, Any], template: Obj, ns: str, name: str,
            source_places: set[tuple[str, str]]) -> None:
     if ns == meta(source)["namespace"] or not consents_to(source, ns):
         return  # never back into the source's own namespace; only where the source's owner allowed
@@ -297,8 +353,23 @@ def _place(out: Plan, rule: CopyratorRule, source: Mapping[str, Any], ns: str, n
         out.on_source.append((ns, name, key_of(source)))
     elif (ns, name) in out.copies:
         out.shadowed.append((ns, name, key_of(source)))
+    elif _full(out, ns):
+        return
     else:
-        out.copies[(ns, name)] = build_copy(rule, source, ns, name)
+        out.copies[(ns, name)] = {**template, "metadata": {**template["metadata"], "namespace": ns}}
+
+
+def _full(out: Plan, ns: str) -> bool:
+    """No room for one more copy in ``ns`` (said once per namespace in ``out.declined``)."""
+    room = out.room.get(ns)
+    if room is None or room > 0:
+        if room is not None:
+            out.room[ns] = room - 1
+        return False
+    if room == 0:  # said once: -1 from then on
+        out.room[ns] = -1
+        out.declined.append((ns, LIMITED, "the namespace's copy limit for rules of this namespace is reached"))
+    return True
 
 
 def _unshared(rule: CopyratorRule, sources: Iterable[Mapping[str, Any]], boundary: Boundary) -> list[str]:
@@ -332,6 +403,10 @@ def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Map
         return Decision("create")
     owner = owner_of(existing)
     if owner == rule.key:
+        if edited_in_place(existing):
+            return Decision("conflict", "EditedInPlace",
+                            f"{kind} was changed in its namespace: copyrator no longer updates it (delete it for a "
+                            f"fresh copy, or remove the {DOMAIN}/rule annotation to keep it as yours)")
         if not is_stale(existing, desired):
             return Decision("none")
         return Decision("recreate" if needs_recreate(existing, desired) else "update")

@@ -29,6 +29,10 @@ class CopyratorSettings(Settings):
     closed_namespace: tuple[str, ...] = setting(
         (), "More namespaces (names or globs; repeat or comma-separate) that never receive copies, whatever a "
         "rule says: e.g. those whose tools load labelled ConfigMaps (monitoring).")
+    max_copies_per_namespace: int = setting(
+        64, "At most this many copies (of each kind) in one namespace from the rules of any one namespace: "
+        "they count against the receiving namespace's ResourceQuota. A namespace's own copyrator-policy "
+        "ConfigMap can lower it (max-copies).")
     # Off by default: it needs the operator's webhook served (a Service and its certificate), which the
     # article's Deployment does not have, and the consent annotations already bound what a rule reaches.
     check_author: bool = setting(False, "Copy only what the rule's author may read (get) into namespaces the "

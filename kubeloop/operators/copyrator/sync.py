@@ -17,7 +17,15 @@ from kubeloop import ApiError, Client, Conflict, NotFound, Obj
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.boundary import STRICT, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.operators.copyrator.plan import Decision, Plan, decide, meta, needs_recreate, released
+from kubeloop.operators.copyrator.plan import (
+    Decision,
+    Plan,
+    decide,
+    edited_in_place,
+    meta,
+    needs_recreate,
+    released,
+)
 from kubeloop.operators.copyrator.world import RESOURCES
 
 log = logging.getLogger("kubeloop.copyrator")
@@ -138,12 +146,14 @@ class Sync:
 
     async def remove(self, copy: Obj) -> None:
         kind, ns, name = place_of(copy)
-        if self.rule.orphanOnDelete:
+        # A copy its namespace's owner changed is theirs as much as ours: released, never deleted.
+        if self.rule.orphanOnDelete or edited_in_place(copy):
             try:
                 await self.client.patch(RESOURCES[kind], name, released(copy), ns)
             except NotFound:
                 return
-            log.info("released %s %s/%s (orphanOnDelete)", kind, ns, name)
+            log.info("released %s %s/%s (%s)", kind, ns, name,
+                     "orphanOnDelete" if self.rule.orphanOnDelete else "edited in place")
         else:
             if not await self._delete(copy):
                 return
@@ -177,7 +187,10 @@ async def collect_leftovers(client: Client, copies: list[Obj]) -> int:
     for copy in copies:
         kind, ns, name = place_of(copy)
         try:
-            await client.delete(RESOURCES[kind], name, ns, uid=meta(copy).get("uid"))
+            if edited_in_place(copy):  # changed by its namespace's owner: kept, unmarked
+                await client.patch(RESOURCES[kind], name, released(copy), ns)
+            else:
+                await client.delete(RESOURCES[kind], name, ns, uid=meta(copy).get("uid"))
         except (NotFound, Conflict):
             continue
         metrics.deleted.labels(kind.lower()).inc()

@@ -10,15 +10,29 @@ from kubeloop import Cache, Client, Event, Informer, Obj, Resource, builtin
 from kubeloop.operators.copyrator.boundary import STRICT, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.plan import matches_source, meta, owner_of
+from kubeloop.operators.copyrator.receiving import (
+    DEFAULT_MAX_COPIES,
+    POLICY_NAME,
+    NamespacePolicy,
+    Reception,
+    read_policy,
+)
 
 RESOURCES: dict[str, Resource] = {"ConfigMap": builtin.CONFIG_MAP, "Secret": builtin.SECRET}
 OWNER_INDEX = "copyrator.flant.com/rule"
+PLACEMENT_INDEX = "copyrator.flant.com/placement"  # "<copy's namespace>|<its rule's namespace>"
 
 
 def by_owner(obj: Obj) -> tuple[str, ...]:
     """Index copies by the rule that made them."""
     owner = owner_of(obj)
     return (owner,) if owner else ()
+
+
+def by_placement(obj: Obj) -> tuple[str, ...]:
+    """Index copies by where they are and which namespace's rules made them (the copy limit's unit)."""
+    owner = owner_of(obj)
+    return (f"{meta(obj).get('namespace')}|{owner.partition('/')[0]}",) if owner else ()
 
 
 class World:
@@ -28,14 +42,18 @@ class World:
     def __init__(self) -> None:
         self.client: Client | None = None
         self.boundary: Boundary = STRICT  # set from the operator's settings at startup
+        self.max_copies: int = DEFAULT_MAX_COPIES  # per namespace and rule namespace; from the settings
         self.cache: Cache | None = None
         self._rules: Informer | None = None
         self._namespaces: Informer | None = None
         self._objects: dict[str, Informer] = {}
-        self._parsed: dict[tuple[str, str], CopyratorRule] = {}
+        self._parsed: dict[tuple[str, str], CopyratorRule | None] = {}  # None: unusable
         # (kind, namespace, name) → rules whose copy is blocked there: when that object changes or
         # goes away, those rules look again.
         self.blocked: dict[tuple[str, str, str], set[str]] = {}
+        # (kind, namespace, rule namespace) → rules that found no room there: when a copy there changes
+        # or goes away, they look again.
+        self.limited: dict[tuple[str, str, str], set[str]] = {}
 
     async def bind(self, client: Client, cache: Cache, rule_field_selector: str | None) -> None:
         self.client, self.cache = client, cache
@@ -43,9 +61,10 @@ class World:
         self._namespaces = await cache.informer(builtin.NAMESPACE)
         for kind, res in RESOURCES.items():
             self._objects[kind] = await cache.informer(res, all_namespaces=True,
-                                                       indexes={OWNER_INDEX: by_owner})
+                                                       indexes={OWNER_INDEX: by_owner, PLACEMENT_INDEX: by_placement})
         self._parsed.clear()
         self.blocked.clear()
+        self.limited.clear()
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -68,24 +87,63 @@ class World:
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         return self.objects(kind).store.get_by(name, namespace)
 
+    # --- what receiving namespaces say (``receiving``) ---------------------------------------------
+
+    def policy(self, namespace: str) -> NamespacePolicy:
+        """The namespace's own policy ConfigMap (a copy never counts as one)."""
+        found = self.get("ConfigMap", namespace, POLICY_NAME)
+        return read_policy(found if found is not None and owner_of(found) is None else None)
+
+    def reception(self) -> Reception:
+        return Reception(refusal=self._refusal, room=self._room)
+
+    def _refusal(self, rule: CopyratorRule, namespace: str) -> str | None:
+        return self.policy(namespace).refusal(rule.metadata.namespace or "", rule.key)
+
+    def _room(self, rule: CopyratorRule, namespace: str) -> int:
+        """The copies ``rule`` may have in ``namespace``: the limit, less what earlier-named rules of
+        its namespace hold there."""
+        limit = self.max_copies
+        own = self.policy(namespace).max_copies
+        if own is not None:
+            limit = min(limit, own)
+        store = self.objects(rule.copy_kind).store
+        placed = store.by_index(PLACEMENT_INDEX, f"{namespace}|{rule.metadata.namespace}")
+        earlier = sum(1 for c in placed if (owner_of(c) or "") < rule.key)
+        return max(limit - earlier, 0)
+
+    def set_limited(self, rule: CopyratorRule, namespaces: set[str]) -> None:
+        kind, home = rule.copy_kind, rule.metadata.namespace or ""
+        for key in [k for k, rules in self.limited.items() if rule.key in rules and k[1] not in namespaces]:
+            self.limited[key].discard(rule.key)
+            if not self.limited[key]:
+                del self.limited[key]
+        for ns in namespaces:
+            self.limited.setdefault((kind, ns, home), set()).add(rule.key)
+
     def rules(self) -> list[CopyratorRule]:
-        """The cached rules, parsed once per resourceVersion."""
+        """The cached rules, parsed once per resourceVersion. A rule with problems (an untyped ``namespace``
+        list the schema could not bound, say) is left out: it copies nothing new, and the event mappers,
+        which run for every ConfigMap and Secret event, never walk it."""
         if self._rules is None:
             return []
         out = []
         for raw in self._rules.store:
             m = meta(raw)
             ident = (m.get("uid", ""), m.get("resourceVersion", ""))
-            rule = self._parsed.get(ident)
-            if rule is None:
+            if ident not in self._parsed:
                 try:
-                    rule = CopyratorRule.from_dict(raw)
+                    parsed: CopyratorRule | None = CopyratorRule.from_dict(raw)
                 except ValueError:
-                    continue  # the reconcile reports it; mapping skips it
+                    parsed = None  # the reconcile reports it; mapping skips it
+                if parsed is not None and parsed.problems():
+                    parsed = None
                 if len(self._parsed) > 4096:
                     self._parsed.clear()
-                self._parsed[ident] = rule
-            out.append(rule)
+                self._parsed[ident] = parsed
+            rule = self._parsed[ident]
+            if rule is not None:
+                out.append(rule)
         return out
 
     def watches_rule(self, rule_key: str, rule_name_filter: str | None) -> bool:
@@ -107,6 +165,13 @@ class World:
         def rules_for(obj: Obj) -> list[str]:
             owner = owner_of(obj)
             keys = {owner} if owner else set()
+            if owner is None and kind == "ConfigMap" and meta(obj).get("name") == POLICY_NAME:
+                return sorted(r.key for r in self.rules())  # a namespace's policy: any rule may care
+            if owner:  # the copy limit: later rules of the same namespace, and those that found no room
+                ns, home = meta(obj).get("namespace", ""), owner.partition("/")[0]
+                store = self.objects(kind).store
+                keys |= {o for c in store.by_index(PLACEMENT_INDEX, f"{ns}|{home}") if (o := owner_of(c)) and o > owner}
+                keys |= self.limited.get((kind, ns, home), set())
             # Consent is not asked here: an object losing it must wake the rules that copied it.
             keys |= {r.key for r in self.rules() if r.copy_kind == kind and matches_source(r, obj)}
             m = meta(obj)

@@ -4,12 +4,14 @@ operator writes."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from re import _parser as _sre_parser  # type: ignore[attr-defined]  # the stdlib's own parser (3.11+)
 from typing import Any
+
+import re2
 
 STAKATER = "reloader.stakater.com"
 KUBELOOP = "reloader.kubeloop.dev"
@@ -73,7 +75,8 @@ class Policy:
     strategy: str | None = None
     rollout_strategy: str = "rollout"  # Argo Rollouts only: "rollout" (the template) or "restart"
     pause_period: str | None = None  # Deployments only: Reloader's batching window, a Go duration
-    dropped: tuple[str, ...] = ()  # regular expressions beyond MAX_PATTERNS: not used (reported)
+    dropped: tuple[str, ...] = ()  # expressions beyond MAX_PATTERNS, names beyond MAX_NAMES: not used (reported)
+    over_budget: tuple[str, ...] = ()  # expressions beyond the namespace's budget (``budget.py``): not used
 
     @property
     def tracks_anything(self) -> bool:
@@ -97,32 +100,35 @@ def policy_of(annotations: Annotations | None, *, auto_all: bool = False,
     raw_named = {k: _names(src, n.keys(_kinded(k, "reload"))) for k, src in by_kind.items()}
     raw_excluded = {k: _names(a, n.keys(f"{_WORD[k]}s.exclude.{{p}}/reload")) for k in SOURCE_KINDS}
     kept: list[str] = []  # regular expressions used, across both maps
-    named = {k: _capped(v, kept) for k, v in raw_named.items()}
-    excluded = {k: _capped(v, kept) for k, v in raw_excluded.items()}
-    given = (x for v in (*raw_named.values(), *raw_excluded.values()) for x in v if is_pattern(x))
+    plain: list[str] = []  # plain names used, across both maps
+    named = {k: _capped(v, kept, plain) for k, v in raw_named.items()}
+    excluded = {k: _capped(v, kept, plain) for k, v in raw_excluded.items()}
+    given = (x for v in (*raw_named.values(), *raw_excluded.values()) for x in v)
     return Policy(
         ignored=_flag(a, n.keys("{p}/ignore")) is True,
         auto=auto,
         search=frozenset(k for k, src in by_kind.items() if _flag(src, n.keys("{p}/search")) is True),
         named=named,
         excluded=excluded,
-        dropped=tuple(dict.fromkeys(x for x in given if x not in kept)),
+        dropped=tuple(dict.fromkeys(x for x in given if x not in kept and x not in plain)),
         strategy=a.get(STRATEGY) or None,
         rollout_strategy=_value(a, n.keys("{p}/rollout-strategy")) or "rollout",
         pause_period=_value(a, n.keys(PAUSE_PERIOD)),
     )
 
 
-def _capped(names: tuple[str, ...], kept: list[str]) -> tuple[str, ...]:
-    """Plain names, and regular expressions while fewer than MAX_PATTERNS are kept (``kept`` grows):
-    every expression is matched against every object name of the namespace, so their number bounds
-    the work a workload's annotations can cause."""
+def _capped(names: tuple[str, ...], kept: list[str], plain: list[str]) -> tuple[str, ...]:
+    """Regular expressions while fewer than MAX_PATTERNS are kept, plain names while fewer than MAX_NAMES
+    (``kept`` and ``plain`` grow): every expression is matched against every object name of the
+    namespace, and every name is looked up, so their numbers bound the work a workload's annotations
+    can cause."""
     out = []
     for name in names:
-        if is_pattern(name) and name not in kept:
-            if len(kept) >= MAX_PATTERNS:
+        used, limit = (kept, MAX_PATTERNS) if is_pattern(name) else (plain, MAX_NAMES)
+        if name not in used:
+            if len(used) >= limit:
                 continue
-            kept.append(name)
+            used.append(name)
         out.append(name)
     return tuple(out)
 
@@ -154,100 +160,94 @@ def source_matches(annotations: Annotations | None, names: Names = DEFAULT_NAMES
 def is_pattern(name: str) -> bool:
     """Reloader accepts regular expressions in its name lists; a plain object name has none of
     these characters."""
-    return re.fullmatch(r"[a-z0-9.\-]+", name) is None
+    return _PLAIN.fullmatch(name) is None
 
 
 def matches_any(name: str, names_or_patterns: tuple[str, ...]) -> bool:
-    for candidate in names_or_patterns:
-        if candidate == name:
-            return True
-        if is_pattern(candidate) and _matches(candidate, name):
-            return True
-    return False
+    """``name`` is one of the plain names or fully matches one of the expressions (one compiled matcher
+    per list: a set lookup and one linear RE2 pass)."""
+    return name_matcher(names_or_patterns)(name)
 
 
-@functools.lru_cache(maxsize=16384)
-def _matches(pattern: str, name: str) -> bool:
-    """Remembered: each reconcile matches the same expressions against the same names again. An
-    invalid or refused expression matches nothing (the reconcile reports it)."""
-    compiled = _compiled(pattern)
-    return compiled is not None and compiled.fullmatch(name) is not None
-
-
-# Reloader matches these expressions with Go's RE2, in linear time. Python's engine backtracks, and the
-# names matched are chosen by whoever may create objects in the namespace (up to 253 characters): a
-# nested quantifier such as "(a+)+b" takes hours on one such name, blocking the operator for every
-# namespace. So only expressions with a small bound on backtracking are used: at most two repetitions
-# (at most quadratic), none inside another or over an alternation; alternatives and optional parts
-# multiplying to at most 16 ways ("(a|aa)" forty times over would be 2^40); no backreferences or
-# lookarounds — which is all that selecting object names needs.
+# Reloader matches these expressions with Go's regexp, which is RE2: linear in the name's length whatever
+# the expression. Python's engine backtracks, and the names matched are chosen by whoever may create
+# objects in the namespace (up to 253 characters): ".*?.*?(?:a|aa)(?:a|aa)(?:a|aa)(?:a|aa)q0b" costs tens
+# of milliseconds per long name there, "(a+)+b" hours. So expressions are compiled with RE2 (the syntax
+# Reloader's users write for), and bounded: their length, their number per workload, their number per
+# namespace (``budget.py``), the memory of each compiled program.
 MAX_PATTERN_LENGTH = 256
 MAX_PATTERNS = 16  # regular expressions per workload (reload and exclude annotations together)
-_LOOPS, _WAYS = 2, 16
-_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
-_REFUSED = {"GROUPREF": "a backreference", "GROUPREF_EXISTS": "a conditional", "ASSERT": "a lookaround",
-            "ASSERT_NOT": "a lookaround"}
+MAX_NAMES = 256  # plain names per workload (each a lookup; beyond this, names are not used, reported)
+_PLAIN = re.compile(r"[a-z0-9.\-]+")
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # the reconcile reports a refused expression as an Event
+_OPTIONS.max_mem = 1 << 20  # bytes per compiled program: an expression needing more is refused
+_OPTIONS.never_capture = True  # only "does it match" is asked
 
 
-class _Refused(Exception):
-    pass
+def _full_matcher(regex: Any) -> Any:
+    """``regex.fullmatch(text) is not None``, calling RE2 directly: the module's ``fullmatch`` builds
+    match objects and offset tables in Python, about 20 times the cost of the match itself."""
+    raw, anchor = getattr(regex, "_regexp", None), getattr(getattr(re2, "_Anchor", None), "ANCHOR_BOTH", None)
+    if raw is None or anchor is None:  # another version of the binding: its public API
+        return lambda text: regex.fullmatch(text) is not None
+
+    def match(text: str) -> bool:
+        data = text.encode()
+        return bool(raw.Match(anchor, data, 0, len(data))[0] != (-1, -1))
+    return match
 
 
 def pattern_problem(pattern: str) -> str | None:
     """Why a ``reload``/``exclude`` regular expression is not used (None: it is)."""
     if len(pattern) > MAX_PATTERN_LENGTH:
         return f"longer than {MAX_PATTERN_LENGTH} characters"
-    try:
-        tree = _sre_parser.parse(pattern)
-    except (re.error, OverflowError, RecursionError) as exc:  # a{99999999999999999999}: OverflowError
-        return f"not a regular expression ({exc})"
-    counts = {"loops": 0, "ways": 1}
-    try:
-        _walk(tree, nested=False, counts=counts)
-    except _Refused as exc:
-        return str(exc)
-    if counts["loops"] > _LOOPS:
-        return f"more than {_LOOPS} repetitions"
-    if counts["ways"] > _WAYS:
-        return f"alternatives and optional parts combine in more than {_WAYS} ways"
+    if _compiled(pattern) is None:
+        return "not a regular expression RE2 accepts (Go's syntax: no backreferences or lookarounds)"
     return None
 
 
-def _walk(items: Any, *, nested: bool, counts: dict[str, int]) -> bool:
-    """Counts the choice points of a parsed expression (repetitions; ways through alternatives and
-    optional parts); raises _Refused for those that backtrack exponentially. Returns whether ``items``
-    holds a choice."""
-    choice = False
-    for op, arg in items:
-        name = str(op)
-        if name in _REFUSED:
-            raise _Refused(f"{_REFUSED[name]} is not supported")
-        if name in _REPEATS:
-            low, high, body = arg
-            if high > 1 and nested:
-                raise _Refused("a repetition inside a repetition")
-            if high - low > 1:
-                counts["loops"] += 1
-            elif high != low:
-                counts["ways"] = min(counts["ways"] * 2, _WAYS + 1)
-            if _walk(body, nested=nested or high > 1, counts=counts) and high > 1:
-                raise _Refused("a repetition of a repetition or of an alternation")
-            choice = choice or high != low
-        elif name == "BRANCH":
-            counts["ways"] = min(counts["ways"] * len(arg[1]), _WAYS + 1)
-            for branch in arg[1]:
-                _walk(branch, nested=nested, counts=counts)
-            choice = True
-        elif name == "SUBPATTERN":
-            choice = _walk(arg[-1], nested=nested, counts=counts) or choice
-        elif name == "ATOMIC_GROUP":
-            choice = _walk(arg, nested=nested, counts=counts) or choice
-    return choice
-
-
 @functools.lru_cache(maxsize=1024)
-def _compiled(pattern: str) -> re.Pattern[str] | None:
-    return None if pattern_problem(pattern) else re.compile(pattern)
+def _compiled(pattern: str) -> Any:
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        return None
+    try:
+        return re2.compile(pattern, _OPTIONS)
+    except re2.error:
+        return None
+
+
+@dataclass(frozen=True)
+class NameMatcher:
+    """A list of names and expressions compiled once: a set of the names, one RE2 alternation of the
+    usable expressions (refused ones match nothing)."""
+
+    names: frozenset[str]
+    regex: Any  # re2 compiled alternation, or None
+    _regex: Any = field(default=None, compare=False, repr=False)  # its direct full-match call
+
+    def __post_init__(self) -> None:
+        if self.regex is not None:
+            object.__setattr__(self, "_regex", _full_matcher(self.regex))
+
+    def __call__(self, name: str) -> bool:
+        return name in self.names or (self._regex is not None and self._regex(name))
+
+
+@functools.lru_cache(maxsize=4096)
+def name_matcher(names_or_patterns: tuple[str, ...]) -> NameMatcher:
+    """The matcher of a list, cached by the list's content."""
+    usable = [p for p in dict.fromkeys(names_or_patterns) if is_pattern(p) and _compiled(p) is not None]
+    regex = None
+    if usable:
+        try:
+            regex = re2.compile("|".join(f"(?:{p})" for p in usable), _OPTIONS)
+        except re2.error:  # together beyond max_mem: keep the first ones that fit
+            while usable and regex is None:
+                usable.pop()
+                with contextlib.suppress(re2.error):
+                    regex = re2.compile("|".join(f"(?:{p})" for p in usable), _OPTIONS) if usable else None
+    return NameMatcher(frozenset(n for n in names_or_patterns if not is_pattern(n)), regex)
 
 
 def _kinded(kind: str, what: str) -> str:

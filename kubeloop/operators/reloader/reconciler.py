@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubeloop import (
@@ -29,6 +29,7 @@ from kubeloop import (
     builtin,
     selectors,
 )
+from kubeloop.operators.reloader.budget import MAX_PER_NAMESPACE, PatternBudget
 from kubeloop.operators.reloader.compat import SettingError
 from kubeloop.operators.reloader.fingerprint import (
     ABSENT,
@@ -47,6 +48,7 @@ from kubeloop.operators.reloader.policy import (
     DEFAULT_NAMES,
     HASH,
     HASHED_KEYS,
+    MAX_NAMES,
     MAX_PATTERNS,
     PREFIXES,
     SECRET,
@@ -55,7 +57,7 @@ from kubeloop.operators.reloader.policy import (
     Policy,
     duration,
     is_pattern,
-    matches_any,
+    name_matcher,
     pattern_problem,
     policy_of,
     source_ignored,
@@ -92,6 +94,7 @@ class Runtime:
     namespaces: Informer | None  # only with --namespace-selector
     namespace_selector: tuple[selectors.Requirement, ...] = ()
     resource_selector: tuple[selectors.Requirement, ...] = ()
+    budget: PatternBudget = field(default_factory=PatternBudget)  # expressions per namespace
 
     def in_scope(self, namespace: str | None) -> bool:
         if namespace in self.settings.ignored_namespaces:
@@ -110,10 +113,34 @@ class Runtime:
         informer = self.workloads.get(kind.type)
         return informer.store.index_keys("namespace", _meta(namespace).get("name", "")) if informer else []
 
-    def sources_named(self, kind: str, namespace: str | None, pattern: str) -> list[str]:
+    def sources_named(self, kind: str, namespace: str | None, patterns: tuple[str, ...]) -> list[str]:
+        """The names in the namespace that match any of ``patterns``: one compiled matcher, one pass."""
+        if not patterns:
+            return []
         informer = self.sources.get(kind)
         objs = informer.store.by_index("namespace", namespace or "") if informer else []
-        return sorted(_meta(o)["name"] for o in objs if matches_any(_meta(o)["name"], (pattern,)))
+        matcher = name_matcher(patterns)
+        return sorted(name for o in objs if matcher(name := _meta(o)["name"]))
+
+    def within_budget(self, kind: WorkloadKind, workload: Obj, policy: Policy) -> Policy:
+        """The policy with only the expressions its namespace's budget grants (the rest are dropped)."""
+        ns = _meta(workload).get("namespace") or ""
+        given = frozenset(n for names in (*policy.named.values(), *policy.excluded.values())
+                          for n in names if is_pattern(n) and pattern_problem(n) is None)
+        key = f"{kind.type}/{ns}/{_meta(workload).get('name')}"
+
+        def exists(other: str) -> bool:
+            typ, _, rest = other.partition("/")
+            other_ns, _, name = rest.partition("/")
+            inf = self.workloads.get(typ)
+            return inf is not None and inf.store.get_by(name, other_ns) is not None
+
+        over = given - self.budget.admit(ns, key, given, exists)
+        if not over:
+            return policy
+        keep = {k: tuple(n for n in v if n not in over) for k, v in policy.named.items()}
+        drop = {k: tuple(n for n in v if n not in over) for k, v in policy.excluded.items()}
+        return replace(policy, named=keep, excluded=drop, over_budget=tuple(sorted(over)))
 
 
 @dataclass
@@ -193,6 +220,7 @@ class Reloader:
         if not policy.tracks_anything or not rt.in_scope(ctx.namespace):
             return None
         mem = self.remembered.of(ctx)
+        policy = rt.within_budget(kind, workload, policy)
         await _refused_patterns(ctx, mem, policy)
         hashes, missing, unknown = self.tracked(rt, kind, workload, policy)
         await self._unknown(ctx, kind, unknown)
@@ -246,8 +274,9 @@ class Reloader:
         ns = _meta(workload).get("namespace")
         template_refs = pod_template_refs(kind.template(workload))
         from_template = [r for r in template_refs if r.kind in policy.auto or r.kind in policy.search]
-        named = [Ref(k, name) for k, names in policy.named.items() for pattern in names
-                 for name in (rt.sources_named(k, ns, pattern) if is_pattern(pattern) else (pattern,))]
+        named = [Ref(k, name) for k, names in policy.named.items()
+                 for name in (*(n for n in names if not is_pattern(n)),
+                              *rt.sources_named(k, ns, tuple(n for n in names if is_pattern(n))))]
         # ``search`` picks the referenced objects that say ``match``; auto or named ones need not.
         needs_match = {r.id for r in from_template if r.kind not in policy.auto} - {r.id for r in named}
         named_only = {r.id for r in named} - {r.id for r in template_refs}  # the pods do not need them
@@ -447,12 +476,15 @@ async def _refused_patterns(ctx: Context, mem: Remembered, policy: Policy) -> No
     given = {n for names in (*policy.named.values(), *policy.excluded.values()) for n in names if is_pattern(n)}
     refused = sorted(f"{p[:80]} ({problem})" for p in given if (problem := pattern_problem(p)))
     if policy.dropped:
-        refused.append(f"{len(policy.dropped)} more beyond the first {MAX_PATTERNS} (not used)")
+        refused.append(f"{len(policy.dropped)} more beyond the first {MAX_PATTERNS} expressions and "
+                       f"{MAX_NAMES} names (not used)")
+    if policy.over_budget:
+        refused.append(f"{len(policy.over_budget)} beyond the namespace's {MAX_PER_NAMESPACE} distinct "
+                       f"expressions (not used): {', '.join(p[:40] for p in policy.over_budget[:3])}")
     if refused:
         await _invalid(ctx, mem, "reload annotation", "; ".join(refused),
-                       "these regular expressions match nothing: only expressions with at most two "
-                       "repetitions, none nested or over an alternation, are used (a backtracking match "
-                       "could stall the operator for every namespace)")
+                       "these match nothing: expressions are RE2's (Go's) syntax, at most "
+                       f"{MAX_PATTERNS} per workload and {MAX_PER_NAMESPACE} distinct ones per namespace")
 
 
 async def _create_once(ctx: Context, job: Obj) -> None:

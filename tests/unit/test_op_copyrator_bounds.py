@@ -1,0 +1,93 @@
+"""copyrator's bounds: every list and string of the CRD has a maximum, the operator checks what the schema
+cannot (the untyped namespace list, the consent annotations), and a plan over the worst admitted rule
+compiles each list once and matches linearly (timings printed, not asserted)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from kubeloop.operators.copyrator import globs
+from kubeloop.operators.copyrator.boundary import CONSENT_ANNOTATION, MAX_CONSENT_ENTRIES, Boundary
+from kubeloop.operators.copyrator.models import MAX_SOURCE_NAMESPACES, CopyratorRule
+from kubeloop.operators.copyrator.plan import plan
+from kubeloop.resources.crd import crd_for
+from tests.copyrator_worst import worst_consent, worst_rule
+
+# Written by the framework or untyped on purpose (checked by the operator): no bound from the schema.
+UNBOUNDED = {".namespace", ".status.conditions", ".metadata", ".apiVersion", ".kind"}
+
+
+def _unbounded(node: dict[str, Any], path: str) -> list[str]:
+    if path in UNBOUNDED:
+        return []
+    out = []
+    kind = node.get("type")
+    if kind == "string" and "maxLength" not in node and "enum" not in node:
+        out.append(path)
+    if kind == "array":
+        if "maxItems" not in node:
+            out.append(path)
+        out += _unbounded(node["items"], path + "[]")
+    if kind == "object":
+        if "additionalProperties" in node:
+            if "maxProperties" not in node:
+                out.append(path)
+            out += _unbounded(node["additionalProperties"], path + "{}")
+        for name, child in (node.get("properties") or {}).items():
+            out += _unbounded(child, f"{path}.{name}")
+    return out
+
+
+def test_every_list_and_string_of_the_crd_has_a_maximum() -> None:
+    schema = crd_for(CopyratorRule)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert _unbounded(schema, "") == []
+    assert schema["properties"]["excludedNamespaces"]["maxItems"] == 256
+    assert schema["properties"]["selector"]["x-kubernetes-validations"][0]["rule"] == "self.all(k, size(k) <= 317)"
+
+
+def test_the_untyped_namespace_list_is_bounded_by_the_operator() -> None:
+    base = {"apiVersion": "flant.com/v1", "kind": "CopyratorRule", "metadata": {"name": "r", "namespace": "a"},
+            "ruleType": "configmap", "selector": {"x": "y"}}
+    many = CopyratorRule.from_dict({**base, "namespace": [f"n{i}" for i in range(MAX_SOURCE_NAMESPACES + 1)]})
+    assert "at most 64" in many.problems()[0]
+    long = CopyratorRule.from_dict({**base, "namespace": ["n" * 64]})
+    assert "longer than 63" in long.problems()[0]
+    assert CopyratorRule.from_dict({**base, "namespace": [f"n{i}" for i in range(64)]}).problems() == []
+
+
+def test_a_consent_beyond_its_bounds_grants_nothing_and_is_reported() -> None:
+    rule = CopyratorRule.from_dict(worst_rule("r", "a", {"x": "y"}, match_labels=False))
+    source = {"kind": "ConfigMap", "metadata": {"name": "s", "namespace": "a", "labels": {"x": "y"}, "uid": "u",
+                                                "annotations": {CONSENT_ANNOTATION: ""}}, "data": {"k": "v"}}
+    namespaces = [{"metadata": {"name": "b"}}]
+    source["metadata"]["annotations"][CONSENT_ANNOTATION] = worst_consent(["b"])
+    assert len(plan(rule, [source], namespaces, Boundary()).copies) == 1  # the largest accepted: honoured
+    source["metadata"]["annotations"][CONSENT_ANNOTATION] = "x," * MAX_CONSENT_ENTRIES + "b"
+    desired = plan(rule, [source], namespaces, Boundary())
+    assert not desired.copies and desired.skipped[0] == ("a/s", "ConsentTooLong")
+
+
+@pytest.mark.parametrize("namespaces", [1000])
+def test_the_worst_admitted_rule_compiles_each_list_once(namespaces: int) -> None:
+    """Every list at its maximum, of globs that need the general matcher, over many namespaces and a
+    source with many labels and annotations: each list is compiled once, then matched linearly."""
+    rule = CopyratorRule.from_dict(worst_rule("r", "a", {"x": "y"}, match_labels=False))
+    labels = {f"example.com/l{i}-" + "k" * 200: "v" for i in range(64)} | {"x": "y"}
+    source = {"kind": "ConfigMap", "metadata": {
+        "name": "s", "namespace": "a", "uid": "u", "labels": labels,
+        "annotations": {f"example.com/a{i}-" + "k" * 200: "v" for i in range(64)}
+        | {CONSENT_ANNOTATION: worst_consent(["*"])}}, "data": {"k": "v"}}
+    targets = [{"metadata": {"name": f"ns-{i:05d}-" + "q" * 40}} for i in range(namespaces)]
+    globs._compiled.cache_clear()
+    started = time.perf_counter()
+    desired = plan(rule, [source], targets, Boundary())
+    elapsed = time.perf_counter() - started
+    # excludedNamespaces, copyLabels, copyAnnotations, the denied keys and the consent: one compilation
+    # each, whatever the number of namespaces, labels and annotations matched against them.
+    assert globs._compiled.cache_info().misses <= 5
+    assert len(desired.copies) == namespaces
+    assert all(isinstance(globs.compile_globs(rule.copyLabels).general, globs.re2._Regexp) for _ in (1,))
+    print(f"\nplan of the worst admitted rule over {namespaces} namespaces, 130 keys: {elapsed * 1000:.1f} ms")
