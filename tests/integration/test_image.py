@@ -47,6 +47,13 @@ Obj = dict[str, Any]
 _built: dict[str, str] = {}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _remove_built_images() -> Any:
+    yield
+    for tag in _built.values():
+        subprocess.run([*baseimage.podman(), "rmi", "--force", tag], capture_output=True)
+
+
 def base_image() -> str:
     """The Debian-made base, or a skip naming the command that makes it."""
     try:
@@ -153,16 +160,19 @@ async def probe(run: PodRun, path: str) -> int:
             return resp.status
 
 
-def memory_bytes(run: PodRun) -> int:
-    """The container cgroup's memory in use (cgroup v1 memory.usage_in_bytes or v2 memory.current)."""
+def memory_bytes(run: PodRun) -> tuple[int, int]:
+    """The container cgroup's memory in use (v1 memory.usage_in_bytes or v2 memory.current: page cache
+    included) and the operator process's resident set; -1 where not found."""
     pid = podman("inspect", "--format", "{{.State.Pid}}", run.name).stdout.strip()
+    status = Path(f"/proc/{pid}/status").read_text()
+    rss = int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) * 1024  # type: ignore[union-attr]
     for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)
         for base, name in ((f"/sys/fs/cgroup/memory{path}", "memory.usage_in_bytes"),
                            (f"/sys/fs/cgroup{path}", "memory.current")):
             if ("memory" in controllers.split(",") or controllers == "") and Path(base, name).is_file():
-                return int(Path(base, name).read_text())
-    return -1
+                return int(Path(base, name).read_text()), rss
+    return -1, rss
 
 
 # --- what each operator does, checked from outside --------------------------------------------------
@@ -288,7 +298,7 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
                     "a Lease renewal with the new token", timeout=30, run=run)
         for path in (run.liveness_path, run.readiness_path):
             assert await probe(run, path) == 200, path
-        memory = memory_bytes(run)
+        cgroup_memory, rss = memory_bytes(run)
 
         # SIGTERM, as the kubelet sends it; podman stop would SIGKILL after the grace period.
         stop = time.monotonic()
@@ -303,7 +313,7 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
         assert not released["spec"].get("holderIdentity"), released["spec"]
         size = int(podman("image", "inspect", "--format", "{{.Size}}", image).stdout.strip())
         print(f"\nimage {target}: {size / 1e6:.0f} MB; start-up to first reconcile {to_first:.2f} s; "
-              f"memory {memory / 2**20:.1f} MiB; revoked token survived "
+              f"memory {cgroup_memory / 2**20:.1f} MiB (cgroup), RSS {rss / 2**20:.1f} MiB; revoked token survived "
               f"({time.monotonic() - revoked_at:.1f} s to check); SIGTERM to exit {stopped_in:.2f} s",
               file=sys.stderr)
     finally:
@@ -374,6 +384,7 @@ async def test_readme_echo_runs_from_a_scaffolded_projects_image(kube_cluster: A
     cmd = baseimage.build_command(project / "Dockerfile", tag, context=project, base=base_image(),
                                   build_args={"PIP_FIND_LINKS": "/src/wheels"})
     built = subprocess.run(cmd, capture_output=True, text=True)
+    _built["echo_demo"] = tag
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     monkeypatch.syspath_prepend(str(project))  # the manifests are generated from the project's operator
     await run_as_deployed(kube_cluster, kube_client, tmp_path, "echo_demo", tag, Scenario(_echo))
