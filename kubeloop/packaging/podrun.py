@@ -43,9 +43,11 @@ class PodRun:
 
 
 def pod_run(deployment: Mapping[str, Any], *, name: str, service_account_dir: str | Path, api_host: str,
-            api_port: int, metrics_port: int, health_port: int, image: str | None = None) -> PodRun:
+            api_port: int, metrics_port: int, health_port: int, image: str | None = None,
+            extra_args: tuple[str, ...] = ()) -> PodRun:
     """``podman run`` for the Deployment's first container. ``service_account_dir`` holds ``token``,
-    ``ca.crt`` and ``namespace`` (readable by the pod's user)."""
+    ``ca.crt`` and ``namespace`` (readable by the pod's user); ``extra_args`` follow the Deployment's
+    (later flags win), e.g. a webhook server on a loopback port rather than behind a Service."""
     namespace = deployment["metadata"]["namespace"]
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
@@ -64,7 +66,7 @@ def pod_run(deployment: Mapping[str, Any], *, name: str, service_account_dir: st
         argv += ["--entrypoint", container["command"][0]]
     argv += [image or container["image"], *(container.get("command") or [])[1:], *container.get("args", []),
              f"--metrics-bind-address=127.0.0.1:{metrics_port}",
-             f"--health-probe-bind-address=127.0.0.1:{health_port}"]
+             f"--health-probe-bind-address=127.0.0.1:{health_port}", *extra_args]
     return PodRun(name, namespace, argv, grace, metrics_port, health_port,
                   container["livenessProbe"]["httpGet"]["path"], container["readinessProbe"]["httpGet"]["path"])
 

@@ -233,13 +233,15 @@ async def _reloader(client: Client, ns: str, n: int) -> Callable[[], Awaitable[b
         "spec": {"replicas": 0, "selector": {"matchLabels": {"app": f"web-{n}"}}, "template": {
             "metadata": {"labels": {"app": f"web-{n}"}}, "spec": {"containers": [{
                 "name": "web", "image": "nginx:1.27", "envFrom": [{"configMapRef": {"name": f"conf-{n}"}}]}]}}}})
-    changed = False
+    changes = [0.0, 1]  # when the ConfigMap last changed, and its value
 
     async def restarted() -> bool:
-        nonlocal changed
-        if not changed:  # change it once the operator watches (it does not act on what it finds at start)
-            await client.patch("configmaps", f"conf-{n}", {"data": {"v": "2"}}, ns)
-            changed = True
+        # A change only counts once the operator watches (what it finds at start is the baseline):
+        # change the ConfigMap every second until the Deployment's template is stamped.
+        if time.monotonic() - changes[0] > 1.0:
+            changes[1] += 1
+            await client.patch("configmaps", f"conf-{n}", {"data": {"v": str(changes[1])}}, ns)
+            changes[0] = time.monotonic()
         dep = await client.get("deployments", f"web-{n}", ns)
         return bool(dep["spec"]["template"]["metadata"].get("annotations"))
     return restarted
@@ -252,6 +254,27 @@ SCENARIOS = {"immortal": Scenario(_immortal), "blackadder": Scenario(_blackadder
 # --- the run ---------------------------------------------------------------------------------------
 
 
+def webhooks_on_loopback(objs: list[Obj], port: int) -> tuple[str, ...]:
+    """An operator's webhooks called at https://127.0.0.1:PORT instead of through its Service, which
+    no node routes here: the configurations and CRD conversions are rewritten to that URL, and the
+    flags that make the process serve it there are returned."""
+    def url(config: Obj) -> Obj:
+        return {"url": f"https://127.0.0.1:{port}{config.get('service', {}).get('path', '')}",
+                **({"caBundle": config["caBundle"]} if "caBundle" in config else {})}
+
+    found = False
+    for obj in objs:
+        if obj["kind"] in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+            for hook in obj.get("webhooks") or []:
+                hook["clientConfig"], found = url(hook["clientConfig"]), True
+        conversion = obj.get("spec", {}).get("conversion", {}) if obj["kind"] == "CustomResourceDefinition" else {}
+        if conversion.get("strategy") == "Webhook":
+            conversion["webhook"]["clientConfig"], found = url(conversion["webhook"]["clientConfig"]), True
+    if not found:
+        return ()
+    return ("--webhook-host=127.0.0.1", f"--webhook-port={port}", "--webhook-service=")
+
+
 async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path, target: str, image: str,
                           scenario: Scenario) -> None:
     api = api_of(kube_cluster)
@@ -259,6 +282,7 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
     ns = f"img-{operator.name}-{secrets.token_hex(3)}"
     objs = manifests(target, operator, ns, image=image)
     deployment = next(o for o in objs if o["kind"] == "Deployment")
+    webhook_args = webhooks_on_loopback(objs, free_port())
     await deploy(kube_client, [o for o in objs if o["kind"] != "Deployment"], part_of=operator.name,
                  log=lambda _: None)
     pod_name = f"{operator.name}-{secrets.token_hex(4)}"
@@ -271,7 +295,7 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
         first = await bound_token(kube_client, ns, service_account, "token-1")
         sa_dir.write("token", first.encode())
         run = pod_run(deployment, name=pod_name, service_account_dir=sa_dir.path, api_host="127.0.0.1",
-                      api_port=api.port, metrics_port=free_port(), health_port=free_port())
+                      api_port=api.port, metrics_port=free_port(), health_port=free_port(), extra_args=webhook_args)
         effect = await scenario.make(kube_client, ns, 1)
 
         started = time.monotonic()
