@@ -286,6 +286,7 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
     await deploy(kube_client, [o for o in objs if o["kind"] != "Deployment"], part_of=operator.name,
                  log=lambda _: None)
     pod_name = f"{operator.name}-{secrets.token_hex(4)}"
+    lease_name = f"{operator.name}-leader"  # kubeloop run's default --leader-election-id
     run: PodRun | None = None
     try:
         await wait_for(kube_client, "serviceaccounts", deployment["spec"]["template"]["spec"]["serviceAccountName"],
@@ -303,7 +304,7 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
         await until(effect, "first reconcile", run=run)
         to_first = time.monotonic() - started
         await until(lambda: _probe_ok(run, run.readiness_path), "readiness", run=run)
-        lease = await kube_client.get("leases.coordination.k8s.io", operator.name, ns)
+        lease = await kube_client.get("leases.coordination.k8s.io", lease_name, ns)
         assert lease["spec"]["holderIdentity"].startswith(f"{pod_name}_"), lease["spec"]
         user = podman("exec", run.name, "id", "-u").stdout.strip()
         assert user == "65532"
@@ -318,7 +319,7 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
         renewed = lease["spec"]["renewTime"]
         after = await scenario.make(kube_client, ns, 2)
         await until(after, "reconcile after the token was revoked", run=run)
-        await until(lambda: _renewed_since(kube_client, operator.name, ns, renewed, pod_name),
+        await until(lambda: _renewed_since(kube_client, lease_name, ns, renewed, pod_name),
                     "a Lease renewal with the new token", timeout=30, run=run)
         for path in (run.liveness_path, run.readiness_path):
             assert await probe(run, path) == 200, path
@@ -333,7 +334,7 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
         assert code == "0", f"exit {code} after SIGTERM; log:\n{logs[-3000:]}"
         assert stopped_in < run.grace_seconds, f"stopped in {stopped_in:.1f} s, grace {run.grace_seconds} s"
         assert "Traceback" not in logs, logs[-3000:]
-        released = await kube_client.get("leases.coordination.k8s.io", operator.name, ns)
+        released = await kube_client.get("leases.coordination.k8s.io", lease_name, ns)
         assert not released["spec"].get("holderIdentity"), released["spec"]
         size = int(podman("image", "inspect", "--format", "{{.Size}}", image).stdout.strip())
         print(f"\nimage {target}: {size / 1e6:.0f} MB; start-up to first reconcile {to_first:.2f} s; "
