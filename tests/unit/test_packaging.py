@@ -149,6 +149,11 @@ def test_dockerfile_is_multi_stage_non_root_and_runs_the_target() -> None:
     assert {arg for op, arg in builder if op == "ARG"} == {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"}
     assert final[0] == ("FROM", "${BASE_IMAGE}")
     assert not [arg for op, arg in final if op == "ARG"]
+    # the final stage copies what the builder installed (a copy is cached by content, by any builder)
+    venv = dockerfile.VENV
+    assert ("COPY", f"--from=builder {venv} {venv}") in final
+    assert any(op == "RUN" and f"pip --python {venv}/bin/python install" in arg and "--no-index" in arg
+               for op, arg in builder)
     text = " ".join(arg for _, arg in final)
     assert not re.search(r"gcc|build-essential|apt-get", text)
     ops = dict(final)
