@@ -18,6 +18,7 @@ import contextlib
 import os
 import re
 import secrets
+import shutil
 import socket
 import ssl
 import subprocess
@@ -414,8 +415,11 @@ async def test_readme_echo_runs_from_a_scaffolded_projects_image(kube_cluster: A
         (project / "echo_demo" / stale).unlink()
     # kubeloop itself comes from this checkout: a wheel in the build context, found through the
     # Dockerfile's PIP_FIND_LINKS argument.
+    source = tmp_path / "kubeloop-source"  # a copy: building in place would leave build/ in the checkout
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info",
+                                                                "__pycache__", "site", "results"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
-                    str(project / "wheels"), str(ROOT)], check=True, capture_output=True)
+                    str(project / "wheels"), str(source)], check=True, capture_output=True)
     dockerfile = (project / "Dockerfile").read_text()
     assert 'CMD ["run", "echo_demo", "--leader-elect"]' in dockerfile
     tag = f"localhost/kubeloop-test-echo-demo:{secrets.token_hex(3)}"
