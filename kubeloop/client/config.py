@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import datetime as dt
+import logging
 import os
 import ssl
 import time
@@ -16,6 +17,7 @@ from typing import Any
 import orjson
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+log = logging.getLogger(__name__)
 
 
 class ConfigError(Exception):
@@ -46,7 +48,10 @@ class Auth:
 
 
 class TokenFileAuth(Auth):
-    """A token re-read from its file: projected service-account tokens rotate (about hourly)."""
+    """A token re-read from its file: the kubelet rotates projected service-account tokens (about
+    hourly, well before they expire), so the file is read again once a minute, as client-go does, and
+    at once after a 401. A failed read (or an empty file) keeps the token in hand, as client-go does,
+    rather than failing requests that it may still authenticate."""
 
     def __init__(self, path: str | Path, reread_every: float = 60.0) -> None:
         super().__init__()
@@ -56,9 +61,25 @@ class TokenFileAuth(Auth):
 
     async def credentials(self) -> Credentials:
         if time.monotonic() - self._read_at > self._reread_every or not self._creds.token:
-            self._creds = Credentials(token=self._path.read_text().strip())
+            token = self._read()
+            if token:
+                self._creds = Credentials(token=token)
             self._read_at = time.monotonic()
         return self._creds
+
+    def _read(self) -> str | None:
+        try:
+            token = self._path.read_text().strip()
+        except OSError as exc:
+            if not self._creds.token:
+                raise ConfigError(f"token file {self._path} cannot be read ({exc.strerror}): mount the "
+                                  "service-account token there or fix tokenFile in the kubeconfig") from None
+            log.warning("token file %s cannot be read (%s): keeping the token read before", self._path,
+                        exc.strerror)
+            return None
+        if not token and not self._creds.token:
+            raise ConfigError(f"token file {self._path} is empty: it should hold a bearer token")
+        return token or None
 
     async def invalidate(self) -> None:
         self._read_at = 0.0
@@ -152,16 +173,21 @@ class Config:
 
     @classmethod
     def in_cluster(cls) -> Config:
+        """The pod's service account, as client-go's InClusterConfig: both ``KUBERNETES_SERVICE_HOST``
+        and ``KUBERNETES_SERVICE_PORT``, the token file and the cluster's CA beside it."""
         host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
-        token = SERVICE_ACCOUNT_DIR / "token"
-        if not host or not token.exists():
-            raise ConfigError("not running in a cluster: KUBERNETES_SERVICE_HOST or the service-account "
-                              f"token at {token} is missing")
+        if not host or not port:
+            raise ConfigError("not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
+                              "are not both set")
+        token, ca = SERVICE_ACCOUNT_DIR / "token", SERVICE_ACCOUNT_DIR / "ca.crt"
+        for path in (token, ca):
+            if not path.is_file():
+                raise ConfigError(f"in a cluster, but {path} is missing: mount the service account's token "
+                                  "(automountServiceAccountToken must not be false)")
         if ":" in host:
             host = f"[{host}]"
         ns_file = SERVICE_ACCOUNT_DIR / "namespace"
-        return cls(server=f"https://{host}:{port or 443}", auth=TokenFileAuth(token),
-                   ca_pem=(SERVICE_ACCOUNT_DIR / "ca.crt").read_bytes(),
+        return cls(server=f"https://{host}:{port}", auth=TokenFileAuth(token), ca_pem=ca.read_bytes(),
                    namespace=ns_file.read_text().strip() if ns_file.exists() else "default",
                    source="in-cluster service account")
 
@@ -197,16 +223,21 @@ class Config:
 
     @classmethod
     def load(cls, kubeconfig: str | None = None, context: str | None = None) -> Config:
-        """kubectl's order: an explicit kubeconfig, else $KUBECONFIG/~/.kube/config, else in-cluster."""
-        if kubeconfig or context or any(p.exists() for p in _kubeconfig_paths()):
+        """client-go's order (controller-runtime's GetConfig): an explicit kubeconfig, else the files in
+        ``KUBECONFIG``, else the pod's service account, else ``~/.kube/config``. A ``context`` asks for a
+        kubeconfig (in-cluster configuration has none)."""
+        if kubeconfig or context or os.environ.get("KUBECONFIG"):
             return cls.from_kubeconfig(kubeconfig, context)
         try:
             return cls.in_cluster()
         except ConfigError as exc:
-            tried = ", ".join(map(str, _kubeconfig_paths()))
-            raise ConfigError(f"no kubeconfig found (looked at {tried}) and {exc}: pass --kubeconfig PATH or "
-                              "set KUBECONFIG (`kubeloop cluster up` starts a local cluster and prints its "
-                              "kubeconfig)") from None
+            in_cluster_error = exc
+        if any(p.exists() for p in _kubeconfig_paths()):
+            return cls.from_kubeconfig()
+        tried = ", ".join(map(str, _kubeconfig_paths()))
+        raise ConfigError(f"no kubeconfig found (looked at {tried}) and {in_cluster_error}: pass --kubeconfig "
+                          "PATH or set KUBECONFIG (`kubeloop cluster up` starts a local cluster and prints its "
+                          "kubeconfig)")
 
 
 def _kubeconfig_paths() -> list[Path]:

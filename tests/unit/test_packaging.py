@@ -124,9 +124,10 @@ def test_generate_chart_needs_an_output_dir() -> None:
 
 
 def stages(text: str) -> list[list[tuple[str, str]]]:
-    """Instructions per FROM stage, continuation lines joined, comments dropped."""
+    """Instructions per FROM stage (the first item: what comes before any FROM), continuation lines
+    joined, comments dropped."""
     joined = re.sub(r"\\\n", " ", text)
-    out: list[list[tuple[str, str]]] = []
+    out: list[list[tuple[str, str]]] = [[]]
     for line in joined.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
@@ -139,10 +140,20 @@ def stages(text: str) -> list[list[tuple[str, str]]]:
 
 
 def test_dockerfile_is_multi_stage_non_root_and_runs_the_target() -> None:
-    builder, final = stages(dockerfile.dockerfile(TARGET))
-    assert builder[0] == ("FROM", "python:3.12-slim AS builder")
+    preamble, builder, final = stages(dockerfile.dockerfile(TARGET))
+    # the base is a build argument whose default is the slim Python image
+    assert preamble == [("ARG", "BASE_IMAGE=python:3.12-slim")]
+    assert builder[0] == ("FROM", "${BASE_IMAGE} AS builder")
     assert any(op == "RUN" and "pip wheel" in arg for op, arg in builder)
-    assert final[0] == ("FROM", "python:3.12-slim")
+    # a private index is a builder-stage argument: it never reaches the final image
+    assert {arg for op, arg in builder if op == "ARG"} == {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"}
+    assert final[0] == ("FROM", "${BASE_IMAGE}")
+    assert not [arg for op, arg in final if op == "ARG"]
+    # the final stage copies what the builder installed (a copy is cached by content, by any builder)
+    venv = dockerfile.VENV
+    assert ("COPY", f"--from=builder {venv} {venv}") in final
+    assert any(op == "RUN" and f"pip --python {venv}/bin/python install" in arg and "--no-index" in arg
+               for op, arg in builder)
     text = " ".join(arg for _, arg in final)
     assert not re.search(r"gcc|build-essential|apt-get", text)
     ops = dict(final)
