@@ -6,7 +6,8 @@ Operator (commit 2bc1dc7), with ``PYTHONPATH=<main checkout> python -m kubeloop.
 <name>``. A deliberate change to an operator's manifests re-records its file the same way, in the
 same commit, saying why. Re-recorded: ``blackadder.yaml``, when blackadder got its conversion webhook
 (a ``v1beta2`` hub, the CRD's ``conversion`` stanza, the webhook Service, port and CA Secret); its
-``v1alpha1`` and ``v1beta1`` schemas are unchanged."""
+``v1alpha1`` and ``v1beta1`` schemas are unchanged. All four, when the generated Namespace got the label
+``pod-security.kubernetes.io/enforce: restricted`` (the Deployment meets that standard)."""
 
 from __future__ import annotations
 
