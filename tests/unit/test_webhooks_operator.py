@@ -150,7 +150,7 @@ def test_rbac_names_exactly_the_operators_own_configurations_and_crd() -> None:
          "verbs": ["patch"], "resourceNames": ["gadgets-mutating"]},
         {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"],
          "verbs": ["patch"], "resourceNames": ["gadgets-validating"]},
-        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["patch"],
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "patch"],
          "resourceNames": [f"gadgets.{GROUP}"]}]
     role = next(o for o in render_rbac("gadgets", "ns", [], op.namespaced_permissions()) if o["kind"] == "Role")
     assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "patch"],
