@@ -168,3 +168,20 @@ def test_generated_grants_answers_for_the_generated_rbac() -> None:
     assert not grants(errors.Rule("create", "", "secrets", None, "default"))
     assert grants(errors.Rule("create", "coordination.k8s.io", "leases", None, "echo-system"))  # its Role
     assert not grants(errors.Rule("create", "coordination.k8s.io", "leases", None, "default"))
+
+
+async def test_a_manager_running_an_operator_lets_its_403s_say_what_the_generated_rbac_has() -> None:
+    from kubeloop.manager import Manager, ManagerOptions
+
+    op = Operator("echo")
+    op.reconcile(Echo, owns=[CONFIG_MAP])(_noop)
+    client = _client()
+    try:
+        manager = Manager(client, ManagerOptions(leader_election_namespace="echo-system",
+                                                 metrics_bind_address="0", health_probe_bind_address="0"))
+        manager.add_operator(op)
+        assert client.generated_rbac is not None
+        assert client.generated_rbac(errors.Rule("update", "demo.kubeloop.dev", "echos", "finalizers", "x"))
+        assert not client.generated_rbac(errors.Rule("get", "", "secrets", None, "x"))
+    finally:
+        await client.close()
