@@ -289,7 +289,7 @@ def _swap_client_configs(obj: dict[str, Any]) -> list[dict[str, Any]]:
     by the one ``obj`` has, leaving the rest (a caBundle injected by cert-manager) in place. Webhooks are
     addressed by their index in ``obj``, guarded by a test of their name."""
     def swap(path: str, config: dict[str, Any]) -> list[dict[str, Any]]:
-        form, other = ("url", "service") if "url" in config else ("service", "url")
+        form, other = ("url", "service") if config.get("url") else ("service", "url")
         return [{"op": "remove", "path": f"{path}/{other}"},
                 {"op": "add", "path": f"{path}/{form}", "value": config[form]}]
 

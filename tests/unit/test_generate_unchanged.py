@@ -7,7 +7,9 @@ Operator (commit 2bc1dc7), with ``PYTHONPATH=<main checkout> python -m kubeloop.
 same commit, saying why. Re-recorded: ``blackadder.yaml``, when blackadder got its conversion webhook
 (a ``v1beta2`` hub, the CRD's ``conversion`` stanza, the webhook Service, port and CA Secret); its
 ``v1alpha1`` and ``v1beta1`` schemas are unchanged. All four, when the generated Namespace got the label
-``pod-security.kubernetes.io/enforce: restricted`` (the Deployment meets that standard)."""
+``pod-security.kubernetes.io/enforce: restricted`` (the Deployment meets that standard); blackadders,
+when its conversion stanza got ``url: null`` beside the Service (kubectl apply removes a local run's URL)
+and its RBAC ``get`` on its own CRD."""
 
 from __future__ import annotations
 

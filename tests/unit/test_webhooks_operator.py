@@ -184,7 +184,7 @@ def test_generate_adds_configurations_service_port_and_conversion() -> None:
     assert "--webhook-host=0.0.0.0" in container["args"]
     entry = objs[-2]["webhooks"][0]
     assert entry["clientConfig"] == {"service": {"name": "gadgets-webhook", "namespace": "gadgets-system",
-                                                 "path": hook("validating").path, "port": 443}}
+                                                 "path": hook("validating").path, "port": 443}, "url": None}
     assert (entry["failurePolicy"], entry["sideEffects"], entry["matchPolicy"], entry["timeoutSeconds"]) == (
         "Fail", "None", "Equivalent", 5)
     assert entry["namespaceSelector"]["matchExpressions"][0]["values"] == ["gadgets-system", "kube-system"]
