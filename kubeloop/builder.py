@@ -302,9 +302,12 @@ class Operator(Generic[S]):
     def permission(self, resource: ResourceRef, verbs: Sequence[str], subresource: str | None = None, *,
                    own_namespace: bool = False, when: Condition | None = None) -> None:
         """Declares a request the operator's own code makes beyond what the framework derives (which is:
-        list/watch of every watched kind, apply/delete of owned kinds, finalizer patches, status, events,
-        leases). The generated RBAC grants exactly the union. ``own_namespace``: only needed in the
-        namespace the operator runs in, so it goes to a Role there instead of the ClusterRole.
+        list/watch of every watched kind, apply/delete of owned kinds and ``update`` on the owner's
+        ``finalizers`` for their ownerReferences, finalizer patches, status, events, leases). Children
+        given an ownerReference by hand (``kubeloop.helpers.ownership``) outside ``owns`` need
+        ``op.permission(Owner, ["update"], subresource="finalizers")``. The generated RBAC grants exactly
+        the union. ``own_namespace``: only needed in the namespace the operator runs in, so it goes to a
+        Role there instead of the ClusterRole.
         ``when(settings)``: only needed with these settings (least privilege for the others)."""
         target = self._own_namespace_permissions if own_namespace else self._extra_permissions
         target.append((resource, tuple(verbs), subresource, when))
@@ -343,6 +346,10 @@ class Operator(Generic[S]):
                 wanted.append((spec.resource, ("patch",), "status"))
             for owned in spec.owns:
                 wanted.append((owned, ("list", "watch", "create", "patch", "delete"), None))
+            if spec.owns:
+                # Children carry blockOwnerDeletion (ctx.apply, set_controller): the admission plugin
+                # OwnerReferencesPermissionEnforcement (OpenShift, hardened clusters) then checks this.
+                wanted.append((spec.resource, ("update",), "finalizers"))
             for watch in spec.watches:
                 wanted.append((watch.resource, ("list", "watch"), None))
         wanted += self._wanted(self._extra_permissions)

@@ -341,7 +341,7 @@ async def reloader_down(env: Env, size: Size) -> list[Row]:
 
 
 async def blackadder_restore(env: Env, size: Size) -> list[Row]:
-    from kubeloop.operators.blackadder import ChaosAgent, operator
+    from kubeloop.operators.blackadder import ChaosAgent, ChaosAgentV1Beta1, operator
     from kubeloop.operators.blackadder.marks import AGENT
 
     kills = max(2, size.kills // 2)
@@ -417,7 +417,9 @@ async def blackadder_restore(env: Env, size: Size) -> list[Row]:
         row.details["held_by_chaos"] = await held()
         assert rig.proc is not None
         await rig.proc.kill()
-        await env.admin.patch(agent_res, agent, {"spec": {"ipsumMode": False, "cancerMode": False}})
+        # Through the storage version (v1beta1, the same field names): while no process serves blackadder's
+        # conversion webhook, requests in the versions it converts fail, and this one comes while it is down.
+        await env.admin.patch(ChaosAgentV1Beta1.resource(), agent, {"spec": {"ipsumMode": False, "cancerMode": False}})
         await rig.proc.start()
         fault_end = await rig.kill_points(kills, spread=1.0)
 

@@ -8,7 +8,7 @@ import sys
 import click
 
 from kubeloop.envtest import BuildError, ClusterError, LocalCluster, ensure_built
-from kubeloop.envtest.cluster import parse_feature_gates
+from kubeloop.envtest.cluster import ENV_PROFILE, PROFILES, parse_feature_gates
 
 _name = click.option("--name", "-n", default="default", show_default=True, envvar="KUBELOOP_CLUSTER_NAME",
                      show_envvar=True, help="Cluster name (one data dir each).")
@@ -60,14 +60,22 @@ def build(kubernetes_version: str | None, force: bool, quiet: bool) -> None:
 @click.option("--feature-gates", default=None, metavar="NAME=BOOL,...",
               help="kube-apiserver feature gates, e.g. ShardedListAndWatch=true (with --kubernetes-version "
                    "1.36.3: server-side sharding, KEP-5866).")
+@click.option("--profile", type=click.Choice(list(PROFILES)), default="hardened", show_default=True,
+              envvar=ENV_PROFILE, show_envvar=True,
+              help="Admission plugins: hardened = what production and hardened clusters run "
+                   "(OwnerReferencesPermissionEnforcement, NodeRestriction, PodSecurity, ResourceQuota, "
+                   "LimitRanger, ...; docs/howto/testing.md); permissive = kube-apiserver's defaults.")
 @_quiet
-def up(name: str, kubernetes_version: str | None, nodes: int, feature_gates: str | None, quiet: bool) -> None:
-    """Start the cluster (building first if needed). Idempotent."""
+def up(name: str, kubernetes_version: str | None, nodes: int, feature_gates: str | None, profile: str,
+       quiet: bool) -> None:
+    """Start the cluster (building first if needed). Idempotent; a cluster running with another
+    --profile or --feature-gates is an error, not reused."""
     try:
         gates = parse_feature_gates(feature_gates)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--feature-gates") from None
-    cluster = LocalCluster(name, kubernetes_version=kubernetes_version, nodes=nodes, feature_gates=gates)
+    cluster = LocalCluster(name, kubernetes_version=kubernetes_version, nodes=nodes, feature_gates=gates,
+                           profile=profile)
     if quiet:
         cluster.log = _silent
     try:
@@ -79,6 +87,7 @@ def up(name: str, kubernetes_version: str | None, nodes: int, feature_gates: str
     kubectl = cluster.kubectl_path
     click.echo(f"kubeconfig: {cluster.kubeconfig}")
     click.echo(f"kubectl:    {kubectl}")
+    click.echo(f"profile:    {cluster.profile}")
     click.echo("\nTry:")
     click.echo(f"  export KUBECONFIG={kc}")
     click.echo(f"  {shlex.quote(kubectl)} --kubeconfig {kc} get nodes")

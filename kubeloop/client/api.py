@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from kubeloop.client.config import Config
 from kubeloop.client.discovery import Registry
+from kubeloop.client.errors import ApiError, Forbidden, Rule
 from kubeloop.client.resource import Resource
 from kubeloop.client.transport import Transport
 
@@ -59,6 +60,9 @@ class Client:
         self.registry = Registry(self.transport)
         self.field_manager = field_manager
         self.used_permissions: set[UsedPermission] | None = set() if record_permissions else None
+        # Whether the operator's generated RBAC has a rule (set by the manager running an operator), so
+        # that a 403 says whether regenerating the RBAC helps or the operator must declare more.
+        self.generated_rbac: Callable[[Rule], bool] | None = None
 
     @classmethod
     async def load(cls, kubeconfig: str | None = None, context: str | None = None, **kw: Any) -> Client:
@@ -178,9 +182,14 @@ class Client:
         res = await (self.resource(resource) if resource else self.resource_of(body))
         ns = self._ns(res, namespace or body.get("metadata", {}).get("namespace"))
         self._record("create", res, subresource, ns)
+        if self.used_permissions is not None:
+            await self._record_owners(body, ns)
         path = res.path(ns, name, subresource) if subresource else res.path(ns)
-        return await self.transport.request("POST", path, body=body, params=_write_params(
-            dry_run, field_validation, None, None), verb="POST")
+        try:
+            return await self.transport.request("POST", path, body=body, params=_write_params(
+                dry_run, field_validation, None, None), verb="POST")
+        except Forbidden as exc:
+            raise await self._explained(exc, body, ns) from None
 
     async def replace(self, body: dict[str, Any], *, resource: ResourceRef | None = None,
                       subresource: str | None = None, dry_run: bool = False,
@@ -190,9 +199,14 @@ class Client:
         meta = body["metadata"]
         ns = self._ns(res, meta.get("namespace"))
         self._record("update", res, subresource, ns)
-        return await self.transport.request("PUT", res.path(ns, meta["name"], subresource), body=body,
-                                            params=_write_params(dry_run, field_validation, None, None),
-                                            verb="PUT")
+        if self.used_permissions is not None:
+            await self._record_owners(body, ns)
+        try:
+            return await self.transport.request("PUT", res.path(ns, meta["name"], subresource), body=body,
+                                                params=_write_params(dry_run, field_validation, None, None),
+                                                verb="PUT")
+        except Forbidden as exc:
+            raise await self._explained(exc, body, ns) from None
 
     async def patch(self, ref: ResourceRef, name: str, patch: Any, namespace: str | None = None, *,
                     type: PatchType = "merge", subresource: str | None = None,
@@ -206,11 +220,16 @@ class Client:
         self._record("patch", res, subresource, ns)
         if type == "apply" and not subresource:
             self._record("create", res, None, ns)  # apply creates a missing object: RBAC checks "create"
+        if self.used_permissions is not None:
+            await self._record_owners(patch, ns)
         manager = field_manager or (self.field_manager if type == "apply" else None)
-        return await self.transport.request(
-            "PATCH", res.path(ns, name, subresource), body=patch, content_type=_PATCH_CONTENT[type],
-            params=_write_params(dry_run, field_validation, manager, force if type == "apply" else None),
-            verb="PATCH")
+        try:
+            return await self.transport.request(
+                "PATCH", res.path(ns, name, subresource), body=patch, content_type=_PATCH_CONTENT[type],
+                params=_write_params(dry_run, field_validation, manager, force if type == "apply" else None),
+                verb="PATCH")
+        except Forbidden as exc:
+            raise await self._explained(exc, patch, ns) from None
 
     async def apply(self, body: dict[str, Any], *, field_manager: str | None = None, force: bool = True,
                     subresource: str | None = None, dry_run: bool = False,
@@ -262,11 +281,59 @@ class Client:
         if self.used_permissions is not None:
             self.used_permissions.add(UsedPermission(verb, res.group, res.plural, subresource, namespace))
 
+    async def _owner_rules(self, body: Any, namespace: str | None) -> list[Rule]:
+        """The rules an API server with the OwnerReferencesPermissionEnforcement admission plugin checks
+        for this write: ``update`` on ``<owner>/finalizers`` of every ownerReference that sets
+        ``blockOwnerDeletion`` (in the child's namespace when the owner is namespaced)."""
+        rules = []
+        for ref in _blocking_owner_refs(body):
+            try:
+                owner = await self.registry.for_kind(ref.get("apiVersion", ""), ref.get("kind", ""))
+            except (ApiError, OSError, ValueError):
+                continue  # an owner kind the server does not serve: the write fails on its own
+            rules.append(Rule("update", owner.group, owner.plural, "finalizers",
+                              namespace if owner.namespaced else None))
+        return rules
+
+    async def _record_owners(self, body: Any, namespace: str | None) -> None:
+        """The admission plugin's check is a request of its own as far as RBAC goes: the audit sees it."""
+        assert self.used_permissions is not None
+        for r in await self._owner_rules(body, namespace):
+            self.used_permissions.add(UsedPermission(r.verb, r.group, r.resource, r.subresource, r.namespace))
+
+    async def _explained(self, exc: Forbidden, body: Any, namespace: str | None) -> Forbidden:
+        """Names the rule an ownerReference refusal is about (the API server's message does not) and
+        whether the operator's generated RBAC has the rule."""
+        if exc.rule is None and "blockOwnerDeletion" in exc.message:
+            rules = await self._owner_rules(body, namespace)
+            if rules:
+                exc.rule = rules[0]
+        if exc.rule is not None and self.generated_rbac is not None:
+            exc.generated = self.generated_rbac(exc.rule)
+        return exc
+
 
 _METADATA_ACCEPT = ("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,"
                     "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json")
 # A watch streams single objects: asked for the List form first, the API server sends an empty stream.
 _METADATA_WATCH_ACCEPT = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json"
+
+
+def _blocking_owner_refs(body: Any) -> list[dict[str, Any]]:
+    """The ownerReferences with ``blockOwnerDeletion: true`` in an object, a merge/apply patch, or the
+    values of a JSON patch's operations."""
+    if isinstance(body, list):  # a JSON patch: values added at /metadata/ownerReferences[/-]
+        found: list[dict[str, Any]] = []
+        for op in body:
+            if isinstance(op, dict) and str(op.get("path", "")).startswith("/metadata/ownerReferences"):
+                value = op.get("value")
+                found += [r for r in (value if isinstance(value, list) else [value])
+                          if isinstance(r, dict) and r.get("blockOwnerDeletion") is True]
+        return found
+    if not isinstance(body, dict):
+        return []
+    refs = (body.get("metadata") or {}).get("ownerReferences") or ()
+    return [r for r in refs if isinstance(r, dict) and r.get("blockOwnerDeletion") is True]
 
 
 def _write_params(dry_run: bool, field_validation: str | None, field_manager: str | None,

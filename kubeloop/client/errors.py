@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -32,9 +34,67 @@ class ApiError(Exception):
         return list(self.details.get("causes") or [])
 
 
-class BadRequest(ApiError): ...
+@dataclass(frozen=True)
+class Rule:
+    """One RBAC rule a refused request needed: ``verb`` on ``group``/``resource``[/``subresource``], in
+    ``namespace`` (None: at the cluster scope)."""
+
+    verb: str
+    group: str
+    resource: str
+    subresource: str | None = None
+    namespace: str | None = None
+
+    def describe(self) -> str:
+        res = f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+        where = f"in namespace {self.namespace!r}" if self.namespace else "at the cluster scope"
+        return f"{self.verb} on {res} (API group {self.group!r}) {where}"
+
+
+# The authorizer's own wording (k8s.io/apiserver's forbiddenMessage): `User "u" cannot VERB resource
+# "RES[/SUB]" in API group "G" in the namespace "NS"` or `... at the cluster scope`.
+_RBAC_DENIAL = re.compile(r'cannot (?P<verb>[a-z]+) resource "(?P<res>[^"/]+)(?:/(?P<sub>[^"]+))?" '
+                          r'in API group "(?P<group>[^"]*)"(?: in the namespace "(?P<ns>[^"]+)")?')
+
+
 class Unauthorized(ApiError): ...
-class Forbidden(ApiError): ...
+
+
+class Forbidden(ApiError):
+    """403. ``rule`` is the RBAC rule that was missing when the API server says so (its authorizer names
+    it; the client adds the owner's finalizers rule to an ownerReference refusal). ``generated`` tells
+    whether the operator's generated RBAC has that rule (None: unknown, e.g. outside an operator)."""
+
+    rule: Rule | None = None
+    generated: bool | None = None
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        m = _RBAC_DENIAL.search(self.message)
+        if m:
+            self.rule = Rule(m["verb"], m["group"], m["res"], m["sub"], m["ns"])
+
+    @property
+    def advice(self) -> str:
+        """What to do about it, in a sentence; empty when the refusal is not RBAC's (Pod Security, a
+        quota or a webhook refusing: the message says why)."""
+        if self.rule is None:
+            return ""
+        missing = f"the operator's role lacks: {self.rule.describe()}"
+        if self.generated is True:
+            return (f"{missing}; the generated RBAC has it, so the role bound in the cluster is older or another "
+                    "one: apply the current `kubeloop generate rbac` output")
+        if self.generated is False:
+            return (f"{missing}; the generated RBAC does not have it either: declare it in the operator "
+                    "(op.permission(...)) and apply `kubeloop generate rbac` again")
+        return f"{missing}; grant it to the operator's role"
+
+    def __str__(self) -> str:
+        advice = self.advice
+        return f"{super().__str__()} ({advice})" if advice else super().__str__()
+
+
+class BadRequest(ApiError): ...
 class NotFound(ApiError): ...
 class MethodNotAllowed(ApiError): ...
 class Conflict(ApiError): ...

@@ -290,9 +290,9 @@ class Controller:
             delay = GIVE_UP if isinstance(exc, PermanentError) else self.spec.error_policy(exc, request, failures)
             if isinstance(exc, Conflict):
                 log.info("conflict, will retry: %s", exc.message)
-            elif isinstance(exc, Forbidden):  # a missing permission, not a bug: no traceback, say what to do
-                log.error("reconcile failed: %s; grant it to the operator's role (kubeloop generate rbac), "
-                          "retrying with backoff", exc.message)
+            elif isinstance(exc, Forbidden):  # a permission or a policy, not a bug: no traceback, say what to do
+                log.error("reconcile failed: %s; %s", exc.message,
+                          f"{exc.advice}; retrying with backoff" if exc.advice else "retrying with backoff")
             else:
                 log.error("reconcile failed: %s", exc, exc_info=not isinstance(exc, NotFound | PermanentError))
             if delay is None:

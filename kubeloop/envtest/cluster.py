@@ -41,6 +41,35 @@ DEFAULT_NODES = 3
 
 Logger = Callable[[str], None]
 
+# The admission profile of a local control plane. "hardened" (the default) runs the admission plugins
+# production and hardened clusters run, so that an operator meets their refusals on the developer's
+# machine first; docs/howto/testing.md says where each comes from. kube-apiserver 1.35 already enables
+# NamespaceLifecycle, LimitRanger, ServiceAccount, PodSecurity, ResourceQuota and the webhooks by
+# default (they are named anyway: a profile states what runs); NodeRestriction and
+# OwnerReferencesPermissionEnforcement are off upstream and on in OpenShift, NodeRestriction also in
+# kubeadm, RKE2 and the CIS benchmark; PodNodeSelector and PodTolerationRestriction are on in OpenShift;
+# DenyServiceExternalIPs closes CVE-2020-8554. "permissive" is kube-apiserver's own defaults.
+PROFILES: dict[str, tuple[str, ...]] = {
+    "hardened": ("NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "PodSecurity",
+                 "PodNodeSelector", "PodTolerationRestriction", "OwnerReferencesPermissionEnforcement",
+                 "DenyServiceExternalIPs", "ResourceQuota"),
+    "permissive": (),
+}
+DEFAULT_PROFILE = "hardened"
+ENV_PROFILE = "KUBELOOP_CLUSTER_PROFILE"  # the default profile of `kubeloop cluster up`, the test kit, the demo
+# What a cluster started before profiles existed ran: kube-apiserver's defaults.
+_UNRECORDED_PROFILE = "permissive"
+
+
+def cluster_profile(profile: str | None = None) -> str:
+    """``profile``, else ``$KUBELOOP_CLUSTER_PROFILE``, else "hardened"; an unknown name is an error
+    naming the known ones."""
+    name = (profile or os.environ.get(ENV_PROFILE) or DEFAULT_PROFILE).strip().lower()
+    if name not in PROFILES:
+        source = "profile" if profile else ENV_PROFILE
+        raise ValueError(f"{source}={name!r}: not a cluster profile; use one of {', '.join(PROFILES)}")
+    return name
+
 
 class ClusterError(RuntimeError):
     """The cluster could not be started or reached; the message includes the relevant log tail."""
@@ -262,9 +291,12 @@ class LocalCluster(_KubectlMixin):
         kubernetes_version: str | None = None,
         nodes: int = DEFAULT_NODES,
         feature_gates: str | Mapping[str, bool] | None = None,
+        profile: str | None = None,
         log: Logger = _stderr,
     ) -> None:
         self.name = name
+        # Which admission plugins run (PROFILES): "hardened" unless $KUBELOOP_CLUSTER_PROFILE or this says.
+        self.profile = cluster_profile(profile)
         self.data_dir = Path(data_dir) if data_dir else versions.Layout.default().cluster_dir(name)
         self.kubernetes_version = versions.kubernetes_version(kubernetes_version)
         # kube-apiserver's --feature-gates (e.g. {"ShardedListAndWatch": True}); empty: its defaults.
@@ -313,6 +345,7 @@ class LocalCluster(_KubectlMixin):
         with self._locked():
             if self._healthy():
                 self._check_running_gates()
+                self._check_running_profile()
                 self.log(f"cluster {self.name!r} is already running at {self.server}")
                 return self
             self._stop_recorded()  # leftovers of a half-dead cluster
@@ -368,6 +401,7 @@ class LocalCluster(_KubectlMixin):
             self._procs.pop("kube-apiserver", None)
             ports = state["ports"]
             self.feature_gates = self.feature_gates or dict(state.get("feature_gates") or {})
+            self.profile = state.get("profile") or _UNRECORDED_PROFILE
             self._spawn("kube-apiserver", self._cached_toolchain(), self._apiserver_args(self.pki, ports))
             self._wait(time.monotonic() + timeout, "kube-apiserver",
                        lambda: self._api("GET", "/readyz")[0] == 200)
@@ -383,7 +417,8 @@ class LocalCluster(_KubectlMixin):
             ports[name] = _free_port(taken, old_ports.get(name))
             taken.add(ports[name])
         self._save_state({"name": self.name, "kubernetes_version": tc.kubernetes_version,
-                          "feature_gates": self.feature_gates, "kubectl": str(tc.kubectl), "ports": ports,
+                          "feature_gates": self.feature_gates, "profile": self.profile,
+                          "kubectl": str(tc.kubectl), "ports": ports,
                           "processes": {}})
         self._write_kubeconfigs(pki, ports["kube-apiserver"])
 
@@ -446,7 +481,9 @@ class LocalCluster(_KubectlMixin):
         return ["--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
                 f"--secure-port={ports['kube-apiserver']}",
                 f"--etcd-servers=http://127.0.0.1:{ports['etcd']}",
-                "--authorization-mode=RBAC",
+                # Node: kubelets may only read what their pods need (with NodeRestriction), as kubeadm does.
+                f"--authorization-mode={'Node,RBAC' if self.profile == 'hardened' else 'RBAC'}",
+                *self._admission_args(),
                 f"--client-ca-file={pki.ca_crt}",
                 f"--tls-cert-file={pki.crt('apiserver')}", f"--tls-private-key-file={pki.key('apiserver')}",
                 f"--service-account-issuer={SA_ISSUER}", f"--api-audiences={SA_ISSUER}",
@@ -465,6 +502,20 @@ class LocalCluster(_KubectlMixin):
                 "--allow-privileged=true", "--profiling=false",
                 f"--cert-dir={self.data_dir / 'pki' / 'generated'}",
                 *([f"--feature-gates={format_feature_gates(self.feature_gates)}"] if self.feature_gates else [])]
+
+    def _admission_args(self) -> list[str]:
+        plugins = PROFILES[self.profile]
+        return [f"--enable-admission-plugins={','.join(plugins)}"] if plugins else []
+
+    def _check_running_profile(self) -> None:
+        """A cluster running with another admission profile is not reused silently: a test meant for the
+        hardened profile would pass on a permissive cluster, and the other way round fail."""
+        running = self._state().get("profile") or _UNRECORDED_PROFILE
+        if running != self.profile:
+            raise ClusterError(
+                f"cluster {self.name!r} already runs with the {running!r} profile, not {self.profile!r}: stop it "
+                f"first (kubeloop cluster down --name {self.name}), use another --name, or ask for "
+                f"--profile {running} ({ENV_PROFILE}={running})")
 
     def _check_running_gates(self) -> None:
         """An explicit ``feature_gates`` that the running cluster was not started with is an error, not a

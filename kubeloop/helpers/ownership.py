@@ -1,5 +1,11 @@
 """Owner references: the controller reference that lets the garbage collector and our own
-triggers tie a child to its parent."""
+triggers tie a child to its parent.
+
+A reference with ``blockOwnerDeletion: true`` (what these helpers write) needs ``update`` on the owner's
+``finalizers`` subresource wherever the API server runs the admission plugin
+OwnerReferencesPermissionEnforcement (OpenShift, hardened distributions, ``kubeloop cluster up``): the
+generated RBAC has it for every kind reconciled with ``owns=``; an operator that sets references by hand on
+other children declares it, ``op.permission(Owner, ["update"], subresource="finalizers")``."""
 
 from __future__ import annotations
 

@@ -108,6 +108,7 @@ class Manager:
         """Adds an operator's controllers (its ``specs()`` with its settings as they are now, ``resync``
         overriding theirs when given); its startup hooks run at the start of ``run``."""
         self._startup.extend(operator.startup)
+        self._explain_forbidden(operator)
         hooks = getattr(operator, "hooks", None)  # webhook registrations (kubeloop.webhooks.hooks.Hooks)
         if hooks:
             if self.webhooks is not None:
@@ -115,6 +116,21 @@ class Manager:
             self.webhooks = WebhookRuntime(self.name, hooks, self.options.webhook)
         for spec in operator.specs(concurrency):
             self.add(replace(spec, resync=resync) if resync else spec)
+
+    def _explain_forbidden(self, operator: SpecSource) -> None:
+        """Lets a 403 say whether the operator's generated RBAC has the rule it lacked."""
+        permissions = getattr(operator, "permissions", None)
+        if permissions is None or self.client.generated_rbac is not None:
+            return
+        from kubeloop.resources.rbac import generated_grants
+
+        namespace = self.options.leader_election_namespace or self.options.webhook.namespace
+        try:
+            own = getattr(operator, "namespaced_permissions", list)
+            self.client.generated_rbac = generated_grants(permissions(), own(),
+                                                          namespace, shards=self.options.shards)
+        except Exception as exc:  # an operator whose permissions need a server (strings not built in)
+            log.debug("no generated RBAC to compare 403s with: %s", exc)
 
     def add(self, spec: ControllerSpec) -> ControllerSpec:
         """Adds one controller, built and started by ``run``; returns its spec."""

@@ -158,7 +158,10 @@ def operator_manifests(
     ``shards``: its replicas run ``--shards auto`` (``args`` should say so), so RBAC covers that."""
     objs: list[dict[str, Any]] = []
     if create_namespace:
-        objs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        # The Deployment below meets the "restricted" Pod Security Standard, so its namespace enforces it
+        # (as hardened clusters do): nothing less locked down can be started there by mistake.
+        objs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": namespace, "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}})
     objs += crds_for(models)
     objs += render_rbac(name, namespace, cluster_permissions, namespaced_permissions, events=events,
                         shards=shards)

@@ -3,7 +3,7 @@ that compares the requests an operator really made with what it was granted."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qs
@@ -13,7 +13,8 @@ from kubeloop.resources.builtin import EVENT, LEASE
 from kubeloop.resources.model import CustomResource
 
 __all__ = [
-    "AccessRequest", "AuditReport", "Permission", "RbacAudit", "reconcile_permissions", "render_rbac",
+    "AccessRequest", "AuditReport", "Permission", "RbacAudit", "generated_grants", "reconcile_permissions",
+    "render_rbac",
     "request_from_http", "rules_for",
     "status_permissions", "watch_permissions", "write_permissions",
 ]
@@ -165,7 +166,26 @@ def render_rbac(name: str, namespace: str, cluster_permissions: Iterable[Permiss
     return objs
 
 
+def generated_grants(cluster_permissions: Iterable[Permission], namespaced_permissions: Iterable[Permission],
+                     namespace: str | None, *, shards: bool = False) -> Callable[[Any], bool]:
+    """Whether the RBAC ``kubeloop generate rbac`` makes of these permissions (events cluster-wide, its
+    Role in ``namespace``) allows a request: what a 403 tells its reader (``Forbidden.generated``)."""
+    audit = RbacAudit.from_manifests(render_rbac("operator", namespace or "default", cluster_permissions,
+                                                 namespaced_permissions, events="cluster", shards=shards))
+    audit.namespace = namespace
+    return audit.allows
+
+
 # ---------------------------------------------------------------------------------------------- audit
+
+
+def _why(verb: str, subresource: str | None) -> str:
+    """Why a rule no request names is needed: the admission plugin OwnerReferencesPermissionEnforcement
+    authorizes ``update`` on the owner's ``finalizers`` when a write gives a child an ownerReference with
+    ``blockOwnerDeletion`` (the client records it beside that write)."""
+    if verb == "update" and subresource == "finalizers":
+        return " [for children's ownerReferences with blockOwnerDeletion: OwnerReferencesPermissionEnforcement]"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -212,7 +232,8 @@ class AccessRequest:
     def describe(self) -> str:
         where = f"in namespace {self.namespace}" if self.namespace else (
             "in a namespace" if self.namespaced else "cluster-wide")
-        return f"{self.verb} {self.group + '/' if self.group else ''}{self.rule_resource} ({where})"
+        return (f"{self.verb} {self.group + '/' if self.group else ''}{self.rule_resource} ({where})"
+                + _why(self.verb, self.subresource))
 
     def sort_key(self) -> tuple[str, str, str, str, bool, str]:
         return (self.group, self.resource, self.subresource or "", self.verb, self.namespaced,
@@ -271,7 +292,8 @@ class AuditReport:
         if self.unused:
             lines.append("unused (granted but never used):")
             lines += [f"  - {' '.join(sorted(p.verbs, key=_verb_key))} "
-                      f"{p.group + '/' if p.group else ''}{p.rule_resource}" for p in self.unused]
+                      f"{p.group + '/' if p.group else ''}{p.rule_resource}"
+                      + "".join(_why(v, p.subresource) for v in p.verbs) for p in self.unused]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -315,11 +337,16 @@ class RbacAudit:
                                   or r.namespace == self.namespace)
         return self.cluster_rules + (self.namespaced_rules if local else [])
 
+    def allows(self, used: Any) -> bool:
+        """Whether these rules allow one request (an AccessRequest or what ``AccessRequest.of`` takes)."""
+        r = AccessRequest.of(used)
+        return any(self._matches(rule, r) for rule in self._rules_for(r))
+
     def check(self, used: Iterable[Any]) -> AuditReport:
         """``used``: Requests, ``(verb, group, resource, subresource, namespaced)`` tuples, or the
         client's UsedPermission records."""
         requests = sorted({AccessRequest.of(u) for u in used}, key=AccessRequest.sort_key)
-        missing = [r for r in requests if not any(self._matches(rule, r) for rule in self._rules_for(r))]
+        missing = [r for r in requests if not self.allows(r)]
         hit = {(r.group, r.rule_resource, r.verb) for r in requests}
         granted: dict[tuple[str, str], set[str]] = {}
         for rule in self.cluster_rules + self.namespaced_rules:

@@ -106,13 +106,19 @@ if HAVE_PYTEST_ASYNCIO:
 
     @pytest_asyncio.fixture(loop_scope="session")
     async def namespace(kube_client: Any, request: pytest.FixtureRequest) -> AsyncIterator[str]:
-        """A unique namespace ``t-<test>-<rand>`` whose default ServiceAccount exists."""
+        """A unique namespace ``t-<test>-<rand>`` whose default ServiceAccount exists. On the hardened
+        profile (the default) it enforces the ``restricted`` Pod Security Standard, as hardened clusters do
+        for workloads: a test that needs less relabels it (``pod-security.kubernetes.io/enforce``)."""
         from kubeloop.client import NotFound
         from kubeloop.client.wait import wait_for
+        from kubeloop.envtest.cluster import cluster_profile
 
         name = _namespace_name(request.node.name)
-        body = {"apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": name, "labels": {"kubeloop.dev/test": "true"}}}
+        labels = {"kubeloop.dev/test": "true"}
+        profile = getattr(request.getfixturevalue("kube_cluster"), "profile", None) or cluster_profile()
+        if profile == "hardened":
+            labels["pod-security.kubernetes.io/enforce"] = "restricted"
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
         await kube_client.create(body)
         # Pods are rejected until the controller-manager has created the default ServiceAccount.
         await wait_for(kube_client, "serviceaccounts", "default", name, timeout=30,

@@ -47,8 +47,10 @@ class Endpoint:
         if self.url:
             config: dict[str, Any] = {"url": self.url.rstrip("/") + path}
         else:
+            # url: null removes the URL a local run wrote (kubectl apply, client- or server-side with
+            # --force-conflicts): kept beside the service, it makes the API server refuse the object (422).
             config = {"service": {"name": self.service, "namespace": self.namespace, "path": path,
-                                  "port": self.port}}
+                                  "port": self.port}, "url": None}
         if ca_bundle:
             config["caBundle"] = ca_bundle
         return config

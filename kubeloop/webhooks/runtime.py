@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kubeloop.client import Client, Forbidden
+from kubeloop.client import ApiError, Client, Forbidden, Invalid, NotFound
 from kubeloop.webhooks.hooks import Hooks
 from kubeloop.webhooks.manifests import (
     CERT_MANAGER_ANNOTATION,
@@ -129,8 +129,9 @@ def webhook_permissions(operator: str, hooks: Hooks) -> list[Any]:
                       namespaced=False, names=(names[f"{verb.capitalize()}WebhookConfiguration"],))
            for verb in ("validating", "mutating") if any(h.verb == verb for h in hooks.admission)]
     if hooks.conversions:
-        out.append(Permission("apiextensions.k8s.io", "customresourcedefinitions", ("patch",), namespaced=False,
-                              names=tuple(c.crd_name for c in hooks.conversions)))
+        # get: a local run reads the stanza it replaces, to give it back when it stops (see WebhookRuntime)
+        out.append(Permission("apiextensions.k8s.io", "customresourcedefinitions", ("get", "patch"),
+                              namespaced=False, names=tuple(c.crd_name for c in hooks.conversions)))
     return out
 
 
@@ -146,6 +147,9 @@ class WebhookRuntime:
         self.certs: WebhookCerts | MountedCerts | None = None  # made by start(): the CA may be shared
         self.server: WebhookServer | None = None
         self.installed = False
+        self._client: Client | None = None
+        # CRD name → the conversion stanza a local run (URL form) replaced, given back when it stops.
+        self._replaced: dict[str, dict[str, Any]] = {}
 
     @property
     def ready(self) -> bool:
@@ -198,9 +202,11 @@ class WebhookRuntime:
                 raise WebhookSetupError(f"cannot read the webhook CA: {exc}") from exc
         self.server = self._serve(ca)
         await self.server.start()
+        self._client = client
         for obj in self.manifests():
             try:
-                await client.apply(obj, field_manager=self.operator, force=True)
+                await self._remember_conversion(client, obj)
+                await self._write(client, obj)
             except Forbidden as exc:
                 # Its RBAC allows patching these objects by name, not creating them: they come with the
                 # deployment (kubeloop generate). Locally, admin credentials create them on the fly.
@@ -208,14 +214,90 @@ class WebhookRuntime:
                     f"cannot write the caBundle into {obj['kind']} {obj['metadata']['name']}: {exc.message}. "
                     f"Apply the operator's manifests first (kubeloop generate all ... | kubectl apply "
                     f"--server-side -f -), or run with credentials that may create it") from exc
+            except ApiError as exc:
+                raise WebhookSetupError(
+                    f"cannot point {obj['kind']} {obj['metadata']['name']} at this process's webhook server: "
+                    f"{exc}") from exc
         self.installed = True
         log.info("webhooks served on %s:%d (%d admission, %d conversion)", self.options.host, self.server.port,
                  len(self.hooks.admission), len(self.hooks.conversions))
 
+    async def _write(self, client: Client, obj: dict[str, Any]) -> None:
+        """Server-side applies ``obj``; if the object names the other form of endpoint (a ``service`` the
+        generated manifests wrote with kubectl, where this process is reached by ``url``, or the other way
+        round), the apply would merge both and the API server refuses it (422 "exactly one of url or
+        service"): the other form is swapped for this one in one JSON patch, then the apply is repeated."""
+        try:
+            await client.apply(obj, field_manager=self.operator, force=True)
+            return
+        except Invalid as exc:
+            swap = _swap_client_configs(obj)
+            if not swap or "exactly one of url or service" not in exc.message:
+                raise
+        res = await client.resource_of(obj)
+        log.info("%s %s named the other kind of webhook endpoint; pointing it at this process",
+                 obj["kind"], obj["metadata"]["name"])
+        await client.patch(res, obj["metadata"]["name"], swap, type="json", field_manager=self.operator)
+        await client.apply(obj, field_manager=self.operator, force=True)
+
+    async def _remember_conversion(self, client: Client, obj: dict[str, Any]) -> None:
+        """A local run (URL form) keeps the conversion stanza it is about to replace when that one named
+        another server (the in-cluster Service), to give it back at stop: otherwise a deployed operator's
+        CRD would stay pointed at a process that is gone, and its non-storage versions unreadable."""
+        if obj["kind"] != "CustomResourceDefinition" or self.options.service:
+            return
+        name = obj["metadata"]["name"]
+        try:
+            current = (await client.get("customresourcedefinitions", name))["spec"].get("conversion") or {}
+        except NotFound:
+            return
+        config = (current.get("webhook") or {}).get("clientConfig") or {}
+        if current.get("strategy") == "Webhook" and config.get("service"):
+            self._replaced[name] = current
+
+    async def _give_back_conversions(self) -> None:
+        """At stop, a local run points each CRD back at the server it replaced, unless someone else has
+        rewritten the stanza since (the JSON patch's test fails, and it is left as it is)."""
+        for name, previous in self._replaced.items():
+            ours = next(o for o in self.manifests() if o["metadata"]["name"] == name)
+            url = ours["spec"]["conversion"]["webhook"]["clientConfig"]["url"]
+            patch = [{"op": "test", "path": "/spec/conversion/webhook/clientConfig/url", "value": url},
+                     {"op": "replace", "path": "/spec/conversion", "value": previous}]
+            try:
+                assert self._client is not None
+                await self._client.patch("customresourcedefinitions", name, patch, type="json",
+                                         field_manager=self.operator)
+                log.info("CRD %s: conversion handed back to the webhook Service it named before this run", name)
+            except (ApiError, OSError) as exc:  # taken over meanwhile, or the API server is gone: leave it
+                log.info("CRD %s: conversion left as it is (%s)", name, exc)
+        self._replaced.clear()
+
     async def stop(self) -> None:
-        """Stops serving (the configurations stay: the next process, or another replica, serves them)."""
+        """Stops serving (the configurations stay: the next process, or another replica, serves them; a
+        local run gives a converted CRD back to the in-cluster Service it found there)."""
+        if self._replaced and self.installed:
+            await self._give_back_conversions()
         self.installed = False
         if self.server is not None:
             await self.server.stop()
         if self.certs is not None:
             self.certs.close()
+
+
+def _swap_client_configs(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """JSON patch operations that replace the other form of every clientConfig in ``obj`` (service ↔ url)
+    by the one ``obj`` has, leaving the rest (a caBundle injected by cert-manager) in place. Webhooks are
+    addressed by their index in ``obj``, guarded by a test of their name."""
+    def swap(path: str, config: dict[str, Any]) -> list[dict[str, Any]]:
+        form, other = ("url", "service") if config.get("url") else ("service", "url")
+        return [{"op": "remove", "path": f"{path}/{other}"},
+                {"op": "add", "path": f"{path}/{form}", "value": config[form]}]
+
+    if obj["kind"] == "CustomResourceDefinition":
+        config = obj["spec"]["conversion"]["webhook"]["clientConfig"]
+        return swap("/spec/conversion/webhook/clientConfig", config)
+    ops: list[dict[str, Any]] = []
+    for i, hook in enumerate(obj.get("webhooks") or ()):
+        ops.append({"op": "test", "path": f"/webhooks/{i}/name", "value": hook["name"]})
+        ops += swap(f"/webhooks/{i}/clientConfig", hook["clientConfig"])
+    return ops

@@ -38,6 +38,7 @@ from kubeloop.operators.reloader.policy import HASH, TEMPLATE_HASH
 from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, install_crds, run_operator
+from kubeloop.testing.podsecurity import relax, restricted
 
 Obj = dict[str, Any]
 EXAMPLES = int(os.environ.get("KUBELOOP_FUZZ_EXAMPLES", "6"))
@@ -147,6 +148,9 @@ def reported(obj: Obj) -> bool:
 
 
 async def test_fuzzed_immortal_containers(kube_cluster: Any, kube_client: Client, namespace: str) -> None:
+    # immortal runs the image as written, without a securityContext of its own: the canary's nginx runs
+    # as root, which the test namespace's "restricted" standard refuses (test_op_immortal shows that).
+    await relax(kube_client, namespace)
     created: list[str] = []
     specs: list[Obj] = []
 
@@ -389,8 +393,8 @@ async def test_a_workload_rewriting_its_own_configmap_is_not_rolled_forever(kube
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "ouroboros", "namespace": namespace, "annotations": AUTO},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "ouroboros"}},
-                 "template": {"metadata": {"labels": {"app": "ouroboros"}}, "spec": {"containers": [{
-                     "name": "app", "image": "nginx", "envFrom": [{"configMapRef": {"name": "self-conf"}}]}]}}}})
+                 "template": {"metadata": {"labels": {"app": "ouroboros"}}, "spec": restricted({"containers": [{
+                     "name": "app", "image": "nginx", "envFrom": [{"configMapRef": {"name": "self-conf"}}]}]})}}})
     rollouts: list[str] = []
 
     async def workload() -> None:  # a new pod template (a rollout) writes the ConfigMap again

@@ -12,6 +12,7 @@ import pytest
 from kubeloop.client import AlreadyExists, Client, Forbidden
 from kubeloop.envtest import KUBERNETES_VERSION
 from kubeloop.testing import wait_for, wait_for_crd, wait_for_deletion
+from kubeloop.testing.podsecurity import restricted
 
 pytestmark = pytest.mark.cluster
 
@@ -117,7 +118,12 @@ async def test_garbage_collector_deletes_dependents(kube_client: Client, namespa
 
 async def test_deployment_becomes_available_on_kwok_nodes(kube_cluster: Any, kube_client: Client,
                                                           namespace: str) -> None:
-    kube_cluster.kubectl("create", "deployment", "web", "--image=nginx", "--replicas=3", "-n", namespace)
+    # kubectl create deployment cannot set a securityContext; the namespace enforces "restricted".
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": namespace},
+                  "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": {
+                      "metadata": {"labels": {"app": "web"}},
+                      "spec": restricted({"containers": [{"name": "nginx", "image": "nginx"}]})}}}
+    kube_cluster.kubectl("apply", "-f", "-", input=json.dumps(deployment))
     deployment = await wait_for(
         kube_client, "deployments.apps", "web", namespace,
         lambda d: d.get("status", {}).get("availableReplicas") == 3, timeout=90, description="3/3 available")

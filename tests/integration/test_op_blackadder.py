@@ -26,6 +26,7 @@ from kubeloop.operators.blackadder.settings import BlackadderSettings
 from kubeloop.packaging.deploy import undeploy
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, run_operator
+from kubeloop.testing.podsecurity import restricted
 
 RUN = secrets.token_hex(3)
 RUN_LABEL = "blackadder-test.kubeloop.dev/run"
@@ -110,7 +111,7 @@ def deployment(name: str, namespace: str, replicas: int, label: str) -> dict[str
             "metadata": {"name": name, "namespace": namespace, "labels": labels},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
                      "template": {"metadata": {"labels": labels},
-                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+                                  "spec": restricted({"containers": [{"name": "c", "image": "nginx"}]})}}}
 
 
 def configmap(name: str, namespace: str, label: str, data: dict[str, str], **extra: Any) -> dict[str, Any]:

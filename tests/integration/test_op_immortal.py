@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 import yaml
 
 from kubeloop.client import Client, Forbidden, Invalid, NotFound
@@ -19,10 +20,20 @@ from kubeloop.operators.immortal import pods as podlib
 from kubeloop.operators.immortal.backoff import ImmortalSettings
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import install_crds, run_operator
+from kubeloop.testing.podsecurity import CONTAINER_SECURITY_CONTEXT, relax
 
 IC = ImmortalContainer.resource()
 EXAMPLES = Path(__file__).resolve().parents[2] / "kubeloop" / "operators" / "immortal" / "examples"
 Obj = dict[str, Any]
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def namespace(namespace: str, kube_client: Client) -> str:
+    """The test kit's namespace, relaxed to "baseline": immortal runs the user's image as written and adds
+    no securityContext of its own (the article's nginx runs as root, which "restricted" refuses);
+    test_a_restricted_namespace_refuses_a_root_pod_and_says_so shows what "restricted" does to it."""
+    await relax(kube_client, namespace)
+    return namespace
 
 
 def immortal(name: str, namespace: str, image: str = "nginx:latest", **spec: Any) -> Obj:
@@ -346,3 +357,22 @@ async def until(probe: Callable[[], Any], done: Callable[[Any], bool], timeout: 
             raise AssertionError(f"timed out after {timeout}s; last value {value!r}")
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.sleep(0.02)
+
+
+async def test_a_restricted_namespace_refuses_a_root_pod_and_says_so(kube_cluster, kube_client: Client,
+                                                                    namespace: str) -> None:
+    """Under the "restricted" Pod Security Standard the article's ImmortalContainer gets no pod: the
+    refusal is reported (a FailedCreate Warning and the condition), not retried silently; a template that
+    meets the standard runs there."""
+    await relax(kube_client, namespace, "restricted")
+    compliant = {"securityContext": {**CONTAINER_SECURITY_CONTEXT, "runAsNonRoot": True,
+                                     "seccompProfile": {"type": "RuntimeDefault"}}}
+    async with run_operator(kube_cluster, kube_client, operator, namespace) as running:
+        await kube_client.create(immortal("root", namespace))
+        await kube_client.create(immortal("nonroot", namespace, template=compliant))
+        refused = await wait_for(kube_client, IC, "root", namespace, timeout=30, predicate=lambda o: any(
+            "PodSecurity" in (c.get("message") or "") for c in (o.get("status") or {}).get("conditions") or ()))
+        assert not refused["status"].get("currentPod")
+        assert await events(kube_client, namespace, "root", "FailedCreate")
+        await wait_for(kube_client, "pods", "nonroot-immortalpod", namespace, running_pod(), timeout=30)
+    await audited(running)

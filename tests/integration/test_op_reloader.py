@@ -15,6 +15,7 @@ from kubeloop.operators.reloader.policy import HASH, RESTARTED_AT, SOURCES, TEMP
 from kubeloop.operators.reloader.settings import ReloaderSettings
 from kubeloop.testing import wait_for
 from kubeloop.testing.operator import run_operator
+from kubeloop.testing.podsecurity import restricted
 
 Obj = dict[str, Any]
 QUIET = 2.5  # seconds to prove that nothing happens (debounce in these tests is 0.5 s)
@@ -41,7 +42,7 @@ def secret(name: str, ns: str, data: dict[str, str]) -> Obj:
 def pod_spec(*, volumes: list[Obj] = (), env: list[Obj] = (), env_from: list[Obj] = (), **extra: Any) -> Obj:
     container = {"name": "app", "image": "nginx:1.27", "env": list(env), "envFrom": list(env_from),
                  "volumeMounts": [{"name": v["name"], "mountPath": f"/mnt/{v['name']}"} for v in volumes]}
-    return {"containers": [container], "volumes": list(volumes), **extra}
+    return restricted({"containers": [container], "volumes": list(volumes), **extra})
 
 
 def workload(kind: str, name: str, ns: str, spec: Obj, annotations: dict[str, str] | None = None,

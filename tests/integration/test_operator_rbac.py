@@ -87,6 +87,33 @@ async def test_audit_catches_a_missing_verb(kube_cluster, kube_client: Client, n
     assert any(r.subresource == "status" and r.verb == "patch" for r in report.missing), report.message
 
 
+async def test_without_the_owners_finalizers_rule_children_are_refused_and_the_403_names_it(
+        kube_cluster, kube_client: Client, namespace: str, caplog: pytest.LogCaptureFixture) -> None:
+    """On the hardened profile (OwnerReferencesPermissionEnforcement) a child with blockOwnerDeletion needs
+    update on the owner's finalizers: without it the API server refuses the ConfigMap, the log names that
+    rule and says the generated RBAC lacks it too, and the audit reports it missing."""
+    if getattr(kube_cluster, "profile", "hardened") != "hardened":
+        pytest.skip("needs the hardened profile (OwnerReferencesPermissionEnforcement)")
+    op = greeter_operator()
+    original = op.permissions
+    op.permissions = lambda: [p for p in original() if p.subresource != "finalizers"]  # type: ignore[method-assign]
+    with caplog.at_level("ERROR", logger="kubeloop.controller"):
+        async with run_operator(kube_cluster, kube_client, op, namespace) as running:
+            await kube_client.create(greeter("g3", namespace))
+            for _ in range(300):
+                if any("blockOwnerDeletion" in r.getMessage() for r in caplog.records):
+                    break
+                await asyncio.sleep(0.1)
+            assert not (await kube_client.list("configmaps", namespace, field_selector="metadata.name=g3-greeting")
+                        )["items"]
+    (refusal, *_) = [r.getMessage() for r in caplog.records if "blockOwnerDeletion" in r.getMessage()]
+    assert ("lacks: update on greeters/finalizers (API group 'test.kubeloop.dev') in namespace "
+            f"'{namespace}'; the generated RBAC does not have it either") in refusal, refusal
+    report = running.audit()
+    assert any((r.verb, r.resource, r.subresource) == ("update", "greeters", "finalizers")
+               for r in report.missing), report.message
+
+
 async def test_missing_list_permission_is_a_clear_startup_error(kube_cluster, kube_client: Client,
                                                                  namespace: str) -> None:
     op = greeter_operator()

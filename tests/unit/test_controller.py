@@ -107,12 +107,14 @@ async def test_the_error_policy_sees_each_failure_and_decides_the_delay(kit: Kit
 
 async def test_forbidden_says_what_to_grant_without_a_traceback(kit: Kit, caplog: Any) -> None:
     kit.client.add(cm("a"))
-    denied = Forbidden(403, "Forbidden", 'configmaps "x" is forbidden: cannot patch resource "configmaps"')
+    denied = Forbidden(403, "Forbidden", 'configmaps "x" is forbidden: User "u" cannot patch resource "configmaps" '
+                                         'in API group "" in the namespace "ns"')
     controller = await kit.controller(Calls(denied))
     with caplog.at_level(logging.INFO, logger="kubeloop.controller"):
         await controller.process("ns/a")
     (record,) = [r for r in caplog.records if r.name == "kubeloop.controller"]
     assert record.exc_info is None and "grant it to the operator's role" in record.getMessage()
+    assert "lacks: patch on configmaps (API group '') in namespace 'ns'" in record.getMessage()
 
 
 async def test_the_finalizer_goes_on_before_reconcile_runs(kit: Kit) -> None:

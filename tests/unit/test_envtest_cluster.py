@@ -124,3 +124,52 @@ def test_cli_up_rejects_a_bad_feature_gate_before_building() -> None:
     from kubeloop.cli.cluster import command
     result = CliRunner().invoke(command, ["up", "--feature-gates", "ShardedListAndWatch=on"])
     assert result.exit_code == 2 and "--feature-gates" in result.output
+
+
+def test_the_default_profile_is_hardened_and_reaches_the_apiserver(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(cl.ENV_PROFILE, raising=False)
+    cluster = LocalCluster("t", tmp_path)
+    assert cluster.profile == "hardened"
+    args = cluster._apiserver_args(cluster.pki, {"kube-apiserver": 1, "etcd": 2})
+    (plugins,) = [a.split("=", 1)[1].split(",") for a in args if a.startswith("--enable-admission-plugins=")]
+    assert {"OwnerReferencesPermissionEnforcement", "NodeRestriction", "PodSecurity", "ResourceQuota",
+            "LimitRanger"} <= set(plugins)
+    assert "--authorization-mode=Node,RBAC" in args
+    permissive = LocalCluster("u", tmp_path / "u", profile="permissive")
+    args = permissive._apiserver_args(cluster.pki, {"kube-apiserver": 1, "etcd": 2})
+    assert not any(a.startswith("--enable-admission-plugins") for a in args)
+    assert "--authorization-mode=RBAC" in args
+
+
+def test_the_profile_comes_from_the_environment_and_a_bad_one_is_named(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cl.ENV_PROFILE, "permissive")
+    assert LocalCluster("t", tmp_path).profile == "permissive"
+    assert LocalCluster("t", tmp_path, profile="hardened").profile == "hardened"
+    monkeypatch.setenv(cl.ENV_PROFILE, "strict")
+    with pytest.raises(ValueError, match="KUBELOOP_CLUSTER_PROFILE='strict'.*hardened, permissive"):
+        LocalCluster("t", tmp_path)
+
+
+@pytest.mark.parametrize(("recorded", "wanted", "ok"), [
+    ("hardened", "hardened", True), ("permissive", "permissive", True), (None, "permissive", True),
+    ("permissive", "hardened", False), (None, "hardened", False), ("hardened", "permissive", False)])
+def test_a_running_cluster_with_another_profile_is_not_reused(tmp_path: Path, recorded: str | None, wanted: str,
+                                                              ok: bool) -> None:
+    cluster = LocalCluster("t", tmp_path, profile=wanted)
+    cluster._save_state({"ports": {}, "processes": {}, **({"profile": recorded} if recorded else {})})
+    if ok:
+        cluster._check_running_profile()
+    else:
+        with pytest.raises(cl.ClusterError, match=f"already runs with the '{recorded or 'permissive'}' profile"):
+            cluster._check_running_profile()
+
+
+def test_cli_up_offers_the_profiles() -> None:
+    from click.testing import CliRunner
+
+    from kubeloop.cli.cluster import command
+    result = CliRunner().invoke(command, ["up", "--profile", "strict"])
+    assert result.exit_code == 2 and "hardened" in result.output and "permissive" in result.output
+    assert "KUBELOOP_CLUSTER_PROFILE" in CliRunner().invoke(command, ["up", "--help"]).output

@@ -9,7 +9,10 @@ same commit, saying why. Re-recorded: ``blackadder.yaml``, when blackadder got i
 ``v1alpha1`` and ``v1beta1`` schemas are unchanged; ``reloader.yaml``, when the reloader began to read Jobs
 (list, watch) to warn on those annotated for Reloader, which it does not recreate; ``copyrator.yaml``, when
 every list and string of its CRD got a maximum (``maxItems``, ``maxLength``, ``maxProperties``, CEL on keys
-and general globs) and its status the ``declined`` and ``foreignAnnotations`` lists."""
+and general globs) and its status the ``declined`` and ``foreignAnnotations`` lists. All four, when the
+generated Namespace got the label ``pod-security.kubernetes.io/enforce: restricted`` (the Deployment meets
+that standard); blackadder's, when its conversion stanza got ``url: null`` beside the Service (kubectl apply
+removes a local run's URL) and its RBAC ``get`` on its own CRD."""
 
 from __future__ import annotations
 

@@ -150,7 +150,7 @@ def test_rbac_names_exactly_the_operators_own_configurations_and_crd() -> None:
          "verbs": ["patch"], "resourceNames": ["gadgets-mutating"]},
         {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"],
          "verbs": ["patch"], "resourceNames": ["gadgets-validating"]},
-        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["patch"],
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "patch"],
          "resourceNames": [f"gadgets.{GROUP}"]}]
     role = next(o for o in render_rbac("gadgets", "ns", [], op.namespaced_permissions()) if o["kind"] == "Role")
     assert {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "patch"],
@@ -184,7 +184,7 @@ def test_generate_adds_configurations_service_port_and_conversion() -> None:
     assert "--webhook-host=0.0.0.0" in container["args"]
     entry = objs[-2]["webhooks"][0]
     assert entry["clientConfig"] == {"service": {"name": "gadgets-webhook", "namespace": "gadgets-system",
-                                                 "path": hook("validating").path, "port": 443}}
+                                                 "path": hook("validating").path, "port": 443}, "url": None}
     assert (entry["failurePolicy"], entry["sideEffects"], entry["matchPolicy"], entry["timeoutSeconds"]) == (
         "Fail", "None", "Equivalent", 5)
     assert entry["namespaceSelector"]["matchExpressions"][0]["values"] == ["gadgets-system", "kube-system"]
