@@ -206,14 +206,26 @@ if HAVE_PYTEST_ASYNCIO:
 
     @pytest_asyncio.fixture(scope="session", loop_scope="session")
     async def kube_client(kube_cluster: Any) -> AsyncIterator[Any]:
-        """An admin ``kubeloop.client.Client`` for the test cluster."""
+        """An admin ``kubeloop.client.Client`` for the test cluster. At its start, what test sessions that
+        died on this host left is removed; at its end, whatever this session still holds
+        (``kubeloop.testing.session``)."""
         from kubeloop.client import Client
+        from kubeloop.testing.session import current as current_session
 
         client = await Client.from_kubeconfig(str(kube_cluster.kubeconfig))
+        session = current_session()
+        swept = await session.sweep(client)
+        if swept:
+            _progress(f"removed what test sessions that died on this host left: {', '.join(swept)}")
         try:
             yield client
         finally:
-            await client.close()
+            try:
+                left = await session.finish(client)  # after failures and Ctrl-C too
+                if left:
+                    _progress(f"removed this session's leftovers: {', '.join(left)}")
+            finally:
+                await client.close()
 
     @pytest_asyncio.fixture(loop_scope="session")
     async def namespace(kube_client: Any, request: pytest.FixtureRequest) -> AsyncIterator[str]:
