@@ -1,6 +1,6 @@
 """The compiled contestants (controller-runtime in Go, kube-rs in Rust) end to end at N=50 on the test
 session's cluster: each, built from its committed source into ~/.cache/kubeloop/bench beforehand (by
-``python -m harness.bench.contestants.compiled``, as .ci/run does: a cargo release build takes many minutes
+``python -m harness.bench.build``, as .ci/run does: a cargo release build takes many minutes
 and never runs inside the tests), converges every widget, and gets its row and ratios in the report. A
 contestant not built for its current source skips the test, naming the command."""
 
@@ -78,7 +78,7 @@ def test_absent_builds_are_listed_and_never_built_by_the_test(monkeypatch: pytes
     """An empty cache: both contestants are missing, and the skip names the build command."""
     monkeypatch.setattr(compiled, "CACHE", tmp_path)
     assert [c.binary for c in compiled.missing()] == ["controller-runtime-widget", "kube-rs-widget"]
-    with pytest.raises(pytest.skip.Exception, match=r"run `python -m harness.bench.contestants.compiled` first"):
+    with pytest.raises(pytest.skip.Exception, match=r"run `python -m harness.bench.build` first"):
         _need_builds()
     assert not list(tmp_path.iterdir())
 

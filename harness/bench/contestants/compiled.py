@@ -105,23 +105,10 @@ def crate_version(crate: str) -> str:
     return found.group(1) if found else "?"
 
 
-BUILD_COMMAND = "python -m harness.bench.contestants.compiled"
+BUILD_COMMAND = "python -m harness.bench.build"  # harness/bench/build.py
 
 
 def missing() -> list[Compiled]:
     """The compiled contestants whose current source has no cached build."""
     return [c for c in (CONTROLLER_RUNTIME, KUBE_RS) if not c.path().exists()]
 
-
-def main() -> None:
-    """``python -m harness.bench.contestants.compiled``: builds every compiled contestant (what .ci/run
-    does before the tests; the tests that need them skip, naming this command, when they are absent)."""
-    for program in (CONTROLLER_RUNTIME, KUBE_RS):
-        try:
-            print(program.build(log=print))
-        except BuildError as exc:
-            raise SystemExit(str(exc)) from None
-
-
-if __name__ == "__main__":
-    main()
