@@ -69,10 +69,11 @@ async def install_crds(admin: Client, operator: Operator) -> None:
         if live is not None and not _installed_by_test_kit(live):
             await _check_same(admin, crd, live)
         else:
+            if live is None:
+                session.crds.add(name)
             body = {**crd, "metadata": {**crd["metadata"],
                                         "labels": {**(crd["metadata"].get("labels") or {}), CRD_LABEL: "true"}}}
             await admin.apply(body, field_manager=FIELD_MANAGER, force=True)
-            session.crds.add(name)
         await wait_for(admin, "customresourcedefinitions", crd["metadata"]["name"], timeout=30,
                        predicate=lambda o: any(c["type"] == "Established" and c["status"] == "True"
                                                for c in (o.get("status") or {}).get("conditions") or []),

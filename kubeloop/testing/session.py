@@ -9,10 +9,10 @@ cares about keeps everything that is not the session's.
   of one operator in one test share it). What a crash or Ctrl-C left behind is deleted at the session's
   end (``finish``), and leftovers of sessions that died on this host are swept at the next start
   (``sweep``): their process is gone, or its pid now belongs to a process started at another time.
-- CRDs are shared on purpose (labelled ``kubeloop.dev/test-crd=true`` when the test kit created them);
-  at the session's end the field ownership recorded on the ones it wrote is cleared, so that a user's own
-  ``kubectl apply --server-side`` of the same CRD later is never refused for a conflict with
-  ``kubeloop-test``.
+- CRDs are shared on purpose (labelled ``kubeloop.dev/test-crd=true`` when the test kit created them).
+  At the session's end the ones it created are deleted, unless another session is running or a custom
+  resource of them lives outside the test namespaces: so no CRD with the test kit's field ownership
+  stays behind to make a user's own ``kubectl apply --server-side`` of it conflict with ``kubeloop-test``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 SESSION_LABEL = "kubeloop.dev/test-session"
 OWNER_ANNOTATION = "kubeloop.dev/test-session-owner"  # "<host> <pid> <pid's start time>"
 CRD_LABEL = "kubeloop.dev/test-crd"
+TEST_NAMESPACE_LABEL = "kubeloop.dev/test"  # on the namespaces the ``namespace`` fixture makes
 FIELD_MANAGER = "kubeloop-test"
 
 # (resource, kind) of every cluster-scoped kind the test kit names per session.
@@ -73,7 +74,7 @@ class TestSession:
     host: str = field(default_factory=socket.gethostname)
     pid: int = field(default_factory=os.getpid)
     _held: Counter[tuple[str, str]] = field(default_factory=Counter)  # (kind, name) → runs holding it
-    crds: set[str] = field(default_factory=set)  # the CRDs this session wrote
+    crds: set[str] = field(default_factory=set)  # the CRDs this session created (none existed before)
 
     @property
     def suffix(self) -> str:
@@ -149,10 +150,26 @@ class TestSession:
                     await admin.delete(resource, obj["metadata"]["name"])
                     deleted.append(f"{kind} {obj['metadata']['name']}")
         self._held.clear()
-        for name in sorted(self.crds):
-            await release_crd(admin, name)
+        if self.crds and not await self._others_alive(admin):
+            for name in sorted(self.crds):
+                if await remove_crd(admin, name):
+                    deleted.append(f"CustomResourceDefinition {name}")
         self.crds.clear()
         return deleted
+
+    async def _others_alive(self, admin: Any) -> bool:
+        """Whether another session that may use the shared CRDs is running (it holds labelled objects)."""
+        from kubeloop.client import ApiError
+
+        for resource, _ in SESSION_KINDS:
+            try:
+                items = (await admin.list(resource, label_selector=f"{SESSION_LABEL},{SESSION_LABEL}!={self.id}")
+                         )["items"]
+            except ApiError:
+                return True  # cannot tell: keep them
+            if any(not self._dead(o) for o in items):
+                return True
+        return False
 
     async def sweep(self, admin: Any) -> list[str]:
         """Deletes the labelled objects of sessions that died on this host (their process is gone).
@@ -181,13 +198,32 @@ class TestSession:
         return not _alive(int(owner[1]), owner[2])
 
 
-async def release_crd(admin: Any, name: str) -> None:
-    """Clears the field ownership recorded on a CRD the test kit wrote (its content stays: other sessions
-    may be using it), so that whoever applies it next owns every field without a conflict."""
-    from kubeloop.client import ApiError
+async def remove_crd(admin: Any, name: str) -> bool:
+    """Deletes a CRD the test kit created, unless a custom resource of it lives outside the test
+    namespaces (someone else's, which deleting the CRD would delete too). Returns whether it did."""
+    from kubeloop.client import ApiError, NotFound
 
-    with contextlib.suppress(ApiError):
-        await admin.patch("customresourcedefinitions", name, {"metadata": {"managedFields": [{}]}}, type="merge")
+    try:
+        crd = await admin.get("customresourcedefinitions", name)
+        if (crd["metadata"].get("labels") or {}).get(CRD_LABEL) != "true":
+            return False
+        version = next(v["name"] for v in crd["spec"]["versions"] if v.get("served"))
+        items = (await admin.list(f"{crd['spec']['group']}/{version}/{crd['spec']['names']['plural']}"))["items"]
+        namespaces = {o["metadata"].get("namespace") for o in items}
+        if None in namespaces:
+            return False  # cluster-scoped objects: whose they are cannot be told
+        for ns in namespaces:
+            try:
+                labels = (await admin.get("namespaces", ns))["metadata"].get("labels") or {}
+            except NotFound:
+                continue
+            if labels.get(TEST_NAMESPACE_LABEL) != "true":
+                return False
+        await admin.delete("customresourcedefinitions", name)
+        return True
+    except (ApiError, StopIteration) as exc:
+        log.warning("kept CRD %s the test session created: %s", name, exc)
+        return False
 
 
 _current: TestSession | None = None

@@ -20,7 +20,7 @@ import pytest
 
 from kubeloop.client import Client, NotFound
 from kubeloop.testing import run_operator, wait_for
-from kubeloop.testing.session import CRD_LABEL, SESSION_LABEL, current, release_crd
+from kubeloop.testing.session import CRD_LABEL, SESSION_LABEL, current, remove_crd
 
 pytestmark = pytest.mark.time_limit(600)
 
@@ -149,17 +149,23 @@ async def test_two_sessions_on_one_cluster_keep_their_own_rights(kube_cluster, k
             await kube_client.get(resource, "isolation-echo")
     crd = await kube_client.get("customresourcedefinitions", CRD)
     assert crd["metadata"]["labels"][CRD_LABEL] == "true"
-    # What the session's end does to the CRDs it wrote, done now: a user's own server-side apply of the CRD,
-    # changed, and of RBAC under the operator's name then goes through without --force-conflicts.
-    await release_crd(kube_client, CRD)
+    # What the session's end does to the CRDs it created, done now (no other session runs, and the Echoes
+    # left are in test namespaces): the CRD goes, and a user's own server-side apply of it, changed, and of
+    # RBAC under the operator's name then goes through without --force-conflicts.
+    assert CRD in current().crds
+    assert await remove_crd(kube_client, CRD)
+    current().crds.discard(CRD)
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] = "the user's own"
     user_crd = {"apiVersion": crd["apiVersion"], "kind": crd["kind"], "metadata": {"name": CRD}, "spec": crd["spec"]}
     user_role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
                  "metadata": {"name": "isolation-echo"}, "rules": []}
-    for obj in (user_crd, user_role):
-        path = tmp_path / f"{obj['kind']}.json"
-        path.write_text(json.dumps(obj))
-        done = kube_cluster.kubectl("apply", "--server-side", "-f", str(path), check=False)
-        assert done.returncode == 0, done.stderr
-    with contextlib.suppress(NotFound):
-        await kube_client.delete("clusterroles", "isolation-echo")
+    try:
+        for obj in (user_crd, user_role):
+            path = tmp_path / f"{obj['kind']}.json"
+            path.write_text(json.dumps(obj))
+            done = kube_cluster.kubectl("apply", "--server-side", "-f", str(path), check=False)
+            assert done.returncode == 0, done.stderr
+    finally:
+        for resource, name in (("clusterroles", "isolation-echo"), ("customresourcedefinitions", CRD)):
+            with contextlib.suppress(NotFound):
+                await kube_client.delete(resource, name)
