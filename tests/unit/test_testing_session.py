@@ -90,3 +90,38 @@ async def test_sweep_removes_dead_sessions_of_this_host_only() -> None:
     assert sorted(swept) == ["ClusterRole op-tdead", "ClusterRoleBinding op-tdead"]
     left = sorted(o["metadata"]["name"] for o in (await client.list("clusterroles"))["items"])
     assert left == ["op-talive", "op-tfar"]
+
+
+def crd(name: str, test_kit: bool = True) -> dict[str, Any]:
+    plural, group = name.split(".", 1)
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": name, "labels": {"kubeloop.dev/test-crd": "true"} if test_kit else {}},
+            "spec": {"group": group, "scope": "Namespaced", "names": {"plural": plural, "kind": "Gadget"},
+                     "versions": [{"name": "v1", "served": True, "storage": True}]}}
+
+
+async def test_the_end_of_a_session_deletes_the_crds_it_created_unless_someone_else_may_use_them() -> None:
+    gadgets = Resource("example.com", "v1", "gadgets", "Gadget")
+    test_ns = {"apiVersion": "v1", "kind": "Namespace",
+               "metadata": {"name": "t-x", "labels": {"kubeloop.dev/test": "true"}}}
+    users_ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}}
+    gadget = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g", "namespace": "t-x"}}
+
+    client = FakeClient(crd("gadgets.example.com"), test_ns, gadget, resources=(*RBAC_KINDS, gadgets))
+    session = TestSession(id="tmine")
+    session.crds.add("gadgets.example.com")
+    assert await session.finish(client) == ["CustomResourceDefinition gadgets.example.com"]
+
+    # A gadget in a namespace that is not a test's: the CRD stays (deleting it would delete that gadget).
+    users_gadget = {**gadget, "metadata": {"name": "g", "namespace": "prod"}}
+    client = FakeClient(crd("gadgets.example.com"), users_ns, users_gadget, resources=(*RBAC_KINDS, gadgets))
+    session.crds.add("gadgets.example.com")
+    assert await session.finish(client) == []
+
+    # Another session is running (it holds a labelled binding): the CRD stays for it.
+    other = TestSession(id="tother")
+    client = FakeClient(crd("gadgets.example.com"), *[o for o in other.rename(generated()) if "Cluster" in o["kind"]],
+                        resources=(*RBAC_KINDS, gadgets))
+    session.crds.add("gadgets.example.com")
+    assert await session.finish(client) == []
+    assert (await client.get("customresourcedefinitions", "gadgets.example.com"))["metadata"]["name"]
