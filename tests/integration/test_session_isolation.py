@@ -11,6 +11,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import signal
 import sys
 import textwrap
 from pathlib import Path
@@ -169,3 +170,49 @@ async def test_two_sessions_on_one_cluster_keep_their_own_rights(kube_cluster, k
         for resource, name in (("clusterroles", "isolation-echo"), ("customresourcedefinitions", CRD)):
             with contextlib.suppress(NotFound):
                 await kube_client.delete(resource, name)
+
+
+# A session that is stopped while its operator runs: Ctrl-C (SIGINT), or killed outright (SIGKILL).
+STOPPED = textwrap.dedent('''
+    import asyncio, os, pathlib
+
+    from kubeloop.testing import run_operator
+    from kubeloop.testing.session import current
+    from isolation_op import op
+
+    async def test_stopped_while_running(kube_cluster, kube_client, namespace):
+        async with run_operator(kube_cluster, kube_client, op, namespace):
+            (pathlib.Path(os.environ["ISOLATION_DIR"]) / "ready").write_text(current().id)
+            await asyncio.sleep(600)
+''')
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
+async def test_a_stopped_session_leaves_nothing_for_long(kube_cluster, kube_client: Client, tmp_path: Path,
+                                                         sig: str) -> None:
+    """Ctrl-C: the session removes its objects on the way out. SIGKILL: nothing can, so the next session
+    on the same host sweeps them at its start (here: this session's sweep, as its start would run it)."""
+    (tmp_path / "isolation_op.py").write_text(OPERATOR)
+    (tmp_path / "test_stopped.py").write_text(STOPPED)
+    env = {**os.environ, "KUBELOOP_TEST_KUBECONFIG": str(kube_cluster.kubeconfig), "ISOLATION_DIR": str(tmp_path)}
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+            "-c", os.devnull, "-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=session",
+            "-o", "asyncio_default_test_loop_scope=session", "test_stopped.py"]
+    proc = await asyncio.create_subprocess_exec(*argv, cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.STDOUT)
+    try:
+        await _until(tmp_path / "ready", proc, timeout=240)
+        stopped = (tmp_path / "ready").read_text()
+        assert await _labelled(kube_client, "clusterrolebindings", stopped) == [f"isolation-echo-{stopped}"]
+        proc.send_signal(getattr(signal, sig))
+        out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    if sig == "SIGKILL":
+        assert await _labelled(kube_client, "clusterrolebindings", stopped) != []  # nothing could clean up
+        swept = await current().sweep(kube_client)
+        assert f"ClusterRoleBinding isolation-echo-{stopped}" in swept
+    for resource in ("clusterroles", "clusterrolebindings"):
+        assert await _labelled(kube_client, resource, stopped) == [], (resource, out.decode(errors="replace")[-3000:])
