@@ -24,6 +24,7 @@ The async fixtures live on the session event loop, so async tests using them mus
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -149,8 +150,7 @@ def _reap(watch: timelimit.Watch) -> None:
     if task is None or task.get_loop().is_running() or task.get_loop().is_closed():
         return
     task.cancel()
-    import asyncio
-    with contextlib.suppress(BaseException):
+    with contextlib.suppress(Exception, asyncio.CancelledError):
         task.get_loop().run_until_complete(asyncio.wait({task}, timeout=5))
 
 
