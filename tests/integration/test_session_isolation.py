@@ -216,3 +216,47 @@ async def test_a_stopped_session_leaves_nothing_for_long(kube_cluster, kube_clie
         assert f"ClusterRoleBinding isolation-echo-{stopped}" in swept
     for resource in ("clusterroles", "clusterrolebindings"):
         assert await _labelled(kube_client, resource, stopped) == [], (resource, out.decode(errors="replace")[-3000:])
+
+
+async def test_a_crd_the_test_kit_did_not_install_is_never_changed(kube_client: Client) -> None:
+    """A cluster someone uses has the CRD already: the same one is used as it is (the test kit writes
+    nothing, owns no field); a different one fails the test, saying why, and stays as it was."""
+    from pydantic import BaseModel
+
+    from kubeloop import Operator
+    from kubeloop.resources import CustomResource, crds_for
+    from kubeloop.testing import install_crds
+    from kubeloop.testing.operator import ForeignCRD
+
+    class GadgetSpec(BaseModel):
+        size: int
+
+    class Gadget(CustomResource, group="foreign.kubeloop.dev", version="v1", kind="Gadget", plural="gadgets"):
+        spec: GadgetSpec
+
+    op = Operator("foreign-gadgets")
+
+    @op.reconcile(Gadget)
+    async def reconcile(obj: Gadget, ctx: Any) -> None:
+        pass
+
+    name = "gadgets.foreign.kubeloop.dev"
+    [generated] = crds_for(op.custom_resources())
+    await kube_client.create(generated)  # the user's, made with their own tool: no test-kit label or manager
+    try:
+        await install_crds(kube_client, op)
+        live = await kube_client.get("customresourcedefinitions", name)
+        assert all(m["manager"] != "kubeloop-test" for m in live["metadata"]["managedFields"])
+        assert name not in current().crds  # not the session's: never deleted by it
+
+        changed = json.loads(json.dumps(live))
+        changed["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] = "the user's own"
+        before = await kube_client.replace(changed)
+        with pytest.raises(ForeignCRD, match=r"CRD gadgets.foreign.kubeloop.dev exists on this cluster, was not "
+                                             r"installed by kubeloop's test kit, and differs .*spec: versions"):
+            await install_crds(kube_client, op)
+        after = await kube_client.get("customresourcedefinitions", name)
+        assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    finally:
+        with contextlib.suppress(NotFound):
+            await kube_client.delete("customresourcedefinitions", name)
