@@ -13,6 +13,10 @@ import pytest
 from harness.bench import report, runner
 from harness.bench.contestants import compiled
 
+# An end-to-end run of the harness: minutes on a loaded 2-core machine, beyond the default 300 s per test.
+pytestmark = pytest.mark.time_limit(900)
+
+
 N = 50
 COMPILED = ["controller-runtime", "kube-rs", "kube-rs-16"]
 
