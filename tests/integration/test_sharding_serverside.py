@@ -40,7 +40,8 @@ from kubeloop.testing.plugin import _progress
 from .conftest import ECHO_CRD, audited_operator, echo
 from .test_sharding import exclusive
 
-pytestmark = pytest.mark.cluster  # real control planes (-m "not cluster" skips them)
+pytestmark = [pytest.mark.cluster,  # real control planes (-m "not cluster" skips them)
+              pytest.mark.time_limit(900)]  # a second control plane and three replicas per test
 KEP_VERSION = "1.36.3"
 GATES = {"ShardedListAndWatch": True}
 ECHOES = ECHO_CRD["metadata"]["name"]
