@@ -161,11 +161,13 @@ class Session:
             result.extra["profile"] = cpuprofile.breakdown(str(proc.pstats))
 
     async def _wait(self, tracker: Tracker, proc: OperatorProcess, timeout: float) -> bool:
-        """Waits for the tracker's round to converge; fails fast if the operator dies."""
+        """Waits for the tracker's round to converge; fails fast if the operator dies or the tracker's
+        view of the widgets ends."""
         waiter = asyncio.ensure_future(tracker.wait(timeout))
         try:
             while not waiter.done():
                 proc.check_alive()
+                tracker.check()
                 await asyncio.wait({waiter}, timeout=0.5)
             return waiter.result()
         finally:

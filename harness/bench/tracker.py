@@ -40,6 +40,10 @@ class Tracker:
     async def stop(self) -> None:
         await self._view.stop()
 
+    def check(self) -> None:
+        """Raises what ended the harness's view early: a blind tracker would wait out every timeout."""
+        self._view.check()
+
     def _on_event(self, etype: str, obj: dict[str, Any], t: float) -> None:
         if etype in ("ADDED", "MODIFIED"):
             self._see(obj, t)

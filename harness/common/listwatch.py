@@ -7,9 +7,10 @@ from the list's resourceVersion (so that no change falls between the two), each 
   the same terms as the watch does.
 - ``relist=True`` (the fault harness: its faults break the harness's connections too): a watch that
   fails or ends is followed by a new list, and nothing stops it but ``stop()``.
-  ``relist=False`` (the benchmark: a broken view must fail the run, not skew it): a watch that ends is
-  resumed from the last resourceVersion. A 410 Gone (a real API server sends it whenever its watch
-  cache no longer holds that version, even right after a list) is followed by a new list that hands
+  ``relist=False`` (the benchmark: a broken view must fail the run, not skew it): a watch that ends, or
+  whose connection breaks, is resumed from the last resourceVersion. A 410 Gone (a real API server
+  sends it whenever its watch cache no longer holds that version, even right after a list) is
+  followed by a new list that hands
   on only the objects newer than the last version seen, so nothing is reported twice; deletions in
   that gap are not reported (the benchmark counts none). Any other error ends the view and
   ``check()`` raises it.
@@ -27,6 +28,8 @@ import logging
 import time
 from collections.abc import Callable
 from typing import Any
+
+import aiohttp
 
 log = logging.getLogger("harness")
 Obj = dict[str, Any]
@@ -51,6 +54,11 @@ class _Gone(Exception):
     """The watch cannot go on from its version: list again."""
 
 
+# A watch's connection broke: closed, reset, cut by the client's own half-open check, or silent past its
+# read timeout. Nothing says the version is gone: the watch can go on from it.
+_BROKEN = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
+
+
 class ListWatch:
     """``start()``, then ``await wait_synced()``: the handler has seen the list; the watch goes on."""
 
@@ -64,6 +72,8 @@ class ListWatch:
         self.page_size, self.watch_seconds, self.read_timeout = page_size, watch_seconds, read_timeout
         self.objects: dict[str, Obj] = {}
         self.relists = 0
+        self.resumes = 0  # watches resumed after a broken connection (relist=False)
+        self._version = ""  # the last resourceVersion seen
         self.synced = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -98,14 +108,24 @@ class ListWatch:
     async def _run(self) -> None:
         while True:
             try:
-                version = await self._list()
+                self._version = await self._list()
                 while True:
                     try:
-                        version = await self._watch(version)
+                        self._version = await self._watch(self._version)
                     except _Gone:
                         if self.relist:
                             break
-                        version = await self._list(newer_than=rv({"metadata": {"resourceVersion": version}}))
+                        last = rv({"metadata": {"resourceVersion": self._version}})
+                        self._version = await self._list(newer_than=last)
+                        continue
+                    except _BROKEN as exc:
+                        if self.relist:
+                            raise
+                        # The connection broke (the client drops a pool it judges dead, e.g. under load):
+                        # the watch goes on from the last version seen, so nothing is missed or repeated.
+                        self.resumes += 1
+                        log.debug("watch on %s broke (%s); resuming from %s", self.resource, exc, self._version)
+                        await asyncio.sleep(0.2)
                         continue
                     if self.relist:
                         break  # ended: list again (what changed meanwhile is reported as such)
@@ -150,7 +170,7 @@ class ListWatch:
                     log.debug("watch on %s: %s; relisting", self.resource, obj)
                     raise _Gone(obj)
                 raise RuntimeError(f"watch on {self.resource} failed: {obj}")
-            version = (obj.get("metadata") or {}).get("resourceVersion") or version
+            version = self._version = (obj.get("metadata") or {}).get("resourceVersion") or version
             if etype == "BOOKMARK":
                 continue
             if etype == "DELETED":

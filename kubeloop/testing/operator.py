@@ -1,11 +1,16 @@
 """Run an Operator in a test the way it runs in a cluster: its CRDs installed, its generated RBAC
 bound to a ServiceAccount, and its client authenticated *as that ServiceAccount* — so a missing
-permission fails the test with a real 403, and the RBAC audit can compare used with granted."""
+permission fails the test with a real 403, and the RBAC audit can compare used with granted.
+
+The cluster-scoped objects a run makes (ClusterRoles, ClusterRoleBindings, webhook configurations) are
+the test session's own (``kubeloop.testing.session``): named with its suffix, labelled, deleted when the
+last run using them ends. CRDs are shared, and a CRD the test kit did not install is never changed."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import socket
 import tempfile
@@ -15,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from kubeloop.builder import Operator
-from kubeloop.client import ApiError, Client
+from kubeloop.client import ApiError, Client, NotFound
 from kubeloop.client.wait import wait_for
 from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.resources import RbacAudit, crds_for, render_rbac
+from kubeloop.testing.session import CRD_LABEL, FIELD_MANAGER, current
 from kubeloop.webhooks.runtime import WebhookOptions, WebhookRuntime, webhook_manifests
 
 log = logging.getLogger(__name__)
@@ -47,15 +53,58 @@ class RunningOperator:
         return RbacAudit.from_manifests(self.rbac).check(used)
 
 
+class ForeignCRD(RuntimeError):
+    """A CRD the test needs exists on the cluster, was not installed by the test kit, and differs."""
+
+
 async def install_crds(admin: Client, operator: Operator) -> None:
-    """Applies the CRDs of ``operator``'s models and waits until each is Established and served."""
+    """Applies the CRDs of ``operator``'s models and waits until each is Established and served.
+
+    A CRD that exists and was not installed by the test kit (a cluster someone uses) is left as it is
+    when it already says what the test needs, and is never changed otherwise: ``ForeignCRD`` says so."""
+    session = current()
     for crd in crds_for(operator.custom_resources()):
-        await admin.apply(crd, field_manager="kubeloop-test", force=True)
+        name = crd["metadata"]["name"]
+        live = await _get(admin, "customresourcedefinitions", name)
+        if live is not None and not _installed_by_test_kit(live):
+            await _check_same(admin, crd, live)
+        else:
+            if live is None:
+                session.crds.add(name)
+            body = {**crd, "metadata": {**crd["metadata"],
+                                        "labels": {**(crd["metadata"].get("labels") or {}), CRD_LABEL: "true"}}}
+            await admin.apply(body, field_manager=FIELD_MANAGER, force=True)
         await wait_for(admin, "customresourcedefinitions", crd["metadata"]["name"], timeout=30,
                        predicate=lambda o: any(c["type"] == "Established" and c["status"] == "True"
                                                for c in (o.get("status") or {}).get("conditions") or []),
                        description=f"CRD {crd['metadata']['name']} to be Established")
     await admin.registry.refresh()
+
+
+async def _get(admin: Client, resource: str, name: str) -> dict[str, Any] | None:
+    try:
+        return await admin.get(resource, name)
+    except NotFound:
+        return None
+
+
+def _installed_by_test_kit(crd: dict[str, Any]) -> bool:
+    meta = crd["metadata"]
+    return ((meta.get("labels") or {}).get(CRD_LABEL) == "true"
+            or any(m.get("manager") == FIELD_MANAGER for m in meta.get("managedFields") or ()))
+
+
+async def _check_same(admin: Client, crd: dict[str, Any], live: dict[str, Any]) -> None:
+    """Raises ``ForeignCRD`` unless applying ``crd`` would leave ``live`` as it is (asked of the API server
+    with a dry run, so that its defaults count)."""
+    would = await admin.apply(crd, field_manager=FIELD_MANAGER, force=True, dry_run=True)
+    if would["spec"] != live["spec"]:
+        keys = set(would["spec"]) | set(live["spec"])
+        differ = sorted(k for k in keys if would["spec"].get(k) != live["spec"].get(k))
+        raise ForeignCRD(f"CRD {crd['metadata']['name']} exists on this cluster, was not installed by kubeloop's "
+                         f"test kit, and differs from what the test needs (spec: {', '.join(differ)}): the test "
+                         "kit changes no object it did not make. Run the tests on a cluster of their own (unset "
+                         "KUBELOOP_TEST_KUBECONFIG), or apply the operator's CRDs there yourself")
 
 
 @contextlib.asynccontextmanager
@@ -75,31 +124,54 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
     With ``options`` given, its ``webhook`` settings are used as they are; with ``options.shards`` (or
     ``leader_elect``) the generated Role covers the Leases in ``options.leader_election_namespace``,
     which must then be ``namespace`` (the Role is made there, as ``kubeloop generate`` makes it).
-    A test then creates a bad object and sees the rejection."""
+    A test then creates a bad object and sees the rejection.
+
+    The ClusterRole, ClusterRoleBinding and webhook configurations carry the session's suffix
+    (``<name>-t<id>``, see ``kubeloop.testing.session``), so two sessions on one cluster keep their own."""
+    session = current()
     await install_crds(admin, operator)
-    opts = options or ManagerOptions(metrics_bind_address="127.0.0.1:0",
-                                     health_probe_bind_address="127.0.0.1:0", graceful_shutdown_timeout=5,
-                                     freeze_gc=False, leader_election_namespace=namespace)
+    opts = dataclasses.replace(options) if options is not None else ManagerOptions(
+        metrics_bind_address="127.0.0.1:0", health_probe_bind_address="127.0.0.1:0", graceful_shutdown_timeout=5,
+        freeze_gc=False, leader_election_namespace=namespace)
     if options is None:
         opts.namespaces = [namespace] if watch_namespaces is True else (watch_namespaces or None)
         selector = ({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
                                            "values": sorted(opts.namespaces)}]} if opts.namespaces else None)
         opts.webhook = WebhookOptions(port=_free_port(), namespace=namespace, namespace_selector=selector)
+    opts.webhook = dataclasses.replace(opts.webhook, configuration_suffix=session.suffix)
     if (opts.shards or opts.leader_elect) and opts.leader_election_namespace not in (None, namespace):
         raise ValueError(f"options.leader_election_namespace={opts.leader_election_namespace!r}: the generated "
                          f"Role grants Leases in {namespace!r} only; set it to {namespace!r}")
-    rbac = render_rbac(operator.name, namespace, operator.permissions(), operator.namespaced_permissions(),
-                       events="cluster",
-                       leader_election=opts.leader_elect, shards=opts.shards)
-    for obj in rbac:
-        await admin.apply(obj, field_manager="kubeloop-test", force=True)
-    earlier = await _live_conversions(admin, operator)
-    if operator.hooks:
+    await _refuse_foreign_conversions(admin, operator)
+    rbac = session.rename(render_rbac(operator.name, namespace, operator.permissions(),
+                                      operator.namespaced_permissions(), events="cluster",
+                                      leader_election=opts.leader_elect, shards=opts.shards))
+    configurations = [session.mark(obj) for obj in webhook_manifests(operator.name, operator.hooks, opts.webhook)
+                      if obj["kind"] != "CustomResourceDefinition"]
+    held = [*rbac, *configurations]
+    for obj in held:
+        session.acquire(obj)
+    earlier: dict[str, dict[str, Any]] = {}
+    try:
+        for obj in rbac:
+            await admin.apply(obj, field_manager=FIELD_MANAGER, force=True)
+        earlier = await _live_conversions(admin, operator)
         # As a deployment would: the configurations exist (without a caBundle) before the operator runs,
         # and its RBAC lets it patch them by name, not create them.
-        for obj in webhook_manifests(operator.name, operator.hooks, opts.webhook):
-            if obj["kind"] != "CustomResourceDefinition":
-                await admin.apply(obj, field_manager="kubeloop-test", force=True)
+        for obj in configurations:
+            await admin.apply(obj, field_manager=FIELD_MANAGER, force=True)
+        async with _running_as(cluster, admin, operator, namespace, opts, concurrency, as_admin) as running:
+            running.rbac = rbac
+            yield running
+    finally:
+        # Nothing else in the cluster may be sent to a server that is gone, or bound to a namespace that is.
+        await session.release(admin, held)
+        await _restore_conversions(admin, earlier)
+
+
+@contextlib.asynccontextmanager
+async def _running_as(cluster: Any, admin: Client, operator: Operator, namespace: str, opts: ManagerOptions,
+                      concurrency: int, as_admin: bool) -> AsyncIterator[RunningOperator]:
     if as_admin:
         client = await Client.from_kubeconfig(str(cluster.kubeconfig), record_permissions=True,
                                               field_manager=operator.name)
@@ -114,12 +186,9 @@ async def run_operator(cluster: Any, admin: Client, operator: Operator, namespac
         async with operator_running(operator, client, options=opts, concurrency=concurrency) as manager:
             if manager.webhooks is not None:
                 await _until_called(admin, manager.webhooks, opts.namespaces or [namespace])
-            yield RunningOperator(manager, client, rbac, _shipped(operator))
+            yield RunningOperator(manager, client, [], _shipped(operator))
     finally:
         await client.close()
-        if operator.hooks:
-            await _uninstall_webhooks(admin, webhook_manifests(operator.name, operator.hooks, opts.webhook))
-        await _restore_conversions(admin, earlier)
 
 
 @contextlib.asynccontextmanager
@@ -132,7 +201,7 @@ async def operator_running(operator: Operator, client: Client, *, namespaces: li
     ``namespaces``: the ones to watch (default all), unless ``options`` says it all."""
     opts = options or ManagerOptions(namespaces=namespaces, metrics_bind_address="127.0.0.1:0",
                                      health_probe_bind_address="127.0.0.1:0", graceful_shutdown_timeout=5,
-                                     freeze_gc=False)
+                                     freeze_gc=False, webhook=WebhookOptions(port=0))  # any free port
     manager = Manager(client, opts, name=operator.name)
     manager.add_operator(operator, concurrency)
     task = asyncio.create_task(manager.run())
@@ -219,11 +288,13 @@ async def _restore_conversions(admin: Client, earlier: dict[str, dict[str, Any]]
                               [{"op": "replace", "path": "/spec/conversion", "value": conversion}], type="json")
 
 
-async def _uninstall_webhooks(admin: Client, manifests: list[dict[str, Any]]) -> None:
-    """Deletes the webhook configurations the run installed: nothing else in the cluster may be sent to a
-    server that is gone (a converted CRD keeps its stanza: its objects are the test's own)."""
-    for obj in manifests:
-        if obj["kind"] != "CustomResourceDefinition":
-            res = await admin.resource_of(obj)
-            with contextlib.suppress(Exception):
-                await admin.delete(res, obj["metadata"]["name"])
+async def _refuse_foreign_conversions(admin: Client, operator: Operator) -> None:
+    """The operator's conversion webhook is written into its CRDs: never into one the test kit did not
+    install (it would send a cluster's conversions to this test's server)."""
+    for conv in operator.hooks.conversions:
+        crd = await _get(admin, "customresourcedefinitions", conv.crd_name)
+        if crd is not None and not _installed_by_test_kit(crd):
+            raise ForeignCRD(f"CRD {conv.crd_name} was not installed by kubeloop's test kit: running {operator.name} "
+                             "in a test would point its conversion webhook at the test's own server. Run the tests "
+                             "on a cluster of their own (unset KUBELOOP_TEST_KUBECONFIG)")
+

@@ -13,12 +13,19 @@
 - ``fake_clock`` (function, async): virtual time on the test's event loop (idle waits take no wall time).
 
 Tests using ``kube_cluster`` are marked ``cluster`` automatically (``-m "not cluster"`` skips them).
+
+Every test phase (setup, call, teardown) has a time limit, 300 s unless ``@pytest.mark.time_limit(s)``,
+``--time-limit=S``, ``$KUBELOOP_TEST_TIME_LIMIT`` or the ini option ``kubeloop_time_limit`` says otherwise
+(0: none). Past it the test fails with the stack of every asyncio task and thread, and the session goes
+on (``kubeloop.testing.timelimit``).
 The async fixtures live on the session event loop, so async tests using them must run there too
 (``asyncio_default_test_loop_scope = "session"``, as in kubeloop's own pyproject).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import re
 import secrets
@@ -28,20 +35,123 @@ from typing import Any
 
 import pytest
 
+from kubeloop.testing import timelimit
+
 ENV_KUBECONFIG = "KUBELOOP_TEST_KUBECONFIG"
 ENV_KEEP = "KUBELOOP_TEST_KEEP"
+ENV_TIME_LIMIT = "KUBELOOP_TEST_TIME_LIMIT"
+DEFAULT_TIME_LIMIT = 300.0
+BUILD_TIME_LIMIT = 3600.0  # building the control plane on first use: minutes on 2 cores, once
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Declares the ``cluster`` marker."""
+    """Declares the ``cluster`` and ``time_limit`` markers; checks the time limit's settings."""
     config.addinivalue_line("markers", "cluster: needs the local control plane")
+    config.addinivalue_line("markers", "time_limit(seconds): this test's limit per phase (0: none), "
+                                       "instead of kubeloop_time_limit")
+    try:
+        _default_time_limit(config)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if not timelimit.available():
+        _progress("no SIGALRM here (or not the main thread): tests run without a time limit")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """``--real-cluster``: ``kube_target`` is the real local control plane instead of the fake."""
+    """``--real-cluster``: ``kube_target`` is the real local control plane instead of the fake.
+    ``--time-limit`` / ``kubeloop_time_limit``: the limit per test phase."""
     parser.addoption("--real-cluster", action="store_true", default=False,
                      help="kube_target: run on the real local control plane, not the in-process fake API "
                           "server (also: KUBELOOP_TEST_REAL_CLUSTER=1)")
+    parser.addoption("--time-limit", type=float, default=None, metavar="SECONDS",
+                     help="fail a test phase (setup, call, teardown) that runs longer, with the stack of every "
+                          f"asyncio task and thread; 0: no limit (also: {ENV_TIME_LIMIT}; default: the ini "
+                          f"option kubeloop_time_limit, else {DEFAULT_TIME_LIMIT:g})")
+    parser.addini("kubeloop_time_limit", f"seconds per test phase before it fails (default {DEFAULT_TIME_LIMIT:g}; "
+                                         "0: no limit)", default=str(DEFAULT_TIME_LIMIT))
+
+
+def _default_time_limit(config: pytest.Config) -> float:
+    """The session's limit: ``--time-limit``, else the environment, else the ini option."""
+    given = config.getoption("--time-limit")
+    if given is not None:
+        where, value = "--time-limit", str(given)
+    elif os.environ.get(ENV_TIME_LIMIT, "").strip():
+        where, value = ENV_TIME_LIMIT, os.environ[ENV_TIME_LIMIT]
+    else:
+        where, value = "kubeloop_time_limit (ini)", str(config.getini("kubeloop_time_limit"))
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1
+    if seconds < 0:
+        raise ValueError(f"{where}={value!r}: give the seconds a test phase may take, e.g. 300, or 0 for no limit")
+    return seconds
+
+
+def _time_limit(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("time_limit")
+    if marker is None:
+        return _default_time_limit(item.config)
+    seconds = marker.args[0] if marker.args else marker.kwargs.get("seconds")
+    if not isinstance(seconds, int | float) or seconds < 0:
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.time_limit({seconds!r}): give seconds >= 0")
+    return float(seconds)
+
+
+_EXPIRED = pytest.StashKey[dict[str, timelimit.Watch]]()
+
+
+def _limited(item: pytest.Item, phase: str) -> Iterator[None]:
+    watch = None
+    try:
+        with timelimit.watching(f"{item.nodeid} ({phase})", _time_limit(item)) as watch:
+            yield
+    finally:
+        if watch is not None and watch.expired is not None:
+            item.stash.setdefault(_EXPIRED, {})[phase] = watch
+            _reap(watch)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    return (yield from _limited(item, "setup"))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    return (yield from _limited(item, "call"))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    return (yield from _limited(item, "teardown"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A phase that ran out of time fails, its report led by the stacks taken when it did."""
+    report = yield
+    watch = item.stash.get(_EXPIRED, {}).get(call.when)
+    if watch is not None and watch.expired is not None:
+        exp = watch.expired
+        own = str(report.longrepr) if report.longrepr else "(none)"
+        report.outcome = "failed"
+        report.longrepr = (f"{exp.phase} ran past its time limit of {exp.limit:g}s ({exp.how or 'stopped'}). "
+                           f"Where every task and thread was at that moment:\n\n{exp.dump}\n\n"
+                           f"--- the test's own error after it was stopped ---\n{own}")
+    return report
+
+
+def _reap(watch: timelimit.Watch) -> None:
+    """A test interrupted outright may leave its task pending on the session's loop: cancel it and give it
+    a moment to unwind, so that it does not run on during the next test."""
+    task = watch.leftover_task()
+    if task is None or task.get_loop().is_running() or task.get_loop().is_closed():
+        return
+    task.cancel()
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        task.get_loop().run_until_complete(asyncio.wait({task}, timeout=5))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -68,7 +178,8 @@ def kube_cluster() -> Iterator[Any]:
     keep = os.environ.get(ENV_KEEP, "") not in ("", "0", "false")
     cluster = LocalCluster("pytest" if keep else f"pytest-{os.getpid()}", log=_progress)
     try:
-        cluster.up()
+        with timelimit.extended(BUILD_TIME_LIMIT):
+            cluster.up()
     except (BuildError, ClusterError) as exc:
         cluster.down(wipe=not keep)
         pytest.fail(f"kubeloop could not start a local cluster: {exc}", pytrace=False)
@@ -95,14 +206,26 @@ if HAVE_PYTEST_ASYNCIO:
 
     @pytest_asyncio.fixture(scope="session", loop_scope="session")
     async def kube_client(kube_cluster: Any) -> AsyncIterator[Any]:
-        """An admin ``kubeloop.client.Client`` for the test cluster."""
+        """An admin ``kubeloop.client.Client`` for the test cluster. At its start, what test sessions that
+        died on this host left is removed; at its end, whatever this session still holds
+        (``kubeloop.testing.session``)."""
         from kubeloop.client import Client
+        from kubeloop.testing.session import current as current_session
 
         client = await Client.from_kubeconfig(str(kube_cluster.kubeconfig))
+        session = current_session()
+        swept = await session.sweep(client)
+        if swept:
+            _progress(f"removed what test sessions that died on this host left: {', '.join(swept)}")
         try:
             yield client
         finally:
-            await client.close()
+            try:
+                left = await session.finish(client)  # after failures and Ctrl-C too
+                if left:
+                    _progress(f"removed this session's leftovers: {', '.join(left)}")
+            finally:
+                await client.close()
 
     @pytest_asyncio.fixture(loop_scope="session")
     async def namespace(kube_client: Any, request: pytest.FixtureRequest) -> AsyncIterator[str]:

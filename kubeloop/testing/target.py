@@ -20,6 +20,7 @@ from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.manager import ManagerOptions
 from kubeloop.resources import render_rbac
 from kubeloop.testing.operator import RunningOperator, install_crds, operator_running, run_operator
+from kubeloop.webhooks.runtime import WebhookOptions
 
 FLAG = "--real-cluster"
 ENV_REAL = "KUBELOOP_TEST_REAL_CLUSTER"
@@ -66,7 +67,8 @@ async def _on_fake(fake: Any, admin: Client, operator: Operator, namespace: str,
     await install_crds(admin, operator)
     opts = ManagerOptions(namespaces=[namespace], metrics_bind_address="127.0.0.1:0",
                           health_probe_bind_address="127.0.0.1:0", graceful_shutdown_timeout=5,
-                          freeze_gc=False, leader_election_namespace=namespace)
+                          freeze_gc=False, leader_election_namespace=namespace,
+                          webhook=WebhookOptions(port=0))  # any free port: never a fixed one in tests
     # The same RBAC as on the real control plane, for the audit (the fake does not enforce it).
     rbac = render_rbac(operator.name, namespace, operator.permissions(), operator.namespaced_permissions(),
                        events="cluster", leader_election=opts.leader_elect)

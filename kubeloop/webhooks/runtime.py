@@ -62,6 +62,9 @@ class WebhookOptions:
     namespace: str | None = None  # the operator's (the Service's) namespace, excluded by the default selector
     namespace_selector: dict[str, Any] | None = None
     cert_dir: str | None = None  # serve tls.crt/tls.key from here (cert-manager); no caBundle is written
+    # Appended to the configurations' names: the test kit gives each test session its own, so that two
+    # sessions on one cluster do not point each other's admission at their own servers.
+    configuration_suffix: str = ""
 
     def endpoint(self, port: int | None = None) -> Endpoint:
         if self.service:
@@ -85,17 +88,17 @@ class WebhookOptions:
         return (), tuple(dict.fromkeys((host, "127.0.0.1")))
 
 
-def configuration_names(operator: str) -> dict[str, str]:
+def configuration_names(operator: str, suffix: str = "") -> dict[str, str]:
     """The names of an operator's webhook configurations, by kind."""
-    return {"ValidatingWebhookConfiguration": f"{operator}-validating",
-            "MutatingWebhookConfiguration": f"{operator}-mutating"}
+    return {"ValidatingWebhookConfiguration": f"{operator}-validating{suffix}",
+            "MutatingWebhookConfiguration": f"{operator}-mutating{suffix}"}
 
 
 def webhook_manifests(operator: str, hooks: Hooks, options: WebhookOptions, *, ca_bundle: str | None = None,
                       cert_manager_certificate: str | None = None, port: int | None = None
                       ) -> list[dict[str, Any]]:
     """The webhook configurations (one per kind in use) and the CRD conversion patches for ``hooks``."""
-    endpoint, names, out = options.endpoint(port), configuration_names(operator), []
+    endpoint, names, out = options.endpoint(port), configuration_names(operator, options.configuration_suffix), []
     for verb, build in (("validating", validating_configuration), ("mutating", mutating_configuration)):
         specs = [h.spec(options.namespace_selector) for h in hooks.admission if h.verb == verb]
         if specs:

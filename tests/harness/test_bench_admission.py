@@ -7,7 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.bench import admission
+
+# An end-to-end run of the harness: minutes on a loaded 2-core machine, beyond the default 300 s per test.
+pytestmark = pytest.mark.time_limit(900)
 
 
 async def test_admission_bench_smoke(kube_cluster, tmp_path: Path) -> None:

@@ -7,9 +7,14 @@ import contextlib
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from harness.bench import report, runner
 from kubeloop.client import ApiError, Client
 from kubeloop.testing import wait_for_deletion
+
+# An end-to-end run of the harness: minutes on a loaded 2-core machine, beyond the default 300 s per test.
+pytestmark = pytest.mark.time_limit(900)
 
 
 async def test_bench_harness_smoke(kube_cluster, tmp_path: Path) -> None:

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.faults import report
 from harness.faults.env import Env
 from harness.faults.rig import Size
 from harness.faults.scenarios import sigkill, watch_reset
 from kubeloop.client import Client
+
+# An end-to-end run of the harness: minutes on a loaded 2-core machine, beyond the default 300 s per test.
+pytestmark = pytest.mark.time_limit(900)
 
 
 async def test_faults_smoke(kube_cluster, kube_client: Client, tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from kubeloop import AccessReviewer, Author, Operator, UnverifiedAuthor, builtin
 from kubeloop.client import ApiError, Client, Forbidden, NotFound
 from kubeloop.testing import wait_for, wait_for_deletion
 from kubeloop.testing.operator import run_operator
+from kubeloop.testing.session import current
 from kubeloop.webhooks.author import verify
 from tests.integration.polling import eventually
 from tests.integration.test_author_guard import AUTHOR, KEY, RULES, Setup, rule, setup
@@ -36,7 +37,7 @@ from tests.integration.test_op_copyrator_security import configmap
 
 __all__ = ["setup"]  # the module-scoped fixture: this module gets its own namespaces and operator
 DOMAIN = "copyrator.flant.com"
-CONFIG = "copyrator-mutating"
+CONFIG = f"copyrator-mutating{current().suffix}"  # run_operator names it for this test session
 SIZE = 1_450_000  # bytes of content, close to the 1.5 MiB etcd takes per object by default
 ADMIN_TOOL = "admin-labeler"  # a privileged tool's field manager, whose name the tenant can use too
 

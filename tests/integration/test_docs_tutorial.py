@@ -12,7 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kubeloop.testing.plugin import ENV_KEEP, ENV_KUBECONFIG
+
+# A pytest session in a subprocess (its own limit is 600 s): beyond the default 300 s per test.
+pytestmark = pytest.mark.time_limit(900)
 
 TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "tutorial"
 SHELL = TUTORIAL / "shell"

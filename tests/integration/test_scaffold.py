@@ -10,10 +10,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import kubeloop
 from kubeloop.scaffold import create_api, init_project
 from kubeloop.testing.plugin import ENV_KEEP, ENV_KUBECONFIG
 from kubeloop.testing.target import ENV_REAL
+
+# A pytest session in a subprocess (its own limit is 600 s): beyond the default 300 s per test.
+pytestmark = pytest.mark.time_limit(900)
 
 
 def scaffold(tmp_path: Path) -> tuple[Path, dict[str, str]]:

@@ -103,3 +103,12 @@ def crate_version(crate: str) -> str:
     text = (KUBE_RS.source / "Cargo.lock").read_text()
     found = re.search(rf'^name = "{re.escape(crate)}"\nversion = "([^"]+)"', text, re.M)
     return found.group(1) if found else "?"
+
+
+BUILD_COMMAND = "python -m harness.bench.build"  # harness/bench/build.py
+
+
+def missing() -> list[Compiled]:
+    """The compiled contestants whose current source has no cached build."""
+    return [c for c in (CONTROLLER_RUNTIME, KUBE_RS) if not c.path().exists()]
+
