@@ -29,12 +29,17 @@ class Controller:
         self.name = "c"
         self.in_flight: dict[str, tuple[int, asyncio.Task[None]]] = {}
         self.requeued = 0
+        self.daemon_stops = 0
 
     def owned_keys(self) -> list[str]:
         return []
 
     def requeue_owned(self) -> int:
         self.requeued += 1
+        return 0
+
+    async def stop_unowned_daemons(self) -> int:
+        self.daemon_stops += 1
         return 0
 
 
