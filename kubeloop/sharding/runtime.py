@@ -5,7 +5,8 @@
   round lists the operator's Leases and runs :class:`~kubeloop.sharding.membership.Member`'s protocol.
 - **Release drains first**: slots the ring gives away stop being dequeued at once (``owns`` is false),
   then the round waits for their in-flight reconciles (cancelled after ``handoff_timeout``), cancels and
-  awaits their keys' daemons, and only then writes the Lease without them; no other member claims a slot a live Lease still lists.
+  awaits their keys' daemons, and only then writes the Lease without them; no other member claims a
+  slot a live Lease still lists.
 - **Acquire after verification**: a claimed slot is reconciled only once the round after the claim's
   write confirms no other live member lists it; its cached keys are queued then.
 - **Fence**: once the last successful renewal is ``renew_deadline`` old, ``owns`` is false for every
