@@ -364,9 +364,9 @@ class Controller:
 
     def _daemon_args(self, key: str) -> tuple[Any, Context] | None:
         """A daemon's (re)start: the object as cached now and a context that reads it again
-        (``ctx.current()``); None once it is gone or marked for deletion."""
+        (``ctx.current()``); None once it is gone, marked for deletion or owned by another replica."""
         raw = self.informer.store.get(key)
-        if raw is None or finalizers.is_deleting(raw):
+        if raw is None or finalizers.is_deleting(raw) or not self.owns_key(key):
             return None
         ctx = self._context(Request.from_key(key), raw, "")
         return self._typed(raw), ctx
