@@ -195,7 +195,11 @@ class Operator(Generic[S]):
         return self._cause(resource, lambda c, fn: c.timers.append((fn, interval)))
 
     def daemon(self, resource: ResourceRef, **kopf: Any) -> Callable[[F], F]:
-        """``async def fn(obj, ctx)`` runs as a task per object, cancelled when it is deleted."""
+        """``async def fn(obj, ctx)`` runs as a task per object in each running manager, from the object's
+        first successful reconcile until it is marked for deletion, its key moves to another replica or
+        the manager stops (then cancelled: ``asyncio.CancelledError``). If it raises it is restarted
+        after 1 s, doubling up to 5 min; if it returns it is done. ``obj`` is the object when it
+        (re)started: ``ctx.current()`` is the cache's current version (None once it is gone)."""
         cause_habits.refuse_foreign_options("daemon", "the resource", kopf)
         return self._cause(resource, lambda c, fn: c.daemons.append(fn))
 
@@ -428,8 +432,7 @@ class Operator(Generic[S]):
             name=name, concurrency=workers,
             model=entry.resource if isinstance(entry.resource, type) else None,
             finalizer=(entry.finalizer or self._default_finalizer) if cleanup else None, cleanup=cleanup,
-            on_deleted=entry.on_deleted or (causes.deleted if causes.daemons else None),
-            field_manager=self.name)
+            on_deleted=entry.on_deleted, daemons=tuple(causes.daemons), field_manager=self.name)
 
 
 def _as_permissions(wanted: list[tuple[ResourceRef, tuple[str, ...], str | None]]) -> list[Any]:

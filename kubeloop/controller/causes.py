@@ -3,14 +3,12 @@ the level-based engine: one reconcile function per resource decides which cause 
 the object with the last state this process handled (kept in memory, never in the object).
 
 After a restart every object counts as new, so create handlers run again: like every handler here,
-they must be idempotent (which level-based code is anyway).
+they must be idempotent (which level-based code is anyway). Daemons are listed here but run by the
+controller (``ControllerSpec.daemons``, kubeloop.controller.daemons), which owns their tasks.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,10 +16,8 @@ from typing import Any
 from kubeloop.controller.diff import Change, diff, essence, under
 from kubeloop.queue import clock
 from kubeloop.reconcile.context import Context
-from kubeloop.reconcile.result import Request, Result
+from kubeloop.reconcile.result import Result
 from kubeloop.reconcile.state import State
-
-log = logging.getLogger("kubeloop.causes")
 
 Handler = Callable[..., Awaitable[Any]]
 
@@ -44,8 +40,7 @@ class CauseHandlers:
     fields: list[tuple[Handler, str]] = field(default_factory=list)  # on_field: creation included
     delete: list[Handler] = field(default_factory=list)
     timers: list[tuple[Handler, float]] = field(default_factory=list)
-    daemons: list[Handler] = field(default_factory=list)
-    _daemon_tasks: dict[str, list[asyncio.Task[Any]]] = field(default_factory=dict)
+    daemons: list[Handler] = field(default_factory=list)  # the definition only: each run starts its own
 
     @property
     def needs_finalizer(self) -> bool:
@@ -69,17 +64,12 @@ class CauseHandlers:
                 if selected:
                     await handler(obj, ctx, selected)
         handled.last = current
-        self._ensure_daemons(obj, ctx)
         return await self._timers(obj, ctx)
 
     async def cleanup(self, obj: Any, ctx: Context) -> Result | None:
-        await self.stop_daemons(ctx.request)
-        for handler in self.delete:
+        for handler in self.delete:  # the controller stopped the object's daemons before
             await handler(obj, ctx)
         return None
-
-    async def deleted(self, request: Request, ctx: Context | None) -> None:
-        await self.stop_daemons(request)
 
     async def _timers(self, obj: Any, ctx: Context) -> Result | None:
         if not self.timers:
@@ -95,28 +85,6 @@ class CauseHandlers:
                 due_at[i] = due
             next_in = min(next_in, max(0.0, due - now))
         return Result(requeue_after=max(next_in, 0.01))
-
-    def _ensure_daemons(self, obj: Any, ctx: Context) -> None:
-        key = ctx.request.key
-        if not self.daemons or key in self._daemon_tasks:
-            return
-        self._daemon_tasks[key] = [
-            asyncio.create_task(self._run_daemon(d, obj, ctx), name=f"daemon {d.__name__} {key}")
-            for d in self.daemons]
-
-    async def _run_daemon(self, daemon: Handler, obj: Any, ctx: Context) -> None:
-        try:
-            await daemon(obj, ctx)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("daemon %s for %s failed", daemon.__name__, ctx.request.key)
-
-    async def stop_daemons(self, request: Request) -> None:
-        for task in self._daemon_tasks.pop(request.key, []):
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
 
 
 def _created(current: dict[str, Any], path: str) -> list[Change]:

@@ -19,6 +19,7 @@ from kubeloop import metrics
 from kubeloop.cache import Cache, Event, Informer
 from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_transient
 from kubeloop.client.api import Obj
+from kubeloop.controller.daemons import Daemons
 from kubeloop.controller.echo import OwnWrites
 from kubeloop.controller.gate import Fenced, KeyGate
 from kubeloop.controller.giveup import GaveUp, clear_stalled, stalled_here
@@ -64,6 +65,7 @@ class Controller:
         # backoff counts only the retries it schedules itself); gone on the key's next success.
         self._failures: dict[str, int] = {}
         self.gave_up = GaveUp()  # keys left alone until their object changes (see giveup.py)
+        self.daemons = Daemons(self.name, spec.daemons, self._daemon_args)  # this run's, stopped with it
         self._active = 0
         self.gate: KeyGate | None = None  # set by the manager when replicas share the work (gate.py)
         self._hashes: dict[str, int] = {}  # key → hash of its object's uid, kept while the key may run
@@ -105,6 +107,7 @@ class Controller:
                 return
         if self.spec.predicates and not passes(self.spec.predicates, event):
             if event.type == "deleted":  # kept from the reconciler, but nothing of the key is kept here
+                self.daemons.stop_soon(key)
                 self._per_object.pop(key, None)
                 self._failures.pop(key, None)
                 self.gave_up.forget(key)
@@ -187,7 +190,8 @@ class Controller:
         self._tasks.append(asyncio.create_task(self._housekeeping(), name=f"{self.name} housekeeping"))
 
     async def stop(self, deadline: float = 30.0) -> None:
-        """Stops taking work and gives in-flight reconciles ``deadline`` seconds to finish."""
+        """Stops taking work, gives in-flight reconciles ``deadline`` seconds to finish, then cancels and
+        awaits the daemons."""
         self.queue.shutdown()
         workers = [t for t in self._tasks if not t.get_name().endswith("housekeeping")]
         for task in self._tasks:
@@ -201,6 +205,12 @@ class Controller:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._tasks.clear()
+        await self.daemons.stop_all()
+
+    async def stop_unowned_daemons(self) -> int:
+        """Cancels and awaits the daemons of the keys this replica no longer owns (a shard handoff, a
+        fence); returns how many keys had some."""
+        return await self.daemons.stop_where(lambda key: not self.owns_key(key))
 
     async def _housekeeping(self) -> None:
         """Periodic resync (with jitter, at low priority) and the stuck-work gauges."""
@@ -320,6 +330,7 @@ class Controller:
         spec = self.spec
         raw = self.informer.store.get(request.key)
         if raw is None:
+            await self.daemons.stop(request.key)
             self._per_object.pop(request.key, None)
             self.gave_up.forget(request.key)
             if spec.on_deleted is not None:
@@ -328,8 +339,11 @@ class Controller:
         if self.gave_up.unchanged(request.key, raw):
             return None  # the same object would fail the same way: only a change is worth a retry
         ctx = self._context(request, raw, reconcile_id)
+        deleting = finalizers.is_deleting(raw)
+        if deleting:  # Kopf stops an object's daemons once it is marked for deletion
+            await self.daemons.stop(request.key)
         if spec.finalizer and spec.cleanup:
-            if finalizers.is_deleting(raw):
+            if deleting:
                 if not finalizers.has_finalizer(raw, spec.finalizer):
                     return None
                 result = await spec.cleanup(self._typed(raw), ctx)
@@ -343,7 +357,19 @@ class Controller:
                 raw = await ctx.own_write(finalizers.add_finalizer(self.client, self.primary, raw, spec.finalizer),
                                           _with_finalizer(spec.finalizer))
                 ctx.raw = raw
-        return await spec.reconcile(self._typed(raw), ctx)
+        result = await spec.reconcile(self._typed(raw), ctx)
+        if spec.daemons and not deleting:
+            await self.daemons.ensure(request.key, raw["metadata"].get("uid", ""))
+        return result
+
+    def _daemon_args(self, key: str) -> tuple[Any, Context] | None:
+        """A daemon's (re)start: the object as cached now and a context that reads it again
+        (``ctx.current()``); None once it is gone, marked for deletion or owned by another replica."""
+        raw = self.informer.store.get(key)
+        if raw is None or finalizers.is_deleting(raw) or not self.owns_key(key):
+            return None
+        ctx = self._context(Request.from_key(key), raw, "")
+        return self._typed(raw), ctx
 
     def _typed(self, raw: Obj) -> Any:
         model = self.spec.model
@@ -358,7 +384,12 @@ class Controller:
                        field_manager=self.spec.field_manager, owns=self.spec.owns,
                        owned_informers=self._owned,
                        per_object=self._per_object.setdefault(request.key, {}),
-                       own_write=self._writer(request.key) if self.spec.skip_own_writes else send)
+                       own_write=self._writer(request.key) if self.spec.skip_own_writes else send,
+                       reader=lambda: self._current(request.key))
+
+    def _current(self, key: str) -> tuple[Any, Obj] | None:
+        raw = self.informer.store.get(key)
+        return None if raw is None else (self._typed(raw), raw)
 
     def _writer(self, key: str) -> OwnWrite:
         """How the context sends its writes to the object: noted in ``own_writes`` (see echo.py)."""

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 ReconcileFn = Callable[[Any, "Context"], Awaitable[Result | None]]
 CleanupFn = Callable[[Any, "Context"], Awaitable[Result | None]]
 DeletedFn = Callable[[Request, "Context | None"], Awaitable[None]]
+DaemonFn = Callable[[Any, "Context"], Awaitable[Any]]
 ErrorPolicy = Callable[[Exception, Request, int], float | None]
 Mapper = Callable[[Obj], Iterable[str | Request | Obj]]
 
@@ -72,6 +73,8 @@ class ControllerSpec:
     ``finalizer`` + ``cleanup``: the finalizer goes on before the first reconcile and comes off once
     ``cleanup`` succeeds. ``on_deleted(request, None)`` runs once the object is gone from the cache.
     A failed reconcile goes through ``error_policy``, by default to the per-key backoff (``backoff_*``).
+    ``daemons``: async functions run as a task per object (kubeloop.controller.daemons), from its first
+    successful reconcile until it is deleted, its key moves to another replica or the controller stops.
     ``skip_own_writes``: the echo of this controller's own writes to the object does not wake it (see
     ``kubeloop.controller.echo``). ``field_manager`` names its writes (default: ``name``).
     """
@@ -90,6 +93,7 @@ class ControllerSpec:
     finalizer: str | None = None
     cleanup: CleanupFn | None = None
     on_deleted: DeletedFn | None = None
+    daemons: tuple[DaemonFn, ...] = ()
     error_policy: ErrorPolicy = default_error_policy
     backoff_base: float = 0.005  # per-key failure backoff: base * 2**failures seconds, up to the cap
     backoff_cap: float = 300.0
@@ -99,7 +103,7 @@ class ControllerSpec:
     def __post_init__(self) -> None:
         # Sequences become tuples so that a spec is immutable all the way down (lists passed by users
         # would otherwise stay shared and changeable).
-        for name in ("owns", "watches", "predicates"):
+        for name in ("owns", "watches", "predicates", "daemons"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if not self.name:
             raise ValueError(f"ControllerSpec for {self.resource}: name must not be empty")

@@ -52,6 +52,8 @@ class Context:
     owned_informers: Mapping[Resource, Informer] = field(default_factory=dict)
     per_object: dict[Any, Any] = field(default_factory=dict)  # behind ``State.of``; kept across reconciles
     own_write: OwnWrite = send
+    # The cache's current version of the object (typed like the handler's obj, and as a dict); None: gone.
+    reader: Callable[[], tuple[Any, Obj] | None] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -62,6 +64,18 @@ class Context:
     def namespace(self) -> str | None:
         """The reconciled object's namespace (None if cluster-scoped)."""
         return self.request.namespace
+
+    def current(self) -> Any:
+        """The object as the cache holds it now (a model or a dict, as the handler's ``obj``), None once it
+        is gone; ``raw`` becomes that version too, so ``patch_status`` and ``condition`` compare with it.
+        For code that runs long, such as a daemon, whose ``obj`` is the object as it was when it started."""
+        if self.reader is None:
+            raise RuntimeError("ctx.current() needs a context made by a controller (this one has no cache reader)")
+        now = self.reader()
+        if now is None:
+            return None
+        typed, self.raw = now
+        return typed
 
     # --- status ------------------------------------------------------------------------------------
 

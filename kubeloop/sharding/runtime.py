@@ -4,12 +4,13 @@
   in the annotation ``HOLDS``), renewed every ``retry_period`` with leader election's timings; each
   round lists the operator's Leases and runs :class:`~kubeloop.sharding.membership.Member`'s protocol.
 - **Release drains first**: slots the ring gives away stop being dequeued at once (``owns`` is false),
-  then the round waits for their in-flight reconciles (cancelled after ``handoff_timeout``) and only then
-  writes the Lease without them; no other member claims a slot a live Lease still lists.
+  then the round waits for their in-flight reconciles (cancelled after ``handoff_timeout``), cancels and
+  awaits their keys' daemons, and only then writes the Lease without them; no other member claims a
+  slot a live Lease still lists.
 - **Acquire after verification**: a claimed slot is reconciled only once the round after the claim's
   write confirms no other live member lists it; its cached keys are queued then.
 - **Fence**: once the last successful renewal is ``renew_deadline`` old, ``owns`` is false for every
-  slot and every in-flight reconcile is cancelled; others take the slots only after ``lease_duration``.
+  slot and every in-flight reconcile and daemon is cancelled; others take the slots only after ``lease_duration``.
 - **Filtering**: where the API server serves KEP-5866 ``shardSelector`` (probed once at start,
   :mod:`kubeloop.sharding.serverside`) a controller's primary informer lists and watches only this
   member's assigned ranges; elsewhere (older server, gate off, children) every replica caches every
@@ -47,6 +48,8 @@ class Sharded(Protocol):
     def owned_keys(self) -> list[str]: ...
 
     def requeue_owned(self) -> int: ...
+
+    async def stop_unowned_daemons(self) -> int: ...
 
 
 def lease_name(operator: str, identity: str) -> str:
@@ -221,6 +224,7 @@ class ShardMember:
                 await asyncio.wait(pending)
                 log.warning("sharding: %d reconciles cancelled after %.1fs to hand off their slots",
                             len(pending), self.handoff_timeout)
+        await asyncio.gather(*(c.stop_unowned_daemons() for c in self.controllers))  # no overlap either
         self._record("released", self._loop.time() - began)
         log.info("sharding: released %d slots (%d in-flight drained)", len(released), len(tasks))
 
@@ -271,3 +275,4 @@ class ShardMember:
                 if running:
                     log.error("sharding: fenced (no renewal for %.1fs): %d reconciles cancelled",
                               timings.renew_deadline, len(running))
+                await asyncio.gather(*(c.stop_unowned_daemons() for c in self.controllers))

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubeloop.controller.gate import Fenced
 
-from .controller_kit import Kit, cm, drain
+from .controller_kit import Kit, cm, drain, until
 
 
 class Gate:
@@ -99,3 +99,28 @@ async def test_a_deleted_key_it_does_not_own_leaves_no_hash_behind(kit: Kit) -> 
     await kit.client.delete("configmaps", "theirs", "ns")
     await kit.settled(controller)
     assert controller.key_hash("ns/theirs") is None and await drain(controller) == []
+
+
+async def test_a_handoff_cancels_and_awaits_the_daemons_of_the_keys_that_moved(kit: Kit) -> None:
+    ran: dict[str, str] = {}
+
+    async def daemon(obj: dict, ctx: Any) -> None:
+        name = obj["metadata"]["name"]
+        ran[name] = "running"
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ran[name] = "stopped"
+
+    await kit.client.create(cm("stays"))
+    await kit.client.create(cm("moves"))
+    controller, gate = await gated(kit, daemons=(daemon,))
+    gate.owned = {controller.key_hash("ns/stays"), controller.key_hash("ns/moves")}
+    await controller.process("ns/stays")
+    await controller.process("ns/moves")
+    await until(lambda: ran == {"stays": "running", "moves": "running"}, "both daemons")
+    gate.owned = {controller.key_hash("ns/stays")}  # the slot of "moves" was handed off
+    assert await controller.stop_unowned_daemons() == 1
+    assert ran == {"stays": "running", "moves": "stopped"}, "awaited, not merely cancelled"
+    await controller.stop()
+    assert ran["stays"] == "stopped"

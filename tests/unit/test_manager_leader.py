@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from kubeloop import Operator
 from kubeloop.client import Conflict
 from kubeloop.manager import Manager, ManagerOptions
 from kubeloop.manager.manager import LeadershipLost
-from kubeloop.resources.builtin import LEASE
+from kubeloop.resources.builtin import CONFIG_MAP, LEASE
 
 from .controller_kit import Kit, cm, until
 
@@ -94,3 +95,29 @@ async def test_a_lost_lease_stops_the_work_and_raises(kit: Kit) -> None:
     with pytest.raises(LeadershipLost):
         await asyncio.wait_for(running, 5)
     assert cancelled.is_set(), "in-flight work is cancelled at once: another replica may already lead"
+
+
+async def test_a_lost_lease_cancels_and_awaits_the_daemons(kit: Kit) -> None:
+    kit.client.add(cm("a"))
+    state: list[str] = []
+    op = Operator("a")
+
+    @op.daemon(CONFIG_MAP)
+    async def daemon(obj: dict[str, Any], ctx: Any) -> None:
+        state.append("running")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            state.append("stopped")
+
+    options = ManagerOptions(leader_elect=True, leader_election_id="lock", leader_election_namespace="ns",
+                             identity="a", lease_duration=0.6, renew_deadline=0.3, retry_period=0.03,
+                             metrics_bind_address="0", health_probe_bind_address="0", freeze_gc=False)
+    leader = Manager(kit.client, options, name="a")
+    leader.add_operator(op)
+    running = asyncio.create_task(leader.run())
+    await until(lambda: state == ["running"], "the daemon")
+    kit.client.fail("update", Conflict(409, "Conflict", "taken"), times=10_000, resource=LEASE)
+    with pytest.raises(LeadershipLost):
+        await asyncio.wait_for(running, 5)
+    assert state == ["running", "stopped"], "a daemon kept running after the lease was lost"

@@ -29,12 +29,17 @@ class Controller:
         self.name = "c"
         self.in_flight: dict[str, tuple[int, asyncio.Task[None]]] = {}
         self.requeued = 0
+        self.daemon_stops = 0
 
     def owned_keys(self) -> list[str]:
         return []
 
     def requeue_owned(self) -> int:
         self.requeued += 1
+        return 0
+
+    async def stop_unowned_daemons(self) -> int:
+        self.daemon_stops += 1
         return 0
 
 
@@ -73,8 +78,10 @@ async def test_release_drains_before_the_new_owner_claims_and_starts() -> None:
     assert moving in await holds(client, a), "its Lease still lists the slot while it drains"
     await b.round()
     assert not b.owns(h) and moving not in b.member.claimed
+    assert ca.daemon_stops == 0, "the daemons of released keys stop after their reconciles drained"
     finish.set()
     await releasing
+    assert ca.daemon_stops == 1, "the release stopped the daemons of the keys a no longer owns"
     assert moving not in await holds(client, a)
     await b.round()
     assert moving in b.member.claimed and not b.owns(h), "claimed, not yet verified"

@@ -237,7 +237,7 @@ async def under_the_lock(kex: KopfExample, ctx: Context) -> None:
         seen["hooks"].append(f"reconciled {ctx.name}")
 
 
-# --- 14-daemons: an async daemon per object, cancelled on deletion ---------------------------------------
+# --- 14-daemons: an async daemon per object, cancelled on deletion, reading the live object -------------
 
 daemons = Operator("kex-daemons", finalizer_domain="kopf.dev")
 
@@ -245,8 +245,8 @@ daemons = Operator("kex-daemons", finalizer_domain="kopf.dev")
 @daemons.daemon(KEX)
 async def background_async(kex: KopfExample, ctx: Context) -> None:
     try:
-        while True:
-            seen["daemons"].append(f"=> Ping from an async daemon: field={kex.spec.get('field')!r}")
+        while (now := ctx.current()) is not None:  # Kopf's live spec: the object as cached now, not kex
+            seen["daemons"].append(f"=> Ping from an async daemon: field={now.spec.get('field')!r}")
             await asyncio.sleep(0.5)
     except asyncio.CancelledError:
         seen["daemons"].append("cancelled")
