@@ -24,6 +24,7 @@ from kubeloop.controller.gate import Fenced, KeyGate
 from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
 from kubeloop.helpers.events import EventRecorder
+from kubeloop.metrics import loop as loop_lag
 from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue, clock
 from kubeloop.queue.workqueue import ExponentialBackoff
 from kubeloop.reconcile import logs
@@ -254,6 +255,7 @@ class Controller:
         reconcile_id = os.urandom(16).hex()  # as random as uuid4().hex, a fifth of its CPU
         token = logs.current.set({"controller": self.name, "object": key, "reconcileID": reconcile_id,
                                   "kind": self.primary.kind})
+        holding = loop_lag.hold(self.name, key)  # what the loop monitor names if this step holds the loop
         started = clock.now()
         outcome = "success"
         try:
@@ -292,6 +294,7 @@ class Controller:
             total.inc()
             self._m_time.observe(clock.now() - started)
             logs.current.reset(token)
+            loop_lag.release(holding)
 
     async def _reconcile_once(self, request: Request, reconcile_id: str) -> Result | None:
         spec = self.spec
