@@ -16,10 +16,13 @@ from typing import Any, Protocol
 from kubeloop.cache import Cache
 from kubeloop.client import Client
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, ControllerSpec
+from kubeloop.controller.gate import Fenced
 from kubeloop.helpers.events import EventRecorder
+from kubeloop.manager.fence import FencedClient
 from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
 from kubeloop.metrics.loop import LoopMonitor
+from kubeloop.queue import clock
 from kubeloop.sharding.membership import Timings
 from kubeloop.sharding.runtime import ShardMember
 from kubeloop.webhooks.runtime import WebhookOptions, WebhookRuntime
@@ -99,7 +102,10 @@ class Manager:
         self.cache = Cache(client, self.options.namespaces, freeze_gc=self.options.freeze_gc,
                            inactivity_timeout=self.options.watch_inactivity_timeout,
                            strip_managed_fields=self.options.strip_managed_fields)
-        self.events = EventRecorder(client, name)
+        # What the controllers (and their Events) write through: fenced when another replica may take over.
+        fenced = self.options.leader_elect or self.options.shards
+        self.writer: Client = FencedClient(client, self._fence) if fenced else client  # type: ignore[assignment]
+        self.events = EventRecorder(self.writer, name)
         self.specs: list[ControllerSpec] = []
         self.controllers: list[Controller] = []  # built from ``specs`` by ``run``, after the startup hooks
         self._startup: list[Callable[[Manager], Awaitable[object]]] = []
@@ -144,6 +150,17 @@ class Manager:
         limit = self.options.loop_unhealthy_after
         return self.loop_monitor is None or not limit or self.loop_monitor.blocked_for() < limit
 
+    async def _fence(self) -> None:
+        """Before each write of a controller: the lease (or the shard member's) must be current, see
+        kubeloop/manager/fence.py."""
+        if self.elector is not None:
+            await self.elector.confirm()
+        elif self.shard is not None and not self.shard.member.active(clock.now()):
+            raise Fenced("this replica's shard Lease was not renewed within the renew deadline: it holds "
+                         "no slot until it renews; the write was not sent")
+        elif self.elector is None and self.shard is None:
+            raise Fenced("no write before this replica leads")
+
     def stop(self) -> None:
         """Asks ``run`` to stop: controllers finish their current reconciles (up to the graceful
         shutdown timeout), then the cache and HTTP servers stop and the Lease is released.
@@ -165,7 +182,7 @@ class Manager:
         try:
             if self.webhooks is not None:  # before the cache: listing a converted CRD needs its webhook
                 await self.webhooks.start(self.client)
-            self.controllers = [await Controller.build(spec, self.client, self.cache, self.events)
+            self.controllers = [await Controller.build(spec, self.writer, self.cache, self.events)
                                 for spec in self.specs]
             if self.options.shards:
                 self.shard = self._shard_member()
