@@ -23,6 +23,7 @@ from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
 from kubeloop.metrics.loop import LoopMonitor
 from kubeloop.queue import clock
+from kubeloop.reconcile.context import close_process_pool
 from kubeloop.sharding.membership import Timings
 from kubeloop.sharding.runtime import ShardMember
 from kubeloop.webhooks.runtime import WebhookOptions, WebhookRuntime
@@ -231,6 +232,7 @@ class Manager:
             await self.http.stop()
             if self.loop_monitor is not None:
                 self.loop_monitor.stop()
+            await asyncio.to_thread(close_process_pool)  # ctx.run_in_process's workers, if any
             log.info("manager stopped")
 
     def _shard_member(self) -> ShardMember:

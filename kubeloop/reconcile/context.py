@@ -173,9 +173,16 @@ class Context:
         raise KeyError(f"the controller of {self.resource.kind} does not own {ref}; add it to owns=[...]")
 
 
+def close_process_pool() -> None:
+    """Stops the processes of ``run_in_process``, if any were started (the manager does it on stop)."""
+    if _process_pool.cache_info().currsize:
+        _process_pool().shutdown(cancel_futures=True)
+        _process_pool.cache_clear()
+
+
 @functools.cache
 def _process_pool() -> concurrent.futures.ProcessPoolExecutor:
-    """The operator's one process pool (shut down by concurrent.futures at interpreter exit)."""
+    """The operator's one process pool, started on first use."""
     import multiprocessing  # here: most operators never start a process
 
     return concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"))

@@ -19,6 +19,7 @@ import pytest_asyncio
 
 from kubeloop.manager.http import HttpServer
 from kubeloop.metrics.loop import LoopMonitor
+from kubeloop.reconcile.context import close_process_pool
 from kubeloop.webhooks import Denied, WebhookCerts, WebhookServer
 from kubeloop.webhooks.admission import AdmissionRequest
 
@@ -178,5 +179,8 @@ async def test_run_in_process_returns_the_result_of_a_module_level_function(kit:
 
     kit.client.add(cm("p", ns="tenant-a"))
     controller = await kit.controller(reconcile)
-    await controller.process("tenant-a/p")
+    try:
+        await controller.process("tenant-a/p")
+    finally:
+        await asyncio.to_thread(close_process_pool)
     assert results == [total(10_000)]
