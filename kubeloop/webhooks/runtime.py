@@ -62,6 +62,9 @@ class WebhookOptions:
     namespace: str | None = None  # the operator's (the Service's) namespace, excluded by the default selector
     namespace_selector: dict[str, Any] | None = None
     cert_dir: str | None = None  # serve tls.crt/tls.key from here (cert-manager); no caBundle is written
+    # Serve from a thread of its own, answering while a reconcile holds the operator's loop; the handlers
+    # then must not await the operator's client or loop-bound objects (kubeloop/webhooks/server.py).
+    threaded: bool = False
 
     def endpoint(self, port: int | None = None) -> Endpoint:
         if self.service:
@@ -176,7 +179,8 @@ class WebhookRuntime:
         from kubeloop.webhooks.server import WebhookServer
 
         self.certs = self._certs(ca)
-        server = WebhookServer(self.certs, host=self.options.host, port=self.options.port)
+        server = WebhookServer(self.certs, host=self.options.host, port=self.options.port,
+                               threaded=self.options.threaded)
         for hook in self.hooks.admission:
             register = server.validating if hook.verb == "validating" else server.mutating
             register(hook.path, hook.server_handler(), failure_policy=hook.failure_policy,  # type: ignore[arg-type]
