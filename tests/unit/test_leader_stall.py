@@ -1,8 +1,8 @@
 """A real stall, in real time: two replicas, each in its own thread with its own event loop and client,
 elect a leader on the in-process fake API server (HTTP on 127.0.0.1, a third thread). The leader's loop is
 held by a pure-Python computation until the standby, seeing no renewal for the Lease's duration, has taken
-it over; the old leader's next write, made as the computation ends, must not reach the server. The same scenario with the
-plain client shows the write would otherwise have gone out."""
+it over; the old leader's next write, made as the computation ends, must not reach the server. The same
+scenario with the plain client shows the write would otherwise have gone out."""
 
 from __future__ import annotations
 
@@ -63,17 +63,19 @@ def server() -> Iterator[tuple[Loop, FakeApiServer]]:
     loop.close()
 
 
-def elector(client: Client, identity: str) -> LeaderElector:
-    return LeaderElector(client, "lock", "default", identity, lease_duration=LEASE_DURATION,
+def elector(client: Client, identity: str, namespace: str) -> LeaderElector:
+    return LeaderElector(client, "lock", namespace, identity, lease_duration=LEASE_DURATION,
                          renew_deadline=RENEW_DEADLINE, retry_period=RETRY)
 
 
-def scenario(fake: FakeApiServer, fenced: bool) -> tuple[BaseException | None, str | None, bool]:
-    """(what the old leader's write raised, the Lease's holder after, whether the write reached the server)."""
+def scenario(make_client: Callable[[], Awaitable[Client]], fenced: bool,
+             namespace: str = "default") -> tuple[BaseException | None, str | None, bool]:
+    """(what the old leader's write raised, the Lease's holder after, whether the write reached the server).
+    Blocking: runs the two replicas' threads to the end."""
     a_loop, b_loop = Loop(), Loop()
-    a_client: Client = a_loop.run(fake.client)
-    b_client: Client = b_loop.run(fake.client)
-    a, b = elector(a_client, "a"), elector(b_client, "b")
+    a_client: Client = a_loop.run(make_client)
+    b_client: Client = b_loop.run(make_client)
+    a, b = elector(a_client, "a", namespace), elector(b_client, "b", namespace)
     renewing = None
     try:
         a_loop.run(a.acquire)
@@ -89,7 +91,7 @@ def scenario(fake: FakeApiServer, fenced: bool) -> tuple[BaseException | None, s
                   f"{RENEW_DEADLINE}s); then it writes {'through the fence' if fenced else 'unfenced'}")
             writer = FencedClient(a_client, a.confirm) if fenced else a_client
             try:
-                await writer.create(cm("after-stall", ns="default"))
+                await writer.create(cm("after-stall", ns=namespace))
             except Fenced as exc:
                 return exc
             return None
@@ -99,12 +101,12 @@ def scenario(fake: FakeApiServer, fenced: bool) -> tuple[BaseException | None, s
 
         async def written() -> bool:
             try:
-                await b_client.get(CONFIG_MAP, "after-stall", "default")
+                await b_client.get(CONFIG_MAP, "after-stall", namespace)
                 return True
             except NotFound:
                 return False
         reached = b_loop.run(written)
-        holder = b_loop.run(lambda: b_client.get(LEASE, "lock", "default"))["spec"]["holderIdentity"]
+        holder = b_loop.run(lambda: b_client.get(LEASE, "lock", namespace))["spec"]["holderIdentity"]
         return raised, holder, reached
     finally:
         if renewing is not None:
@@ -119,11 +121,11 @@ def scenario(fake: FakeApiServer, fenced: bool) -> tuple[BaseException | None, s
 
 def test_the_old_leader_writes_nothing_after_a_stall_in_which_the_standby_took_over(
         server: tuple[Loop, FakeApiServer]) -> None:
-    raised, holder, reached = scenario(server[1], fenced=True)
+    raised, holder, reached = scenario(server[1].client, fenced=True)
     assert isinstance(raised, Fenced), raised
     assert holder == "b" and not reached
 
 
 def test_without_the_fence_the_same_write_would_have_gone_out(server: tuple[Loop, FakeApiServer]) -> None:
-    raised, holder, reached = scenario(server[1], fenced=False)
+    raised, holder, reached = scenario(server[1].client, fenced=False)
     assert raised is None and holder == "b" and reached, "the hazard the fence exists for"
