@@ -74,7 +74,8 @@ class TransientBackoff(ExponentialBackoff):
 
 
 class _Level:
-    """The keys waiting at one priority: a FIFO per lane, and the lanes that have keys, in turn order.
+    """The keys waiting at one priority: a FIFO per lane, and the lanes that have keys, in turn order
+    (``WorkQueue.add`` appends to them).
 
     Entries can be stale (the key was promoted to a better priority, or handed out through a newer
     entry): ``WorkQueue._pop`` skips them, so promotion costs one append instead of a search.
@@ -85,13 +86,6 @@ class _Level:
     def __init__(self) -> None:
         self.lanes: dict[Hashable, collections.deque[Hashable]] = {}
         self.turns: collections.deque[Hashable] = collections.deque()
-
-    def push(self, lane: Hashable, key: Hashable) -> None:
-        keys = self.lanes.get(lane)
-        if keys is None:
-            keys = self.lanes[lane] = collections.deque()
-            self.turns.append(lane)
-        keys.append(key)
 
     def clear(self) -> None:
         self.lanes.clear()
@@ -150,8 +144,15 @@ class WorkQueue:
             return  # already waiting, at the same or a better priority
         self._priority[key] = priority
         self._added_at.setdefault(key, clock.now())
-        self._levels[priority].push(self.lane_of(key), key)
-        self._notify()
+        level = self._levels[priority]  # _Level.push, inlined: this is the hot path
+        lane = self.lane_of(key)
+        keys = level.lanes.get(lane)
+        if keys is None:
+            keys = level.lanes[lane] = collections.deque()
+            level.turns.append(lane)
+        keys.append(key)
+        if self._waiters:
+            self._notify()
 
     def add_after(self, key: Hashable, delay: float, priority: int = HIGH) -> None:
         """Adds the key after ``delay`` seconds; an earlier pending timer for the key wins."""
