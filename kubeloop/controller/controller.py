@@ -255,7 +255,8 @@ class Controller:
         reconcile_id = os.urandom(16).hex()  # as random as uuid4().hex, a fifth of its CPU
         token = logs.current.set({"controller": self.name, "object": key, "reconcileID": reconcile_id,
                                   "kind": self.primary.kind})
-        holding = loop_lag.hold(self.name, key)  # what the loop monitor names if this step holds the loop
+        task = asyncio.current_task()
+        loop_lag.holding[task] = (self.name, key)  # what the loop monitor names if this holds the loop
         started = clock.now()
         outcome = "success"
         try:
@@ -294,7 +295,7 @@ class Controller:
             total.inc()
             self._m_time.observe(clock.now() - started)
             logs.current.reset(token)
-            loop_lag.release(holding)
+            loop_lag.holding.pop(task, None)
 
     async def _reconcile_once(self, request: Request, reconcile_id: str) -> Result | None:
         spec = self.spec

@@ -9,7 +9,7 @@ second. The monitor measures it cheaply and names the holder:
 - a watchdog thread, which runs while the loop is held (the GIL is handed over every
   ``sys.getswitchinterval()``, 5 ms), sees a beat overdue by more than ``warn_after`` and logs one
   WARNING naming what the loop is running: for a reconcile, its controller and object (the controller
-  marks them with :func:`hold`), otherwise the task's name, with the innermost line executing; once
+  notes them in :data:`holding`), otherwise the task's name, with the innermost line executing; once
   the loop is free, a second WARNING gives the stall's length, and ``kubeloop_event_loop_stalls_total``
   counts it by controller.
 
@@ -40,26 +40,15 @@ event_loop_stalls = Counter(
     "Times the event loop was held longer than the warning threshold, by the controller whose reconcile "
     "held it (empty: other work).", ["controller"], registry=REGISTRY)
 
-# The reconcile each task is running now: task → (controller, key). Written on the loop, read by the
-# watchdog thread (a dict lookup, atomic under the GIL).
-_holding: dict[asyncio.Task[object], tuple[str, Hashable]] = {}
-
-
-def hold(controller: str, key: Hashable) -> asyncio.Task[object] | None:
-    """Marks the current task as reconciling ``key`` of ``controller``; pass the result to ``release``."""
-    task = asyncio.current_task()
-    if task is not None:
-        _holding[task] = (controller, key)
-    return task
-
-
-def release(task: asyncio.Task[object] | None) -> None:
-    _holding.pop(task, None)  # type: ignore[arg-type]
+# The reconcile each task is running now: task → (controller, key). The controller sets and pops its
+# entry itself (two dict operations per reconcile; function calls here cost three times as much); the
+# watchdog thread reads it (a dict lookup, atomic under the GIL).
+holding: dict[asyncio.Task[object] | None, tuple[str, Hashable]] = {}
 
 
 def holder_of(task: asyncio.Task[object] | None) -> tuple[str, Hashable] | None:
     """(controller, key) of the reconcile ``task`` runs, if it runs one."""
-    return _holding.get(task) if task is not None else None  # type: ignore[arg-type]
+    return holding.get(task) if task is not None else None
 
 
 class LoopMonitor:
