@@ -27,6 +27,7 @@ from kubeloop.controller.predicates import passes
 from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
 from kubeloop.helpers.events import EventRecorder
+from kubeloop.metrics import loop as loop_lag
 from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue, clock
 from kubeloop.queue.workqueue import ExponentialBackoff
 from kubeloop.reconcile import logs
@@ -274,6 +275,8 @@ class Controller:
         reconcile_id = os.urandom(16).hex()  # as random as uuid4().hex, a fifth of its CPU
         token = logs.current.set({"controller": self.name, "object": key, "reconcileID": reconcile_id,
                                   "kind": self.primary.kind})
+        task = asyncio.current_task()
+        loop_lag.holding[task] = (self.name, key)  # what the loop monitor names if this holds the loop
         started = clock.now()
         outcome = "success"
         try:
@@ -318,6 +321,7 @@ class Controller:
             total.inc()
             self._m_time.observe(clock.now() - started)
             logs.current.reset(token)
+            loop_lag.holding.pop(task, None)
 
     async def _give_up(self, key: str, error: Exception, failures: int) -> None:
         self.queue.forget(key)

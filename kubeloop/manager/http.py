@@ -12,15 +12,23 @@ for three fixed GET routes (issue 21). Contract:
   on a kept-alive connection: a slow or idle client is disconnected and cannot hold the server.
 - ``/metrics`` is ``text/plain; version=0.0.4; charset=utf-8``, gzip-compressed when the client
   accepts gzip (Prometheus does; it cuts the bytes of a large exposition ~10x).
+- The listeners run in a thread of their own, on their own event loop, so ``/healthz`` and ``/readyz``
+  answer while the process's loop is held by a reconcile that computes (the thread gets the GIL every
+  ``sys.getswitchinterval()``, 5 ms). The probes' checks only read flags, safe from that thread; the
+  exposition is made on the process's loop (gauge functions read its structures), so a scrape waits
+  for a held loop while the probes do not.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import inspect
 import logging
+import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from kubeloop.metrics import REGISTRY
 
@@ -123,7 +131,7 @@ def _encode(request: _Request | None, reply: _Reply, keep: bool) -> bytes:
     return out if request is not None and request.method == "HEAD" else out + body
 
 
-Route = Callable[[], _Reply]
+Route = Callable[[], _Reply | Awaitable[_Reply]]
 
 
 class _Server:
@@ -168,7 +176,7 @@ class _Server:
                 if not await _read_head(reader, head):
                     return False
             request = _Request(head)
-            reply = self._route(request)
+            reply = await self._route(request)
         except TimeoutError:
             if not head:  # an idle kept-alive connection: close it without an unsolicited answer
                 return False
@@ -180,14 +188,15 @@ class _Server:
         await writer.drain()
         return keep
 
-    def _route(self, request: _Request) -> _Reply:
+    async def _route(self, request: _Request) -> _Reply:
         route = self.routes.get(request.path)
         if route is None:
             return _Reply(404, b"not found\n")
         if request.method not in ("GET", "HEAD"):
             return _Reply(405, b"method not allowed\n", headers={"Allow": "GET, HEAD"})
         try:
-            return route()
+            reply = route()
+            return await reply if inspect.isawaitable(reply) else reply
         except Exception:  # a failing health check or gauge function: answer, log, keep serving
             log.exception("serving %s failed", request.path)
             return _Reply(500, b"internal error\n")
@@ -199,16 +208,54 @@ def _split(address: str) -> tuple[str, int]:
 
 
 class HttpServer:
-    """Serves metrics and probes. ``address`` "0" disables a listener (controller-runtime's convention)."""
+    """Serves metrics and probes. ``address`` "0" disables a listener (controller-runtime's convention).
+    ``threaded`` (the default) serves them from a thread with its own event loop (see the module's
+    docstring); ``ready`` and ``healthy`` are then called in that thread."""
 
     def __init__(self, metrics_address: str, probe_address: str, ready: Callable[[], bool],
-                 healthy: Callable[[], bool] = lambda: True) -> None:
+                 healthy: Callable[[], bool] = lambda: True, threaded: bool = True) -> None:
         self.metrics_address, self.probe_address = metrics_address, probe_address
-        self.ready, self.healthy = ready, healthy
+        self.ready, self.healthy, self.threaded = ready, healthy, threaded
         self._servers: list[_Server] = []
         self.bound: dict[str, int] = {}  # "metrics"/"probes" → actual port (useful with port 0)
+        self._owner: asyncio.AbstractEventLoop | None = None  # the process's loop: the exposition runs there
+        self._serving: asyncio.AbstractEventLoop | None = None  # the thread's loop
+        self._thread: threading.Thread | None = None
 
     async def start(self) -> None:
+        """Listens (a taken port raises here, as without the thread)."""
+        self._owner = asyncio.get_running_loop()
+        if not self.threaded:
+            await self._listen()
+            return
+        started: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._serving = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, args=(started,), name="kubeloop http", daemon=True)
+        self._thread.start()
+        try:
+            await asyncio.wrap_future(started)
+        except BaseException:
+            await asyncio.to_thread(self._thread.join)
+            self._thread = self._serving = None
+            raise
+
+    def _run(self, started: concurrent.futures.Future[None]) -> None:
+        loop = self._serving
+        assert loop is not None
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._listen())
+        except BaseException as exc:  # noqa: BLE001 - handed to start(), which raises it
+            loop.run_until_complete(self._close())
+            loop.close()
+            started.set_exception(exc)
+            return
+        started.set_result(None)
+        loop.run_forever()
+        loop.run_until_complete(self._close())
+        loop.close()
+
+    async def _listen(self) -> None:
         metrics: dict[str, Route] = {"/metrics": self._metrics}
         probes: dict[str, Route] = {"/healthz": self._healthz, "/readyz": self._readyz}
         if self.metrics_address == self.probe_address and self.metrics_address != "0":
@@ -225,17 +272,36 @@ class HttpServer:
         self.bound[name] = await server.start(*_split(address))
         self._servers.append(server)
 
-    async def stop(self) -> None:
+    async def _close(self) -> None:
         for server in self._servers:
             await server.stop()
         self._servers.clear()
 
-    def _metrics(self) -> _Reply:
-        return _Reply(200, REGISTRY.expose(), CONTENT_TYPE)
+    async def stop(self) -> None:
+        if self._thread is None:
+            await self._close()
+            return
+        assert self._serving is not None
+        self._serving.call_soon_threadsafe(self._serving.stop)
+        await asyncio.to_thread(self._thread.join)
+        self._thread = self._serving = None
+
+    def _metrics(self) -> _Reply | Awaitable[_Reply]:
+        if self._serving is None or self._owner is None:
+            return _Reply(200, REGISTRY.expose(), CONTENT_TYPE)
+        done: concurrent.futures.Future[_Reply] = concurrent.futures.Future()
+
+        def expose() -> None:  # on the process's loop
+            if done.set_running_or_notify_cancel():
+                try:
+                    done.set_result(_Reply(200, REGISTRY.expose(), CONTENT_TYPE))
+                except Exception as exc:  # noqa: BLE001 - answered as a 500 by the route
+                    done.set_exception(exc)
+        self._owner.call_soon_threadsafe(expose)
+        return asyncio.wrap_future(done)
 
     def _healthz(self) -> _Reply:
         return _Reply(200, b"ok") if self.healthy() else _Reply(500, b"unhealthy")
 
     def _readyz(self) -> _Reply:
         return _Reply(200, b"ok") if self.ready() else _Reply(503, b"caches not synced")
-

@@ -16,9 +16,14 @@ from typing import Any, Protocol
 from kubeloop.cache import Cache
 from kubeloop.client import Client
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, ControllerSpec
+from kubeloop.controller.gate import Fenced
 from kubeloop.helpers.events import EventRecorder
+from kubeloop.manager.fence import FencedClient
 from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
+from kubeloop.metrics.loop import LoopMonitor
+from kubeloop.queue import clock
+from kubeloop.reconcile.context import close_process_pool
 from kubeloop.sharding.membership import Timings
 from kubeloop.sharding.runtime import ShardMember
 from kubeloop.webhooks.runtime import WebhookOptions, WebhookRuntime
@@ -71,8 +76,15 @@ class ManagerOptions:
     # Lease per replica in the leader election namespace with the durations above. Excludes leader_elect.
     shards: bool = False
     shard_handoff_timeout: float | None = None  # seconds a released slot's reconciles get; None: derived
+    # Event-loop lag (kubeloop/metrics/loop.py): a WARNING naming the reconcile that held the loop this
+    # many seconds (0: no monitor); /healthz fails while the loop has been held loop_unhealthy_after
+    # seconds (0: never), so a wedged process is restarted but a long computation is not taken for one.
+    loop_lag_warning: float = 1.0
+    loop_unhealthy_after: float = 120.0
 
     def __post_init__(self) -> None:
+        if self.loop_lag_warning < 0 or self.loop_unhealthy_after < 0:
+            raise ValueError("loop_lag_warning and loop_unhealthy_after are seconds >= 0 (0 turns them off)")
         if self.leader_elect and self.shards:
             raise ValueError("leader election and sharding are exclusive: use --leader-elect (one replica "
                              "acts) or --shards auto (every replica acts on its share), not both")
@@ -91,15 +103,20 @@ class Manager:
         self.cache = Cache(client, self.options.namespaces, freeze_gc=self.options.freeze_gc,
                            inactivity_timeout=self.options.watch_inactivity_timeout,
                            strip_managed_fields=self.options.strip_managed_fields)
-        self.events = EventRecorder(client, name)
+        # What the controllers (and their Events) write through: fenced when another replica may take over.
+        fenced = self.options.leader_elect or self.options.shards
+        self.writer: Client = FencedClient(client, self._fence) if fenced else client  # type: ignore[assignment]
+        self.events = EventRecorder(self.writer, name)
         self.specs: list[ControllerSpec] = []
         self.controllers: list[Controller] = []  # built from ``specs`` by ``run``, after the startup hooks
         self._startup: list[Callable[[Manager], Awaitable[object]]] = []
         self.elector: LeaderElector | None = None
         self.shard: ShardMember | None = None  # with options.shards, made by run
         self.webhooks: WebhookRuntime | None = None  # set by add_operator for an operator with webhooks
+        warn = self.options.loop_lag_warning
+        self.loop_monitor = LoopMonitor(interval=min(0.25, warn / 4), warn_after=warn) if warn else None
         self.http = HttpServer(self.options.metrics_bind_address, self.options.health_probe_bind_address,
-                               ready=self.ready)
+                               ready=self.ready, healthy=self.healthy)
         self._stop = asyncio.Event()
         self.started = asyncio.Event()  # set once controllers run (i.e. we lead)
 
@@ -144,6 +161,23 @@ class Manager:
         and its ``caBundle`` written (every replica serves webhooks, leader or not)."""
         return self.cache.synced() and (self.webhooks is None or self.webhooks.ready)
 
+    def healthy(self) -> bool:
+        """``/healthz`` (answered from the HTTP thread): false only while the event loop has been held
+        for ``loop_unhealthy_after`` seconds, i.e. nothing of the operator runs."""
+        limit = self.options.loop_unhealthy_after
+        return self.loop_monitor is None or not limit or self.loop_monitor.blocked_for() < limit
+
+    async def _fence(self) -> None:
+        """Before each write of a controller: the lease (or the shard member's) must be current, see
+        kubeloop/manager/fence.py."""
+        if self.elector is not None:
+            await self.elector.confirm()
+        elif self.shard is not None and not self.shard.member.active(clock.now()):
+            raise Fenced("this replica's shard Lease was not renewed within the renew deadline: it holds "
+                         "no slot until it renews; the write was not sent")
+        elif self.elector is None and self.shard is None:
+            raise Fenced("no write before this replica leads")
+
     def stop(self) -> None:
         """Asks ``run`` to stop: controllers finish their current reconciles (up to the graceful
         shutdown timeout), then the cache and HTTP servers stop and the Lease is released.
@@ -159,11 +193,13 @@ class Manager:
         for hook in self._startup:
             await hook(self)
         await self.http.start()
+        if self.loop_monitor is not None:
+            self.loop_monitor.start()
         renewing: asyncio.Task[None] | None = None
         try:
             if self.webhooks is not None:  # before the cache: listing a converted CRD needs its webhook
                 await self.webhooks.start(self.client)
-            self.controllers = [await Controller.build(spec, self.client, self.cache, self.events)
+            self.controllers = [await Controller.build(spec, self.writer, self.cache, self.events)
                                 for spec in self.specs]
             if self.options.shards:
                 self.shard = self._shard_member()
@@ -210,6 +246,9 @@ class Manager:
             if self.webhooks is not None:
                 await self.webhooks.stop()
             await self.http.stop()
+            if self.loop_monitor is not None:
+                self.loop_monitor.stop()
+            await asyncio.to_thread(close_process_pool)  # ctx.run_in_process's workers, if any
             log.info("manager stopped")
 
     def _shard_member(self) -> ShardMember:

@@ -1,4 +1,4 @@
-"""A de-duplicating, rate-limited work queue (client-go's workqueue semantics, on asyncio).
+"""A de-duplicating, rate-limited, fair work queue (client-go's workqueue semantics, on asyncio).
 
 - A key waiting in the queue is stored once, however often it is added.
 - A key being processed is never handed out again until ``done``; adds meanwhile mark it dirty
@@ -8,25 +8,36 @@
 - Failures caused by the environment (``transient=True``: 403, 429, 5xx, lost connections) back off on
   their own short, capped schedule, so a key is retried within seconds of the fault's end.
 - Two priorities: fresh changes go before the startup backlog and periodic resyncs.
+- Fair across namespaces: within a priority, each namespace (a *lane*; cluster-scoped keys share one)
+  keeps its keys in arrival order, and the lanes take turns, one key each. A namespace with 10,000
+  waiting keys delays another namespace's one key by at most one key per busier lane, not by 10,000.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import heapq
-import itertools
 import random
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from kubeloop import metrics
 from kubeloop.queue import clock
 
 HIGH, LOW = 0, 1
+_PRIORITIES = (HIGH, LOW)
 
 
 class ShutDown(Exception):
     """The queue was shut down; workers should exit."""
+
+
+def namespace_of(key: Hashable) -> Hashable:
+    """A key's fairness lane: the namespace of a ``namespace/name`` key; ``""`` (one lane shared by all,
+    never a namespace's name) for a cluster-scoped ``name`` or a key that is not a string."""
+    try:
+        return key.rpartition("/")[0]  # type: ignore[attr-defined]
+    except AttributeError:
+        return ""
 
 
 class ExponentialBackoff:
@@ -62,19 +73,42 @@ class TransientBackoff(ExponentialBackoff):
         return super().when(key) * random.uniform(0.75, 1.0)
 
 
+class _Level:
+    """The keys waiting at one priority: a FIFO per lane, and the lanes that have keys, in turn order
+    (``WorkQueue.add`` appends to them).
+
+    Entries can be stale (the key was promoted to a better priority, or handed out through a newer
+    entry): ``WorkQueue._pop`` skips them, so promotion costs one append instead of a search.
+    """
+
+    __slots__ = ("lanes", "turns")
+
+    def __init__(self) -> None:
+        self.lanes: dict[Hashable, collections.deque[Hashable]] = {}
+        self.turns: collections.deque[Hashable] = collections.deque()
+
+    def clear(self) -> None:
+        self.lanes.clear()
+        self.turns.clear()
+
+
 class WorkQueue:
+    """See the module docstring. ``lane_of`` maps a key to its fairness lane (``namespace_of`` by
+    default; a constant function makes the queue plain FIFO within a priority)."""
+
     def __init__(self, name: str = "", backoff: ExponentialBackoff | None = None,
-                 transient_backoff: ExponentialBackoff | None = None) -> None:
+                 transient_backoff: ExponentialBackoff | None = None,
+                 lane_of: Callable[[Hashable], Hashable] = namespace_of) -> None:
         self.name = name
         self.backoff = backoff or ExponentialBackoff()
         self.transient_backoff = transient_backoff or TransientBackoff()
-        self._heap: list[tuple[int, int, Hashable]] = []
-        self._priority: dict[Hashable, int] = {}  # keys waiting in the heap → their current priority
+        self.lane_of = lane_of
+        self._levels = tuple(_Level() for _ in _PRIORITIES)  # indexed by priority
+        self._priority: dict[Hashable, int] = {}  # keys waiting → their current priority
         self._added_at: dict[Hashable, float] = {}
         self._dirty_while_processing: dict[Hashable, int] = {}
         self._processing: dict[Hashable, float] = {}  # key → start time
         self._timers: dict[Hashable, tuple[float, asyncio.TimerHandle]] = {}
-        self._seq = itertools.count()
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._shutting_down = False
         # Bound metric children once: label lookups on every add/get would sit on the hot path.
@@ -98,6 +132,8 @@ class WorkQueue:
     def add(self, key: Hashable, priority: int = HIGH) -> None:
         if self._shutting_down:
             return
+        if priority not in _PRIORITIES:
+            raise ValueError(f"work queue priority {priority!r} must be HIGH (0) or LOW (1)")
         self._m_adds.inc()
         if key in self._processing:
             prev = self._dirty_while_processing.get(key, LOW)
@@ -108,8 +144,15 @@ class WorkQueue:
             return  # already waiting, at the same or a better priority
         self._priority[key] = priority
         self._added_at.setdefault(key, clock.now())
-        heapq.heappush(self._heap, (priority, next(self._seq), key))
-        self._notify()
+        level = self._levels[priority]  # _Level.push, inlined: this is the hot path
+        lane = self.lane_of(key)
+        keys = level.lanes.get(lane)
+        if keys is None:
+            keys = level.lanes[lane] = collections.deque()
+            level.turns.append(lane)
+        keys.append(key)
+        if self._waiters:
+            self._notify()
 
     def add_after(self, key: Hashable, delay: float, priority: int = HIGH) -> None:
         """Adds the key after ``delay`` seconds; an earlier pending timer for the key wins."""
@@ -149,20 +192,38 @@ class WorkQueue:
                 waiter.set_result(None)
                 return
 
+    def _pop(self) -> Hashable | None:
+        """The next waiting key: the best priority first, and within it the next lane's turn."""
+        waiting = self._priority
+        for priority, level in enumerate(self._levels):
+            turns, lanes = level.turns, level.lanes
+            while turns:
+                lane = turns.popleft()
+                keys = lanes[lane]
+                while keys:
+                    key = keys.popleft()
+                    if waiting.get(key) == priority:  # else stale: promoted, or handed out already
+                        if keys:
+                            turns.append(lane)  # its next key waits for the other lanes' turns
+                        else:
+                            del lanes[lane]
+                        del waiting[key]
+                        return key
+                del lanes[lane]
+        return None
+
     async def get(self) -> Hashable:
         """Waits for the next key and marks it as being processed."""
         while True:
-            while self._heap:
-                priority, _, key = heapq.heappop(self._heap)
-                if self._priority.get(key) != priority:
-                    continue  # a stale entry, superseded by a higher-priority add
-                del self._priority[key]
-                now = clock.now()
-                self._processing[key] = now
-                added = self._added_at.pop(key, None)
-                if added is not None:
-                    self._m_queue.observe(now - added)
-                return key
+            if self._priority:
+                key = self._pop()
+                if key is not None:
+                    now = clock.now()
+                    self._processing[key] = now
+                    added = self._added_at.pop(key, None)
+                    if added is not None:
+                        self._m_queue.observe(now - added)
+                    return key
             if self._shutting_down:
                 raise ShutDown
             waiter = asyncio.get_running_loop().create_future()
@@ -195,7 +256,8 @@ class WorkQueue:
         for _, handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
-        self._heap.clear()
+        for level in self._levels:
+            level.clear()
         self._priority.clear()
         while self._waiters:
             waiter = self._waiters.popleft()

@@ -3,10 +3,14 @@ the object being reconciled."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import functools
 import logging
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from kubeloop.cache import Cache, Informer
 from kubeloop.client import Client, NotFound, Resource
@@ -17,6 +21,7 @@ from kubeloop.helpers.events import EventRecorder
 from kubeloop.helpers.ownership import set_controller
 from kubeloop.reconcile.result import Request
 
+T = TypeVar("T")
 Change = Callable[[Obj], Obj]  # what a write did to the object: before -> after
 # Sends a write to the reconciled object (the awaitable) that makes ``change``; returns its result.
 OwnWrite = Callable[[Awaitable[Any], Change], Awaitable[Any]]
@@ -147,6 +152,32 @@ class Context:
                         pass
         return applied
 
+    # --- work off the loop ---------------------------------------------------------------------------
+
+    async def run_in_thread(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Runs ``fn(*args, **kwargs)`` in a worker thread and returns its result; meanwhile the event
+        loop serves other reconciles, watches and webhooks. What it buys depends on ``fn``:
+
+        - blocking calls (a synchronous library's I/O) and C code that releases the GIL (hashlib, zlib,
+          orjson of large bodies, google-re2, numpy): real parallelism;
+        - pure-Python computation: *responsiveness*, not speed. The thread holds the GIL and hands it
+          over every ``sys.getswitchinterval()`` (5 ms), so the loop still runs, each of its wake-ups
+          a few ms later, and the CPU time is the same. For parallel speed use ``run_in_process``.
+
+        ``fn`` runs outside the loop: it may read the objects it is given but must not change cached
+        objects in place, call the async client or touch ``ctx``."""
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def run_in_process(self, fn: Callable[..., T], /, *args: Any) -> T:
+        """Runs ``fn(*args)`` in a worker process (a pool of ``os.cpu_count()`` processes shared by the
+        operator, started on first use with the ``spawn`` method, so no lock of this process's threads
+        is inherited) and returns its result: pure-Python computation in parallel, free of the GIL.
+        ``fn`` must be a module-level function; it, its arguments and its result are pickled, so pass
+        plain data (the dicts of ``obj``), not ``ctx`` or a client. Starting a process costs ~0.1 s
+        once; each call costs the pickling of its data."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_process_pool(), functools.partial(fn, *args))
+
     def _owned_informer(self, ref: ResourceRef) -> Informer:
         """The informer of an owned kind (``KeyError`` naming the fix if ``ref`` is not owned)."""
         for res, informer in self.owned_informers.items():
@@ -154,3 +185,18 @@ class Context:
                     hasattr(ref, "resource") and ref.resource() == res):  # type: ignore[union-attr]
                 return informer
         raise KeyError(f"the controller of {self.resource.kind} does not own {ref}; add it to owns=[...]")
+
+
+def close_process_pool() -> None:
+    """Stops the processes of ``run_in_process``, if any were started (the manager does it on stop)."""
+    if _process_pool.cache_info().currsize:
+        _process_pool().shutdown(cancel_futures=True)
+        _process_pool.cache_clear()
+
+
+@functools.cache
+def _process_pool() -> concurrent.futures.ProcessPoolExecutor:
+    """The operator's one process pool, started on first use."""
+    import multiprocessing  # here: most operators never start a process
+
+    return concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"))

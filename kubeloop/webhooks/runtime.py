@@ -65,6 +65,9 @@ class WebhookOptions:
     # Appended to the configurations' names: the test kit gives each test session its own, so that two
     # sessions on one cluster do not point each other's admission at their own servers.
     configuration_suffix: str = ""
+    # Serve from a thread of its own, answering while a reconcile holds the operator's loop; the handlers
+    # then must not await the operator's client or loop-bound objects (kubeloop/webhooks/server.py).
+    threaded: bool = False
 
     def endpoint(self, port: int | None = None) -> Endpoint:
         if self.service:
@@ -183,7 +186,8 @@ class WebhookRuntime:
         from kubeloop.webhooks.server import WebhookServer
 
         self.certs = self._certs(ca)
-        server = WebhookServer(self.certs, host=self.options.host, port=self.options.port)
+        server = WebhookServer(self.certs, host=self.options.host, port=self.options.port,
+                               threaded=self.options.threaded)
         for hook in self.hooks.admission:
             register = server.validating if hook.verb == "validating" else server.mutating
             register(hook.path, hook.server_handler(), failure_policy=hook.failure_policy,  # type: ignore[arg-type]

@@ -9,14 +9,21 @@
   ``MAX_BODY``: an UPDATE of the largest object etcd stores, at the API server's worst JSON escaping.
 - ``/readyz`` answers 200 only once a serving certificate is loaded and the listener is up.
 - Metrics use controller-runtime's names (``controller_runtime_webhook_*``), labelled with the path.
+- ``threaded=True`` serves from a thread of its own, on its own event loop: reviews are answered while
+  the operator's loop is held by a reconcile that computes (the thread gets the GIL every
+  ``sys.getswitchinterval()``). The handlers then run on that loop, so they must not await what belongs
+  to the operator's loop (its client, cache waits, events, asyncio primitives it created): fit for
+  handlers that decide from the review alone (validation, defaulting, the author guard).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import copy
 import inspect
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -80,9 +87,12 @@ class WebhookServer:
     """Serves admission and conversion webhooks over HTTPS with ``certs``; ``port=0`` picks a free port."""
 
     def __init__(self, certs: WebhookCerts | MountedCerts, *, host: str = "127.0.0.1", port: int = 0,
-                 rotation_check_every: float = 3600.0) -> None:
+                 rotation_check_every: float = 3600.0, threaded: bool = False) -> None:
         self.certs, self.host, self.port = certs, host, port
         self.rotation_check_every = rotation_check_every
+        self.threaded = threaded
+        self._thread: threading.Thread | None = None
+        self._thread_loop: asyncio.AbstractEventLoop | None = None
         self.webhooks: dict[str, Webhook] = {}
         self.converters: dict[str, Converter] = {}
         self.answered: Counter[str] = Counter()  # reviews answered per path (the test kit waits on it)
@@ -123,7 +133,40 @@ class WebhookServer:
         return f"https://{self.host}:{self.port}{path}"
 
     async def start(self) -> None:
-        """Binds the listener (learning the port when 0) and starts the rotation loop."""
+        """Binds the listener (learning the port when 0) and starts the rotation loop; with ``threaded``,
+        in the server's own thread (a bind error is raised here all the same)."""
+        if not self.threaded:
+            await self._listen()
+            return
+        started: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._thread_loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve_in_thread, args=(started,), name="kubeloop webhooks",
+                                        daemon=True)
+        self._thread.start()
+        try:
+            await asyncio.wrap_future(started)
+        except BaseException:
+            await asyncio.to_thread(self._thread.join)
+            self._thread = self._thread_loop = None
+            raise
+
+    def _serve_in_thread(self, started: concurrent.futures.Future[None]) -> None:
+        loop = self._thread_loop
+        assert loop is not None
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._listen())
+        except BaseException as exc:  # noqa: BLE001 - handed to start(), which raises it
+            loop.run_until_complete(self._close())
+            loop.close()
+            started.set_exception(exc)
+            return
+        started.set_result(None)
+        loop.run_forever()
+        loop.run_until_complete(self._close())
+        loop.close()
+
+    async def _listen(self) -> None:
         app = web.Application(client_max_size=MAX_BODY)
         for path, hook in self.webhooks.items():
             app.router.add_post(path, self._admission_route(hook))
@@ -133,7 +176,11 @@ class WebhookServer:
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port, ssl_context=self.certs.ssl_context)
-        await site.start()
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
         sockets = getattr(site._server, "sockets", None) or []  # noqa: SLF001 - the port ":0" picked
         if sockets:
             self.port = sockets[0].getsockname()[1]
@@ -142,6 +189,15 @@ class WebhookServer:
 
     async def stop(self) -> None:
         """Stops listening (open requests are finished by aiohttp's shutdown) and the rotation loop."""
+        if self._thread is None:
+            await self._close()
+            return
+        assert self._thread_loop is not None
+        self._thread_loop.call_soon_threadsafe(self._thread_loop.stop)
+        await asyncio.to_thread(self._thread.join)
+        self._thread = self._thread_loop = None
+
+    async def _close(self) -> None:
         if self._rotation:
             self._rotation.cancel()
             await asyncio.gather(self._rotation, return_exceptions=True)

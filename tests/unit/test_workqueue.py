@@ -167,3 +167,79 @@ async def test_a_cancelled_worker_passes_its_wake_up_on():
     q.add("a")  # wakes the first waiter...
     first.cancel()  # ...which is cancelled before it runs: the key must reach the second
     assert await asyncio.wait_for(second, 1) == "a"
+
+
+async def test_one_namespace_thousands_of_keys_do_not_delay_another_namespaces_one():
+    q = WorkQueue("t")
+    for i in range(10_000):
+        q.add(f"a/k{i}")
+    q.add("b/only")
+    first = [await q.get() for _ in range(3)]
+    assert "b/only" in first, first
+    assert len(q) == 10_000 - 2
+
+
+async def test_lanes_take_turns_and_each_lane_keeps_its_order():
+    q = WorkQueue("t")
+    for key in ("a/1", "a/2", "a/3", "b/1", "b/2", "cluster-1", "cluster-2"):
+        q.add(key)
+    got = [await q.get() for _ in range(7)]
+    assert got == ["a/1", "b/1", "cluster-1", "a/2", "b/2", "cluster-2", "a/3"]
+
+
+async def test_fairness_within_each_priority_and_priorities_first():
+    q = WorkQueue("t")
+    for i in range(100):
+        q.add(f"a/backlog{i}", LOW)
+    q.add("b/backlog", LOW)
+    for i in range(100):
+        q.add(f"a/fresh{i}", HIGH)
+    q.add("b/fresh", HIGH)
+    got = [await q.get() for _ in range(202)]
+    assert got.index("b/fresh") <= 1
+    assert all(k.startswith(("a/fresh", "b/fresh")) for k in got[:101]), "every HIGH key before any LOW"
+    assert got.index("b/backlog") <= 102
+
+
+async def test_a_promoted_key_is_served_once_and_its_stale_entry_skipped():
+    q = WorkQueue("t")
+    q.add("a/x", LOW)
+    q.add("a/y", LOW)
+    q.add("a/x", HIGH)
+    assert await q.get() == "a/x"
+    assert await q.get() == "a/y"
+    assert len(q) == 0
+    getter = asyncio.create_task(q.get())
+    await asyncio.sleep(0.01)
+    assert not getter.done(), "the stale LOW entry of a/x must not be handed out"
+    q.shutdown()
+    with pytest.raises(ShutDown):
+        await getter
+
+
+async def test_fair_queue_never_hands_out_a_key_being_processed():
+    q = WorkQueue("t")
+    for i in range(50):
+        q.add(f"a/k{i}")
+    q.add("b/k")
+    handed = [await q.get() for _ in range(10)]
+    for key in handed:
+        q.add(key)  # changed while processing: dirty, not waiting
+    rest = [await q.get() for _ in range(len(q))]
+    assert not set(handed) & set(rest)
+    for key in handed:
+        q.done(key)
+    assert len(q) == 10
+
+
+async def test_a_lane_function_can_group_keys_otherwise():
+    q = WorkQueue("t", lane_of=lambda key: "all")
+    for key in ("a/1", "a/2", "b/1"):
+        q.add(key)
+    assert [await q.get() for _ in range(3)] == ["a/1", "a/2", "b/1"]
+
+
+def test_an_unknown_priority_is_refused_by_name():
+    q = WorkQueue("t")
+    with pytest.raises(ValueError, match="HIGH .0. or LOW .1."):
+        q.add("a/x", 2)
