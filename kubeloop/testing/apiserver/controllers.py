@@ -275,7 +275,7 @@ class Controllers:
                 continue
             bound = copy.deepcopy(pod)
             bound.setdefault("spec", {})["nodeName"] = bound["spec"].get("nodeName") or "fake-node"
-            self.api._write(kind, "v1", pod, bound, "kube-scheduler", None)  # noqa: SLF001
+            self.api._write(kind, "v1", pod, bound, "kube-scheduler", None, validate=False)  # noqa: SLF001
             pod = self.api.store.get(kind.key, _k(pod)) or bound
             now = self.api.clock.stamp()
             running = copy.deepcopy(pod)

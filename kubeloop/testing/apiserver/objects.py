@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import copy
 import random
-import re
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, schema
+from kubeloop.testing.apiserver import errors, schema, validation
 from kubeloop.testing.apiserver.kinds import Kind
 
-_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-                  "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-                  "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-              "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
 _GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 # Fields the server owns: a client's values are ignored (create) or kept from the stored object (update).
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
@@ -28,18 +19,33 @@ SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePe
 
 
 def check_name(kind: Kind, meta: dict[str, Any]) -> None:
-    """Fills ``generateName`` and validates the name as the real server does (422 Invalid)."""
+    """Fills ``generateName``; a missing name is a 422 at once (the rest of the name rules are in
+    ``validation``, reported with the other causes)."""
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = meta["generateName"] + "".join(random.choices(_GEN_ALPHABET, k=5))
-    name = meta.get("name") or ""
-    if not name:
+    if not meta.get("name"):
         raise errors.invalid(kind.kind, kind.group, "", [("FieldValueRequired", "metadata.name",
                                                           "Required value: name or generateName is required")])
-    label_only = kind.plural in ("namespaces", "services")
-    regex, msg = (_LABEL, _LABEL_MSG) if label_only else (_SUBDOMAIN, _SUBDOMAIN_MSG)
-    if not regex.fullmatch(name) or len(name) > (63 if label_only else 253):
-        raise errors.invalid(kind.kind, kind.group, name, [("FieldValueInvalid", "metadata.name",
-                                                            f'Invalid value: "{name}": {msg}')])
+
+
+def validate_create(kind: Kind, obj: dict[str, Any]) -> None:
+    """Metadata and the kind's own rules, all causes in one 422 as the real server reports them."""
+    causes = validation.metadata_causes(kind, obj["metadata"], creating=True)
+    if kind.crd is None:
+        causes += validation.object_causes(kind, obj)
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
+
+
+def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any]) -> None:
+    """``sent``: the object as the client's update or patch left it, before server-owned fields were
+    restored from ``old`` (so a changed uid or name is seen)."""
+    causes = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    causes += validation.metadata_causes(kind, new["metadata"], creating=False)
+    if kind.crd is None:
+        causes += validation.object_causes(kind, new) + validation.update_causes(kind, old, new)
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
 
 
 def new_metadata(kind: Kind, meta: dict[str, Any], now: str) -> dict[str, Any]:
@@ -76,9 +82,15 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
     meta = obj.setdefault("metadata", {})
     if kind.key == ("", "namespaces") and meta.get("name"):
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+    if kind.key in (("", "configmaps"), ("", "secrets")):
+        _check_data(kind, version, obj)
     if kind.key == ("", "secrets"):
         obj.setdefault("type", "Opaque")
         _decode_string_data(obj)
+    if kind.key == ("batch", "jobs"):  # defaulting: a Job without labels gets its pod template's
+        labels = ((obj.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels")
+        if labels and not meta.get("labels"):
+            meta["labels"] = copy.deepcopy(labels)
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
     return tidy(kind, obj)
@@ -96,6 +108,19 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
                          "storedVersions": [v["name"] for v in obj["spec"].get("versions", [])
                                             if v.get("storage")]}
     return obj
+
+
+def job_selector(obj: dict[str, Any]) -> None:
+    """The Job strategy's generated selector: the Job's uid and name as pod template labels, and a
+    selector on the uid (unless the client chose ``manualSelector``)."""
+    spec = obj.setdefault("spec", {})
+    if spec.get("manualSelector"):
+        return
+    uid, name = obj["metadata"]["uid"], obj["metadata"]["name"]
+    labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
+    labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                   "controller-uid": uid, "job-name": name})
+    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
 
 
 def tidy(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
@@ -119,6 +144,38 @@ def scope(kind: Kind, subresource: str | None) -> Any:
     if kind.key == ("", "namespaces"):
         reset.add(("f:spec",))
     return lambda path: path[:1] not in reset
+
+
+def _check_data(kind: Kind, version: str, obj: dict[str, Any]) -> None:
+    """Decoding errors (400): values that are not strings; base64 that does not decode."""
+    import base64
+    import binascii
+
+    def refuse(why: str) -> errors.StatusError:
+        return errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: {why}')
+
+    fields = ("data", "stringData") if kind.plural == "configmaps" else ("data", "stringData")
+    for field in (*fields, "binaryData"):
+        values = obj.get(field)
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise refuse(f"json: cannot unmarshal {_json_type(values)} into Go struct field {kind.kind}.{field} of "
+                         "type map[string]string")
+        for value in values.values():
+            if not isinstance(value, str) and value is not None:
+                raise refuse(f"json: cannot unmarshal {_json_type(value)} into Go struct field {kind.kind}.{field} "
+                             "of type string")
+            if (field == "binaryData" or (field == "data" and kind.plural == "secrets")) and value:
+                try:
+                    base64.b64decode(value, validate=True)
+                except (binascii.Error, ValueError):
+                    raise refuse("illegal base64 data at input byte 0") from None
+
+
+def _json_type(value: Any) -> str:
+    return {bool: "bool", int: "number", float: "number", list: "array", dict: "object", str: "string"}.get(
+        type(value), "value")
 
 
 def _decode_string_data(obj: dict[str, Any]) -> None:

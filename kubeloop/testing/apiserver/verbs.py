@@ -116,8 +116,13 @@ class Api:
         if kind.namespaced and meta.get("namespace") and meta["namespace"] != ns:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
                                      "on the request")
+        if meta.get("resourceVersion"):
+            raise errors.StatusError(500, "InternalError", "resourceVersion should not be set on objects to be "
+                                     "created", {"causes": [{"message": "resourceVersion should not be set on "
+                                                             "objects to be created"}]})
         obj = objects.decode_defaults(kind, version, body)
         objects.check_name(kind, obj["metadata"])
+        objects.validate_create(kind, obj)
         if kind.namespaced:
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
         key = (ns or "", obj["metadata"]["name"])
@@ -134,6 +139,8 @@ class Api:
             obj["metadata"]["namespace"] = ns
         else:
             obj["metadata"].pop("namespace", None)
+        if kind.key == ("batch", "jobs"):
+            objects.job_selector(obj)
         _set_managed(obj, managers)
         self.store.put(kind.key, key, obj)
         self.kick()
@@ -166,6 +173,9 @@ class Api:
                                      f"({name})")
         old = self.get(kind, ns, name)
         rv = meta.get("resourceVersion")
+        if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:  # the body's uid is a precondition
+            raise errors.conflict(kind.plural, kind.group, name, f"Precondition failed: UID in precondition: "
+                                  f"{meta['uid']}, UID in object meta: {old['metadata']['uid']}")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(kind.plural, kind.group, name)
         needs_rv = kind.crd is not None if require_rv is None else require_rv
@@ -176,10 +186,20 @@ class Api:
         return self._write(kind, version, old, body, manager, subresource)
 
     def _write(self, kind: Kind, version: str, old: Obj, body: Obj, manager: str, subresource: str | None,
-               managers: Managers | None = None) -> Obj:
-        """Stores an update of ``old``; ``managers`` given means apply already recorded the fields."""
+               managers: Managers | None = None, *, validate: bool = True) -> Obj:
+        """Stores an update of ``old``; ``managers`` given means apply already recorded the fields;
+        ``validate=False``: a write the real server makes through a path without update validation
+        (a pod's binding)."""
+        sent_ns = (body.get("metadata") or {}).get("namespace")
+        if kind.namespaced and sent_ns and sent_ns != old["metadata"].get("namespace"):
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                     "the request")
+        if kind.key == ("", "secrets") and subresource != "status":
+            objects.decode_defaults(kind, version, body)  # a data value that is not base64 is a 400 here too
         new = objects.merge_update(kind, old, body, subresource)
         objects.check_immutable(kind, old, new)
+        if subresource != "status" and validate:
+            objects.validate_update(kind, old, body, new)
         if kind.crd is not None and subresource != "status":
             new = objects.custom_checks(kind, version, new, old)
         if managers is None:
