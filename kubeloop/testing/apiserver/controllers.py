@@ -171,6 +171,8 @@ class Controllers:
         kind = Kind(spec["group"], versions, names["plural"], names["kind"],
                     namespaced=spec.get("scope") == "Namespaced", short_names=list(names.get("shortNames") or []),
                     status="status" in subs, scale="scale" in subs, crd=crd)
+        known = self.api.kinds.get(kind.group, kind.versions[0], kind.plural) if kind.versions else None
+        kind.watch_from = known.watch_from if known is not None and known.crd is not None else self.api.store.rv
         self.api.kinds.add(kind)
         return kind
 

@@ -84,8 +84,8 @@ def expired(message: str) -> StatusError:
 
 def not_served(what: str) -> StatusError:
     """501: the fake does not serve this; never a wrong answer instead."""
-    return StatusError(501, "NotImplemented", f"the kubeloop fake API server does not serve {what}; use the "
-                       "real control plane (the kube_cluster fixture) for this test")
+    return StatusError(501, "NotImplemented", f"the kubeloop fake API server does not serve {what}; run this "
+                       "test on the real control plane (pytest --real-cluster, or the kube_cluster fixture)")
 
 
 def method_not_allowed(message: str = "the server does not allow this method on the requested resource"

@@ -109,6 +109,7 @@ class Router:
         q = request.query
         if q.get("dryRun"):
             raise errors.not_served("dryRun")
+        _check_params(request.method, t, q)
         method = request.method
         strict = q.get("fieldValidation") == "Strict"
         manager = q.get("fieldManager") or _agent_manager(request)
@@ -221,6 +222,34 @@ def _match(t: Target, q: Any) -> selectors.Match:
     return lambda o: labels(o) and fields(o)
 
 
+# The query parameters the fake models, per method (and collection or object): any other is refused by
+# name rather than ignored, since the real server would act on it.
+_COMMON = {"pretty"}
+_WRITE = _COMMON | {"fieldManager", "fieldValidation", "dryRun"}
+_SELECT = {"labelSelector", "fieldSelector"}
+_LIST = _COMMON | _SELECT | {"limit", "continue", "resourceVersion", "resourceVersionMatch", "timeoutSeconds",
+                             "watch", "allowWatchBookmarks", "sendInitialEvents"}
+_PARAMS: dict[tuple[str, bool], set[str]] = {
+    ("GET", True): _LIST, ("GET", False): _COMMON | {"resourceVersion"},
+    ("POST", True): _WRITE, ("PUT", False): _WRITE, ("PATCH", False): _WRITE | {"force"},
+    ("DELETE", False): _COMMON | {"propagationPolicy", "gracePeriodSeconds", "orphanDependents", "dryRun"},
+    ("DELETE", True): _COMMON | _SELECT | {"propagationPolicy", "gracePeriodSeconds", "orphanDependents", "dryRun",
+                                           "limit", "continue", "resourceVersion", "resourceVersionMatch",
+                                           "timeoutSeconds"},
+}
+
+
+def _check_params(method: str, t: Target, q: Any) -> None:
+    allowed = _PARAMS.get((method, t.name is None), _COMMON)
+    unknown = sorted(k for k in q if k not in allowed)
+    if unknown:
+        raise errors.not_served(f"the query parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} on "
+                                f"{method} {errors.qualified(t.kind.plural, t.kind.group)}")
+    grace = q.get("gracePeriodSeconds")
+    if grace not in (None, "0") and t.kind.key == ("", "pods"):
+        raise errors.not_served(f"graceful pod deletion (gracePeriodSeconds={grace}): pods are deleted at once")
+
+
 def _query_opts(q: Any) -> dict[str, Any] | None:
     if q.get("propagationPolicy"):
         return {"propagationPolicy": q["propagationPolicy"]}
@@ -245,7 +274,11 @@ async def _body(request: web.Request, *, optional: bool = False, yaml_ok: bool =
     if "protobuf" in request.headers.get("Content-Type", ""):  # client-go falls back to JSON on a 415
         raise errors.StatusError(415, "UnsupportedMediaType", "the kubeloop fake API server reads JSON only, not "
                                  "protobuf", {})
-    raw = await request.read()
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise errors.StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is "
+                                 f"{request.app._client_max_size}", {}) from None  # noqa: SLF001
     if not raw:
         if optional:
             return None

@@ -297,6 +297,8 @@ class Api:
                                          {"name": name, **({"group": kind.group} if kind.group else {}),
                                           "kind": kind.kind})
         policy = options.get("propagationPolicy") or ("Orphan" if options.get("orphanDependents") else None)
+        if policy is None and options.get("orphanDependents") is None and kind.key == ("batch", "jobs"):
+            policy = "Orphan"  # batch/v1 Jobs' default, kept for compatibility: their pods stay
         meta = old["metadata"]
         finalizers = list(meta.get("finalizers") or [])
         if not meta.get("deletionTimestamp"):

@@ -82,9 +82,9 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
                 await send("BOOKMARK", {"kind": kind.kind, "apiVersion": api_version, "metadata": marker})
         else:
             wanted = int(rv) if rv.isdigit() else -1
-            if wanted < store.compacted:
-                await send("ERROR", errors.expired(f"too old resource version: {rv} ({store.compacted + 1})"
-                                                   ).body())
+            floor = max(store.compacted, kind.watch_from)
+            if wanted < floor:
+                await send("ERROR", errors.expired(f"too old resource version: {rv} ({floor + 1})").body())
                 return resp
             for change in store.changes_since(wanted):
                 if change.rv <= start and change.kind == kind.key:

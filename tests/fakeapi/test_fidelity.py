@@ -1,0 +1,159 @@
+"""Rules the fake enforces as the real server does, found by the differential fuzzer (tests/differential/
+test_fuzz.py checks them against the real control plane; these run without it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubeloop.client import Client
+from kubeloop.client.errors import ApiError
+from kubeloop.testing.apiserver import FakeApiServer
+
+CMS = "/api/v1/namespaces/{ns}/configmaps"
+
+
+def cm(name: str, ns: str = "default", **meta: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns, **meta},
+            "data": {"k": "v"}}
+
+
+async def refused(call: Any) -> ApiError:
+    with pytest.raises(ApiError) as caught:
+        await call
+    return caught.value
+
+
+def fields(err: ApiError) -> list[str]:
+    return sorted(c.get("field", "") for c in err.causes or [])
+
+
+@pytest.mark.parametrize(("meta", "field"), [
+    ({"labels": {"app": "a b"}}, "metadata.labels"),
+    ({"labels": {"app": "v" * 64}}, "metadata.labels"),
+    ({"labels": {"-bad": "x"}}, "metadata.labels"),
+    ({"annotations": {"bad key": "x"}}, "metadata.annotations"),
+    ({"annotations": {"big": "x" * (256 * 1024)}}, "metadata.annotations"),
+    ({"finalizers": ["x.dev/a b"]}, "metadata.finalizers"),
+    ({"finalizers": ["nodomain"]}, "metadata.finalizers[0]"),
+    ({"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o"}]}, "metadata.ownerReferences.uid"),
+])
+async def test_bad_metadata_is_invalid(fake_client: Client, meta: dict[str, Any], field: str) -> None:
+    err = await refused(fake_client.create(cm("a", **meta)))
+    assert err.status == 422 and fields(err) == [field], err.causes
+
+
+async def test_two_controllers_are_invalid(fake_client: Client) -> None:
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "controller": True}
+    refs = [{**ref, "uid": "0d6a1bc0-1111-4222-8333-444455556666"},
+            {**ref, "name": "p", "uid": "1d6a1bc0-1111-4222-8333-444455556666"}]
+    err = await refused(fake_client.create(cm("a", ownerReferences=refs)))
+    assert err.status == 422 and fields(err) == ["metadata.ownerReferences"]
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "1svc"}, "spec": {"ports": [{"port": 80}]}},
+     "metadata.name"),
+    ({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "x" * 53}, "spec": {
+        "schedule": "0 0 * * *", "jobTemplate": {"spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}}}, "metadata.name"),
+    ({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}}, "spec.containers"),
+    ({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": {
+        "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}, "spec.selector"),
+])
+async def test_kind_rules(fake_client: Client, body: dict[str, Any], field: str) -> None:
+    body["metadata"]["namespace"] = "default"
+    err = await refused(fake_client.create(body))
+    assert err.status == 422 and fields(err) == [field], err.causes
+
+
+async def test_configmap_values_must_be_strings(fake_api: FakeApiServer, fake_client: Client) -> None:
+    err = await refused(fake_client.create({**cm("a"), "data": {"k": 1}}))
+    assert err.status == 400
+    err = await refused(fake_client.create({"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "name": "s", "namespace": "default"}, "data": {"k": "not base64!"}}))
+    assert err.status == 400
+
+
+async def test_update_rules(fake_client: Client) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    await fake_client.create(pod)
+    err = await refused(fake_client.patch("pods", "p", {"spec": {"restartPolicy": "Never"}}, "default"))
+    assert err.status == 422 and fields(err) == ["spec"]
+    await fake_client.patch("pods", "p", {"spec": {"containers": [{"name": "c", "image": "j"}]}}, "default")
+    await fake_client.create(cm("f", finalizers=["x.dev/f"]))
+    await fake_client.delete("configmaps", "f", "default")
+    err = await refused(fake_client.patch("configmaps", "f", {"metadata": {"finalizers": ["x.dev/f", "x.dev/g"]}},
+                                          "default"))
+    assert err.status == 422 and fields(err) == ["metadata.finalizers"]
+    err = await refused(fake_client.transport.request(
+        "PUT", "/api/v1/namespaces/default/configmaps/f", body=cm("f", ns="kube-system")))
+    assert err.status == 400
+    err = await refused(fake_client.transport.request(
+        "PUT", "/api/v1/namespaces/default/configmaps/f", body=cm("f", uid="0d6a1bc0-1111-4222-8333-444455556666")))
+    assert err.status == 409
+
+
+async def test_resource_version_on_create_is_refused(fake_client: Client) -> None:
+    err = await refused(fake_client.create(cm("a", resourceVersion="1")))
+    assert err.status == 500
+
+
+async def test_paging_across_prefixed_namespaces(fake_client: Client) -> None:
+    """``X`` and ``X-x1``: etcd orders ``X-x1/…`` before ``X/…``; a continue token must not skip either."""
+    for ns in ("px", "px-x1"):
+        await fake_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for name in ("a", "b"):
+            await fake_client.create(cm(name, ns, labels={"run": "p"}))
+    seen, token = [], ""
+    while True:
+        params = {"labelSelector": "run=p", "limit": "1", **({"continue": token} if token else {})}
+        page = await fake_client.transport.request("GET", "/api/v1/configmaps", params=params)
+        seen += [f"{i['metadata']['namespace']}/{i['metadata']['name']}" for i in page["items"]]
+        token = page["metadata"].get("continue")
+        if not token:
+            break
+    assert seen == ["px-x1/a", "px-x1/b", "px/a", "px/b"]
+
+
+@pytest.mark.parametrize("selector", ["app=a b", "app=" + "v" * 64, "a/b/c=x", "=x", "app=x,"])
+async def test_invalid_selectors_are_400(fake_client: Client, selector: str) -> None:
+    err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps",
+                                                      params={"labelSelector": selector}))
+    assert err.status == 400
+
+
+async def test_watch_from_before_the_cache_is_410(fake_client: Client) -> None:
+    events = []
+    async for event in fake_client.transport.stream("/api/v1/namespaces/default/configmaps", params={
+            "watch": "1", "resourceVersion": "1", "timeoutSeconds": "1"}, read_timeout=5):
+        events.append(event)
+    assert events and events[0]["type"] == "ERROR" and events[0]["object"]["code"] == 410
+
+
+async def test_job_delete_orphans_its_pods_by_default(fake_api: FakeApiServer, fake_client: Client) -> None:
+    job = await fake_client.create({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "j", "namespace": "default"}, "spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}})
+    assert job["spec"]["selector"]["matchLabels"] == {"batch.kubernetes.io/controller-uid": job["metadata"]["uid"]}
+    ref = {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": job["metadata"]["uid"], "controller": True}
+    await fake_client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "p", "namespace": "default", "ownerReferences": [ref]}, "spec": {
+            "containers": [{"name": "c", "image": "i"}]}})
+    await fake_client.delete("jobs", "j", "default")
+    await fake_api.settle()
+    pod = await fake_client.get("pods", "p", "default")
+    assert not pod["metadata"].get("ownerReferences")
+
+
+async def test_request_over_3_mib_is_413(fake_client: Client) -> None:
+    err = await refused(fake_client.create({**cm("a"), "data": {"k": "x" * (3 * 1024 * 1024 + 1)}}))
+    assert err.status == 413
+
+
+async def test_unmodelled_parameter_is_refused_by_name(fake_client: Client) -> None:
+    err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps",
+                                                      params={"shardSelector": "x"}))
+    assert err.status == 501 and "shardSelector" in err.message and "--real-cluster" in err.message
