@@ -55,13 +55,16 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
     """Streams events until ``timeoutSeconds``, the client leaves or the server stops."""
     q = request.query
     check_params(dict(q))
-    queue: asyncio.Queue[Change] = asyncio.Queue()
+    queue: asyncio.Queue[Change | None] = asyncio.Queue()
 
     def on_change(change: Change) -> None:
         if change.kind == kind.key:
             queue.put_nowait(change)
 
     unsubscribe = store.subscribe(on_change)
+    # The server stopping wakes the stream at once (a None in its queue), so shutdown never waits on it.
+    closer = asyncio.ensure_future(closing.wait())
+    closer.add_done_callback(lambda _: queue.put_nowait(None))  # type: ignore[arg-type]
     try:
         resp = web.StreamResponse(headers={"Content-Type": "application/json"})
         resp.enable_chunked_encoding()
@@ -100,6 +103,8 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
                 break
             try:
                 change = await asyncio.wait_for(queue.get(), timeout=min(left or 1.0, 1.0))
+                if change is None:
+                    break
             except TimeoutError:
                 if bookmarks and queue.empty() and loop.time() - quiet_since >= BOOKMARK_EVERY:
                     # As the real server's watch cache does: progress on a quiet watch, which also keeps
@@ -115,6 +120,7 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
     except ConnectionResetError:  # the client went away (aiohttp's reset error is one): the watch is over
         return resp
     finally:
+        closer.cancel()
         unsubscribe()
 
 
