@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -69,9 +72,11 @@ class Router:
         if request.method == "GET" and (parts == ["api", "v1"] or (len(parts) == 3 and parts[0] == "apis")):
             group, version = ("", "v1") if parts[0] == "api" else (parts[1], parts[2])
             if not self.kinds.group_served(group, version):
+                _refuse_real_builtin(group, version, [])
                 return _plain_404()
             return json_response(self.kinds.api_resources(group, version))
         if parts[:1] == ["apis"] and len(parts) >= 3 and not self.kinds.group_served(parts[1], parts[2]):
+            _refuse_real_builtin(parts[1], parts[2], parts[3:])
             return _plain_404()
         target = self._target(parts, path)
         if target is None:
@@ -93,6 +98,8 @@ class Router:
             if inner is not None and inner.namespaced:
                 ns, rest = rest[1], rest[2:]
         kind = self.kinds.get(group, version, rest[0])
+        if kind is None:
+            _refuse_real_builtin(group, version, rest)
         if kind is None or len(rest) > 3:
             raise _page_not_found(path) if kind is None else errors.not_served(path)
         if ns is not None and not kind.namespaced:
@@ -259,6 +266,27 @@ def _query_opts(q: Any) -> dict[str, Any] | None:
 def _agent_manager(request: web.Request) -> str:
     """The real server's default field manager: the User-Agent up to its first '/'."""
     return request.headers.get("User-Agent", "unknown").split("/")[0][:128]
+
+
+@functools.cache
+def _real_resources() -> dict[str, list[str]]:
+    """What the real control plane serves (captured from its discovery by tests/differential/
+    capture_discovery.py): built-in resources the fake refuses by name instead of answering 404."""
+    path = Path(__file__).with_name("real_resources.json")
+    return json.loads(path.read_text())["resources"] if path.exists() else {}
+
+
+def _refuse_real_builtin(group: str, version: str, rest: list[str]) -> None:
+    gv = f"{group}/{version}" if group else version
+    served = _real_resources().get(gv)
+    if served is None:
+        return
+    if not rest:
+        raise errors.not_served(f"the API group {gv}, which kube-apiserver serves")
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]
+    if rest and rest[0] in served:
+        raise errors.not_served(f"{errors.qualified(rest[0], group)} ({gv}), a built-in kind it does not model")
 
 
 def _plain_404() -> web.Response:
