@@ -136,7 +136,10 @@ def _field(path: str, value: Any) -> Any:
 
 
 _DROP = object()
-_OWNER = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "0d6a1bc0-1111-4222-8333-444455556666"}
+# The sequence's namespace owns what "owner-ok" marks (an owner that exists: the real garbage collector
+# would delete, some time later, a dependent whose owner does not).
+_OWNER = {"apiVersion": "v1", "kind": "Namespace", "name": "{ns}", "uid": "{m:nsuid}"}
+_OTHER_UID = "0d6a1bc0-1111-4222-8333-444455556666"
 
 META_MUTATIONS: dict[str, Any] = {
     "label-ok": _meta("labels", {"app": "x", "fuzz.kubeloop.dev/tier": "y"}),
@@ -155,8 +158,7 @@ META_MUTATIONS: dict[str, Any] = {
     "finalizer-bad": _meta("finalizers", ["fuzz.kubeloop.dev/a b"]),
     "owner-no-uid": _meta("ownerReferences", [{k: v for k, v in _OWNER.items() if k != "uid"}]),
     "owner-two-controllers": _meta("ownerReferences", [
-        {**_OWNER, "controller": True}, {**_OWNER, "name": "o2", "uid": "1d6a1bc0-1111-4222-8333-444455556666",
-                                         "controller": True}]),
+        {**_OWNER, "controller": True}, {**_OWNER, "name": "o2", "uid": _OTHER_UID, "controller": True}]),
     "owner-ok": _meta("ownerReferences", [_OWNER]),
     "owner-no-kind": _meta("ownerReferences", [{k: v for k, v in _OWNER.items() if k != "kind"}]),
     "resource-version": _meta("resourceVersion", "1"),
@@ -255,7 +257,7 @@ def ops(kind: str) -> st.SearchStrategy[Op]:
             "add-finalizer": [{"op": "add", "path": "/metadata/finalizers", "value": ["fuzz.kubeloop.dev/f"]}],
             "drop-finalizers": [{"op": "remove", "path": "/metadata/finalizers"}],
             "rename": [{"op": "replace", "path": "/metadata/name", "value": "renamed"}],
-            "change-uid": [{"op": "replace", "path": "/metadata/uid", "value": _OWNER["uid"]}],
+            "change-uid": [{"op": "replace", "path": "/metadata/uid", "value": _OTHER_UID}],
             "test-fails": [{"op": "test", "path": "/metadata/name", "value": "nope"}],
         }[which]
         return Op(kind, f"json-patch {which}", "PATCH", f"{base}/{n}", patch, JSON)
@@ -269,7 +271,7 @@ def ops(kind: str) -> st.SearchStrategy[Op]:
 
     def delete_stale_uid(n: str) -> Op:
         return Op(kind, "delete stale-uid", "DELETE", f"{base}/{n}", {
-            "kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": _OWNER["uid"]}})
+            "kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": _OTHER_UID}})
 
     def get(n: str) -> Op:
         return Op(kind, "get", "GET", f"{base}/{n}")

@@ -27,10 +27,10 @@ RECORD = os.environ.get("KUBELOOP_FUZZ_RECORD") == "1"
 PHASES = (Phase.explicit, Phase.reuse, Phase.generate) + (() if RECORD else (Phase.shrink,))
 
 
-async def _request(backend: Backend, op: Op, ns: str) -> dict[str, Any]:
-    path, params = _fill(op.path, ns, {}), _fill(op.params, ns, {})
+async def _request(backend: Backend, op: Op, ns: str, marks: dict[str, Any]) -> dict[str, Any]:
+    path, params = _fill(op.path, ns, marks), _fill(op.params, ns, marks)
     if not op.paged:
-        status, body = await backend.request(op.method, path, _fill(op.body, ns, {}), op.ct, params)
+        status, body = await backend.request(op.method, path, _fill(op.body, ns, marks), op.ct, params)
         return {"status": status, "body": body}
     found: list[str] = []
     token = ""
@@ -52,8 +52,11 @@ async def play(backend: Backend, steps: list[Op], ns: str) -> list[Any]:
     if any(NS2 in s.path for s in steps):
         status, body = await backend.request("POST", "/api/v1/namespaces", {"metadata": {"name": _fill(NS2, ns, {})}})
         assert status == 201, body
+    status, namespace = await backend.request("GET", f"/api/v1/namespaces/{ns}")
+    marks = {"nsuid": namespace["metadata"]["uid"]}
     norm = Normaliser(ns, [])
-    return [project(s, await _request(backend, s, ns), norm) for s in steps]
+    norm.text(marks["nsuid"])  # the namespace's uid is uid#1 on both
+    return [project(s, await _request(backend, s, ns, marks), norm) for s in steps]
 
 
 def _tally(steps: list[Op], fake: list[Any], real: list[Any]) -> list[str]:

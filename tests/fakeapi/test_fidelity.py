@@ -157,3 +157,18 @@ async def test_unmodelled_parameter_is_refused_by_name(fake_client: Client) -> N
     err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps",
                                                       params={"shardSelector": "x"}))
     assert err.status == 501 and "shardSelector" in err.message and "--real-cluster" in err.message
+
+
+async def test_gc_needs_uid_name_and_namespace(fake_api: FakeApiServer, fake_client: Client) -> None:
+    """A dependent whose reference has the owner's uid but another name, or whose owner is in another
+    namespace, is deleted as the real garbage collector does; a right reference keeps it."""
+    owner = await fake_client.create(cm("owner"))
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+    await fake_client.create(cm("kept", ownerReferences=[ref]))
+    await fake_client.create(cm("misnamed", ownerReferences=[{**ref, "name": "other"}]))
+    await fake_client.create(cm("elsewhere", "kube-public", ownerReferences=[ref]))
+    await fake_api.settle()
+    await fake_client.get("configmaps", "kept", "default")
+    for name, ns in (("misnamed", "default"), ("elsewhere", "kube-public")):
+        err = await refused(fake_client.get("configmaps", name, ns))
+        assert err.status == 404

@@ -218,7 +218,6 @@ class Controllers:
 
     def _gc(self) -> bool:
         everything: list[tuple[Kind, Obj]] = [(k, o) for k in self.api.kinds.all() for o in self._all(k)]
-        uids = {o["metadata"]["uid"]: o for _, o in everything}
         changed = False
         for kind, obj in everything:
             meta = obj["metadata"]
@@ -229,10 +228,11 @@ class Controllers:
                 changed = True
             elif meta.get("deletionTimestamp") and "foregroundDeletion" in fins:
                 changed = self._foreground(everything, kind, obj) or changed
+        owners = {o["metadata"]["uid"]: (k, o) for k, o in everything}
         for kind, obj in everything:
             refs = obj["metadata"].get("ownerReferences") or []
-            if refs and not obj["metadata"].get("deletionTimestamp") and all(
-                    r.get("uid") not in uids for r in refs):
+            if refs and not obj["metadata"].get("deletionTimestamp") and not any(
+                    _solid(r, obj, owners) for r in refs):
                 if self.api.store.get(kind.key, _k(obj)) is not None:
                     self._delete(kind, obj)
                     changed = True
@@ -292,6 +292,18 @@ class Controllers:
             self.api._write(kind, "v1", pod, running, "kubelet", "status")  # noqa: SLF001
             changed = True
         return changed
+
+
+def _solid(ref: dict[str, Any], dependent: Obj, owners: dict[str, tuple[Kind, Obj]]) -> bool:
+    """An owner exists as the real garbage collector sees it: same uid, name and kind, and (for a
+    namespaced owner) in the dependent's namespace; otherwise the dependent is deleted."""
+    found = owners.get(ref.get("uid", ""))
+    if found is None:
+        return False
+    kind, owner = found
+    if owner["metadata"]["name"] != ref.get("name") or kind.kind != ref.get("kind"):
+        return False
+    return not kind.namespaced or owner["metadata"].get("namespace") == dependent["metadata"].get("namespace")
 
 
 def _k(obj: Obj) -> tuple[str, str]:
