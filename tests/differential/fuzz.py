@@ -69,8 +69,8 @@ def template(kind: str, name: str, variant: int) -> dict[str, Any]:
         body["data"] = {"k": v}
     elif kind == "Secret":
         body["data"] = {"k": base64.b64encode(v.encode()).decode()}
-    elif kind == "Pod":
-        body["spec"] = {"containers": [_CONTAINER], "activeDeadlineSeconds": 100 + variant}
+    elif kind == "Pod":  # bound to a node nobody runs: no scheduler or kwok writes it in the background
+        body["spec"] = {"containers": [_CONTAINER], "activeDeadlineSeconds": 100 + variant, "nodeName": "fuzz-node"}
     elif kind == "Service":
         body["spec"] = {"ports": [{"port": 80 + variant, "protocol": "TCP"}], "selector": {"app": "f"}}
     elif kind == "Deployment":
@@ -387,4 +387,11 @@ def _object(op: Op, body: dict[str, Any], norm: Normaliser) -> Any:
         return norm({**out, "metadata": {**meta, "deletionTimestamp": bool(meta.get("deletionTimestamp"))}})
     shown = {k: meta[k] for k in _META_KEYS if k in meta}
     shown["deleting"] = bool(meta.get("deletionTimestamp"))
-    return norm(shown)
+    if isinstance(shown.get("annotations"), dict):  # written later by a controller the fake does not run
+        shown["annotations"] = {k: v for k, v in shown["annotations"].items() if k not in _CONTROLLER_ANNOTATIONS}
+        if not shown["annotations"]:
+            del shown["annotations"]
+    return norm(shown, "metadata")
+
+
+_CONTROLLER_ANNOTATIONS = {"deployment.kubernetes.io/revision"}

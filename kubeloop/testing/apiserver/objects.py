@@ -28,13 +28,22 @@ def check_name(kind: Kind, meta: dict[str, Any]) -> None:
                                                           "Required value: name or generateName is required")])
 
 
-def validate_create(kind: Kind, obj: dict[str, Any]) -> None:
-    """Metadata and the kind's own rules, all causes in one 422 as the real server reports them."""
+def validate_create(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Metadata and the kind's own rules (a custom resource's schema, after pruning and defaults), all
+    causes in one 422 as the real server reports them; returns the object as stored."""
     causes = validation.metadata_causes(kind, obj["metadata"], creating=True)
     if kind.crd is None:
         causes += validation.object_causes(kind, obj)
+    else:
+        try:
+            obj = custom_checks(kind, version, obj, None)
+        except errors.StatusError as exc:
+            if exc.code != 422 or not causes:
+                raise
+            causes += [(c["reason"], c["field"], c["message"]) for c in (exc.details or {}).get("causes", [])]
     if causes:
         raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
+    return obj
 
 
 def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any]) -> None:

@@ -122,13 +122,12 @@ class Api:
                                                              "objects to be created"}]})
         obj = objects.decode_defaults(kind, version, body)
         objects.check_name(kind, obj["metadata"])
-        objects.validate_create(kind, obj)
+        obj = objects.validate_create(kind, version, obj)
         if kind.namespaced:
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
         key = (ns or "", obj["metadata"]["name"])
         if self.store.get(kind.key, key) is not None:
             raise errors.already_exists(kind.plural, kind.group, key[1])
-        obj = objects.custom_checks(kind, version, obj, None)
         managers = self.managers(kind, None, None)
         if managed:  # an apply that creates records its own fields
             managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}), obj,
