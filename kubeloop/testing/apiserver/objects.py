@@ -9,7 +9,7 @@ import random
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, schema, validation
+from kubeloop.testing.apiserver import builtin, errors, schema, validation
 from kubeloop.testing.apiserver.kinds import Kind
 
 _GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -102,7 +102,7 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
             meta["labels"] = copy.deepcopy(labels)
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
-    return tidy(kind, obj)
+    return tidy(kind, builtin.decode(kind, version, obj))
 
 
 def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:

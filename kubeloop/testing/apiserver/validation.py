@@ -233,6 +233,9 @@ def _service(obj: dict[str, Any]) -> list[Cause]:
         number = (port or {}).get("port")
         if isinstance(number, int) and not 1 <= number <= 65535:
             out.append(_invalid(f"spec.ports[{i}].port", number, "must be between 1 and 65535, inclusive"))
+            if "targetPort" not in (port or {}):  # defaulted to the port, so just as wrong
+                out.append(_invalid(f"spec.ports[{i}].targetPort", number, "must be between 1 and 65535, "
+                                    "inclusive"))
     return out
 
 

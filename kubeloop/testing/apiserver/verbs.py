@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, objects, patches
+from kubeloop.testing.apiserver import builtin, errors, objects, patches
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.fields import Managers
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -193,8 +193,9 @@ class Api:
         if kind.namespaced and sent_ns and sent_ns != old["metadata"].get("namespace"):
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
                                      "the request")
-        if kind.key == ("", "secrets") and subresource != "status":
+        if kind.key in (("", "secrets"), ("", "configmaps")) and subresource != "status":
             objects.decode_defaults(kind, version, body)  # a data value that is not base64 is a 400 here too
+        body = builtin.decode(kind, version, body)
         new = objects.merge_update(kind, old, body, subresource)
         objects.check_immutable(kind, old, new)
         if subresource != "status" and validate:
