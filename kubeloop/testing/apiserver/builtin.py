@@ -5,7 +5,8 @@ from a real server (builtin_schemas.json, written by tests/differential/capture_
   does not decode for a ``byte`` field) is a 400 naming the field, where the real decoder fails;
 - fields the schema does not declare are dropped (the real server ignores them, with a warning), and
   ``fieldValidation=Strict`` names the first one (400);
-- quantities (``resource.Quantity``) accept a string or a number, int-or-string fields either.
+- quantities (``resource.Quantity``) accept a string or a number and are stored in canonical form
+  (quantity.py); int-or-string fields accept either.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, schema
+from kubeloop.testing.apiserver import errors, quantity, schema
 from kubeloop.testing.apiserver.kinds import Kind
 
 _FILE = Path(__file__).with_name("builtin_schemas.json")
@@ -124,7 +125,26 @@ def decode(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, Any]:
         where, why = found
         raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: {why} '
                                  f"(field {where})")
-    return schema.prune(obj, spec)
+    try:
+        return _canonical(schema.prune(obj, spec), spec)
+    except ValueError as exc:
+        raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: '
+                                 f"{exc}") from None
+
+
+def _canonical(value: Any, node: dict[str, Any]) -> Any:
+    """Quantities rewritten in canonical form, as the real server stores them."""
+    if node.get("type") == "quantity" and value is not None:
+        return quantity.canonical(value)
+    if isinstance(value, dict):
+        props, extra = node.get("properties") or {}, node.get("additionalProperties")
+        for key, sub in value.items():
+            child = props.get(key) if key in props else extra if isinstance(extra, dict) else None
+            if child:
+                value[key] = _canonical(sub, child)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        return [_canonical(v, node["items"]) for v in value]
+    return value
 
 
 def first_unknown(kind: Kind, version: str, body: dict[str, Any]) -> str | None:
