@@ -173,15 +173,23 @@ KIND_MUTATIONS: dict[str, dict[str, Any]] = {
     "Secret": {"data-bad-base64": _field("data", {"k": "not base64!"}), "type-custom": _field("type", "x/y"),
                "string-data": _field("stringData", {"s": "plain"})},
     "Pod": {"no-containers": _field("spec.containers", []), "container-no-image": _field(
-        "spec.containers", [{"name": "c"}]), "bad-restart": _field("spec.restartPolicy", "Sometimes")},
+        "spec.containers", [{"name": "c"}]), "bad-restart": _field("spec.restartPolicy", "Sometimes"),
+        "quantities": _field("spec.containers", [{**_CONTAINER, "resources": {
+            "requests": {"cpu": "1000m", "memory": "1024Mi"}, "limits": {"cpu": 2, "memory": "1.5Gi"}}}]),
+        "bad-quantity": _field("spec.containers", [{**_CONTAINER, "resources": {"requests": {"cpu": "1x"}}}]),
+        "image-number": _field("spec.containers", [{"name": "c", "image": 5}]),
+        "unknown-deep": _field("spec.containers", [{**_CONTAINER, "bogus": True}])},
     "Service": {"no-ports": _field("spec.ports", _DROP), "bad-port": _field(
         "spec.ports", [{"port": 70000}]), "bad-type": _field("spec.type", "Nope")},
     "Deployment": {"no-selector": _field("spec.selector", _DROP), "selector-mismatch": _field(
-        "spec.selector", {"matchLabels": {"app": "other"}}), "negative-replicas": _field("spec.replicas", -1)},
+        "spec.selector", {"matchLabels": {"app": "other"}}), "negative-replicas": _field("spec.replicas", -1),
+        "replicas-string": _field("spec.replicas", "3"), "unknown-spec-field": _field("spec.bogus", 1)},
     "Job": {"restart-always": _field("spec.template.spec.restartPolicy", "Always"),
             "no-template-containers": _field("spec.template", {"spec": {"restartPolicy": "Never"}})},
     "CronJob": {"bad-schedule": _field("spec.schedule", "every day"), "no-schedule": _field("spec.schedule", _DROP)},
-    "Lease": {"negative-duration": _field("spec.leaseDurationSeconds", -1)},
+    "Lease": {"negative-duration": _field("spec.leaseDurationSeconds", -1),
+              "duration-string": _field("spec.leaseDurationSeconds", "10"),
+              "renew-time": _field("spec.renewTime", "2026-01-01T00:00:00.000000Z")},
     "Event": {"no-reason-controller": _field("reportingController", _DROP), "bad-type": _field("type", "Odd")},
     "Echo": {"copies-negative": _field("spec.copies", -1), "copies-string": _field("spec.copies", "two"),
              "unknown-field": _field("spec.extra", "x")},
