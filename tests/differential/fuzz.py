@@ -22,7 +22,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.differential.harness import APPLY, JSON, MERGE, STRATEGIC, Normaliser
+from tests.differential.harness import APPLY, JSON, MERGE, STRATEGIC, Normaliser, _pick
 
 NS2 = "{ns}-x1"  # a second namespace whose name has the first as a prefix (all-namespace paging)
 
@@ -35,6 +35,9 @@ class KindSpec:
     namespaced: bool = True
     full: bool = False  # compare the whole object (no server defaults, no controller writes)
     strategic: bool = True
+    # Otherwise, besides metadata: these dotted paths ("*" maps over a list), which the real server
+    # neither defaults nor has a controller write.
+    pick: tuple[str, ...] = ()
 
     def base(self, ns: str = "{ns}") -> str:
         prefix = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
@@ -45,13 +48,16 @@ KINDS: dict[str, KindSpec] = {k.kind: k for k in (
     KindSpec("ConfigMap", "v1", "configmaps", full=True),
     KindSpec("Secret", "v1", "secrets", full=True),
     KindSpec("Namespace", "v1", "namespaces", namespaced=False),
-    KindSpec("Pod", "v1", "pods"),
-    KindSpec("Service", "v1", "services"),
-    KindSpec("Deployment", "apps/v1", "deployments"),
-    KindSpec("Job", "batch/v1", "jobs"),
-    KindSpec("CronJob", "batch/v1", "cronjobs"),
+    KindSpec("Pod", "v1", "pods", pick=("spec.containers.*.name", "spec.containers.*.image",
+                                        "spec.containers.*.resources", "spec.activeDeadlineSeconds")),
+    KindSpec("Service", "v1", "services", pick=("spec.ports.*.port", "spec.selector")),
+    KindSpec("Deployment", "apps/v1", "deployments", pick=("spec.replicas", "spec.selector", "spec.minReadySeconds",
+                                                            "spec.template.metadata")),
+    KindSpec("Job", "batch/v1", "jobs", pick=("spec.selector", "spec.template.metadata", "spec.suspend",
+                                               "spec.activeDeadlineSeconds")),
+    KindSpec("CronJob", "batch/v1", "cronjobs", pick=("spec.schedule", "spec.suspend")),
     KindSpec("Lease", "coordination.k8s.io/v1", "leases", full=True),
-    KindSpec("Event", "events.k8s.io/v1", "events"),
+    KindSpec("Event", "events.k8s.io/v1", "events", pick=("note", "reason", "type", "action", "regarding")),
     KindSpec("Echo", "test.kubeloop.dev/v1", "echoes", full=True, strategic=False),
 )}
 
@@ -399,7 +405,10 @@ def _object(op: Op, body: dict[str, Any], norm: Normaliser) -> Any:
         shown["annotations"] = {k: v for k, v in shown["annotations"].items() if k not in _CONTROLLER_ANNOTATIONS}
         if not shown["annotations"]:
             del shown["annotations"]
-    return norm(shown, "metadata")
+    out: dict[str, Any] = {"metadata": norm(shown, "metadata")}
+    for path in KINDS[op.kind].pick:
+        out[path] = norm(_pick(body, path.split(".")))
+    return out
 
 
 _CONTROLLER_ANNOTATIONS = {"deployment.kubernetes.io/revision"}
