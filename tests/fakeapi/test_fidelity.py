@@ -172,3 +172,11 @@ async def test_gc_needs_uid_name_and_namespace(fake_api: FakeApiServer, fake_cli
     for name, ns in (("misnamed", "default"), ("elsewhere", "kube-public")):
         err = await refused(fake_client.get("configmaps", name, ns))
         assert err.status == 404
+
+
+async def test_system_namespaces_stay(fake_client: Client) -> None:
+    for name in ("default", "kube-system", "kube-public"):
+        err = await refused(fake_client.delete("namespaces", name))
+        assert err.status == 403
+    err = await refused(fake_client.transport.request("DELETE", "/api/v1/namespaces"))
+    assert err.status == 405

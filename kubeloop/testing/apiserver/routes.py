@@ -133,6 +133,8 @@ class Router:
                 return json_response(self._view(t, self.api.create(t.kind, t.version, t.namespace, body, manager)),
                                      201)
             if method == "DELETE":
+                if t.kind.key == ("", "namespaces"):  # namespaces have no deletecollection
+                    raise errors.method_not_allowed()
                 return json_response(self._delete_collection(t, q, await _body(request, optional=True)))
             raise errors.method_not_allowed()
         if method == "GET":

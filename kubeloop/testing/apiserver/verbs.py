@@ -29,6 +29,9 @@ _CONTINUE_TOO_OLD = (
     "list.")
 
 
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+
+
 class Api:
     """Verbs on the store. ``manager`` is the field manager a write is recorded under."""
 
@@ -307,6 +310,9 @@ class Api:
             if policy == "Foreground" and "foregroundDeletion" not in finalizers:
                 finalizers.append("foregroundDeletion")
         if kind.plural == "namespaces" and kind.group == "":
+            if name in IMMORTAL_NAMESPACES:  # the NamespaceLifecycle admission plugin
+                raise errors.StatusError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may '
+                                         "not be deleted", {"name": name, "kind": "namespaces"})
             return self._terminate_namespace(kind, old)
         if not finalizers:
             self.store.remove(kind.key, (ns or "", name))
