@@ -180,3 +180,21 @@ async def test_system_namespaces_stay(fake_client: Client) -> None:
         assert err.status == 403
     err = await refused(fake_client.transport.request("DELETE", "/api/v1/namespaces"))
     assert err.status == 405
+
+
+async def test_status_counts_for_generation_without_a_status_subresource(fake_api: FakeApiServer,
+                                                                        fake_client: Client) -> None:
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    await fake_client.create({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                              "metadata": {"name": "things.x.dev"}, "spec": {
+                                  "group": "x.dev", "scope": "Namespaced",
+                                  "names": {"kind": "Thing", "plural": "things"},
+                                  "versions": [{"name": "v1", "served": True, "storage": True,
+                                                "schema": {"openAPIV3Schema": schema}}]}})
+    await fake_api.settle()
+    path = "/apis/x.dev/v1/namespaces/default/things"
+    await fake_client.transport.request("POST", path, body={"apiVersion": "x.dev/v1", "kind": "Thing",
+                                                            "metadata": {"name": "t"}})
+    done = await fake_client.transport.request("PATCH", f"{path}/t", body={"status": {"ok": True}},
+                                               content_type="application/merge-patch+json")
+    assert done["metadata"]["generation"] == 2

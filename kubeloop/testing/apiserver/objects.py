@@ -67,8 +67,11 @@ def new_metadata(kind: Kind, meta: dict[str, Any], now: str) -> dict[str, Any]:
 
 
 def body_of(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
-    """What counts for ``generation``: everything but metadata and status."""
-    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+    """What counts for ``generation``: everything but metadata, and status where a status subresource
+    holds it (a custom resource without one bumps its generation on a status change too)."""
+    skip = ("metadata", "apiVersion", "kind", "status") if kind.status or kind.crd is None else (
+        "metadata", "apiVersion", "kind")
+    return {k: v for k, v in obj.items() if k not in skip}
 
 
 # What a Go zero value of the kind serializes to: a create's managedFields are its difference from this,
