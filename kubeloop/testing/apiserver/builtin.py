@@ -69,7 +69,7 @@ def _wrong(value: Any, node: dict[str, Any]) -> str | None:
     kind = node.get("type")
     if value is None:
         return None
-    if node.get("x-kubernetes-int-or-string"):
+    if node.get("x-kubernetes-int-or-string") or node.get("format") == "int-or-string":
         ok = isinstance(value, (str, int)) and not isinstance(value, bool)
     elif kind == "quantity":
         ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
