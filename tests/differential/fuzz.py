@@ -82,7 +82,7 @@ def template(kind: str, name: str, variant: int) -> dict[str, Any]:
     elif kind == "Deployment":
         body["spec"] = {"replicas": 0, "selector": {"matchLabels": {"app": "f"}},
                         "template": {**_TEMPLATE, "spec": {"containers": [_CONTAINER]}},
-                        "minReadySeconds": variant}
+                        "minReadySeconds": variant + 1}  # (0 is omitted by the real server: not modelled)
     elif kind == "Job":
         body["spec"] = {"suspend": True, "template": _TEMPLATE, "activeDeadlineSeconds": 100 + variant}
     elif kind == "CronJob":
@@ -368,19 +368,45 @@ _META_KEYS = ("name", "generateName", "namespace", "labels", "annotations", "fin
               "generation")
 
 
-def project(op: Op, outcome: dict[str, Any], norm: Normaliser) -> Any:
+class FuzzNormaliser(Normaliser):
+    """The harness's normaliser, plus generated names (``g-x7k2p``) wherever they appear, even in
+    labels the server derives from them (a Job's ``job-name``)."""
+
+    def __init__(self, ns: str) -> None:
+        super().__init__(ns, [])
+        self.generated: dict[str, str] = {}
+
+    def learn(self, body: Any) -> None:
+        for item in (body.get("items") or [body]) if isinstance(body, dict) else []:
+            meta = item.get("metadata") if isinstance(item, dict) else None
+            if isinstance(meta, dict) and meta.get("generateName") and isinstance(meta.get("name"), str):
+                self.generated[meta["name"]] = meta["generateName"] + "<gen>"
+
+    def text(self, value: str) -> str:
+        for name, shown in self.generated.items():
+            value = value.replace(name, shown)
+        return super().text(value)
+
+
+def project(op: Op, outcome: dict[str, Any], norm: FuzzNormaliser) -> Any:
     """What the fuzzer compares of one answer (see the module's docstring)."""
     if op.paged:
-        return {"status": outcome["status"], "names": outcome.get("names")}
+        for page in outcome.get("pages", []):
+            norm.learn(page)
+        names = [norm.text(_ident(i)) for page in outcome.get("pages", []) for i in page.get("items", [])]
+        return {"status": outcome["status"], "names": names}
     status, body = outcome["status"], outcome.get("body")
+    norm.learn(body)
     if not isinstance(body, dict):
         return {"status": status}
     if body.get("kind") == "Status":
         details = body.get("details") or {}
-        causes = sorted(c.get("field", "") for c in details.get("causes") or [])
+        # The set of fields: the real server reports some causes twice or more (its validation of
+        # metadata runs more than once on update), an artifact the fake does not copy.
+        causes = sorted({c.get("field", "") for c in details.get("causes") or []})
         return {"status": status, "reason": body.get("reason"), "causes": causes}
     if isinstance(body.get("items"), list):
-        return {"status": status, "names": [_ident(i) for i in body["items"]]}
+        return {"status": status, "names": [norm.text(_ident(i)) for i in body["items"]]}
     return {"status": status, "object": _object(op, body, norm)}
 
 

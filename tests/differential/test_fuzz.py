@@ -20,8 +20,8 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 
 from tests.differential.conftest import FUZZ
-from tests.differential.fuzz import NS2, Op, project, sequences
-from tests.differential.harness import Backend, Normaliser, _fill, new_namespace, run
+from tests.differential.fuzz import NS2, FuzzNormaliser, Op, project, sequences
+from tests.differential.harness import Backend, _fill, new_namespace, run
 
 RECORD = os.environ.get("KUBELOOP_FUZZ_RECORD") == "1"
 PHASES = (Phase.explicit, Phase.reuse, Phase.generate) + (() if RECORD else (Phase.shrink,))
@@ -32,18 +32,18 @@ async def _request(backend: Backend, op: Op, ns: str, marks: dict[str, Any]) -> 
     if not op.paged:
         status, body = await backend.request(op.method, path, _fill(op.body, ns, marks), op.ct, params)
         return {"status": status, "body": body}
-    found: list[str] = []
+    pages: list[dict[str, Any]] = []
     token = ""
     for _ in range(50):
         page = {**params, "limit": str(op.paged), **({"continue": token} if token else {})}
         status, body = await backend.request("GET", path, params=page)
         if status != 200:
-            return {"status": status, "names": found}
-        found += [f"{i['metadata'].get('namespace', '')}/{i['metadata']['name']}" for i in body["items"]]
+            return {"status": status, "pages": pages}
+        pages.append(body)
         token = body["metadata"].get("continue") or ""
         if not token:
             break
-    return {"status": 200, "names": [n.replace(ns, "NS") for n in found]}
+    return {"status": 200, "pages": pages}
 
 
 async def play(backend: Backend, steps: list[Op], ns: str) -> list[Any]:
@@ -54,7 +54,7 @@ async def play(backend: Backend, steps: list[Op], ns: str) -> list[Any]:
         assert status == 201, body
     status, namespace = await backend.request("GET", f"/api/v1/namespaces/{ns}")
     marks = {"nsuid": namespace["metadata"]["uid"]}
-    norm = Normaliser(ns, [])
+    norm = FuzzNormaliser(ns)
     norm.text(marks["nsuid"])  # the namespace's uid is uid#1 on both
     return [project(s, await _request(backend, s, ns, marks), norm) for s in steps]
 

@@ -273,10 +273,15 @@ class Controllers:
         kind = self._kind("", "pods")
         changed = False
         for pod in self._all(kind):
-            if pod["metadata"].get("deletionTimestamp") or (pod.get("status") or {}).get("phase"):
+            meta = pod["metadata"]
+            if meta.get("deletionTimestamp") and not meta.get("finalizers") and pod["spec"].get("nodeName") == NODE:
+                self.api.store.remove(kind.key, _k(pod))  # the kubelet has stopped it (kwok: at once)
+                changed = True
+                continue
+            if meta.get("deletionTimestamp") or (pod.get("status") or {}).get("phase"):
                 continue
             bound = copy.deepcopy(pod)
-            bound.setdefault("spec", {})["nodeName"] = bound["spec"].get("nodeName") or "fake-node"
+            bound.setdefault("spec", {})["nodeName"] = bound["spec"].get("nodeName") or NODE
             self.api._write(kind, "v1", pod, bound, "kube-scheduler", None, validate=False)  # noqa: SLF001
             pod = self.api.store.get(kind.key, _k(pod)) or bound
             now = self.api.clock.stamp()
@@ -292,6 +297,9 @@ class Controllers:
             self.api._write(kind, "v1", pod, running, "kubelet", "status")  # noqa: SLF001
             changed = True
         return changed
+
+
+NODE = "fake-node"  # the fake kubelet's node
 
 
 def _solid(ref: dict[str, Any], dependent: Obj, owners: dict[str, tuple[Kind, Obj]]) -> bool:

@@ -20,7 +20,9 @@ class StatusError(Exception):
 
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                               "message": self.message, "reason": self.reason}
+                               "message": self.message}
+        if self.reason:  # an internal error of the real server's storage has none
+            out["reason"] = self.reason
         if self.details is not None:
             out["details"] = self.details
         out["code"] = self.code

@@ -99,10 +99,7 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
     if kind.key == ("", "secrets"):
         obj.setdefault("type", "Opaque")
         _decode_string_data(obj)
-    if kind.key == ("batch", "jobs"):  # defaulting: a Job without labels gets its pod template's
-        labels = ((obj.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels")
-        if labels and not meta.get("labels"):
-            meta["labels"] = copy.deepcopy(labels)
+    _zero_structs(kind, obj)
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
     return tidy(kind, builtin.decode(kind, version, obj))
@@ -133,6 +130,30 @@ def job_selector(obj: dict[str, Any]) -> None:
     labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
                    "controller-uid": uid, "job-name": name})
     spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    if not obj["metadata"].get("labels"):  # a Job without labels gets its pod template's, generated ones too
+        obj["metadata"]["labels"] = dict(labels)
+
+
+# Where pod specs sit in each kind: their containers' ``resources`` is a struct the real server always
+# serializes (``{}`` when empty).
+_POD_SPECS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "pods"): ("spec",), ("apps", "deployments"): ("spec", "template", "spec"),
+    ("apps", "statefulsets"): ("spec", "template", "spec"), ("apps", "daemonsets"): ("spec", "template", "spec"),
+    ("batch", "jobs"): ("spec", "template", "spec"),
+    ("batch", "cronjobs"): ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+
+def _zero_structs(kind: Kind, obj: dict[str, Any]) -> None:
+    spec: Any = obj
+    for part in _POD_SPECS.get(kind.key, ()):
+        spec = spec.get(part) if isinstance(spec, dict) else None
+    if not isinstance(spec, dict) or kind.key not in _POD_SPECS:
+        return
+    for field in ("containers", "initContainers"):
+        for container in spec.get(field) or []:
+            if isinstance(container, dict) and container.get("resources") is None:
+                container["resources"] = {}
 
 
 def tidy(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
@@ -261,6 +282,7 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         out["spec"] = copy.deepcopy(old.get("spec", {}))
     if kind.plural == "secrets":
         _decode_string_data(out)
+    _zero_structs(kind, out)
     if (kind.generation or kind.crd is not None) and body_of(kind, out) != body_of(kind, old):
         meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
     return tidy(kind, out)

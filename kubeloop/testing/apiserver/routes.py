@@ -254,15 +254,17 @@ def _check_params(method: str, t: Target, q: Any) -> None:
     if unknown:
         raise errors.not_served(f"the query parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} on "
                                 f"{method} {errors.qualified(t.kind.plural, t.kind.group)}")
-    grace = q.get("gracePeriodSeconds")
-    if grace not in (None, "0") and t.kind.key == ("", "pods"):
-        raise errors.not_served(f"graceful pod deletion (gracePeriodSeconds={grace}): pods are deleted at once")
 
 
 def _query_opts(q: Any) -> dict[str, Any] | None:
+    out: dict[str, Any] = {}
     if q.get("propagationPolicy"):
-        return {"propagationPolicy": q["propagationPolicy"]}
-    return None
+        out["propagationPolicy"] = q["propagationPolicy"]
+    if q.get("gracePeriodSeconds", "").lstrip("-").isdigit():
+        out["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+    if q.get("orphanDependents") in ("true", "false"):
+        out["orphanDependents"] = q["orphanDependents"] == "true"
+    return out or None
 
 
 def _agent_manager(request: web.Request) -> str:

@@ -317,7 +317,21 @@ def _dig(obj: Any, dotted: str) -> Any:
     return obj
 
 
+# events.k8s.io/v1 fields an update may not change, and the core Event field each is reported as.
+_EVENT_FIXED = {"regarding": "involvedObject", "reason": "reason", "note": "message", "deprecatedSource": "source",
+                "deprecatedFirstTimestamp": "firstTimestamp", "deprecatedLastTimestamp": "lastTimestamp",
+                "deprecatedCount": "count", "type": "type", "eventTime": "eventTime", "action": "action",
+                "related": "related", "reportingController": "reportingController",
+                "reportingInstance": "reportingInstance"}
+
+
+def _event_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    return [_invalid(core, new.get(field), _IMMUTABLE) for field, core in _EVENT_FIXED.items()
+            if old.get(field) != new.get(field)]
+
+
 _UPDATE: dict[tuple[str, str], Any] = {
+    ("events.k8s.io", "events"): _event_update,
     ("", "pods"): _pod_update,
     ("apps", "deployments"): _immutable("spec.selector"),
     ("batch", "jobs"): _immutable("spec.selector", "spec.template"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import datetime as dt
 import json
 from collections.abc import Callable
 from typing import Any
@@ -120,9 +121,7 @@ class Api:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
                                      "on the request")
         if meta.get("resourceVersion"):
-            raise errors.StatusError(500, "InternalError", "resourceVersion should not be set on objects to be "
-                                     "created", {"causes": [{"message": "resourceVersion should not be set on "
-                                                             "objects to be created"}]})
+            raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         obj = objects.decode_defaults(kind, version, body)
         objects.check_name(kind, obj["metadata"])
         obj = objects.validate_create(kind, version, obj)
@@ -170,7 +169,10 @@ class Api:
                subresource: str | None = None, *, require_rv: bool | None = None) -> Obj:
         body = _require_object(body, kind)
         meta = body.get("metadata") or {}
-        if meta.get("name") and meta["name"] != name:
+        if not meta.get("name"):
+            raise errors.bad_request(f"the name of the object ({name} based on URL) was undeterminable: name must be "
+                                     "provided")
+        if meta["name"] != name:
             raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                      f"({name})")
         old = self.get(kind, ns, name)
@@ -239,6 +241,10 @@ class Api:
             new = patches.strategic_merge(old, body)
         else:
             raise errors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
+        patched_name = (new.get("metadata") or {}).get("name")
+        if patched_name != name:
+            raise errors.bad_request(f"the name of the object ({patched_name}) does not match the name on the URL "
+                                     f"({name})")
         rv = (new.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(kind.plural, kind.group, name)
@@ -314,6 +320,9 @@ class Api:
                 raise errors.StatusError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may '
                                          "not be deleted", {"name": name, "kind": "namespaces"})
             return self._terminate_namespace(kind, old)
+        grace = _pod_grace(old, options) if kind.key == ("", "pods") else 0
+        if grace:
+            return self._graceful(kind, old, grace, finalizers)
         if not finalizers:
             self.store.remove(kind.key, (ns or "", name))
             self.kick()
@@ -336,6 +345,25 @@ class Api:
         self.kick()
         return new
 
+    def _graceful(self, kind: Kind, old: Obj, grace: int, finalizers: list[str]) -> Obj:
+        """A bound pod's deletion: marked to go in ``grace`` seconds, and gone when its kubelet says so
+        (the fake's kubelet at once; without one it stays, as on a cluster whose node is gone)."""
+        meta = old["metadata"]
+        current = meta.get("deletionGracePeriodSeconds")
+        if meta.get("deletionTimestamp") and current is not None and current <= grace:
+            return old
+        new = copy.deepcopy(old)
+        deadline = self.clock.now() + dt.timedelta(seconds=grace)
+        new["metadata"]["deletionTimestamp"] = deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
+        new["metadata"]["deletionGracePeriodSeconds"] = grace
+        if finalizers:
+            new["metadata"]["finalizers"] = finalizers
+        if not meta.get("deletionTimestamp") and new["metadata"].get("generation"):
+            new["metadata"]["generation"] += 1
+        self.store.put(kind.key, (meta.get("namespace", ""), meta["name"]), new)
+        self.kick()
+        return new
+
     def _terminate_namespace(self, kind: Kind, old: Obj) -> Obj:
         if old["metadata"].get("deletionTimestamp"):
             return old
@@ -345,6 +373,19 @@ class Api:
         self.store.put(kind.key, ("", old["metadata"]["name"]), new)
         self.kick()
         return new
+
+
+def _pod_grace(pod: Obj, options: dict[str, Any]) -> int:
+    """The grace period of a pod's deletion: none for a pod no node runs or that has finished, else
+    the request's, else the pod's own (30 s by default)."""
+    phase = (pod.get("status") or {}).get("phase")
+    if not (pod.get("spec") or {}).get("nodeName") or phase in ("Succeeded", "Failed"):
+        return 0
+    asked = options.get("gracePeriodSeconds")
+    if asked is not None:
+        return max(0, int(asked))
+    own = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    return 30 if own is None else int(own)
 
 
 def _key(obj: Obj) -> str:
