@@ -14,6 +14,7 @@ Long run (record, do not stop at the first difference; per-kind figures to a JSO
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -31,6 +32,8 @@ async def _request(backend: Backend, op: Op, ns: str, marks: dict[str, Any]) -> 
     path, params = _fill(op.path, ns, marks), _fill(op.params, ns, marks)
     if not op.paged:
         status, body = await backend.request(op.method, path, _fill(op.body, ns, marks), op.ct, params)
+        if op.method == "DELETE" and status == 200:
+            await _collected(backend, path)
         return {"status": status, "body": body}
     pages: list[dict[str, Any]] = []
     token = ""
@@ -44,6 +47,20 @@ async def _request(backend: Backend, op: Op, ns: str, marks: dict[str, Any]) -> 
         if not token:
             break
     return {"status": 200, "pages": pages}
+
+
+async def _collected(backend: Backend, path: str, timeout: float = 15.0) -> None:
+    """Waits until the garbage collector has handled a deletion (its orphan or foregroundDeletion
+    finalizer gone): the real one takes its time, the fake's acts at once, and the fuzzer compares
+    what they settle to, not how fast."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        status, body = await backend.request("GET", path)
+        fins = set(((body or {}).get("metadata") or {}).get("finalizers") or []) if status == 200 else set()
+        if not fins & {"orphan", "foregroundDeletion"}:
+            return
+        await asyncio.sleep(0.05)
 
 
 async def play(backend: Backend, steps: list[Op], ns: str) -> list[Any]:

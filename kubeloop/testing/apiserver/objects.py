@@ -99,7 +99,6 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
     if kind.key == ("", "secrets"):
         obj.setdefault("type", "Opaque")
         _decode_string_data(obj)
-    _zero_structs(kind, obj)
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
     return tidy(kind, builtin.decode(kind, version, obj))
@@ -144,16 +143,27 @@ _POD_SPECS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-def _zero_structs(kind: Kind, obj: dict[str, Any]) -> None:
+def serialized(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    """An object as the real server's JSON encoder writes it: empty structs it cannot omit are ``{}``
+    (a copy when anything is added; stored objects and their field ownership are left alone)."""
+    path = _POD_SPECS.get(kind.key)
+    if path is None:
+        return obj
     spec: Any = obj
-    for part in _POD_SPECS.get(kind.key, ()):
+    for part in path:
         spec = spec.get(part) if isinstance(spec, dict) else None
-    if not isinstance(spec, dict) or kind.key not in _POD_SPECS:
-        return
+    if not isinstance(spec, dict) or all(isinstance(c, dict) and c.get("resources") is not None
+                                         for f in ("containers", "initContainers") for c in spec.get(f) or []):
+        return obj
+    out = copy.deepcopy(obj)
+    spec = out
+    for part in path:
+        spec = spec[part]
     for field in ("containers", "initContainers"):
         for container in spec.get(field) or []:
             if isinstance(container, dict) and container.get("resources") is None:
                 container["resources"] = {}
+    return out
 
 
 def tidy(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
@@ -282,7 +292,6 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         out["spec"] = copy.deepcopy(old.get("spec", {}))
     if kind.plural == "secrets":
         _decode_string_data(out)
-    _zero_structs(kind, out)
     if (kind.generation or kind.crd is not None) and body_of(kind, out) != body_of(kind, old):
         meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
     return tidy(kind, out)

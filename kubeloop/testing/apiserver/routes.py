@@ -15,7 +15,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubeloop.testing.apiserver import errors, scale, selectors, watch
+from kubeloop.testing.apiserver import errors, objects, scale, selectors, watch
 from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
 from kubeloop.testing.apiserver.patches import APPLY
@@ -215,6 +215,7 @@ class Router:
         if meta_only:
             return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                     "metadata": copy.deepcopy(obj["metadata"])}
+        obj = objects.serialized(t.kind, obj)
         api_version = t.kind.api_version(t.version)
         if obj.get("apiVersion") != api_version or (in_list and t.kind.crd is None):
             obj = dict(obj)
