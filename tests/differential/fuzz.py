@@ -379,8 +379,10 @@ class FuzzNormaliser(Normaliser):
     def learn(self, body: Any) -> None:
         for item in (body.get("items") or [body]) if isinstance(body, dict) else []:
             meta = item.get("metadata") if isinstance(item, dict) else None
-            if isinstance(meta, dict) and meta.get("generateName") and isinstance(meta.get("name"), str):
-                self.generated[meta["name"]] = meta["generateName"] + "<gen>"
+            name, prefix = (meta or {}).get("name"), (meta or {}).get("generateName")
+            if isinstance(name, str) and isinstance(prefix, str) and prefix and name.startswith(prefix) and \
+                    len(name) == len(prefix) + 5:  # a name the server generated (a chosen one stays)
+                self.generated[name] = prefix + "<gen>"
 
     def text(self, value: str) -> str:
         for name, shown in self.generated.items():

@@ -31,6 +31,10 @@ _CONTINUE_TOO_OLD = (
 
 
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+# Kinds whose PUT creates an absent object (the real strategies' AllowCreateOnUpdate), and built-in
+# kinds whose update needs a resourceVersion (AllowUnconditionalUpdate false; custom resources too).
+CREATE_ON_UPDATE = {("", "services"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases")}
+NO_UNCONDITIONAL_UPDATE = {("coordination.k8s.io", "leases")}
 
 
 class Api:
@@ -175,6 +179,9 @@ class Api:
         if meta["name"] != name:
             raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                      f"({name})")
+        old = self.store.get(kind.key, (ns or "", name))
+        if old is None and kind.key in CREATE_ON_UPDATE:
+            return self.create(kind, version, ns, body, manager, subresource)
         old = self.get(kind, ns, name)
         rv = meta.get("resourceVersion")
         if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:  # the body's uid is a precondition
@@ -182,7 +189,7 @@ class Api:
                                   f"{meta['uid']}, UID in object meta: {old['metadata']['uid']}")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(kind.plural, kind.group, name)
-        needs_rv = kind.crd is not None if require_rv is None else require_rv
+        needs_rv = (kind.crd is not None or kind.key in NO_UNCONDITIONAL_UPDATE) if require_rv is None else require_rv
         if not rv and needs_rv:
             raise errors.invalid(kind.plural, kind.group, name, [
                 ("FieldValueInvalid", "metadata.resourceVersion",
@@ -198,9 +205,10 @@ class Api:
         if kind.namespaced and sent_ns and sent_ns != old["metadata"].get("namespace"):
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
                                      "the request")
-        if kind.key in (("", "secrets"), ("", "configmaps")) and subresource != "status":
-            objects.decode_defaults(kind, version, body)  # a data value that is not base64 is a 400 here too
-        body = builtin.decode(kind, version, body)
+        if kind.crd is None and subresource != "status":
+            body = objects.decode_defaults(kind, version, body)  # as a PUT's body is decoded: defaults too
+        else:
+            body = builtin.decode(kind, version, body)
         new = objects.merge_update(kind, old, body, subresource)
         objects.check_immutable(kind, old, new)
         if subresource != "status" and validate:
@@ -248,7 +256,15 @@ class Api:
         rv = (new.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(kind.plural, kind.group, name)
-        return self._write(kind, version, old, new, manager, subresource)
+        try:
+            return self._write(kind, version, old, new, manager, subresource)
+        except errors.StatusError as exc:
+            if exc.code == 400 and "cannot be handled as" in exc.message:  # the patched object does not decode
+                why = exc.message.split(": ", 1)[-1]
+                raise errors.StatusError(422, "Invalid", f' "" is invalid: patch: Invalid value: "...": {why}',
+                                         {"causes": [{"reason": "FieldValueInvalid", "message": why,
+                                                      "field": "patch"}]}) from None
+            raise
 
     def apply(self, kind: Kind, version: str, ns: str | None, name: str, body: Any, field_manager: str | None,
               force: bool, subresource: str | None) -> Obj:
@@ -273,6 +289,9 @@ class Api:
             fixed = copy.deepcopy(obj)
             fixed["metadata"]["managedFields"] = managers.entries()
             return self._replace_managed(kind, obj, fixed)
+        applied_rv = (config.get("metadata") or {}).get("resourceVersion")
+        if applied_rv and applied_rv != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(kind.plural, kind.group, name)
         managers = self.managers(kind, old, subresource)
         if subresource == "status":
             config = {"status": config.get("status", {})} if "status" in config else {}
