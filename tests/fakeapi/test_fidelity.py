@@ -82,7 +82,13 @@ async def test_update_rules(fake_client: Client) -> None:
     await fake_client.create(pod)
     err = await refused(fake_client.patch("pods", "p", {"spec": {"restartPolicy": "Never"}}, "default"))
     assert err.status == 422 and fields(err) == ["spec"]
-    await fake_client.patch("pods", "p", {"spec": {"containers": [{"name": "c", "image": "j"}]}}, "default")
+    # A strategic patch merges containers by name (a merge patch would drop the token volume's mount
+    # the ServiceAccount admission added, and be refused as a spec change, as on a real server).
+    await fake_client.patch("pods", "p", {"spec": {"containers": [{"name": "c", "image": "j"}]}}, "default",
+                            type="strategic")
+    err = await refused(fake_client.patch("pods", "p", {"spec": {"containers": [{"name": "c", "image": "k"}]}},
+                                          "default"))
+    assert err.status == 422 and fields(err) == ["spec"]
     await fake_client.create(cm("f", finalizers=["x.dev/f"]))
     await fake_client.delete("configmaps", "f", "default")
     err = await refused(fake_client.patch("configmaps", "f", {"metadata": {"finalizers": ["x.dev/f", "x.dev/g"]}},

@@ -12,7 +12,7 @@ from typing import Any
 from kubeloop.testing.apiserver import builtin, errors, schema, validation
 from kubeloop.testing.apiserver.kinds import Kind
 
-_GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 # Fields the server owns: a client's values are ignored (create) or kept from the stored object (update).
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
                "resourceVersion", "selfLink")
@@ -22,7 +22,7 @@ def check_name(kind: Kind, meta: dict[str, Any]) -> None:
     """Fills ``generateName``; a missing name is a 422 at once (the rest of the name rules are in
     ``validation``, reported with the other causes)."""
     if not meta.get("name") and meta.get("generateName"):
-        meta["name"] = meta["generateName"] + "".join(random.choices(_GEN_ALPHABET, k=5))
+        meta["name"] = meta["generateName"] + "".join(random.choices(GEN_ALPHABET, k=5))
     if not meta.get("name"):
         raise errors.invalid(kind.kind, kind.group, "", [("FieldValueRequired", "metadata.name",
                                                           "Required value: name or generateName is required")])
@@ -57,9 +57,9 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
         raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
 
 
-def new_metadata(kind: Kind, meta: dict[str, Any], now: str) -> dict[str, Any]:
+def new_metadata(kind: Kind, meta: dict[str, Any], now: str, uid: str | None = None) -> dict[str, Any]:
     out = {k: v for k, v in meta.items() if k not in SERVER_META and k != "managedFields"}
-    out["uid"] = str(uuid.uuid4())
+    out["uid"] = uid or str(uuid.uuid4())
     out["creationTimestamp"] = now
     if kind.generation or kind.crd is not None:
         out["generation"] = 1
@@ -101,6 +101,11 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
         _decode_string_data(obj)
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
+    if kind.key == ("batch", "jobs"):  # defaulting: a Job without labels gets its pod template's
+        template = (obj.get("spec") or {}).get("template")
+        labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+        if labels and not meta.get("labels"):
+            meta["labels"] = copy.deepcopy(labels)
     return tidy(kind, builtin.decode(kind, version, obj))
 
 
@@ -108,6 +113,10 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
     if kind.status:
         obj.pop("status", None)
+    if kind.key == ("", "pods"):
+        from kubeloop.testing.apiserver import admission
+
+        admission.admit_pod(obj)
     if kind.key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}
         obj["status"] = {"phase": "Active"}
@@ -118,18 +127,20 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def job_selector(obj: dict[str, Any]) -> None:
+def job_selector(obj: dict[str, Any], uid: str) -> None:
     """The Job strategy's generated selector: the Job's uid and name as pod template labels, and a
-    selector on the uid (unless the client chose ``manualSelector``)."""
+    selector on the uid (unless the client chose ``manualSelector``). A Job whose labels were defaulted
+    from its template's gets the generated ones too (in Go both are one map)."""
     spec = obj.setdefault("spec", {})
-    if spec.get("manualSelector"):
+    if spec.get("manualSelector") or not isinstance(spec.get("template", {}), dict):
         return
-    uid, name = obj["metadata"]["uid"], obj["metadata"]["name"]
+    name = obj["metadata"]["name"]
     labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
+    shared = obj["metadata"].get("labels") == labels
     labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
                    "controller-uid": uid, "job-name": name})
     spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
-    if not obj["metadata"].get("labels"):  # a Job without labels gets its pod template's, generated ones too
+    if shared:
         obj["metadata"]["labels"] = dict(labels)
 
 

@@ -200,7 +200,13 @@ def _job_template(template: Any, path: str) -> list[Cause]:
 
 
 def _job(obj: dict[str, Any]) -> list[Cause]:
-    return _job_template((obj.get("spec") or {}).get("template"), "spec.template")
+    template = (obj.get("spec") or {}).get("template")
+    labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+    out = []
+    for value in (labels or {}).values():  # the generated job-name label is the Job's name
+        if isinstance(value, str):
+            out += [_invalid("spec.template.labels", value, e) for e in names.label_value(value)]
+    return out + _job_template(template, "spec.template")
 
 
 _CRON_FIELD = re.compile(r"^(\*|\?|[0-9A-Za-z]+([-/,][0-9A-Za-z*]+)*)(/[0-9]+)?$")

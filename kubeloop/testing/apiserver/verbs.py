@@ -11,6 +11,7 @@ import base64
 import copy
 import datetime as dt
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -128,6 +129,9 @@ class Api:
             raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         obj = objects.decode_defaults(kind, version, body)
         objects.check_name(kind, obj["metadata"])
+        uid = str(uuid.uuid4())
+        if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
+            objects.job_selector(obj, uid)
         obj = objects.validate_create(kind, version, obj)
         if kind.namespaced:
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
@@ -139,13 +143,11 @@ class Api:
             managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}), obj,
                             self.clock.stamp(), creating=True)
         obj = objects.strategy_create(kind, obj)
-        obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp())
+        obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp(), uid)
         if kind.namespaced:
             obj["metadata"]["namespace"] = ns
         else:
             obj["metadata"].pop("namespace", None)
-        if kind.key == ("batch", "jobs"):
-            objects.job_selector(obj)
         _set_managed(obj, managers)
         self.store.put(kind.key, key, obj)
         self.kick()
