@@ -290,12 +290,16 @@ def ops(kind: str) -> st.SearchStrategy[Op]:
     def get(n: str) -> Op:
         return Op(kind, "get", "GET", f"{base}/{n}")
 
+    # A cluster-scoped kind lists every sequence's objects: only this one's are asked for.
+    own = "kubernetes.io/metadata.name in ({ns}-a,{ns}-b,{ns}-c)" if not spec.namespaced else ""
+
     def lst(sel: str, fsel: str | None) -> Op:
-        params = {"labelSelector": sel} | ({"fieldSelector": fsel} if fsel else {})
+        params = {"labelSelector": ",".join(s for s in (sel, own) if s)} | ({"fieldSelector": fsel} if fsel else {})
         return Op(kind, "list", "GET", base, params=params)
 
     def paged(limit: int, sel: str | None) -> Op:
-        return Op(kind, f"paged-list {limit}", "GET", base, params={"labelSelector": sel} if sel else {},
+        chosen = ",".join(s for s in (sel, own) if s)
+        return Op(kind, f"paged-list {limit}", "GET", base, params={"labelSelector": chosen} if chosen else {},
                   paged=limit)
 
     n = names(kind, odd=False)

@@ -33,7 +33,7 @@ async def _request(backend: Backend, op: Op, ns: str, marks: dict[str, Any]) -> 
     if not op.paged:
         status, body = await backend.request(op.method, path, _fill(op.body, ns, marks), op.ct, params)
         if op.method == "DELETE" and status == 200:
-            await _collected(backend, path)
+            await _collected(backend, path, gone=op.kind == "Namespace")
         return {"status": status, "body": body}
     pages: list[dict[str, Any]] = []
     token = ""
@@ -49,16 +49,17 @@ async def _request(backend: Backend, op: Op, ns: str, marks: dict[str, Any]) -> 
     return {"status": 200, "pages": pages}
 
 
-async def _collected(backend: Backend, path: str, timeout: float = 15.0) -> None:
+async def _collected(backend: Backend, path: str, timeout: float = 30.0, gone: bool = False) -> None:
     """Waits until the garbage collector has handled a deletion (its orphan or foregroundDeletion
-    finalizer gone): the real one takes its time, the fake's acts at once, and the fuzzer compares
-    what they settle to, not how fast."""
+    finalizer gone), and with ``gone`` (a namespace: emptied, then removed) until the object is gone
+    or held only by other finalizers: the real controllers take their time, the fake's act at once,
+    and the fuzzer compares what they settle to, not how fast."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while loop.time() < deadline:
         status, body = await backend.request("GET", path)
         fins = set(((body or {}).get("metadata") or {}).get("finalizers") or []) if status == 200 else set()
-        if not fins & {"orphan", "foregroundDeletion"}:
+        if not fins & {"orphan", "foregroundDeletion"} and (not gone or status == 404 or fins):
             return
         await asyncio.sleep(0.05)
 

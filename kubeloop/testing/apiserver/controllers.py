@@ -138,7 +138,7 @@ class Controllers:
                 if not obj["metadata"].get("deletionTimestamp"):
                     self._delete(kind, obj)
                     changed = True
-        if left:
+        if left or ns["metadata"].get("finalizers"):  # metadata finalizers (orphan, a user's) hold it too
             return changed
         self.api.store.remove(ns_kind.key, ("", name))
         return True

@@ -143,8 +143,9 @@ class Router:
             body = await _body(request)
             if strict and isinstance(body, dict):
                 checks.check(t.kind, t.version, body)
+            existed = self.api.store.get(t.kind.key, (t.namespace or "", t.name)) is not None
             obj = self.api.update(t.kind, t.version, t.namespace, t.name, body, manager, t.subresource)
-            return json_response(self._view(t, obj))
+            return json_response(self._view(t, obj), 200 if existed else 201)  # (a kind created by PUT)
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             patch_body = await _body(request, yaml_ok=content_type == APPLY)

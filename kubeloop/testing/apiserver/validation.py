@@ -71,10 +71,7 @@ def metadata_causes(kind: Kind, meta: dict[str, Any], *, creating: bool) -> list
         out.append(("FieldValueTooLong", "metadata.annotations", f"Too long: may not be more than {ANNOTATIONS_LIMIT} "
                                                                  "bytes"))
     out += _owner_causes(meta.get("ownerReferences") or [])
-    if creating:
-        out += finalizer_causes(kind, meta.get("finalizers") or [])
-    elif _core_validated(kind):
-        out += _kube_finalizer_causes(meta.get("finalizers") or [])
+    out += finalizer_causes(kind, meta.get("finalizers") or [])
     return out
 
 

@@ -204,6 +204,8 @@ class Api:
         ``validate=False``: a write the real server makes through a path without update validation
         (a pod's binding)."""
         sent_ns = (body.get("metadata") or {}).get("namespace")
+        if not kind.namespaced and sent_ns:  # cluster-scoped: a namespace in the body is dropped
+            body = {**body, "metadata": {k: v for k, v in body["metadata"].items() if k != "namespace"}}
         if kind.namespaced and sent_ns and sent_ns != old["metadata"].get("namespace"):
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
                                      "the request")
@@ -340,14 +342,21 @@ class Api:
             if name in IMMORTAL_NAMESPACES:  # the NamespaceLifecycle admission plugin
                 raise errors.StatusError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may '
                                          "not be deleted", {"name": name, "kind": "namespaces"})
-            return self._terminate_namespace(kind, old)
+            return self._terminate_namespace(kind, old, finalizers)
         grace = _pod_grace(old, options) if kind.key == ("", "pods") else 0
         if grace:
             return self._graceful(kind, old, grace, finalizers)
         if not finalizers:
             self.store.remove(kind.key, (ns or "", name))
             self.kick()
-            return old if kind.key == ("", "pods") else _success(kind, old)  # pods answer with the pod
+            if kind.key == ("", "pods"):  # pods answer with the pod, as marked on its way out
+                gone = copy.deepcopy(old)
+                gone["metadata"].setdefault("deletionTimestamp", self.clock.stamp())
+                gone["metadata"]["deletionGracePeriodSeconds"] = 0
+                if not meta.get("deletionTimestamp") and gone["metadata"].get("generation"):
+                    gone["metadata"]["generation"] += 1
+                return gone
+            return _success(kind, old)
         if meta.get("deletionTimestamp"):
             return old
         new = copy.deepcopy(old)
@@ -385,10 +394,12 @@ class Api:
         self.kick()
         return new
 
-    def _terminate_namespace(self, kind: Kind, old: Obj) -> Obj:
+    def _terminate_namespace(self, kind: Kind, old: Obj, finalizers: list[str]) -> Obj:
         if old["metadata"].get("deletionTimestamp"):
             return old
         new = copy.deepcopy(old)
+        if finalizers:
+            new["metadata"]["finalizers"] = finalizers
         new["metadata"]["deletionTimestamp"] = self.clock.stamp()
         new["status"] = {"phase": "Terminating"}
         self.store.put(kind.key, ("", old["metadata"]["name"]), new)
