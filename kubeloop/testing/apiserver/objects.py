@@ -303,6 +303,9 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         out["spec"] = copy.deepcopy(old.get("spec", {}))
     if kind.plural == "secrets":
         _decode_string_data(out)
-    if (kind.generation or kind.crd is not None) and body_of(kind, out) != body_of(kind, old):
+    # A Deployment's annotations count too (they are copied to its ReplicaSets).
+    annotations_moved = kind.key == ("apps", "deployments") and (
+        (meta.get("annotations") or {}) != (old["metadata"].get("annotations") or {}))
+    if (kind.generation or kind.crd is not None) and (body_of(kind, out) != body_of(kind, old) or annotations_moved):
         meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
     return tidy(kind, out)

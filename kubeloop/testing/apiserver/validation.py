@@ -233,6 +233,8 @@ def _service(obj: dict[str, Any]) -> list[Cause]:
     if not ports and kind != "ExternalName" and spec.get("clusterIP") != "None":
         out.append(_required("spec.ports"))
     for i, port in enumerate(ports if isinstance(ports, list) else []):
+        if len(ports) > 1 and not (port or {}).get("name"):  # several ports must be told apart by name
+            out.append(_required(f"spec.ports[{i}].name"))
         number = (port or {}).get("port")
         if isinstance(number, int) and not 1 <= number <= 65535:
             out.append(_invalid(f"spec.ports[{i}].port", number, "must be between 1 and 65535, inclusive"))
