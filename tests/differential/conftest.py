@@ -22,7 +22,7 @@ TALLY: dict[str, Any] = {"sequences": 0, "agreeing_sequences": 0, "steps": 0, "a
                          "differences": [], "namespaces": []}
 # The fuzzer's tally: per kind [steps, agreeing steps]; per "kind op mutation" the steps that differed.
 FUZZ: dict[str, Any] = {"sequences": 0, "agreeing_sequences": 0, "kinds": {}, "labels": {}, "differences": [],
-                        "namespaces": []}
+                        "explained": {}, "namespaces": []}
 
 _ECHO_READY = WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/echoes.test.kubeloop.dev",
                       "status.acceptedNames.kind", "Echo")
@@ -86,6 +86,10 @@ def _fuzz_report() -> None:
              f"{agree}/{steps} steps agree ({100.0 * agree / max(1, steps):.1f} %)"]
     for kind, (n, ok) in sorted(FUZZ["kinds"].items()):
         lines.append(f"  {kind:<11} {ok:>6}/{n:<6} {100.0 * ok / max(1, n):5.1f} %")
+    for why, n in sorted(FUZZ["explained"].items()):
+        lines.append(f"  explained ({n}): {why}")
+    unexplained = sum(FUZZ["labels"].values())
+    lines.append(f"  unexplained differences: {unexplained}")
     print("\n" + "\n".join(lines), file=sys.__stderr__)
     path = os.environ.get("KUBELOOP_FUZZ_REPORT")
     if path:
