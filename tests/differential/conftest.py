@@ -91,8 +91,17 @@ def _fuzz_report() -> None:
     unexplained = sum(FUZZ["labels"].values())
     lines.append(f"  unexplained differences: {unexplained}")
     print("\n" + "\n".join(lines), file=sys.__stderr__)
+    write_fuzz_report()
+
+
+def write_fuzz_report() -> None:
+    """The fuzzer's tally as JSON to ``$KUBELOOP_FUZZ_REPORT`` (rewritten after every sequence, so a
+    long run stopped early still leaves its figures)."""
     path = os.environ.get("KUBELOOP_FUZZ_REPORT")
-    if path:
-        with open(path, "w") as out:
-            json.dump({k: v for k, v in FUZZ.items() if k != "namespaces"} | {"steps": steps, "agreeing_steps": agree},
-                      out, indent=1)
+    if not path:
+        return
+    steps = sum(k[0] for k in FUZZ["kinds"].values())
+    agree = sum(k[1] for k in FUZZ["kinds"].values())
+    with open(path, "w") as out:
+        json.dump({k: v for k, v in FUZZ.items() if k != "namespaces"} | {"steps": steps, "agreeing_steps": agree},
+                  out, indent=1)

@@ -22,7 +22,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 
-from tests.differential.conftest import FUZZ
+from tests.differential.conftest import FUZZ, write_fuzz_report
 from tests.differential.fuzz import NS2, FuzzNormaliser, Op, project, sequences
 from tests.differential.harness import Backend, _fill, new_namespace, run
 
@@ -126,6 +126,7 @@ async def test_fuzzed_sequences_agree(steps: list[Op], fake: Backend, real: Back
     got_real = await play(real, steps, ns_real)
     FUZZ["namespaces"] += [ns_real] + ([_fill(NS2, ns_real, {})] if any(NS2 in s.path for s in steps) else [])
     diffs = _tally(steps, got_fake, got_real)
+    write_fuzz_report()
     if diffs and RECORD:
         FUZZ["differences"].append("\n".join(diffs))
     assert RECORD or not diffs, "\n".join(diffs)
