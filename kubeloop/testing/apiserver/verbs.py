@@ -288,6 +288,7 @@ class Api:
             managers = self.managers(kind, None, None)
             merged = managers.apply(field_manager, api_version, "", {}, config, force, self.clock.stamp())
             merged.setdefault("metadata", {})["name"] = name
+            merged["metadata"].pop("resourceVersion", None)  # an apply that creates ignores it
             obj = self.create(kind, version, ns, {**merged, "apiVersion": api_version, "kind": kind.kind},
                               field_manager, managed=False)
             fixed = copy.deepcopy(obj)
