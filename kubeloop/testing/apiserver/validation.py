@@ -335,10 +335,19 @@ def _event_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
             if old.get(field) != new.get(field)]
 
 
+def _deployment_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    out = _immutable("spec.selector")(old, new)
+    if (new.get("spec") or {}).get("selector") is None:  # the template's labels no longer match anything
+        labels = (((new.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
+        out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
+                            "`labels`"))
+    return out
+
+
 _UPDATE: dict[tuple[str, str], Any] = {
     ("events.k8s.io", "events"): _event_update,
     ("", "pods"): _pod_update,
-    ("apps", "deployments"): _immutable("spec.selector"),
+    ("apps", "deployments"): _deployment_update,
     ("batch", "jobs"): _immutable("spec.selector", "spec.template"),
     ("", "secrets"): _immutable("type"),
 }

@@ -125,14 +125,14 @@ class Api:
         if kind.namespaced and meta.get("namespace") and meta["namespace"] != ns:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
                                      "on the request")
-        if meta.get("resourceVersion"):
-            raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         obj = objects.decode_defaults(kind, version, body)
         objects.check_name(kind, obj["metadata"])
         uid = str(uuid.uuid4())
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
             objects.job_selector(obj, uid)
         obj = objects.validate_create(kind, version, obj)
+        if meta.get("resourceVersion"):  # refused by the storage, after validation
+            raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         if kind.namespaced:
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
         key = (ns or "", obj["metadata"]["name"])
