@@ -344,11 +344,36 @@ def _deployment_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     return out
 
 
+_SCHEDULING = ("nodeSelector", "tolerations", "affinity", "schedulingGates")
+
+
+def _job_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    """A Job's selector is immutable; its pod template too but for its metadata (and, while the Job is
+    suspended, its scheduling directives); the template's labels must still match the selector."""
+    out = _immutable("spec.selector")(old, new)
+    suspended = bool((new.get("spec") or {}).get("suspend"))
+
+    def shape(job: dict[str, Any]) -> Any:
+        spec = copy.deepcopy(((job.get("spec") or {}).get("template") or {}).get("spec") or {})
+        for key in _SCHEDULING if suspended else ():
+            spec.pop(key, None)
+        return spec
+
+    if shape(old) != shape(new):
+        out.append(_invalid("spec.template", "", _IMMUTABLE))
+    selector = ((old.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    labels = (((new.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if any(labels.get(k) != v for k, v in selector.items()):
+        out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
+                            "`labels`"))
+    return out
+
+
 _UPDATE: dict[tuple[str, str], Any] = {
     ("events.k8s.io", "events"): _event_update,
     ("", "pods"): _pod_update,
     ("apps", "deployments"): _deployment_update,
-    ("batch", "jobs"): _immutable("spec.selector", "spec.template"),
+    ("batch", "jobs"): _job_update,
     ("", "secrets"): _immutable("type"),
 }
 
