@@ -138,7 +138,8 @@ def job_selector(obj: dict[str, Any], uid: str) -> None:
         return
     name = obj["metadata"]["name"]
     labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
-    shared = obj["metadata"].get("labels") == labels
+    # (Not for a generated name: the real server copies the object before generating one.)
+    shared = obj["metadata"].get("labels") == labels and not obj["metadata"].get("generateName")
     labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
                    "controller-uid": uid, "job-name": name})
     spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
