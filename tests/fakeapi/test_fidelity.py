@@ -204,3 +204,46 @@ async def test_status_counts_for_generation_without_a_status_subresource(fake_ap
     done = await fake_client.transport.request("PATCH", f"{path}/t", body={"status": {"ok": True}},
                                                content_type="application/merge-patch+json")
     assert done["metadata"]["generation"] == 2
+
+
+async def test_bound_pods_are_deleted_gracefully(fake_client: Client) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "elsewhere", "containers": [{"name": "c", "image": "i"}]}}
+    await fake_client.create(pod)
+    marked = await fake_client.delete("pods", "p", "default")
+    assert marked["metadata"]["deletionGracePeriodSeconds"] == 30  # no kubelet there: it stays
+    assert (await fake_client.get("pods", "p", "default"))["metadata"]["deletionTimestamp"]
+    await fake_client.transport.request("DELETE", "/api/v1/namespaces/default/pods/p",
+                                        params={"gracePeriodSeconds": "0"})
+    assert (await refused(fake_client.get("pods", "p", "default"))).status == 404
+
+
+async def test_put_creates_services_and_leases_need_a_resource_version(fake_client: Client) -> None:
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},
+           "spec": {"ports": [{"port": 80}]}}
+    created = await fake_client.transport.request("PUT", "/api/v1/namespaces/default/services/s", body=svc)
+    assert created["metadata"]["name"] == "s"
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {
+        "name": "l", "namespace": "default", "finalizers": ["nodomain"]}, "spec": {}}
+    await fake_client.create(lease)  # Leases take a finalizer without a domain
+    err = await refused(fake_client.transport.request(
+        "PUT", "/apis/coordination.k8s.io/v1/namespaces/default/leases/l", body=lease))
+    assert err.status == 422 and fields(err) == ["metadata.resourceVersion"]
+
+
+async def test_service_ports_merge_by_port_and_need_names(fake_client: Client) -> None:
+    await fake_client.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},
+                              "spec": {"ports": [{"port": 80}]}})
+    err = await refused(fake_client.patch("services", "s", {"spec": {"ports": [{"port": 81}]}}, "default",
+                                          type="strategic"))
+    assert err.status == 422 and fields(err) == ["spec.ports[0].name", "spec.ports[1].name"]
+
+
+async def test_quantities_are_canonical_in_stored_pods(fake_client: Client) -> None:
+    pod = await fake_client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "q", "namespace": "default"}, "spec": {"containers": [{"name": "c", "image": "i", "resources": {
+            "requests": {"cpu": "1000m", "memory": "1024Mi"}}}]}})
+    assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1", "memory": "1Gi"}
+    err = await refused(fake_client.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+        "name": "d", "namespace": "default"}, "spec": {"replicas": "3"}}))
+    assert err.status == 400
