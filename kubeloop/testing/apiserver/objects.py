@@ -23,6 +23,8 @@ def check_name(kind: Kind, meta: dict[str, Any]) -> None:
     ``validation``, reported with the other causes)."""
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = meta["generateName"] + "".join(random.choices(GEN_ALPHABET, k=5))
+        if kind.key == ("", "namespaces"):  # the name label, once there is a name
+            meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
     if not meta.get("name"):
         raise errors.invalid(kind.kind, kind.group, "", [("FieldValueRequired", "metadata.name",
                                                           "Required value: name or generateName is required")])

@@ -350,6 +350,8 @@ class Api:
         if not finalizers:
             self.store.remove(kind.key, (ns or "", name))
             self.kick()
+            if kind.key == ("", "services"):  # Services answer with the Service, not a Status
+                return old
             if kind.key == ("", "pods"):  # pods answer with the pod, as marked on its way out
                 gone = copy.deepcopy(old)
                 gone["metadata"].setdefault("deletionTimestamp", self.clock.stamp())
