@@ -170,8 +170,11 @@ def _deployment(obj: dict[str, Any]) -> list[Cause]:
         out.append(_invalid("spec.replicas", spec["replicas"], "must be greater than or equal to 0"))
     template = spec.get("template") or {}
     selector = spec.get("selector")
-    if selector is None:
+    if selector is None:  # and so the template's labels match nothing
         out.append(_required("spec.selector"))
+        labels = (template.get("metadata") or {}).get("labels") or {}
+        out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
+                            "`labels`"))
     else:
         labels = (template.get("metadata") or {}).get("labels") or {}
         wanted = (selector or {}).get("matchLabels") or {}
