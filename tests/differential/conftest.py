@@ -20,6 +20,9 @@ from tests.integration.conftest import ECHO_CRD
 
 TALLY: dict[str, Any] = {"sequences": 0, "agreeing_sequences": 0, "steps": 0, "agreeing_steps": 0,
                          "differences": [], "namespaces": []}
+# The fuzzer's tally: per kind [steps, agreeing steps]; per "kind op mutation" the steps that differed.
+FUZZ: dict[str, Any] = {"sequences": 0, "agreeing_sequences": 0, "kinds": {}, "labels": {}, "differences": [],
+                        "explained": {}, "namespaces": []}
 
 _ECHO_READY = WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/echoes.test.kubeloop.dev",
                       "status.acceptedNames.kind", "Echo")
@@ -46,7 +49,8 @@ async def real(kube_cluster: Any, http: aiohttp.ClientSession) -> AsyncIterator[
     backend = Backend("real", Config.from_kubeconfig(str(kube_cluster.kubeconfig)), http)
     await _install_echo(backend)
     yield backend
-    for ns in TALLY["namespaces"]:  # the sequences' namespaces, now that the session's tests are done
+    # the sequences' namespaces, now that the session's tests are done
+    for ns in TALLY["namespaces"] + FUZZ["namespaces"]:
         await backend.request("DELETE", f"/api/v1/namespaces/{ns}")
 
 
@@ -61,6 +65,7 @@ async def fake(http: aiohttp.ClientSession) -> AsyncIterator[Backend]:
 @pytest_asyncio.fixture(scope="session", loop_scope="session", autouse=True)
 async def _tally() -> AsyncIterator[None]:
     yield
+    _fuzz_report()
     if not TALLY["sequences"]:
         return
     rate = 100.0 * TALLY["agreeing_steps"] / max(1, TALLY["steps"])
@@ -70,3 +75,33 @@ async def _tally() -> AsyncIterator[None]:
     if path:
         with open(path, "w") as out:
             json.dump({**{k: v for k, v in TALLY.items() if k != "namespaces"}, "rate": rate}, out, indent=1)
+
+
+def _fuzz_report() -> None:
+    if not FUZZ["sequences"]:
+        return
+    steps = sum(k[0] for k in FUZZ["kinds"].values())
+    agree = sum(k[1] for k in FUZZ["kinds"].values())
+    lines = [f"kubeloop fake vs real, fuzzed: {FUZZ['agreeing_sequences']}/{FUZZ['sequences']} sequences and "
+             f"{agree}/{steps} steps agree ({100.0 * agree / max(1, steps):.1f} %)"]
+    for kind, (n, ok) in sorted(FUZZ["kinds"].items()):
+        lines.append(f"  {kind:<11} {ok:>6}/{n:<6} {100.0 * ok / max(1, n):5.1f} %")
+    for why, n in sorted(FUZZ["explained"].items()):
+        lines.append(f"  explained ({n}): {why}")
+    unexplained = sum(FUZZ["labels"].values())
+    lines.append(f"  unexplained differences: {unexplained}")
+    print("\n" + "\n".join(lines), file=sys.__stderr__)
+    write_fuzz_report()
+
+
+def write_fuzz_report() -> None:
+    """The fuzzer's tally as JSON to ``$KUBELOOP_FUZZ_REPORT`` (rewritten after every sequence, so a
+    long run stopped early still leaves its figures)."""
+    path = os.environ.get("KUBELOOP_FUZZ_REPORT")
+    if not path:
+        return
+    steps = sum(k[0] for k in FUZZ["kinds"].values())
+    agree = sum(k[1] for k in FUZZ["kinds"].values())
+    with open(path, "w") as out:
+        json.dump({k: v for k, v in FUZZ.items() if k != "namespaces"} | {"steps": steps, "agreeing_steps": agree},
+                  out, indent=1)

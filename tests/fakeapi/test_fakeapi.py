@@ -93,8 +93,6 @@ async def test_continue_token_and_exact_list_expire_with_compaction(fake_api: Fa
 
 
 async def test_unserved_answers_501(fake_api: FakeApiServer, fake_client: Client) -> None:
-    await fake_client.create({"apiVersion": "apps/v1", "kind": "Deployment",
-                              "metadata": {"name": "d", "namespace": "default"}, "spec": {}})
     for call in (fake_client.get("pods", "p", "default", subresource="log"),
                  fake_client.create({**CM, "metadata": {"name": "z", "namespace": "default"}}, dry_run=True)):
         with pytest.raises(ApiError) as caught:

@@ -138,7 +138,7 @@ class Controllers:
                 if not obj["metadata"].get("deletionTimestamp"):
                     self._delete(kind, obj)
                     changed = True
-        if left:
+        if left or ns["metadata"].get("finalizers"):  # metadata finalizers (orphan, a user's) hold it too
             return changed
         self.api.store.remove(ns_kind.key, ("", name))
         return True
@@ -171,6 +171,8 @@ class Controllers:
         kind = Kind(spec["group"], versions, names["plural"], names["kind"],
                     namespaced=spec.get("scope") == "Namespaced", short_names=list(names.get("shortNames") or []),
                     status="status" in subs, scale="scale" in subs, crd=crd)
+        known = self.api.kinds.get(kind.group, kind.versions[0], kind.plural) if kind.versions else None
+        kind.watch_from = known.watch_from if known is not None and known.crd is not None else self.api.store.rv
         self.api.kinds.add(kind)
         return kind
 
@@ -216,7 +218,6 @@ class Controllers:
 
     def _gc(self) -> bool:
         everything: list[tuple[Kind, Obj]] = [(k, o) for k in self.api.kinds.all() for o in self._all(k)]
-        uids = {o["metadata"]["uid"]: o for _, o in everything}
         changed = False
         for kind, obj in everything:
             meta = obj["metadata"]
@@ -227,10 +228,11 @@ class Controllers:
                 changed = True
             elif meta.get("deletionTimestamp") and "foregroundDeletion" in fins:
                 changed = self._foreground(everything, kind, obj) or changed
+        owners = {o["metadata"]["uid"]: (k, o) for k, o in everything}
         for kind, obj in everything:
             refs = obj["metadata"].get("ownerReferences") or []
-            if refs and not obj["metadata"].get("deletionTimestamp") and all(
-                    r.get("uid") not in uids for r in refs):
+            if refs and not obj["metadata"].get("deletionTimestamp") and not any(
+                    _solid(r, obj, owners) for r in refs):
                 if self.api.store.get(kind.key, _k(obj)) is not None:
                     self._delete(kind, obj)
                     changed = True
@@ -271,11 +273,16 @@ class Controllers:
         kind = self._kind("", "pods")
         changed = False
         for pod in self._all(kind):
-            if pod["metadata"].get("deletionTimestamp") or (pod.get("status") or {}).get("phase"):
+            meta = pod["metadata"]
+            if meta.get("deletionTimestamp") and not meta.get("finalizers") and pod["spec"].get("nodeName") == NODE:
+                self.api.store.remove(kind.key, _k(pod))  # the kubelet has stopped it (kwok: at once)
+                changed = True
+                continue
+            if meta.get("deletionTimestamp") or (pod.get("status") or {}).get("phase"):
                 continue
             bound = copy.deepcopy(pod)
-            bound.setdefault("spec", {})["nodeName"] = bound["spec"].get("nodeName") or "fake-node"
-            self.api._write(kind, "v1", pod, bound, "kube-scheduler", None)  # noqa: SLF001
+            bound.setdefault("spec", {})["nodeName"] = bound["spec"].get("nodeName") or NODE
+            self.api._write(kind, "v1", pod, bound, "kube-scheduler", None, validate=False)  # noqa: SLF001
             pod = self.api.store.get(kind.key, _k(pod)) or bound
             now = self.api.clock.stamp()
             running = copy.deepcopy(pod)
@@ -290,6 +297,21 @@ class Controllers:
             self.api._write(kind, "v1", pod, running, "kubelet", "status")  # noqa: SLF001
             changed = True
         return changed
+
+
+NODE = "fake-node"  # the fake kubelet's node
+
+
+def _solid(ref: dict[str, Any], dependent: Obj, owners: dict[str, tuple[Kind, Obj]]) -> bool:
+    """An owner exists as the real garbage collector sees it: same uid, name and kind, and (for a
+    namespaced owner) in the dependent's namespace; otherwise the dependent is deleted."""
+    found = owners.get(ref.get("uid", ""))
+    if found is None:
+        return False
+    kind, owner = found
+    if owner["metadata"]["name"] != ref.get("name") or kind.kind != ref.get("kind"):
+        return False
+    return not kind.namespaced or owner["metadata"].get("namespace") == dependent["metadata"].get("namespace")
 
 
 def _k(obj: Obj) -> tuple[str, str]:

@@ -20,7 +20,9 @@ class StatusError(Exception):
 
     def body(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                               "message": self.message, "reason": self.reason}
+                               "message": self.message}
+        if self.reason:  # an internal error of the real server's storage has none
+            out["reason"] = self.reason
         if self.details is not None:
             out["details"] = self.details
         out["code"] = self.code
@@ -84,8 +86,8 @@ def expired(message: str) -> StatusError:
 
 def not_served(what: str) -> StatusError:
     """501: the fake does not serve this; never a wrong answer instead."""
-    return StatusError(501, "NotImplemented", f"the kubeloop fake API server does not serve {what}; use the "
-                       "real control plane (the kube_cluster fixture) for this test")
+    return StatusError(501, "NotImplemented", f"the kubeloop fake API server does not serve {what}; run this "
+                       "test on the real control plane (pytest --real-cluster, or the kube_cluster fixture)")
 
 
 def method_not_allowed(message: str = "the server does not allow this method on the requested resource"

@@ -29,6 +29,9 @@ class Kind:
     scale: bool = False
     generation: bool = False
     crd: dict[str, Any] | None = None  # the CRD body for custom resources
+    # The resourceVersion its watch cache started at (server start; a CRD's registration): a watch from
+    # an older one is 410 Expired, as on a real server whose cache does not reach back that far.
+    watch_from: int = 0
 
     @property
     def singular(self) -> str:

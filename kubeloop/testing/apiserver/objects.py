@@ -6,45 +6,64 @@ from __future__ import annotations
 
 import copy
 import random
-import re
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, schema
+from kubeloop.testing.apiserver import builtin, errors, schema, validation
 from kubeloop.testing.apiserver.kinds import Kind
 
-_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-                  "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-                  "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-              "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-              "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
-_GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 # Fields the server owns: a client's values are ignored (create) or kept from the stored object (update).
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
                "resourceVersion", "selfLink")
 
 
 def check_name(kind: Kind, meta: dict[str, Any]) -> None:
-    """Fills ``generateName`` and validates the name as the real server does (422 Invalid)."""
+    """Fills ``generateName``; a missing name is a 422 at once (the rest of the name rules are in
+    ``validation``, reported with the other causes)."""
     if not meta.get("name") and meta.get("generateName"):
-        meta["name"] = meta["generateName"] + "".join(random.choices(_GEN_ALPHABET, k=5))
-    name = meta.get("name") or ""
-    if not name:
+        meta["name"] = meta["generateName"] + "".join(random.choices(GEN_ALPHABET, k=5))
+        if kind.key == ("", "namespaces"):  # the name label, once there is a name
+            meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+    if not meta.get("name"):
         raise errors.invalid(kind.kind, kind.group, "", [("FieldValueRequired", "metadata.name",
                                                           "Required value: name or generateName is required")])
-    label_only = kind.plural in ("namespaces", "services")
-    regex, msg = (_LABEL, _LABEL_MSG) if label_only else (_SUBDOMAIN, _SUBDOMAIN_MSG)
-    if not regex.fullmatch(name) or len(name) > (63 if label_only else 253):
-        raise errors.invalid(kind.kind, kind.group, name, [("FieldValueInvalid", "metadata.name",
-                                                            f'Invalid value: "{name}": {msg}')])
 
 
-def new_metadata(kind: Kind, meta: dict[str, Any], now: str) -> dict[str, Any]:
+def validate_create(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Metadata and the kind's own rules (a custom resource's schema, after pruning and defaults), all
+    causes in one 422 as the real server reports them; returns the object as stored."""
+    causes = validation.metadata_causes(kind, obj["metadata"], creating=True)
+    if kind.crd is None:
+        causes += validation.object_causes(kind, obj)
+    else:
+        try:
+            obj = custom_checks(kind, version, obj, None)
+        except errors.StatusError as exc:
+            if exc.code != 422 or not causes:
+                raise
+            causes += [(c["reason"], c["field"], c["message"]) for c in (exc.details or {}).get("causes", [])]
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
+    return obj
+
+
+def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any]) -> None:
+    """``sent``: the object as the client's update or patch left it, before server-owned fields were
+    restored from ``old`` (so a changed uid or name is seen)."""
+    causes = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    causes += validation.metadata_causes(kind, new["metadata"], creating=False)
+    if kind.crd is None:
+        own = validation.object_causes(kind, new)
+        # The real Pod update reports what is wrong with the new spec, or else what changed.
+        causes += own + (validation.update_causes(kind, old, new) if not own or kind.key != ("", "pods") else [])
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
+
+
+def new_metadata(kind: Kind, meta: dict[str, Any], now: str, uid: str | None = None) -> dict[str, Any]:
     out = {k: v for k, v in meta.items() if k not in SERVER_META and k != "managedFields"}
-    out["uid"] = str(uuid.uuid4())
+    out["uid"] = uid or str(uuid.uuid4())
     out["creationTimestamp"] = now
     if kind.generation or kind.crd is not None:
         out["generation"] = 1
@@ -52,8 +71,11 @@ def new_metadata(kind: Kind, meta: dict[str, Any], now: str) -> dict[str, Any]:
 
 
 def body_of(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
-    """What counts for ``generation``: everything but metadata and status."""
-    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+    """What counts for ``generation``: everything but metadata, and status where a status subresource
+    holds it (a custom resource without one bumps its generation on a status change too)."""
+    skip = ("metadata", "apiVersion", "kind", "status") if kind.status or kind.crd is None else (
+        "metadata", "apiVersion", "kind")
+    return {k: v for k, v in obj.items() if k not in skip}
 
 
 # What a Go zero value of the kind serializes to: a create's managedFields are its difference from this,
@@ -76,18 +98,29 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
     meta = obj.setdefault("metadata", {})
     if kind.key == ("", "namespaces") and meta.get("name"):
         meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+    if kind.key in (("", "configmaps"), ("", "secrets")):
+        _check_data(kind, version, obj)
     if kind.key == ("", "secrets"):
         obj.setdefault("type", "Opaque")
         _decode_string_data(obj)
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
-    return tidy(kind, obj)
+    if kind.key == ("batch", "jobs"):  # defaulting: a Job without labels gets its pod template's
+        template = (obj.get("spec") or {}).get("template")
+        labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+        if labels and not meta.get("labels"):
+            meta["labels"] = copy.deepcopy(labels)
+    return tidy(kind, builtin.decode(kind, version, obj))
 
 
 def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
     if kind.status:
         obj.pop("status", None)
+    if kind.key == ("", "pods"):
+        from kubeloop.testing.apiserver import admission
+
+        admission.admit_pod(obj)
     if kind.key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}
         obj["status"] = {"phase": "Active"}
@@ -96,6 +129,57 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
                          "storedVersions": [v["name"] for v in obj["spec"].get("versions", [])
                                             if v.get("storage")]}
     return obj
+
+
+def job_selector(obj: dict[str, Any], uid: str) -> None:
+    """The Job strategy's generated selector: the Job's uid and name as pod template labels, and a
+    selector on the uid (unless the client chose ``manualSelector``). A Job whose labels were defaulted
+    from its template's gets the generated ones too (in Go both are one map)."""
+    spec = obj.setdefault("spec", {})
+    if spec.get("manualSelector") or not isinstance(spec.get("template", {}), dict):
+        return
+    name = obj["metadata"]["name"]
+    labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
+    # (Not for a generated name: the real server copies the object before generating one.)
+    shared = obj["metadata"].get("labels") == labels and not obj["metadata"].get("generateName")
+    labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                   "controller-uid": uid, "job-name": name})
+    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    if shared:
+        obj["metadata"]["labels"] = dict(labels)
+
+
+# Where pod specs sit in each kind: their containers' ``resources`` is a struct the real server always
+# serializes (``{}`` when empty).
+_POD_SPECS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "pods"): ("spec",), ("apps", "deployments"): ("spec", "template", "spec"),
+    ("apps", "statefulsets"): ("spec", "template", "spec"), ("apps", "daemonsets"): ("spec", "template", "spec"),
+    ("batch", "jobs"): ("spec", "template", "spec"),
+    ("batch", "cronjobs"): ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+
+def serialized(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    """An object as the real server's JSON encoder writes it: empty structs it cannot omit are ``{}``
+    (a copy when anything is added; stored objects and their field ownership are left alone)."""
+    path = _POD_SPECS.get(kind.key)
+    if path is None:
+        return obj
+    spec: Any = obj
+    for part in path:
+        spec = spec.get(part) if isinstance(spec, dict) else None
+    if not isinstance(spec, dict) or all(isinstance(c, dict) and c.get("resources") is not None
+                                         for f in ("containers", "initContainers") for c in spec.get(f) or []):
+        return obj
+    out = copy.deepcopy(obj)
+    spec = out
+    for part in path:
+        spec = spec[part]
+    for field in ("containers", "initContainers"):
+        for container in spec.get(field) or []:
+            if isinstance(container, dict) and container.get("resources") is None:
+                container["resources"] = {}
+    return out
 
 
 def tidy(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
@@ -119,6 +203,38 @@ def scope(kind: Kind, subresource: str | None) -> Any:
     if kind.key == ("", "namespaces"):
         reset.add(("f:spec",))
     return lambda path: path[:1] not in reset
+
+
+def _check_data(kind: Kind, version: str, obj: dict[str, Any]) -> None:
+    """Decoding errors (400): values that are not strings; base64 that does not decode."""
+    import base64
+    import binascii
+
+    def refuse(why: str) -> errors.StatusError:
+        return errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: {why}')
+
+    fields = ("data", "stringData") if kind.plural == "configmaps" else ("data", "stringData")
+    for field in (*fields, "binaryData"):
+        values = obj.get(field)
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            raise refuse(f"json: cannot unmarshal {_json_type(values)} into Go struct field {kind.kind}.{field} of "
+                         "type map[string]string")
+        for value in values.values():
+            if not isinstance(value, str) and value is not None:
+                raise refuse(f"json: cannot unmarshal {_json_type(value)} into Go struct field {kind.kind}.{field} "
+                             "of type string")
+            if (field == "binaryData" or (field == "data" and kind.plural == "secrets")) and value:
+                try:
+                    base64.b64decode(value, validate=True)
+                except (binascii.Error, ValueError):
+                    raise refuse("illegal base64 data at input byte 0") from None
+
+
+def _json_type(value: Any) -> str:
+    return {bool: "bool", int: "number", float: "number", list: "array", dict: "object", str: "string"}.get(
+        type(value), "value")
 
 
 def _decode_string_data(obj: dict[str, Any]) -> None:
@@ -192,6 +308,9 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         out["spec"] = copy.deepcopy(old.get("spec", {}))
     if kind.plural == "secrets":
         _decode_string_data(out)
-    if (kind.generation or kind.crd is not None) and body_of(kind, out) != body_of(kind, old):
+    # A Deployment's annotations count too (they are copied to its ReplicaSets).
+    annotations_moved = kind.key == ("apps", "deployments") and (
+        (meta.get("annotations") or {}) != (old["metadata"].get("annotations") or {}))
+    if (kind.generation or kind.crd is not None) and (body_of(kind, out) != body_of(kind, old) or annotations_moved):
         meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
     return tidy(kind, out)

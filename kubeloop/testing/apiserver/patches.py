@@ -124,7 +124,10 @@ def strategic_merge(target: Any, patch: Any, field: str | None = None) -> Any:
     merged element by element (``$patch: delete`` removes one), ``$patch: replace`` replaces a map."""
     if not isinstance(patch, dict):
         if isinstance(patch, list) and isinstance(target, list) and field in _MERGE_KEYS:
-            return _merge_list(target, patch, _MERGE_KEYS[field])
+            key = _MERGE_KEYS[field]
+            if field == "ports" and not any(isinstance(p, dict) and "containerPort" in p for p in patch):
+                key = "port"  # a Service's ports (a container's are keyed by containerPort)
+            return _merge_list(target, patch, key)
         return copy.deepcopy(patch)
     if patch.get("$patch") == "replace":
         return {k: v for k, v in copy.deepcopy(patch).items() if k != "$patch"}

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
 import yaml
 from aiohttp import web
 
-from kubeloop.testing.apiserver import errors, scale, selectors, watch
+from kubeloop.testing.apiserver import errors, objects, scale, selectors, watch
 from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
 from kubeloop.testing.apiserver.patches import APPLY
@@ -69,9 +72,11 @@ class Router:
         if request.method == "GET" and (parts == ["api", "v1"] or (len(parts) == 3 and parts[0] == "apis")):
             group, version = ("", "v1") if parts[0] == "api" else (parts[1], parts[2])
             if not self.kinds.group_served(group, version):
+                _refuse_real_builtin(group, version, [])
                 return _plain_404()
             return json_response(self.kinds.api_resources(group, version))
         if parts[:1] == ["apis"] and len(parts) >= 3 and not self.kinds.group_served(parts[1], parts[2]):
+            _refuse_real_builtin(parts[1], parts[2], parts[3:])
             return _plain_404()
         target = self._target(parts, path)
         if target is None:
@@ -93,6 +98,8 @@ class Router:
             if inner is not None and inner.namespaced:
                 ns, rest = rest[1], rest[2:]
         kind = self.kinds.get(group, version, rest[0])
+        if kind is None:
+            _refuse_real_builtin(group, version, rest)
         if kind is None or len(rest) > 3:
             raise _page_not_found(path) if kind is None else errors.not_served(path)
         if ns is not None and not kind.namespaced:
@@ -109,6 +116,7 @@ class Router:
         q = request.query
         if q.get("dryRun"):
             raise errors.not_served("dryRun")
+        _check_params(request.method, t, q)
         method = request.method
         strict = q.get("fieldValidation") == "Strict"
         manager = q.get("fieldManager") or _agent_manager(request)
@@ -125,6 +133,8 @@ class Router:
                 return json_response(self._view(t, self.api.create(t.kind, t.version, t.namespace, body, manager)),
                                      201)
             if method == "DELETE":
+                if t.kind.key == ("", "namespaces"):  # namespaces have no deletecollection
+                    raise errors.method_not_allowed()
                 return json_response(self._delete_collection(t, q, await _body(request, optional=True)))
             raise errors.method_not_allowed()
         if method == "GET":
@@ -133,8 +143,9 @@ class Router:
             body = await _body(request)
             if strict and isinstance(body, dict):
                 checks.check(t.kind, t.version, body)
+            existed = self.api.store.get(t.kind.key, (t.namespace or "", t.name)) is not None
             obj = self.api.update(t.kind, t.version, t.namespace, t.name, body, manager, t.subresource)
-            return json_response(self._view(t, obj))
+            return json_response(self._view(t, obj), 200 if existed else 201)  # (a kind created by PUT)
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             patch_body = await _body(request, yaml_ok=content_type == APPLY)
@@ -205,6 +216,7 @@ class Router:
         if meta_only:
             return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
                     "metadata": copy.deepcopy(obj["metadata"])}
+        obj = objects.serialized(t.kind, obj)
         api_version = t.kind.api_version(t.version)
         if obj.get("apiVersion") != api_version or (in_list and t.kind.crd is None):
             obj = dict(obj)
@@ -221,15 +233,66 @@ def _match(t: Target, q: Any) -> selectors.Match:
     return lambda o: labels(o) and fields(o)
 
 
+# The query parameters the fake models, per method (and collection or object): any other is refused by
+# name rather than ignored, since the real server would act on it.
+_COMMON = {"pretty"}
+_WRITE = _COMMON | {"fieldManager", "fieldValidation", "dryRun"}
+_SELECT = {"labelSelector", "fieldSelector"}
+_LIST = _COMMON | _SELECT | {"limit", "continue", "resourceVersion", "resourceVersionMatch", "timeoutSeconds",
+                             "watch", "allowWatchBookmarks", "sendInitialEvents"}
+_PARAMS: dict[tuple[str, bool], set[str]] = {
+    ("GET", True): _LIST, ("GET", False): _COMMON | {"resourceVersion"},
+    ("POST", True): _WRITE, ("PUT", False): _WRITE, ("PATCH", False): _WRITE | {"force"},
+    ("DELETE", False): _COMMON | {"propagationPolicy", "gracePeriodSeconds", "orphanDependents", "dryRun"},
+    ("DELETE", True): _COMMON | _SELECT | {"propagationPolicy", "gracePeriodSeconds", "orphanDependents", "dryRun",
+                                           "limit", "continue", "resourceVersion", "resourceVersionMatch",
+                                           "timeoutSeconds"},
+}
+
+
+def _check_params(method: str, t: Target, q: Any) -> None:
+    allowed = _PARAMS.get((method, t.name is None), _COMMON)
+    unknown = sorted(k for k in q if k not in allowed)
+    if unknown:
+        raise errors.not_served(f"the query parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} on "
+                                f"{method} {errors.qualified(t.kind.plural, t.kind.group)}")
+
+
 def _query_opts(q: Any) -> dict[str, Any] | None:
+    out: dict[str, Any] = {}
     if q.get("propagationPolicy"):
-        return {"propagationPolicy": q["propagationPolicy"]}
-    return None
+        out["propagationPolicy"] = q["propagationPolicy"]
+    if q.get("gracePeriodSeconds", "").lstrip("-").isdigit():
+        out["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+    if q.get("orphanDependents") in ("true", "false"):
+        out["orphanDependents"] = q["orphanDependents"] == "true"
+    return out or None
 
 
 def _agent_manager(request: web.Request) -> str:
     """The real server's default field manager: the User-Agent up to its first '/'."""
     return request.headers.get("User-Agent", "unknown").split("/")[0][:128]
+
+
+@functools.cache
+def _real_resources() -> dict[str, list[str]]:
+    """What the real control plane serves (captured from its discovery by tests/differential/
+    capture_discovery.py): built-in resources the fake refuses by name instead of answering 404."""
+    path = Path(__file__).with_name("real_resources.json")
+    return json.loads(path.read_text())["resources"] if path.exists() else {}
+
+
+def _refuse_real_builtin(group: str, version: str, rest: list[str]) -> None:
+    gv = f"{group}/{version}" if group else version
+    served = _real_resources().get(gv)
+    if served is None:
+        return
+    if not rest:
+        raise errors.not_served(f"the API group {gv}, which kube-apiserver serves")
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]
+    if rest and rest[0] in served:
+        raise errors.not_served(f"{errors.qualified(rest[0], group)} ({gv}), a built-in kind it does not model")
 
 
 def _plain_404() -> web.Response:
@@ -245,7 +308,11 @@ async def _body(request: web.Request, *, optional: bool = False, yaml_ok: bool =
     if "protobuf" in request.headers.get("Content-Type", ""):  # client-go falls back to JSON on a 415
         raise errors.StatusError(415, "UnsupportedMediaType", "the kubeloop fake API server reads JSON only, not "
                                  "protobuf", {})
-    raw = await request.read()
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise errors.StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is "
+                                 f"{request.app._client_max_size}", {}) from None  # noqa: SLF001
     if not raw:
         if optional:
             return None

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from kubeloop.testing.apiserver import names
 from kubeloop.testing.apiserver.errors import bad_request
 
 Match = Callable[[dict[str, Any]], bool]
@@ -60,12 +61,16 @@ def parse_labels(text: str | None) -> Match:
         raise bad_request(f"unable to parse requirement: found '{found}', expected: {expected}")
 
     while i < len(toks):
+        if toks[i] in ("=", "==", "!=", "(", ")", ","):
+            need("!, identifier, or 'end of string'")
         if toks[i] == "!":
             key = toks[i + 1] if i + 1 < len(toks) else ""
+            _check_key(key)
             reqs.append(_has(key, False))
             i += 2
         else:
             key = toks[i]
+            _check_key(key)
             i += 1
             op = toks[i] if i < len(toks) else ","
             if op == ",":
@@ -73,6 +78,7 @@ def parse_labels(text: str | None) -> Match:
             elif op in ("=", "==", "!="):
                 value = toks[i + 1] if i + 1 < len(toks) and toks[i + 1] != "," else ""
                 i += 2 if value else 1
+                _check_values(key, [value])
                 reqs.append(_equals(key, value, op != "!="))
             elif op in ("in", "notin"):
                 i += 1
@@ -87,6 +93,7 @@ def parse_labels(text: str | None) -> Match:
                 if i >= len(toks):
                     need("',' or ')'")
                 i += 1
+                _check_values(key, sorted(values))
                 reqs.append(_member(key, frozenset(values), op == "in"))
             else:
                 raise bad_request(f"unable to parse requirement: found '{op}', expected: in, notin, =, ==, "
@@ -95,7 +102,24 @@ def parse_labels(text: str | None) -> Match:
             if toks[i] != ",":
                 need("','")
             i += 1
+            if i == len(toks):
+                raise bad_request("found '', expected: identifier after ','")
     return lambda obj: all(r(obj) for r in reqs)
+
+
+def _check_key(key: str) -> None:
+    errs = names.qualified_name(key)
+    if errs:
+        raise bad_request(f'unable to parse requirement: key: Invalid value: "{key}": {"; ".join(errs)}')
+
+
+def _check_values(key: str, values: list[str]) -> None:
+    """The real parser validates every value as a label value: a bad one is a 400, not an empty list."""
+    for i, value in enumerate(values):
+        errs = names.label_value(value)
+        if errs:
+            raise bad_request(f'unable to parse requirement: values[{i}][{key}]: Invalid value: "{value}": '
+                              f'{"; ".join(errs)}')
 
 
 def _labels(obj: dict[str, Any]) -> dict[str, str]:

@@ -21,6 +21,9 @@ from kubeloop.testing.apiserver.verbs import Api
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
+MAX_REQUEST_BYTES = 3 * 1024 * 1024  # kube-apiserver's limit on a request body: more is 413
+
+
 class FakeApiServer:
     """An in-process API server for tests (see docs/reference/fake-api-server.md for what it serves).
 
@@ -52,9 +55,11 @@ class FakeApiServer:
                             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}, "kube-apiserver")
         while self._controllers.sweep():  # default ServiceAccounts and root CA ConfigMaps, before serving
             pass
+        for kind in self.kinds.all():  # the watch caches start here
+            kind.watch_from = self.store.rv
         self._controllers.start()
         router = Router(self.api, self.kinds, self._closing)
-        app = web.Application(client_max_size=8 * 1024 * 1024)
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_route("*", "/{tail:.*}", router.handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()

@@ -45,9 +45,10 @@ class Store:
         return versions[-1][1] if versions else None
 
     def items(self, kind: KindKey, at: int | None = None) -> list[Obj]:
-        """Objects of a kind sorted by (namespace, name) like etcd keys, as of RV ``at`` (default now)."""
+        """Objects of a kind in etcd's key order (the string ``namespace/name``: ``X-x1/a`` sorts before
+        ``X/a``, which a continue token relies on), as of RV ``at`` (default now)."""
         out = []
-        for key in sorted(self._versions.get(kind, {})):
+        for key in sorted(self._versions.get(kind, {}), key=lambda k: f"{k[0]}/{k[1]}"):
             obj = self._at(self._versions[kind][key], at)
             if obj is not None:
                 out.append(obj)

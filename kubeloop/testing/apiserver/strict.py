@@ -1,8 +1,8 @@
 """``fieldValidation=Strict`` (kubectl's default): unknown fields are a 400, as on the real server.
 
-Custom resources are checked against their schema (everything pruning would drop). Built-in kinds are
-checked at the top level and in ``metadata`` only: the fake has no OpenAPI schemas of built-in kinds, so
-a misspelt field deeper in, say, a pod template is accepted (a documented difference).
+Custom resources are checked against their schema (everything pruning would drop); built-in kinds
+against the OpenAPI v3 schema captured from a real server (builtin.py), or, for a kind without one, at
+the top level and in ``metadata`` only.
 """
 
 from __future__ import annotations
@@ -36,25 +36,29 @@ def _unknown(kind: Kind, version: str, body: dict[str, Any]) -> str | None:
         if key not in _META:
             return f"metadata.{key}"
     if kind.crd is not None:
-        return _first_pruned(body, schema.prune(body, kind.schema(version)))
+        return first_pruned(body, schema.prune(body, kind.schema(version)))
+    from kubeloop.testing.apiserver import builtin
+
+    if builtin.schema_of(kind, version) is not None:
+        return builtin.first_unknown(kind, version, body)
     if kind.key in _ANY:
         return None
     allowed = {"apiVersion", "kind", "metadata"} | _TOP.get(kind.key, {"spec", "status"})
     return next((key for key in body if key not in allowed), None)
 
 
-def _first_pruned(before: Any, after: Any, path: str = "") -> str | None:
+def first_pruned(before: Any, after: Any, path: str = "") -> str | None:
     if isinstance(before, dict) and isinstance(after, dict):
         for key, value in before.items():
             here = f"{path}.{key}" if path else key
             if key not in after:
                 return here
-            found = _first_pruned(value, after[key], here)
+            found = first_pruned(value, after[key], here)
             if found:
                 return found
     if isinstance(before, list) and isinstance(after, list):
         for i, (b, a) in enumerate(zip(before, after, strict=False)):
-            found = _first_pruned(b, a, f"{path}[{i}]")
+            found = first_pruned(b, a, f"{path}[{i}]")
             if found:
                 return found
     return None

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import base64
 import copy
+import datetime as dt
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, objects, patches
+from kubeloop.testing.apiserver import builtin, errors, objects, patches
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.fields import Managers
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -27,6 +29,13 @@ _CONTINUE_TOO_OLD = (
     "the results. Continuing with the provided token results in an inconsistent list - objects that were "
     "created, modified, or deleted between the time the first chunk was returned and now may show up in the "
     "list.")
+
+
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+# Kinds whose PUT creates an absent object (the real strategies' AllowCreateOnUpdate), and built-in
+# kinds whose update needs a resourceVersion (AllowUnconditionalUpdate false; custom resources too).
+CREATE_ON_UPDATE = {("", "services"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases")}
+NO_UNCONDITIONAL_UPDATE = {("coordination.k8s.io", "leases")}
 
 
 class Api:
@@ -118,18 +127,23 @@ class Api:
                                      "on the request")
         obj = objects.decode_defaults(kind, version, body)
         objects.check_name(kind, obj["metadata"])
+        uid = str(uuid.uuid4())
+        if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
+            objects.job_selector(obj, uid)
+        obj = objects.validate_create(kind, version, obj)
+        if meta.get("resourceVersion"):  # refused by the storage, after validation
+            raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         if kind.namespaced:
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
         key = (ns or "", obj["metadata"]["name"])
         if self.store.get(kind.key, key) is not None:
             raise errors.already_exists(kind.plural, kind.group, key[1])
-        obj = objects.custom_checks(kind, version, obj, None)
         managers = self.managers(kind, None, None)
         if managed:  # an apply that creates records its own fields
             managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}), obj,
                             self.clock.stamp(), creating=True)
         obj = objects.strategy_create(kind, obj)
-        obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp())
+        obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp(), uid)
         if kind.namespaced:
             obj["metadata"]["namespace"] = ns
         else:
@@ -161,14 +175,23 @@ class Api:
                subresource: str | None = None, *, require_rv: bool | None = None) -> Obj:
         body = _require_object(body, kind)
         meta = body.get("metadata") or {}
-        if meta.get("name") and meta["name"] != name:
+        if not meta.get("name"):
+            raise errors.bad_request(f"the name of the object ({name} based on URL) was undeterminable: name must be "
+                                     "provided")
+        if meta["name"] != name:
             raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                      f"({name})")
+        old = self.store.get(kind.key, (ns or "", name))
+        if old is None and kind.key in CREATE_ON_UPDATE:
+            return self.create(kind, version, ns, body, manager, subresource)
         old = self.get(kind, ns, name)
         rv = meta.get("resourceVersion")
+        if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:  # the body's uid is a precondition
+            raise errors.conflict(kind.plural, kind.group, name, f"Precondition failed: UID in precondition: "
+                                  f"{meta['uid']}, UID in object meta: {old['metadata']['uid']}")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(kind.plural, kind.group, name)
-        needs_rv = kind.crd is not None if require_rv is None else require_rv
+        needs_rv = (kind.crd is not None or kind.key in NO_UNCONDITIONAL_UPDATE) if require_rv is None else require_rv
         if not rv and needs_rv:
             raise errors.invalid(kind.plural, kind.group, name, [
                 ("FieldValueInvalid", "metadata.resourceVersion",
@@ -176,10 +199,24 @@ class Api:
         return self._write(kind, version, old, body, manager, subresource)
 
     def _write(self, kind: Kind, version: str, old: Obj, body: Obj, manager: str, subresource: str | None,
-               managers: Managers | None = None) -> Obj:
-        """Stores an update of ``old``; ``managers`` given means apply already recorded the fields."""
+               managers: Managers | None = None, *, validate: bool = True) -> Obj:
+        """Stores an update of ``old``; ``managers`` given means apply already recorded the fields;
+        ``validate=False``: a write the real server makes through a path without update validation
+        (a pod's binding)."""
+        sent_ns = (body.get("metadata") or {}).get("namespace")
+        if not kind.namespaced and sent_ns:  # cluster-scoped: a namespace in the body is dropped
+            body = {**body, "metadata": {k: v for k, v in body["metadata"].items() if k != "namespace"}}
+        if kind.namespaced and sent_ns and sent_ns != old["metadata"].get("namespace"):
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                     "the request")
+        if kind.crd is None and subresource != "status":
+            body = objects.decode_defaults(kind, version, body)  # as a PUT's body is decoded: defaults too
+        else:
+            body = builtin.decode(kind, version, body)
         new = objects.merge_update(kind, old, body, subresource)
         objects.check_immutable(kind, old, new)
+        if subresource != "status" and validate:
+            objects.validate_update(kind, old, body, new)
         if kind.crd is not None and subresource != "status":
             new = objects.custom_checks(kind, version, new, old)
         if managers is None:
@@ -216,10 +253,22 @@ class Api:
             new = patches.strategic_merge(old, body)
         else:
             raise errors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
+        patched_name = (new.get("metadata") or {}).get("name")
+        if patched_name != name:
+            raise errors.bad_request(f"the name of the object ({patched_name}) does not match the name on the URL "
+                                     f"({name})")
         rv = (new.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(kind.plural, kind.group, name)
-        return self._write(kind, version, old, new, manager, subresource)
+        try:
+            return self._write(kind, version, old, new, manager, subresource)
+        except errors.StatusError as exc:
+            if exc.code == 400 and "cannot be handled as" in exc.message:  # the patched object does not decode
+                why = exc.message.split(": ", 1)[-1]
+                raise errors.StatusError(422, "Invalid", f' "" is invalid: patch: Invalid value: "...": {why}',
+                                         {"causes": [{"reason": "FieldValueInvalid", "message": why,
+                                                      "field": "patch"}]}) from None
+            raise
 
     def apply(self, kind: Kind, version: str, ns: str | None, name: str, body: Any, field_manager: str | None,
               force: bool, subresource: str | None) -> Obj:
@@ -239,11 +288,15 @@ class Api:
             managers = self.managers(kind, None, None)
             merged = managers.apply(field_manager, api_version, "", {}, config, force, self.clock.stamp())
             merged.setdefault("metadata", {})["name"] = name
+            merged["metadata"].pop("resourceVersion", None)  # an apply that creates ignores it
             obj = self.create(kind, version, ns, {**merged, "apiVersion": api_version, "kind": kind.kind},
                               field_manager, managed=False)
             fixed = copy.deepcopy(obj)
             fixed["metadata"]["managedFields"] = managers.entries()
             return self._replace_managed(kind, obj, fixed)
+        applied_rv = (config.get("metadata") or {}).get("resourceVersion")
+        if applied_rv and applied_rv != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(kind.plural, kind.group, name)
         managers = self.managers(kind, old, subresource)
         if subresource == "status":
             config = {"status": config.get("status", {})} if "status" in config else {}
@@ -277,6 +330,8 @@ class Api:
                                          {"name": name, **({"group": kind.group} if kind.group else {}),
                                           "kind": kind.kind})
         policy = options.get("propagationPolicy") or ("Orphan" if options.get("orphanDependents") else None)
+        if policy is None and options.get("orphanDependents") is None and kind.key == ("batch", "jobs"):
+            policy = "Orphan"  # batch/v1 Jobs' default, kept for compatibility: their pods stay
         meta = old["metadata"]
         finalizers = list(meta.get("finalizers") or [])
         if not meta.get("deletionTimestamp"):
@@ -285,11 +340,26 @@ class Api:
             if policy == "Foreground" and "foregroundDeletion" not in finalizers:
                 finalizers.append("foregroundDeletion")
         if kind.plural == "namespaces" and kind.group == "":
-            return self._terminate_namespace(kind, old)
+            if name in IMMORTAL_NAMESPACES:  # the NamespaceLifecycle admission plugin
+                raise errors.StatusError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may '
+                                         "not be deleted", {"name": name, "kind": "namespaces"})
+            return self._terminate_namespace(kind, old, finalizers)
+        grace = _pod_grace(old, options) if kind.key == ("", "pods") else 0
+        if grace:
+            return self._graceful(kind, old, grace, finalizers)
         if not finalizers:
             self.store.remove(kind.key, (ns or "", name))
             self.kick()
-            return old if kind.key == ("", "pods") else _success(kind, old)  # pods answer with the pod
+            if kind.key == ("", "services"):  # Services answer with the Service, not a Status
+                return old
+            if kind.key == ("", "pods"):  # pods answer with the pod, as marked on its way out
+                gone = copy.deepcopy(old)
+                gone["metadata"].setdefault("deletionTimestamp", self.clock.stamp())
+                gone["metadata"]["deletionGracePeriodSeconds"] = 0
+                if not meta.get("deletionTimestamp") and gone["metadata"].get("generation"):
+                    gone["metadata"]["generation"] += 1
+                return gone
+            return _success(kind, old)
         if meta.get("deletionTimestamp"):
             return old
         new = copy.deepcopy(old)
@@ -308,15 +378,49 @@ class Api:
         self.kick()
         return new
 
-    def _terminate_namespace(self, kind: Kind, old: Obj) -> Obj:
+    def _graceful(self, kind: Kind, old: Obj, grace: int, finalizers: list[str]) -> Obj:
+        """A bound pod's deletion: marked to go in ``grace`` seconds, and gone when its kubelet says so
+        (the fake's kubelet at once; without one it stays, as on a cluster whose node is gone)."""
+        meta = old["metadata"]
+        current = meta.get("deletionGracePeriodSeconds")
+        if meta.get("deletionTimestamp") and current is not None and current <= grace:
+            return old
+        new = copy.deepcopy(old)
+        deadline = self.clock.now() + dt.timedelta(seconds=grace)
+        new["metadata"]["deletionTimestamp"] = deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
+        new["metadata"]["deletionGracePeriodSeconds"] = grace
+        if finalizers:
+            new["metadata"]["finalizers"] = finalizers
+        if not meta.get("deletionTimestamp") and new["metadata"].get("generation"):
+            new["metadata"]["generation"] += 1
+        self.store.put(kind.key, (meta.get("namespace", ""), meta["name"]), new)
+        self.kick()
+        return new
+
+    def _terminate_namespace(self, kind: Kind, old: Obj, finalizers: list[str]) -> Obj:
         if old["metadata"].get("deletionTimestamp"):
             return old
         new = copy.deepcopy(old)
+        if finalizers:
+            new["metadata"]["finalizers"] = finalizers
         new["metadata"]["deletionTimestamp"] = self.clock.stamp()
         new["status"] = {"phase": "Terminating"}
         self.store.put(kind.key, ("", old["metadata"]["name"]), new)
         self.kick()
         return new
+
+
+def _pod_grace(pod: Obj, options: dict[str, Any]) -> int:
+    """The grace period of a pod's deletion: none for a pod no node runs or that has finished, else
+    the request's, else the pod's own (30 s by default)."""
+    phase = (pod.get("status") or {}).get("phase")
+    if not (pod.get("spec") or {}).get("nodeName") or phase in ("Succeeded", "Failed"):
+        return 0
+    asked = options.get("gracePeriodSeconds")
+    if asked is not None:
+        return max(0, int(asked))
+    own = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    return 30 if own is None else int(own)
 
 
 def _key(obj: Obj) -> str:

@@ -55,13 +55,16 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
     """Streams events until ``timeoutSeconds``, the client leaves or the server stops."""
     q = request.query
     check_params(dict(q))
-    queue: asyncio.Queue[Change] = asyncio.Queue()
+    queue: asyncio.Queue[Change | None] = asyncio.Queue()
 
     def on_change(change: Change) -> None:
         if change.kind == kind.key:
             queue.put_nowait(change)
 
     unsubscribe = store.subscribe(on_change)
+    # The server stopping wakes the stream at once (a None in its queue), so shutdown never waits on it.
+    closer = asyncio.ensure_future(closing.wait())
+    closer.add_done_callback(lambda _: queue.put_nowait(None))  # type: ignore[arg-type]
     try:
         resp = web.StreamResponse(headers={"Content-Type": "application/json"})
         resp.enable_chunked_encoding()
@@ -82,9 +85,9 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
                 await send("BOOKMARK", {"kind": kind.kind, "apiVersion": api_version, "metadata": marker})
         else:
             wanted = int(rv) if rv.isdigit() else -1
-            if wanted < store.compacted:
-                await send("ERROR", errors.expired(f"too old resource version: {rv} ({store.compacted + 1})"
-                                                   ).body())
+            floor = max(store.compacted, kind.watch_from)
+            if wanted < floor:
+                await send("ERROR", errors.expired(f"too old resource version: {rv} ({floor + 1})").body())
                 return resp
             for change in store.changes_since(wanted):
                 if change.rv <= start and change.kind == kind.key:
@@ -100,6 +103,8 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
                 break
             try:
                 change = await asyncio.wait_for(queue.get(), timeout=min(left or 1.0, 1.0))
+                if change is None:
+                    break
             except TimeoutError:
                 if bookmarks and queue.empty() and loop.time() - quiet_since >= BOOKMARK_EVERY:
                     # As the real server's watch cache does: progress on a quiet watch, which also keeps
@@ -115,6 +120,7 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
     except ConnectionResetError:  # the client went away (aiohttp's reset error is one): the watch is over
         return resp
     finally:
+        closer.cancel()
         unsubscribe()
 
 

@@ -1,0 +1,53 @@
+"""The admission plugins of a default kube-apiserver that change what a new Pod looks like:
+
+- ServiceAccount: ``serviceAccountName`` defaults to ``default``, and unless automounting is off a
+  projected ``kube-api-access-<random>`` volume (token, root CA, namespace) is added and mounted in
+  every container at /var/run/secrets/kubernetes.io/serviceaccount;
+- DefaultTolerationSeconds: tolerations of 300 s for the not-ready and unreachable node taints.
+
+A later update of the Pod's spec that drops them is then refused as on a real server (a pod's spec is
+immutable but for its images and deadline).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from kubeloop.testing.apiserver.objects import GEN_ALPHABET
+
+MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def _volume(name: str) -> dict[str, Any]:
+    return {"name": name, "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1",
+                                                                       "fieldPath": "metadata.namespace"}}]}}]}}
+
+
+def _tolerations(spec: dict[str, Any]) -> None:
+    have = {t.get("key") for t in spec.get("tolerations") or [] if isinstance(t, dict)}
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
+        if key not in have:
+            spec.setdefault("tolerations", []).append({"key": key, "operator": "Exists", "effect": "NoExecute",
+                                                       "tolerationSeconds": 300})
+
+
+def admit_pod(pod: dict[str, Any]) -> None:
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return
+    spec["serviceAccountName"] = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+    spec["serviceAccount"] = spec["serviceAccountName"]
+    _tolerations(spec)
+    if spec.get("automountServiceAccountToken") is False:
+        return
+    containers = [c for f in ("initContainers", "containers") for c in spec.get(f) or [] if isinstance(c, dict)]
+    if any(m.get("mountPath") == MOUNT for c in containers for m in c.get("volumeMounts") or []):
+        return
+    name = "kube-api-access-" + "".join(random.choices(GEN_ALPHABET, k=5))
+    spec.setdefault("volumes", []).append(_volume(name))
+    for container in containers:
+        container.setdefault("volumeMounts", []).append({"name": name, "readOnly": True, "mountPath": MOUNT})

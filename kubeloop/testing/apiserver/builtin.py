@@ -1,0 +1,158 @@
+"""Decoding built-in kinds as kube-apiserver's typed decoder does, from the OpenAPI v3 schemas captured
+from a real server (builtin_schemas.json, written by tests/differential/capture_real.py):
+
+- a value of the wrong JSON type (a number where a string goes, a string for an integer, base64 that
+  does not decode for a ``byte`` field) is a 400 naming the field, where the real decoder fails;
+- fields the schema does not declare are dropped (the real server ignores them, with a warning), and
+  ``fieldValidation=Strict`` names the first one (400);
+- quantities (``resource.Quantity``) accept a string or a number and are stored in canonical form
+  (quantity.py); int-or-string fields accept either.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from kubeloop.testing.apiserver import errors, quantity, schema
+from kubeloop.testing.apiserver.kinds import Kind
+
+_FILE = Path(__file__).with_name("builtin_schemas.json")
+
+
+@functools.cache
+def _data() -> dict[str, Any]:
+    return json.loads(_FILE.read_text()) if _FILE.exists() else {"kinds": {}, "definitions": {}}
+
+
+@functools.cache
+def _resolved() -> dict[str, dict[str, Any]]:
+    """Every definition with its ``$ref``s replaced by the (shared) definitions they name."""
+    defs = _data()["definitions"]
+    out: dict[str, dict[str, Any]] = {name: {} for name in defs}
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return out.get(node["$ref"], {})
+            return {k: resolve(v) for k, v in node.items()}
+        return node
+
+    for name, node in defs.items():
+        out[name].update(resolve(node))
+    return out
+
+
+def schema_of(kind: Kind, version: str) -> dict[str, Any] | None:
+    """The captured schema of a built-in kind at ``version`` (None: none captured, nothing checked)."""
+    if kind.crd is not None:
+        return None
+    key = f"{kind.group}/{version}/{kind.kind}" if kind.group else f"{version}/{kind.kind}"
+    name = _data()["kinds"].get(key)
+    return _resolved().get(name) if name else None
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+
+
+def _wrong(value: Any, node: dict[str, Any]) -> str | None:
+    """Why ``value`` cannot decode into ``node``'s type (None: it can)."""
+    kind = node.get("type")
+    if value is None:
+        return None
+    if node.get("x-kubernetes-int-or-string") or node.get("format") == "int-or-string":
+        ok = isinstance(value, (str, int)) and not isinstance(value, bool)
+    elif kind == "quantity":
+        ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+    elif kind == "string":
+        ok = isinstance(value, str)
+        if ok and node.get("format") == "byte" and value:
+            try:
+                base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                return "illegal base64 data"
+    elif kind == "integer":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind == "number":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif kind == "boolean":
+        ok = isinstance(value, bool)
+    elif kind == "array":
+        ok = isinstance(value, list)
+    elif kind == "object" or "properties" in node or "additionalProperties" in node:
+        ok = isinstance(value, dict)
+    else:
+        return None
+    return None if ok else f"cannot unmarshal {_json_type(value)} into a field of type {kind}"
+
+
+def _first_type_error(value: Any, node: dict[str, Any], path: str) -> tuple[str, str] | None:
+    why = _wrong(value, node)
+    if why:
+        return path, why
+    if isinstance(value, dict):
+        props, extra = node.get("properties") or {}, node.get("additionalProperties")
+        for key, sub in value.items():
+            child = props.get(key) if key in props else extra if isinstance(extra, dict) else None
+            if child is not None:
+                found = _first_type_error(sub, child, f"{path}.{key}" if path else key)
+                if found:
+                    return found
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        for i, item in enumerate(value):
+            found = _first_type_error(item, node["items"], f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def decode(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Type checks (400 on the first wrong value) and pruning of undeclared fields."""
+    spec = schema_of(kind, version)
+    if spec is None:
+        return obj
+    found = _first_type_error({k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}, spec, "")
+    if found:
+        where, why = found
+        raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: {why} '
+                                 f"(field {where})")
+    try:
+        return _canonical(schema.prune(obj, spec), spec)
+    except ValueError as exc:
+        raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: '
+                                 f"{exc}") from None
+
+
+def _canonical(value: Any, node: dict[str, Any]) -> Any:
+    """Quantities rewritten in canonical form, as the real server stores them."""
+    if node.get("type") == "quantity" and value is not None:
+        return quantity.canonical(value)
+    if isinstance(value, dict):
+        props, extra = node.get("properties") or {}, node.get("additionalProperties")
+        for key, sub in value.items():
+            child = props.get(key) if key in props else extra if isinstance(extra, dict) else None
+            if child:
+                value[key] = _canonical(sub, child)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        return [_canonical(v, node["items"]) for v in value]
+    return value
+
+
+def first_unknown(kind: Kind, version: str, body: dict[str, Any]) -> str | None:
+    """For ``fieldValidation=Strict``: the first field the schema does not declare (None: all known;
+    also None when no schema was captured)."""
+    from kubeloop.testing.apiserver.strict import first_pruned
+
+    spec = schema_of(kind, version)
+    if spec is None:
+        return None
+    return first_pruned(body, schema.prune(body, spec))

@@ -1,0 +1,386 @@
+"""What kube-apiserver's validation refuses with 422 Invalid, for the rules an operator's writes meet:
+
+- metadata on every write: names per kind (RFC 1123 subdomain, RFC 1123 label for Namespaces, RFC 1035
+  label for Services, 52 characters for CronJobs), label keys and values, annotation keys and their
+  256 KiB total, finalizer names, owner references (apiVersion, kind, name, uid; one controller);
+- metadata on update: name, namespace and uid are immutable; no new finalizer once deletion started;
+- per kind, the required fields and enums a minimal body gets wrong (a Pod's containers and images, a
+  Deployment's selector matching its template, a Service's ports, a Job's restart policy, a CronJob's
+  schedule, a Lease's duration, an Event's reporting controller) and the fields that are immutable
+  (a Pod's spec but its images and deadline, a Deployment's selector, a Job's template and selector,
+  a Secret's type).
+
+Causes are (reason, field, message) as the real server reports them. Rules not listed here are not
+checked: the fake accepts what the real server might refuse for them (docs/reference/fake-api-server.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from kubeloop.testing.apiserver import names
+from kubeloop.testing.apiserver.kinds import Kind
+
+Cause = tuple[str, str, str]
+ANNOTATIONS_LIMIT = 256 * 1024
+_STANDARD_FINALIZERS = {"kubernetes", "orphan", "foregroundDeletion"}
+_IMMUTABLE = "field is immutable"
+
+
+def _invalid(field: str, value: Any, msg: str) -> Cause:
+    shown = f'"{value}"' if isinstance(value, str) else str(value).replace("'", '"')
+    return ("FieldValueInvalid", field, f"Invalid value: {shown}: {msg}")
+
+
+def _required(field: str, msg: str = "") -> Cause:
+    return ("FieldValueRequired", field, "Required value" + (f": {msg}" if msg else ""))
+
+
+def _unsupported(field: str, value: Any, supported: list[str]) -> Cause:
+    shown = ", ".join(f'"{s}"' for s in supported)
+    return ("FieldValueNotSupported", field, f'Unsupported value: "{value}": supported values: {shown}')
+
+
+def name_causes(kind: Kind, name: str) -> list[Cause]:
+    if kind.key == ("", "namespaces"):
+        errs = names.dns1123_label(name)
+    elif kind.key == ("", "services"):
+        errs = names.dns1035_label(name)
+    else:
+        errs = names.dns1123_subdomain(name)
+    out = [_invalid("metadata.name", name, e) for e in errs]
+    if kind.key == ("batch", "cronjobs") and len(name) > 52:
+        out.append(_invalid("metadata.name", name, "must be no more than 52 characters"))
+    return out
+
+
+def metadata_causes(kind: Kind, meta: dict[str, Any], *, creating: bool) -> list[Cause]:
+    out: list[Cause] = name_causes(kind, meta.get("name") or "") if creating else []
+    for key, value in (meta.get("labels") or {}).items():
+        out += [_invalid("metadata.labels", key, e) for e in names.qualified_name(key)]
+        if not isinstance(value, str):
+            continue
+        out += [_invalid("metadata.labels", value, e) for e in names.label_value(value)]
+    annotations = meta.get("annotations") or {}
+    for key in annotations:
+        out += [_invalid("metadata.annotations", key, e) for e in names.qualified_name(key.lower())]
+    size = sum(len(k) + len(v) for k, v in annotations.items() if isinstance(v, str))
+    if size > ANNOTATIONS_LIMIT:
+        out.append(("FieldValueTooLong", "metadata.annotations", f"Too long: may not be more than {ANNOTATIONS_LIMIT} "
+                                                                 "bytes"))
+    out += _owner_causes(meta.get("ownerReferences") or [])
+    out += finalizer_causes(kind, meta.get("finalizers") or [])
+    return out
+
+
+def _owner_causes(refs: list[Any]) -> list[Cause]:
+    out: list[Cause] = []
+    controller = ""
+    for ref in refs:
+        if not isinstance(ref, dict):
+            continue
+        for key, msg in (("apiVersion", "version must not be empty"), ("kind", "kind must not be empty"),
+                         ("name", "name must not be empty"), ("uid", "uid must not be empty")):
+            if not ref.get(key):
+                out.append(_invalid(f"metadata.ownerReferences.{key}", ref.get(key, ""), msg))
+        if ref.get("controller") is True:
+            this = f"{ref.get('kind')}/{ref.get('name')}"
+            if controller:
+                out.append(_invalid("metadata.ownerReferences", "", "Only one reference can have Controller set to "
+                                    f'true. Found "true" in references for {controller} and {this}'))
+            else:
+                controller = this
+    return out
+
+
+def finalizer_causes(kind: Kind, finalizers: list[Any]) -> list[Cause]:
+    out: list[Cause] = []
+    for fin in finalizers:
+        if isinstance(fin, str):
+            out += [_invalid("metadata.finalizers", fin, e) for e in names.qualified_name(fin)]
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        out.append(_invalid("metadata.finalizers", "", "finalizer orphan and foregroundDeletion cannot be both set"))
+    if _core_validated(kind):
+        out += _kube_finalizer_causes(finalizers)
+    return out
+
+
+def _core_validated(kind: Kind) -> bool:
+    """Built-in kinds validated by the core API's metadata rules (CRDs and custom resources are not)."""
+    return kind.crd is None and kind.group not in ("apiextensions.k8s.io", "coordination.k8s.io")
+
+
+def _kube_finalizer_causes(finalizers: list[Any]) -> list[Cause]:
+    """Built-in kinds refuse a finalizer without a domain unless it is one of the standard ones."""
+    return [_invalid(f"metadata.finalizers[{i}]", fin, "name is neither a standard finalizer name nor is it fully "
+                     "qualified") for i, fin in enumerate(finalizers)
+            if isinstance(fin, str) and "/" not in fin and fin not in _STANDARD_FINALIZERS]
+
+
+def update_metadata_causes(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    """What ``ValidateObjectMetaUpdate`` adds on update: immutable identity, no new finalizers once deleting."""
+    out: list[Cause] = []
+    if old.get("deletionTimestamp"):
+        extra = sorted(set(new.get("finalizers") or []) - set(old.get("finalizers") or []))
+        if extra:
+            shown = ", ".join(f'"{f}"' for f in extra)
+            out.append(("FieldValueForbidden", "metadata.finalizers", "Forbidden: no new finalizers can be added if "
+                        f"the object is being deleted, found new finalizers []string{{{shown}}}"))
+    for key in ("name", "namespace", "uid"):
+        if key in new and new.get(key) != old.get(key):
+            out.append(_invalid(f"metadata.{key}", new.get(key), _IMMUTABLE))
+    return out
+
+
+# --- per kind ----------------------------------------------------------------------------------------
+
+def _containers(spec: Any, path: str) -> list[Cause]:
+    if not isinstance(spec, dict):
+        return [_required(f"{path}.containers")]
+    containers = spec.get("containers") or []
+    out = [] if containers else [_required(f"{path}.containers")]
+    for i, c in enumerate(containers if isinstance(containers, list) else []):
+        if not isinstance(c, dict):
+            continue
+        if not c.get("name"):
+            out.append(_required(f"{path}.containers[{i}].name"))
+        if not c.get("image"):
+            out.append(_required(f"{path}.containers[{i}].image"))
+    return out
+
+
+def _restart(spec: Any, path: str, allowed: list[str]) -> list[Cause]:
+    policy = (spec or {}).get("restartPolicy") if isinstance(spec, dict) else None
+    if policy is not None and policy not in allowed:
+        return [_unsupported(f"{path}.restartPolicy", policy, allowed)]
+    return []
+
+
+def _pod(obj: dict[str, Any]) -> list[Cause]:
+    spec = obj.get("spec")
+    return _containers(spec, "spec") + _restart(spec, "spec", ["Always", "OnFailure", "Never"])
+
+
+def _deployment(obj: dict[str, Any]) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    out: list[Cause] = []
+    if isinstance(spec.get("replicas"), int) and spec["replicas"] < 0:
+        out.append(_invalid("spec.replicas", spec["replicas"], "must be greater than or equal to 0"))
+    template = spec.get("template") or {}
+    selector = spec.get("selector")
+    if selector is None:  # and so the template's labels match nothing
+        out.append(_required("spec.selector"))
+        labels = (template.get("metadata") or {}).get("labels") or {}
+        out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
+                            "`labels`"))
+    else:
+        labels = (template.get("metadata") or {}).get("labels") or {}
+        wanted = (selector or {}).get("matchLabels") or {}
+        if not wanted and not (selector or {}).get("matchExpressions"):
+            out.append(_invalid("spec.selector", selector, "empty selector is invalid for deployment"))
+        elif any(labels.get(k) != v for k, v in wanted.items()):
+            out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
+                                "`labels`"))
+    out += _containers(template.get("spec"), "spec.template.spec")
+    out += _restart(template.get("spec"), "spec.template.spec", ["Always"])
+    return out
+
+
+def _job_template(template: Any, path: str) -> list[Cause]:
+    spec = (template or {}).get("spec") if isinstance(template, dict) else None
+    out = _containers(spec, f"{path}.spec")
+    policy = (spec or {}).get("restartPolicy") if isinstance(spec, dict) else None
+    if policy in (None, "Always"):
+        out.append(_unsupported(f"{path}.spec.restartPolicy", policy or "", ["OnFailure", "Never"]))
+    elif policy not in ("OnFailure", "Never"):
+        out.append(_unsupported(f"{path}.spec.restartPolicy", policy, ["OnFailure", "Never"]))
+    return out
+
+
+def _job(obj: dict[str, Any]) -> list[Cause]:
+    template = (obj.get("spec") or {}).get("template")
+    labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+    out = []
+    for value in (labels or {}).values():  # the generated job-name label is the Job's name
+        if isinstance(value, str):
+            out += [_invalid("spec.template.labels", value, e) for e in names.label_value(value)]
+    return out + _job_template(template, "spec.template")
+
+
+_CRON_FIELD = re.compile(r"^(\*|\?|[0-9A-Za-z]+([-/,][0-9A-Za-z*]+)*)(/[0-9]+)?$")
+
+
+def _cronjob(obj: dict[str, Any]) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    out: list[Cause] = []
+    schedule = spec.get("schedule")
+    if not schedule:
+        out.append(_required("spec.schedule"))
+    elif not schedule.startswith("@") and (len(schedule.split()) != 5 or not all(
+            _CRON_FIELD.match(f) for f in schedule.split())):
+        out.append(_invalid("spec.schedule", schedule, "unparseable schedule"))
+    template = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template")
+    return out + _job_template(template, "spec.jobTemplate.spec.template")
+
+
+def _service(obj: dict[str, Any]) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    out: list[Cause] = []
+    kind = spec.get("type", "ClusterIP")
+    kinds = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
+    if kind not in kinds:
+        out.append(_unsupported("spec.type", kind, kinds))
+    ports = spec.get("ports") or []
+    if not ports and kind != "ExternalName" and spec.get("clusterIP") != "None":
+        out.append(_required("spec.ports"))
+    for i, port in enumerate(ports if isinstance(ports, list) else []):
+        if len(ports) > 1 and not (port or {}).get("name"):  # several ports must be told apart by name
+            out.append(_required(f"spec.ports[{i}].name"))
+        number = (port or {}).get("port")
+        if isinstance(number, int) and not 1 <= number <= 65535:
+            out.append(_invalid(f"spec.ports[{i}].port", number, "must be between 1 and 65535, inclusive"))
+            if "targetPort" not in (port or {}):  # defaulted to the port, so just as wrong
+                out.append(_invalid(f"spec.ports[{i}].targetPort", number, "must be between 1 and 65535, "
+                                    "inclusive"))
+    return out
+
+
+def _lease(obj: dict[str, Any]) -> list[Cause]:
+    duration = (obj.get("spec") or {}).get("leaseDurationSeconds")
+    if isinstance(duration, int) and duration <= 0:
+        return [_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0")]
+    return []
+
+
+def _event(obj: dict[str, Any]) -> list[Cause]:
+    out: list[Cause] = []
+    if not obj.get("reportingController"):
+        out.append(_required("reportingController"))
+    if obj.get("type") not in ("Normal", "Warning"):
+        out.append(_unsupported("type", obj.get("type") or "", ["Normal", "Warning"]))
+    return out
+
+
+def _configmap(obj: dict[str, Any]) -> list[Cause]:
+    out: list[Cause] = []
+    for field in ("data", "binaryData"):
+        for key in obj.get(field) or {}:
+            if not re.fullmatch(r"[-._a-zA-Z0-9]+", key) or len(key) > 253:
+                out.append(_invalid(f"{field}[{key}]", key, "a valid config key must consist of alphanumeric "
+                                    "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or "
+                                    "'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
+    return out
+
+
+_SPEC: dict[tuple[str, str], Any] = {
+    ("", "pods"): _pod, ("apps", "deployments"): _deployment, ("batch", "jobs"): _job,
+    ("batch", "cronjobs"): _cronjob, ("", "services"): _service, ("coordination.k8s.io", "leases"): _lease,
+    ("events.k8s.io", "events"): _event, ("", "configmaps"): _configmap, ("", "secrets"): _configmap,
+}
+
+
+def object_causes(kind: Kind, obj: dict[str, Any]) -> list[Cause]:
+    rule = _SPEC.get(kind.key)
+    return rule(obj) if rule else []
+
+
+# --- immutability per kind ---------------------------------------------------------------------------
+
+def _pod_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    """A Pod's spec may change only in its images and (downwards) its active deadline."""
+    before, after = copy.deepcopy(old.get("spec") or {}), copy.deepcopy(new.get("spec") or {})
+    out: list[Cause] = []
+    old_deadline, new_deadline = before.get("activeDeadlineSeconds"), after.get("activeDeadlineSeconds")
+    if new_deadline is None and old_deadline is not None:
+        out.append(_invalid("spec.activeDeadlineSeconds", "null", "must not update from a positive integer to nil "
+                            "value"))
+    elif isinstance(new_deadline, int) and isinstance(old_deadline, int) and new_deadline > old_deadline:
+        out.append(_invalid("spec.activeDeadlineSeconds", new_deadline, "must be less than or equal to previous "
+                            "value"))
+    for spec in (before, after):
+        spec.pop("activeDeadlineSeconds", None)
+        for field in ("containers", "initContainers"):
+            for c in spec.get(field) or []:
+                if isinstance(c, dict):
+                    c.pop("image", None)
+    if not out and before != after:
+        out.append(("FieldValueForbidden", "spec", "Forbidden: pod updates may not change fields other than "
+                    "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                    "`spec.tolerations` (only additions to existing tolerations),"
+                    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"))
+    return out
+
+
+def _immutable(*paths: str) -> Any:
+    def check(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+        return [_invalid(p, _dig(new, p), _IMMUTABLE) for p in paths if _dig(old, p) != _dig(new, p)]
+    return check
+
+
+def _dig(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj
+
+
+# events.k8s.io/v1 fields an update may not change, and the core Event field each is reported as.
+_EVENT_FIXED = {"regarding": "involvedObject", "reason": "reason", "note": "message", "deprecatedSource": "source",
+                "deprecatedFirstTimestamp": "firstTimestamp", "deprecatedLastTimestamp": "lastTimestamp",
+                "deprecatedCount": "count", "type": "type", "eventTime": "eventTime", "action": "action",
+                "related": "related", "reportingController": "reportingController",
+                "reportingInstance": "reportingInstance"}
+
+
+def _event_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    return [_invalid(core, new.get(field), _IMMUTABLE) for field, core in _EVENT_FIXED.items()
+            if old.get(field) != new.get(field)]
+
+
+def _deployment_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    out = _immutable("spec.selector")(old, new)
+    if (new.get("spec") or {}).get("selector") is None:  # the template's labels no longer match anything
+        labels = (((new.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")
+        out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
+                            "`labels`"))
+    return out
+
+
+_SCHEDULING = ("nodeSelector", "tolerations", "affinity", "schedulingGates")
+
+
+def _job_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    """A Job's selector is immutable; its pod template too but for its metadata (and, while the Job is
+    suspended, its scheduling directives); the template's labels must still match the selector."""
+    out = _immutable("spec.selector")(old, new)
+    suspended = bool((new.get("spec") or {}).get("suspend"))
+
+    def shape(job: dict[str, Any]) -> Any:
+        spec = copy.deepcopy(((job.get("spec") or {}).get("template") or {}).get("spec") or {})
+        for key in _SCHEDULING if suspended else ():
+            spec.pop(key, None)
+        return spec
+
+    if shape(old) != shape(new):
+        out.append(_invalid("spec.template", "", _IMMUTABLE))
+    selector = ((old.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    labels = (((new.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
+    if any(labels.get(k) != v for k, v in selector.items()):
+        out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
+                            "`labels`"))
+    return out
+
+
+_UPDATE: dict[tuple[str, str], Any] = {
+    ("events.k8s.io", "events"): _event_update,
+    ("", "pods"): _pod_update,
+    ("apps", "deployments"): _deployment_update,
+    ("batch", "jobs"): _job_update,
+    ("", "secrets"): _immutable("type"),
+}
+
+
+def update_causes(kind: Kind, old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    rule = _UPDATE.get(kind.key)
+    return rule(old, new) if rule else []

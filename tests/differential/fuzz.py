@@ -1,0 +1,446 @@
+"""The differential fuzzer's vocabulary: hypothesis strategies for request sequences over the kinds
+operators use, with valid and invalid input, and the projection its comparison looks at.
+
+A sequence is a list of ``Op`` (one request, or a paged list that follows ``continue`` to the end). Each
+op names its kind, so the tally can give an agreement figure per kind. Bodies are built from a valid
+template per kind, then maybe broken by one mutation (a label value with a space, a finalizer without
+a domain, an ownerReference without uid, a ConfigMap value that is not a string...).
+
+What is compared (``project``): the status code; for errors the reason and the field paths of the
+causes; for objects the metadata a client relies on (name, labels, annotations, finalizers,
+ownerReferences, generation, whether deletion started) and, for kinds the real server does not default
+or reconcile (ConfigMap, Secret, Lease, the custom resource), the whole object after the harness's
+normalisation; for lists the names in order. Messages, resourceVersions and defaulted fields of kinds
+that controllers write (a Deployment's status, a Pod's node) are not compared.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from tests.differential.harness import APPLY, JSON, MERGE, STRATEGIC, Normaliser, _pick
+
+NS2 = "{ns}-x1"  # a second namespace whose name has the first as a prefix (all-namespace paging)
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    kind: str
+    api_version: str
+    plural: str
+    namespaced: bool = True
+    full: bool = False  # compare the whole object (no server defaults, no controller writes)
+    strategic: bool = True
+    # Otherwise, besides metadata: these dotted paths ("*" maps over a list), which the real server
+    # neither defaults nor has a controller write.
+    pick: tuple[str, ...] = ()
+
+    def base(self, ns: str = "{ns}") -> str:
+        prefix = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
+        return f"{prefix}/namespaces/{ns}/{self.plural}" if self.namespaced else f"{prefix}/{self.plural}"
+
+
+KINDS: dict[str, KindSpec] = {k.kind: k for k in (
+    KindSpec("ConfigMap", "v1", "configmaps", full=True),
+    KindSpec("Secret", "v1", "secrets", full=True),
+    KindSpec("Namespace", "v1", "namespaces", namespaced=False),
+    KindSpec("Pod", "v1", "pods", pick=("spec.containers.*.name", "spec.containers.*.image",
+                                        "spec.containers.*.resources", "spec.activeDeadlineSeconds")),
+    KindSpec("Service", "v1", "services", pick=("spec.ports.*.port", "spec.selector")),
+    KindSpec("Deployment", "apps/v1", "deployments", pick=("spec.replicas", "spec.selector", "spec.minReadySeconds",
+                                                            "spec.template.metadata")),
+    KindSpec("Job", "batch/v1", "jobs", pick=("spec.selector", "spec.template.metadata", "spec.suspend",
+                                               "spec.activeDeadlineSeconds")),
+    KindSpec("CronJob", "batch/v1", "cronjobs", pick=("spec.schedule", "spec.suspend")),
+    KindSpec("Lease", "coordination.k8s.io/v1", "leases", full=True),
+    KindSpec("Event", "events.k8s.io/v1", "events", pick=("note", "reason", "type", "action", "regarding")),
+    KindSpec("Echo", "test.kubeloop.dev/v1", "echoes", full=True, strategic=False),
+)}
+
+_CONTAINER = {"name": "c", "image": "busybox:1"}
+_TEMPLATE = {"metadata": {"labels": {"app": "f"}}, "spec": {"containers": [_CONTAINER], "restartPolicy": "Never"}}
+
+
+def template(kind: str, name: str, variant: int) -> dict[str, Any]:
+    """A valid body of ``kind`` named ``name``; ``variant`` (0/1) changes one mutable field."""
+    spec = KINDS[kind]
+    meta: dict[str, Any] = {"name": name}
+    body: dict[str, Any] = {"apiVersion": spec.api_version, "kind": kind, "metadata": meta}
+    v = str(variant)
+    if kind == "ConfigMap":
+        body["data"] = {"k": v}
+    elif kind == "Secret":
+        body["data"] = {"k": base64.b64encode(v.encode()).decode()}
+    elif kind == "Pod":  # bound to a node nobody runs: no scheduler or kwok writes it in the background
+        body["spec"] = {"containers": [_CONTAINER], "activeDeadlineSeconds": 100 + variant, "nodeName": "fuzz-node"}
+    elif kind == "Service":
+        body["spec"] = {"ports": [{"port": 80 + variant, "protocol": "TCP"}], "selector": {"app": "f"}}
+    elif kind == "Deployment":
+        body["spec"] = {"replicas": 0, "selector": {"matchLabels": {"app": "f"}},
+                        "template": {**_TEMPLATE, "spec": {"containers": [_CONTAINER]}},
+                        "minReadySeconds": variant + 1}  # (0 is omitted by the real server: not modelled)
+    elif kind == "Job":
+        body["spec"] = {"suspend": True, "template": _TEMPLATE, "activeDeadlineSeconds": 100 + variant}
+    elif kind == "CronJob":
+        body["spec"] = {"schedule": f"{variant} 0 * * *", "suspend": True,
+                        "jobTemplate": {"spec": {"template": _TEMPLATE}}}
+    elif kind == "Lease":
+        body["spec"] = {"holderIdentity": f"h{v}", "leaseDurationSeconds": 10 + variant}
+    elif kind == "Event":
+        body.update(eventTime="2026-01-01T00:00:00.000000Z", reportingController="fuzz.kubeloop.dev/c",
+                    reportingInstance="i", action="Do", reason="Did", type="Normal", note=f"n{v}",
+                    regarding={"kind": "ConfigMap", "namespace": "{ns}", "name": "a", "apiVersion": "v1"})
+    elif kind == "Echo":
+        body["spec"] = {"message": f"m{v}", "copies": variant}
+    return body
+
+
+# --- names -------------------------------------------------------------------------------------------
+
+VALID_NAMES = ("a", "b", "c")
+# Valid for some kinds and not others: a DNS-1035 label (Services), an RFC 1123 label (Namespaces),
+# 52 characters (CronJobs), 63 and 253 (everything else).
+ODD_NAMES = ("1svc", "a.b", "x" * 53, "y" * 64, "A", "a_b", "-a", "z" * 254, "a..b")
+
+
+def names(kind: str, odd: bool = True) -> st.SearchStrategy[str]:
+    """Names for a create (``odd``: sometimes one that is invalid for some kinds) or for a request on an
+    object that may exist (mostly ``a``, the one every sequence starts by creating)."""
+    valid = st.sampled_from(VALID_NAMES) if odd else st.sampled_from(("a", "a", "a", "b"))
+    chosen = st.one_of(valid, valid, valid, st.sampled_from(ODD_NAMES)) if odd else valid
+    if kind == "Namespace":  # cluster-scoped: embed the sequence's namespace so runs never collide
+        return st.one_of(valid, valid, valid, st.sampled_from(("A", "a.b", "-a")) if odd else valid).map(
+            lambda n: "{ns}-" + n)
+    return chosen
+
+
+# --- mutations (invalid and borderline input) ----------------------------------------------------
+
+def _meta(key: str, value: Any) -> Any:
+    def apply(body: dict[str, Any]) -> dict[str, Any]:
+        body["metadata"][key] = value
+        return body
+    return apply
+
+
+def _field(path: str, value: Any) -> Any:
+    def apply(body: dict[str, Any]) -> dict[str, Any]:
+        *parents, last = path.split(".")
+        cur = body
+        for p in parents:
+            cur = cur.setdefault(p, {})
+        if value is _DROP:
+            cur.pop(last, None)
+        else:
+            cur[last] = value
+        return body
+    return apply
+
+
+_DROP = object()
+# The sequence's namespace owns what "owner-ok" marks (an owner that exists: the real garbage collector
+# would delete, some time later, a dependent whose owner does not).
+_OWNER = {"apiVersion": "v1", "kind": "Namespace", "name": "{ns}", "uid": "{m:nsuid}"}
+_OTHER_UID = "0d6a1bc0-1111-4222-8333-444455556666"
+
+META_MUTATIONS: dict[str, Any] = {
+    "label-ok": _meta("labels", {"app": "x", "fuzz.kubeloop.dev/tier": "y"}),
+    "label-space": _meta("labels", {"app": "a b"}),
+    "label-long-value": _meta("labels", {"app": "v" * 64}),
+    "label-63": _meta("labels", {"app": "v" * 63}),
+    "label-bad-key": _meta("labels", {"-bad": "x"}),
+    "label-bad-prefix": _meta("labels", {"Bad_Prefix/k": "x"}),
+    "label-two-slashes": _meta("labels", {"a/b/c": "x"}),
+    "label-empty-value": _meta("labels", {"app": ""}),
+    "annotation-bad-key": _meta("annotations", {"bad key": "x"}),
+    "annotation-ok": _meta("annotations", {"fuzz.kubeloop.dev/note": "free text: any value is fine"}),
+    "annotations-too-big": _meta("annotations", {"big": "x" * (256 * 1024)}),
+    "finalizer-unqualified": _meta("finalizers", ["nodomain"]),
+    "finalizer-ok": _meta("finalizers", ["fuzz.kubeloop.dev/f"]),
+    "finalizer-bad": _meta("finalizers", ["fuzz.kubeloop.dev/a b"]),
+    "owner-no-uid": _meta("ownerReferences", [{k: v for k, v in _OWNER.items() if k != "uid"}]),
+    "owner-two-controllers": _meta("ownerReferences", [
+        {**_OWNER, "controller": True}, {**_OWNER, "name": "o2", "uid": _OTHER_UID, "controller": True}]),
+    "owner-ok": _meta("ownerReferences", [_OWNER]),
+    "owner-no-kind": _meta("ownerReferences", [{k: v for k, v in _OWNER.items() if k != "kind"}]),
+    "resource-version": _meta("resourceVersion", "1"),
+    "namespace-other": _meta("namespace", "other"),
+    "generate-name": lambda b: {**b, "metadata": {**{k: v for k, v in b["metadata"].items() if k != "name"},
+                                                  "generateName": "g-"}},
+}
+
+KIND_MUTATIONS: dict[str, dict[str, Any]] = {
+    "ConfigMap": {"data-number": _field("data", {"k": 1}), "data-bad-key": _field("data", {"a b": "x"}),
+                  "binary-bad-base64": _field("binaryData", {"b": "not base64!"})},
+    "Secret": {"data-bad-base64": _field("data", {"k": "not base64!"}), "type-custom": _field("type", "x/y"),
+               "string-data": _field("stringData", {"s": "plain"})},
+    "Pod": {"no-containers": _field("spec.containers", []), "container-no-image": _field(
+        "spec.containers", [{"name": "c"}]), "bad-restart": _field("spec.restartPolicy", "Sometimes"),
+        "quantities": _field("spec.containers", [{**_CONTAINER, "resources": {
+            "requests": {"cpu": "1000m", "memory": "1024Mi"}, "limits": {"cpu": 2, "memory": "1.5Gi"}}}]),
+        "bad-quantity": _field("spec.containers", [{**_CONTAINER, "resources": {"requests": {"cpu": "1x"}}}]),
+        "image-number": _field("spec.containers", [{"name": "c", "image": 5}]),
+        "unknown-deep": _field("spec.containers", [{**_CONTAINER, "bogus": True}])},
+    "Service": {"no-ports": _field("spec.ports", _DROP), "bad-port": _field(
+        "spec.ports", [{"port": 70000}]), "bad-type": _field("spec.type", "Nope")},
+    "Deployment": {"no-selector": _field("spec.selector", _DROP), "selector-mismatch": _field(
+        "spec.selector", {"matchLabels": {"app": "other"}}), "negative-replicas": _field("spec.replicas", -1),
+        "replicas-string": _field("spec.replicas", "3"), "unknown-spec-field": _field("spec.bogus", 1)},
+    "Job": {"restart-always": _field("spec.template.spec.restartPolicy", "Always"),
+            "no-template-containers": _field("spec.template", {"spec": {"restartPolicy": "Never"}})},
+    "CronJob": {"bad-schedule": _field("spec.schedule", "every day"), "no-schedule": _field("spec.schedule", _DROP)},
+    "Lease": {"negative-duration": _field("spec.leaseDurationSeconds", -1),
+              "duration-string": _field("spec.leaseDurationSeconds", "10"),
+              "renew-time": _field("spec.renewTime", "2026-01-01T00:00:00.000000Z")},
+    "Event": {"no-reason-controller": _field("reportingController", _DROP), "bad-type": _field("type", "Odd")},
+    "Echo": {"copies-negative": _field("spec.copies", -1), "copies-string": _field("spec.copies", "two"),
+             "unknown-field": _field("spec.extra", "x")},
+}
+
+
+def bodies(kind: str, name: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """(mutation name or "valid", body) for a create or update of ``kind`` named ``name``."""
+    choices = ["valid", "valid", "valid", *META_MUTATIONS, *KIND_MUTATIONS.get(kind, {})]
+
+    def build(choice: str, variant: int) -> tuple[str, dict[str, Any]]:
+        import copy
+
+        body = copy.deepcopy(template(kind, name, variant))
+        mutate = META_MUTATIONS.get(choice) or KIND_MUTATIONS.get(kind, {}).get(choice)
+        return choice, (mutate(body) if mutate else body)
+
+    return st.builds(build, st.sampled_from(choices), st.integers(0, 1))
+
+
+# --- operations ----------------------------------------------------------------------------------
+
+@dataclass
+class Op:
+    """One request (``paged``: a list followed page by page with ``limit``, recording all names)."""
+
+    kind: str
+    label: str  # what the tally and a failure report show: verb and mutation
+    method: str
+    path: str
+    body: Any = None
+    ct: str = "application/json"
+    params: dict[str, str] = field(default_factory=dict)
+    paged: int = 0
+
+    def __repr__(self) -> str:
+        shown = repr(self.body)[:300] if self.body is not None else ""
+        return f"{self.kind} {self.label}: {self.method} {self.path} {self.params or ''} {shown}"
+
+
+SELECTORS = ("app=x", "app!=x", "app in (x,f)", "!app", "app", "app=a b", "app=,", "app in (x", "=x", "a/b/c=x",
+             "app==x", "app notin (x)", "app=" + "v" * 64)
+FIELD_SELECTORS = ("metadata.name=a", "metadata.name!=a", "metadata.namespace={ns}", "spec.nope=a", "metadata.name")
+
+
+def ops(kind: str) -> st.SearchStrategy[Op]:
+    spec = KINDS[kind]
+    base = spec.base()
+
+    def create(n: str, mb: tuple[str, dict[str, Any]]) -> Op:
+        return Op(kind, f"create {mb[0]}", "POST", base, mb[1])
+
+    def update(n: str, mb: tuple[str, dict[str, Any]]) -> Op:
+        return Op(kind, f"update {mb[0]}", "PUT", f"{base}/{n}", mb[1])
+
+    def merge(n: str, mb: tuple[str, dict[str, Any]]) -> Op:
+        body = {k: v for k, v in mb[1].items() if k not in ("apiVersion", "kind")}
+        body["metadata"] = {k: v for k, v in body["metadata"].items() if k != "name"}
+        return Op(kind, f"merge-patch {mb[0]}", "PATCH", f"{base}/{n}", body, MERGE)
+
+    def strategic(n: str, mb: tuple[str, dict[str, Any]]) -> Op:
+        op = merge(n, mb)
+        return Op(kind, f"strategic-patch {mb[0]}", "PATCH", op.path, op.body, STRATEGIC)
+
+    def apply(n: str, mb: tuple[str, dict[str, Any]], manager: str, force: bool) -> Op:
+        params = {"fieldManager": manager, **({"force": "true"} if force else {})}
+        return Op(kind, f"apply {mb[0]}", "PATCH", f"{base}/{n}", {**mb[1], "metadata": {
+            **mb[1]["metadata"], "name": n}}, APPLY, params)
+
+    def json_patch(n: str, which: str) -> Op:
+        patch = {
+            "add-label": [{"op": "add", "path": "/metadata/labels", "value": {"app": "x"}}],
+            "add-finalizer": [{"op": "add", "path": "/metadata/finalizers", "value": ["fuzz.kubeloop.dev/f"]}],
+            "drop-finalizers": [{"op": "remove", "path": "/metadata/finalizers"}],
+            "rename": [{"op": "replace", "path": "/metadata/name", "value": "renamed"}],
+            "change-uid": [{"op": "replace", "path": "/metadata/uid", "value": _OTHER_UID}],
+            "test-fails": [{"op": "test", "path": "/metadata/name", "value": "nope"}],
+        }[which]
+        return Op(kind, f"json-patch {which}", "PATCH", f"{base}/{n}", patch, JSON)
+
+    def delete(n: str, how: str) -> Op:
+        params = {} if how == "default" else {"propagationPolicy": how} if how != "grace0" else {
+            "gracePeriodSeconds": "0"}
+        if kind == "Pod" and how == "default":  # graceful pod deletion needs a kubelet: not modelled
+            params = {"gracePeriodSeconds": "0"}
+        return Op(kind, f"delete {how}", "DELETE", f"{base}/{n}", params=params)
+
+    def delete_stale_uid(n: str) -> Op:
+        return Op(kind, "delete stale-uid", "DELETE", f"{base}/{n}", {
+            "kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": _OTHER_UID}})
+
+    def get(n: str) -> Op:
+        return Op(kind, "get", "GET", f"{base}/{n}")
+
+    # A cluster-scoped kind lists every sequence's objects: only this one's are asked for.
+    own = "kubernetes.io/metadata.name in ({ns}-a,{ns}-b,{ns}-c)" if not spec.namespaced else ""
+
+    def lst(sel: str, fsel: str | None) -> Op:
+        params = {"labelSelector": ",".join(s for s in (sel, own) if s)} | ({"fieldSelector": fsel} if fsel else {})
+        return Op(kind, "list", "GET", base, params=params)
+
+    def paged(limit: int, sel: str | None) -> Op:
+        chosen = ",".join(s for s in (sel, own) if s)
+        return Op(kind, f"paged-list {limit}", "GET", base, params={"labelSelector": chosen} if chosen else {},
+                  paged=limit)
+
+    n = names(kind, odd=False)
+    mb = n.flatmap(lambda name: st.tuples(st.just(name), bodies(kind, name)))
+    fresh = names(kind).flatmap(lambda name: st.tuples(st.just(name), bodies(kind, name)))
+    choices = [
+        fresh.map(lambda t: create(*t)), fresh.map(lambda t: create(*t)),
+        mb.map(lambda t: update(*t)),
+        mb.map(lambda t: merge(*t)),
+        st.builds(lambda t, m, f: apply(t[0], t[1], m, f), mb, st.sampled_from(["m1", "m2"]), st.booleans()),
+        st.builds(json_patch, n, st.sampled_from(["add-label", "add-finalizer", "drop-finalizers", "rename",
+                                                  "change-uid", "test-fails"])),
+        st.builds(delete, n, st.sampled_from(["default", "Orphan", "Foreground", "Background"])),
+        st.builds(delete_stale_uid, n),
+        st.builds(get, n),
+        st.builds(lst, st.sampled_from(SELECTORS), st.one_of(st.none(), st.sampled_from(FIELD_SELECTORS))),
+        st.builds(paged, st.integers(1, 2), st.one_of(st.none(), st.sampled_from(SELECTORS[:3]))),
+    ]
+    if spec.strategic:
+        choices.append(mb.map(lambda t: strategic(*t)))
+    return st.one_of(*choices)
+
+
+def cross_namespace_ops() -> st.SearchStrategy[Op]:
+    """ConfigMaps in a second namespace named like the first plus a suffix, listed across namespaces
+    page by page with a selector that only this sequence's objects carry."""
+    cm = KINDS["ConfigMap"]
+
+    def create(n: str) -> Op:
+        body = template("ConfigMap", n, 0)
+        body["metadata"]["labels"] = {"fuzz-run": "{ns}"}
+        return Op("ConfigMap", "create in second namespace", "POST", cm.base(NS2), body)
+
+    def create_first(n: str) -> Op:
+        body = template("ConfigMap", n, 1)
+        body["metadata"]["labels"] = {"fuzz-run": "{ns}"}
+        return Op("ConfigMap", "create labelled", "POST", cm.base(), body)
+
+    def paged(limit: int) -> Op:
+        return Op("ConfigMap", f"all-namespaces paged-list {limit}", "GET", "/api/v1/configmaps",
+                  params={"labelSelector": "fuzz-run={ns}"}, paged=limit)
+
+    n = st.sampled_from(VALID_NAMES)
+    return st.one_of(n.map(create), n.map(create_first), st.integers(1, 2).map(paged))
+
+
+FUZZ_KINDS = tuple(KINDS)
+
+
+@st.composite
+def sequences(draw: Any, max_ops: int = 8) -> list[Op]:
+    """One sequence: mostly one or two kinds (so that ops meet the same objects), sometimes all."""
+    focus = draw(st.lists(st.sampled_from(FUZZ_KINDS), min_size=1, max_size=2, unique=True))
+    pool = [ops(k) for k in focus]
+    if draw(st.integers(0, 5)) == 0:
+        pool.append(cross_namespace_ops())
+    # Each kind starts with a valid object named "a" (most later requests name it).
+    prelude = [prelude_create(k) for k in focus]
+    return prelude + draw(st.lists(st.one_of(*pool), min_size=1, max_size=max_ops))
+
+
+def prelude_create(kind: str) -> Op:
+    name = "{ns}-a" if kind == "Namespace" else "a"
+    return Op(kind, "create valid", "POST", KINDS[kind].base(), template(kind, name, 0))
+
+
+# --- comparison ----------------------------------------------------------------------------------
+
+_META_KEYS = ("name", "generateName", "namespace", "labels", "annotations", "finalizers", "ownerReferences",
+              "generation")
+
+
+class FuzzNormaliser(Normaliser):
+    """The harness's normaliser, plus generated names (``g-x7k2p``) wherever they appear, even in
+    labels the server derives from them (a Job's ``job-name``)."""
+
+    def __init__(self, ns: str) -> None:
+        super().__init__(ns, [])
+        self.generated: dict[str, str] = {}
+
+    def learn(self, body: Any) -> None:
+        for item in (body.get("items") or [body]) if isinstance(body, dict) else []:
+            meta = item.get("metadata") if isinstance(item, dict) else None
+            name, prefix = (meta or {}).get("name"), (meta or {}).get("generateName")
+            if isinstance(name, str) and isinstance(prefix, str) and prefix and name.startswith(prefix) and \
+                    len(name) == len(prefix) + 5:  # a name the server generated (a chosen one stays)
+                self.generated[name] = prefix + "<gen>"
+
+    def text(self, value: str) -> str:
+        for name, shown in self.generated.items():
+            value = value.replace(name, shown)
+        return super().text(value)
+
+
+def project(op: Op, outcome: dict[str, Any], norm: FuzzNormaliser) -> Any:
+    """What the fuzzer compares of one answer (see the module's docstring)."""
+    if op.paged:
+        for page in outcome.get("pages", []):
+            norm.learn(page)
+        names = [norm.text(_ident(i)) for page in outcome.get("pages", []) for i in page.get("items", [])]
+        return {"status": outcome["status"], "names": names}
+    status, body = outcome["status"], outcome.get("body")
+    norm.learn(body)
+    if not isinstance(body, dict):
+        return {"status": status}
+    if body.get("kind") == "Status":
+        details = body.get("details") or {}
+        # The set of fields: the real server reports some causes twice or more (its validation of
+        # metadata runs more than once on update), an artifact the fake does not copy.
+        causes = sorted({c.get("field", "") for c in details.get("causes") or []})
+        return {"status": status, "reason": body.get("reason"), "causes": causes}
+    if isinstance(body.get("items"), list):
+        return {"status": status, "names": [norm.text(_ident(i)) for i in body["items"]]}
+    return {"status": status, "object": _object(op, body, norm)}
+
+
+def _ident(item: dict[str, Any]) -> str:
+    meta = item.get("metadata") or {}
+    name = meta.get("generateName", "") + "<gen>" if meta.get("generateName") else meta.get("name", "")
+    return f"{meta.get('namespace', '')}/{name}"
+
+
+def _object(op: Op, body: dict[str, Any], norm: Normaliser) -> Any:
+    meta = dict(body.get("metadata") or {})
+    if KINDS[op.kind].full:
+        out = {k: v for k, v in body.items() if k != "metadata"}
+        meta.pop("managedFields", None)
+        meta.pop("resourceVersion", None)
+        meta.pop("uid", None)
+        meta.pop("creationTimestamp", None)
+        return norm({**out, "metadata": {**meta, "deletionTimestamp": bool(meta.get("deletionTimestamp"))}})
+    shown = {k: meta[k] for k in _META_KEYS if k in meta}
+    shown["deleting"] = bool(meta.get("deletionTimestamp"))
+    if isinstance(shown.get("annotations"), dict):  # written later by a controller the fake does not run
+        shown["annotations"] = {k: v for k, v in shown["annotations"].items() if k not in _CONTROLLER_ANNOTATIONS}
+        if not shown["annotations"]:
+            del shown["annotations"]
+    out: dict[str, Any] = {"metadata": norm(shown, "metadata")}
+    for path in KINDS[op.kind].pick:
+        out[path] = norm(_pick(body, path.split(".")))
+    return out
+
+
+_CONTROLLER_ANNOTATIONS = {"deployment.kubernetes.io/revision"}

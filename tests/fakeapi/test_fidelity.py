@@ -1,0 +1,250 @@
+"""Rules the fake enforces as the real server does, found by the differential fuzzer (tests/differential/
+test_fuzz.py checks them against the real control plane; these run without it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubeloop.client import Client
+from kubeloop.client.errors import ApiError
+from kubeloop.testing.apiserver import FakeApiServer
+
+CMS = "/api/v1/namespaces/{ns}/configmaps"
+
+
+def cm(name: str, ns: str = "default", **meta: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns, **meta},
+            "data": {"k": "v"}}
+
+
+async def refused(call: Any) -> ApiError:
+    with pytest.raises(ApiError) as caught:
+        await call
+    return caught.value
+
+
+def fields(err: ApiError) -> list[str]:
+    return sorted(c.get("field", "") for c in err.causes or [])
+
+
+@pytest.mark.parametrize(("meta", "field"), [
+    ({"labels": {"app": "a b"}}, "metadata.labels"),
+    ({"labels": {"app": "v" * 64}}, "metadata.labels"),
+    ({"labels": {"-bad": "x"}}, "metadata.labels"),
+    ({"annotations": {"bad key": "x"}}, "metadata.annotations"),
+    ({"annotations": {"big": "x" * (256 * 1024)}}, "metadata.annotations"),
+    ({"finalizers": ["x.dev/a b"]}, "metadata.finalizers"),
+    ({"finalizers": ["nodomain"]}, "metadata.finalizers[0]"),
+    ({"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o"}]}, "metadata.ownerReferences.uid"),
+])
+async def test_bad_metadata_is_invalid(fake_client: Client, meta: dict[str, Any], field: str) -> None:
+    err = await refused(fake_client.create(cm("a", **meta)))
+    assert err.status == 422 and fields(err) == [field], err.causes
+
+
+async def test_two_controllers_are_invalid(fake_client: Client) -> None:
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "controller": True}
+    refs = [{**ref, "uid": "0d6a1bc0-1111-4222-8333-444455556666"},
+            {**ref, "name": "p", "uid": "1d6a1bc0-1111-4222-8333-444455556666"}]
+    err = await refused(fake_client.create(cm("a", ownerReferences=refs)))
+    assert err.status == 422 and fields(err) == ["metadata.ownerReferences"]
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "1svc"}, "spec": {"ports": [{"port": 80}]}},
+     "metadata.name"),
+    ({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "x" * 53}, "spec": {
+        "schedule": "0 0 * * *", "jobTemplate": {"spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}}}, "metadata.name"),
+    ({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}}, "spec.containers"),
+    ({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": {
+        "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}},
+     "spec.selector,spec.template.metadata.labels"),
+])
+async def test_kind_rules(fake_client: Client, body: dict[str, Any], field: str) -> None:
+    body["metadata"]["namespace"] = "default"
+    err = await refused(fake_client.create(body))
+    assert err.status == 422 and fields(err) == field.split(","), err.causes
+
+
+async def test_configmap_values_must_be_strings(fake_api: FakeApiServer, fake_client: Client) -> None:
+    err = await refused(fake_client.create({**cm("a"), "data": {"k": 1}}))
+    assert err.status == 400
+    err = await refused(fake_client.create({"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "name": "s", "namespace": "default"}, "data": {"k": "not base64!"}}))
+    assert err.status == 400
+
+
+async def test_update_rules(fake_client: Client) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    await fake_client.create(pod)
+    err = await refused(fake_client.patch("pods", "p", {"spec": {"restartPolicy": "Never"}}, "default"))
+    assert err.status == 422 and fields(err) == ["spec"]
+    # A strategic patch merges containers by name (a merge patch would drop the token volume's mount
+    # the ServiceAccount admission added, and be refused as a spec change, as on a real server).
+    await fake_client.patch("pods", "p", {"spec": {"containers": [{"name": "c", "image": "j"}]}}, "default",
+                            type="strategic")
+    err = await refused(fake_client.patch("pods", "p", {"spec": {"containers": [{"name": "c", "image": "k"}]}},
+                                          "default"))
+    assert err.status == 422 and fields(err) == ["spec"]
+    await fake_client.create(cm("f", finalizers=["x.dev/f"]))
+    await fake_client.delete("configmaps", "f", "default")
+    err = await refused(fake_client.patch("configmaps", "f", {"metadata": {"finalizers": ["x.dev/f", "x.dev/g"]}},
+                                          "default"))
+    assert err.status == 422 and fields(err) == ["metadata.finalizers"]
+    err = await refused(fake_client.transport.request(
+        "PUT", "/api/v1/namespaces/default/configmaps/f", body=cm("f", ns="kube-system")))
+    assert err.status == 400
+    err = await refused(fake_client.transport.request(
+        "PUT", "/api/v1/namespaces/default/configmaps/f", body=cm("f", uid="0d6a1bc0-1111-4222-8333-444455556666")))
+    assert err.status == 409
+
+
+async def test_resource_version_on_create_is_refused(fake_client: Client) -> None:
+    err = await refused(fake_client.create(cm("a", resourceVersion="1")))
+    assert err.status == 500
+
+
+async def test_paging_across_prefixed_namespaces(fake_client: Client) -> None:
+    """``X`` and ``X-x1``: etcd orders ``X-x1/…`` before ``X/…``; a continue token must not skip either."""
+    for ns in ("px", "px-x1"):
+        await fake_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for name in ("a", "b"):
+            await fake_client.create(cm(name, ns, labels={"run": "p"}))
+    seen, token = [], ""
+    while True:
+        params = {"labelSelector": "run=p", "limit": "1", **({"continue": token} if token else {})}
+        page = await fake_client.transport.request("GET", "/api/v1/configmaps", params=params)
+        seen += [f"{i['metadata']['namespace']}/{i['metadata']['name']}" for i in page["items"]]
+        token = page["metadata"].get("continue")
+        if not token:
+            break
+    assert seen == ["px-x1/a", "px-x1/b", "px/a", "px/b"]
+
+
+@pytest.mark.parametrize("selector", ["app=a b", "app=" + "v" * 64, "a/b/c=x", "=x", "app=x,"])
+async def test_invalid_selectors_are_400(fake_client: Client, selector: str) -> None:
+    err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps",
+                                                      params={"labelSelector": selector}))
+    assert err.status == 400
+
+
+async def test_watch_from_before_the_cache_is_410(fake_client: Client) -> None:
+    events = []
+    async for event in fake_client.transport.stream("/api/v1/namespaces/default/configmaps", params={
+            "watch": "1", "resourceVersion": "1", "timeoutSeconds": "1"}, read_timeout=5):
+        events.append(event)
+    assert events and events[0]["type"] == "ERROR" and events[0]["object"]["code"] == 410
+
+
+async def test_job_delete_orphans_its_pods_by_default(fake_api: FakeApiServer, fake_client: Client) -> None:
+    job = await fake_client.create({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "j", "namespace": "default"}, "spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}})
+    assert job["spec"]["selector"]["matchLabels"] == {"batch.kubernetes.io/controller-uid": job["metadata"]["uid"]}
+    ref = {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": job["metadata"]["uid"], "controller": True}
+    await fake_client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "p", "namespace": "default", "ownerReferences": [ref]}, "spec": {
+            "containers": [{"name": "c", "image": "i"}]}})
+    await fake_client.delete("jobs", "j", "default")
+    await fake_api.settle()
+    pod = await fake_client.get("pods", "p", "default")
+    assert not pod["metadata"].get("ownerReferences")
+
+
+async def test_request_over_3_mib_is_413(fake_client: Client) -> None:
+    err = await refused(fake_client.create({**cm("a"), "data": {"k": "x" * (3 * 1024 * 1024 + 1)}}))
+    assert err.status == 413
+
+
+async def test_unmodelled_parameter_is_refused_by_name(fake_client: Client) -> None:
+    err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps",
+                                                      params={"shardSelector": "x"}))
+    assert err.status == 501 and "shardSelector" in err.message and "--real-cluster" in err.message
+
+
+async def test_gc_needs_uid_name_and_namespace(fake_api: FakeApiServer, fake_client: Client) -> None:
+    """A dependent whose reference has the owner's uid but another name, or whose owner is in another
+    namespace, is deleted as the real garbage collector does; a right reference keeps it."""
+    owner = await fake_client.create(cm("owner"))
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]}
+    await fake_client.create(cm("kept", ownerReferences=[ref]))
+    await fake_client.create(cm("misnamed", ownerReferences=[{**ref, "name": "other"}]))
+    await fake_client.create(cm("elsewhere", "kube-public", ownerReferences=[ref]))
+    await fake_api.settle()
+    await fake_client.get("configmaps", "kept", "default")
+    for name, ns in (("misnamed", "default"), ("elsewhere", "kube-public")):
+        err = await refused(fake_client.get("configmaps", name, ns))
+        assert err.status == 404
+
+
+async def test_system_namespaces_stay(fake_client: Client) -> None:
+    for name in ("default", "kube-system", "kube-public"):
+        err = await refused(fake_client.delete("namespaces", name))
+        assert err.status == 403
+    err = await refused(fake_client.transport.request("DELETE", "/api/v1/namespaces"))
+    assert err.status == 405
+
+
+async def test_status_counts_for_generation_without_a_status_subresource(fake_api: FakeApiServer,
+                                                                        fake_client: Client) -> None:
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    await fake_client.create({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                              "metadata": {"name": "things.x.dev"}, "spec": {
+                                  "group": "x.dev", "scope": "Namespaced",
+                                  "names": {"kind": "Thing", "plural": "things"},
+                                  "versions": [{"name": "v1", "served": True, "storage": True,
+                                                "schema": {"openAPIV3Schema": schema}}]}})
+    await fake_api.settle()
+    path = "/apis/x.dev/v1/namespaces/default/things"
+    await fake_client.transport.request("POST", path, body={"apiVersion": "x.dev/v1", "kind": "Thing",
+                                                            "metadata": {"name": "t"}})
+    done = await fake_client.transport.request("PATCH", f"{path}/t", body={"status": {"ok": True}},
+                                               content_type="application/merge-patch+json")
+    assert done["metadata"]["generation"] == 2
+
+
+async def test_bound_pods_are_deleted_gracefully(fake_client: Client) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "elsewhere", "containers": [{"name": "c", "image": "i"}]}}
+    await fake_client.create(pod)
+    marked = await fake_client.delete("pods", "p", "default")
+    assert marked["metadata"]["deletionGracePeriodSeconds"] == 30  # no kubelet there: it stays
+    assert (await fake_client.get("pods", "p", "default"))["metadata"]["deletionTimestamp"]
+    await fake_client.transport.request("DELETE", "/api/v1/namespaces/default/pods/p",
+                                        params={"gracePeriodSeconds": "0"})
+    assert (await refused(fake_client.get("pods", "p", "default"))).status == 404
+
+
+async def test_put_creates_services_and_leases_need_a_resource_version(fake_client: Client) -> None:
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},
+           "spec": {"ports": [{"port": 80}]}}
+    created = await fake_client.transport.request("PUT", "/api/v1/namespaces/default/services/s", body=svc)
+    assert created["metadata"]["name"] == "s"
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {
+        "name": "l", "namespace": "default", "finalizers": ["nodomain"]}, "spec": {}}
+    await fake_client.create(lease)  # Leases take a finalizer without a domain
+    err = await refused(fake_client.transport.request(
+        "PUT", "/apis/coordination.k8s.io/v1/namespaces/default/leases/l", body=lease))
+    assert err.status == 422 and fields(err) == ["metadata.resourceVersion"]
+
+
+async def test_service_ports_merge_by_port_and_need_names(fake_client: Client) -> None:
+    await fake_client.create({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},
+                              "spec": {"ports": [{"port": 80}]}})
+    err = await refused(fake_client.patch("services", "s", {"spec": {"ports": [{"port": 81}]}}, "default",
+                                          type="strategic"))
+    assert err.status == 422 and fields(err) == ["spec.ports[0].name", "spec.ports[1].name"]
+
+
+async def test_quantities_are_canonical_in_stored_pods(fake_client: Client) -> None:
+    pod = await fake_client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "q", "namespace": "default"}, "spec": {"containers": [{"name": "c", "image": "i", "resources": {
+            "requests": {"cpu": "1000m", "memory": "1024Mi"}}}]}})
+    assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1", "memory": "1Gi"}
+    err = await refused(fake_client.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+        "name": "d", "namespace": "default"}, "spec": {"replicas": "3"}}))
+    assert err.status == 400
