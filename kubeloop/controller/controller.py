@@ -297,6 +297,12 @@ class Controller:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # every failure goes through the error policy, never kills a worker
+            if self._deleted_meanwhile(exc, request):
+                # controller-runtime's IgnoreNotFound: not a failure; its deletion event reconciles it.
+                log.info("the object was deleted during its reconcile: %s", exc.message)
+                self.queue.forget(key)
+                self._failures.pop(key, None)
+                return
             outcome = "error"
             metrics.reconcile_errors.labels(self.name).inc()
             failures = self._failures[key] = self._failures.get(key, 0) + 1
@@ -322,6 +328,14 @@ class Controller:
             self._m_time.observe(clock.now() - started)
             logs.current.reset(token)
             loop_lag.holding.pop(task, None)
+
+    def _deleted_meanwhile(self, exc: Exception, request: Request) -> bool:
+        """A 404 naming the reconciled object itself: it was deleted while its reconcile ran."""
+        if not isinstance(exc, NotFound):
+            return False
+        details = exc.details
+        return (details.get("name") == request.name and details.get("kind") == self.primary.plural
+                and (details.get("group") or "") == self.primary.group)
 
     async def _give_up(self, key: str, error: Exception, failures: int) -> None:
         self.queue.forget(key)
