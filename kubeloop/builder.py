@@ -78,7 +78,7 @@ class Operator(Generic[S]):
                  settings: type[S] | None = None) -> None:
         self.name = name
         self.finalizer_domain = finalizer_domain
-        # Without a settings model no pydantic is imported (a run's start-up CPU, issue 21): the empty
+        # Without a settings model no pydantic is imported (a run's start-up CPU): the empty
         # ``Settings`` stands in, made on first use.
         self.declared_settings: type[S] | None = settings
         self._settings: S | None = None if settings is None else _defaults(settings)

@@ -10,7 +10,7 @@ webhooks, side by side with a no-op webhook in plain aiohttp (the ceiling), at a
   shared machine falls on both. Everything listens on 127.0.0.1; each case is bounded in time.
 - Reported per case: p50/p99 of the create latency seen by the client and of the webhook's handling
   time (both webhooks' calls), requests/s achieved, errors; per server the median over repeats; and
-  "added over the ceiling" (kubeloop minus ceiling). The issue's goal: p99 added < 10 ms at 200/s.
+  "added over the ceiling" (kubeloop minus ceiling). The goal: p99 added < 10 ms at 200/s.
 """
 
 from __future__ import annotations

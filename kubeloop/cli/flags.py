@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-if TYPE_CHECKING:  # pydantic is loaded only for an operator with settings (a run's start-up, issue 21)
+if TYPE_CHECKING:  # pydantic is loaded only for an operator with settings (a run's start-up)
     from pydantic import BaseModel, ValidationError
 
     from kubeloop.settings import FlagSpec, M, Settings

@@ -268,7 +268,7 @@ def _merge(paths: list[Path]) -> dict[str, Any]:
 
 
 def _read_kubeconfig(path: Path) -> dict[str, Any]:
-    import yaml  # only here: a Deployment's in-cluster config reads no kubeconfig (start-up CPU, issue 21)
+    import yaml  # only here: a Deployment's in-cluster config reads no kubeconfig (start-up CPU)
 
     try:
         doc = yaml.safe_load(path.read_text()) or {}

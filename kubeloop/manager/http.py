@@ -1,7 +1,7 @@
 """The manager's HTTP endpoints: ``/metrics`` (Prometheus text), ``/healthz`` and ``/readyz``.
 
 A small HTTP/1.x server on ``asyncio.start_server``: aiohttp.web cost ~98 M instructions at start-up
-for three fixed GET routes (issue 21). Contract:
+for three fixed GET routes. Contract:
 
 - GET and HEAD only (HEAD: GET's headers, no body); other methods get 405 with ``Allow``, unknown
   paths 404, a malformed request 400, an HTTP version other than 1.0/1.1 505.

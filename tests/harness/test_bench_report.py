@@ -1,6 +1,6 @@
 """The benchmark report's judgement (harness/bench/report.py) and the profile breakdown (harness/bench/cpuprofile.py):
 profiled runs are shown in their own section, never in the results or the targets (a profiler slows a
-contestant down); throughput is judged at the sizes issue 10 names."""
+contestant down); throughput is judged at the sizes the targets name."""
 
 from __future__ import annotations
 

@@ -105,7 +105,7 @@ def test_rbac_surgery_takes_verbs_from_one_resource_only() -> None:
 
 
 def test_a_write_landing_after_forget_does_not_make_a_doomed_widget_expected() -> None:
-    # issue 24, namespace-delete: a storm round in flight when the namespace was deleted patched a few of
+    # namespace-delete: a storm round in flight when the namespace was deleted patched a few of
     # its widgets after forget(); wrote() made them "expected to converge" again, so the widgets that went
     # with their namespace counted as never converged (and the 180 s wait for them was reported as the
     # namespace's deletion time). The operator had released every one of them.

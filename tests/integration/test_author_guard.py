@@ -1,4 +1,4 @@
-"""The tenancy guard (issue 19) on the real control plane: ``op.record_author`` and copyrator's
+"""The tenancy guard on the real control plane: ``op.record_author`` and copyrator's
 ``--check-author``, with a tenant whose only rights are a Role in its own namespace (plus write on
 ConfigMaps in one other namespace, the positive control for targets).
 

@@ -1,4 +1,4 @@
-"""A hostile tenant against the tenancy guard (issue 19), on the real control plane.
+"""A hostile tenant against the tenancy guard, on the real control plane.
 
 The tenant is ``test_author_guard``'s: a ServiceAccount that may create/update/patch/delete
 CopyratorRules and ConfigMaps in namespace a only. Each test is one attack and says whether the guard

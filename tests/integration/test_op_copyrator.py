@@ -324,7 +324,7 @@ async def test_conflict_policies(copyrator: RunningOperator, kube_client: Client
     src = scope.source
     differs, same, free, freed = [await scope.namespace() for _ in range(4)]
     await kube_client.create(configmap("shared", src, {"k": "source"}))
-    # Adopt and Overwrite take over only objects whose owner consents (issue 17): these two do.
+    # Adopt and Overwrite take over only objects whose owner consents: these two do.
     consent = {TAKEOVER_ANNOTATION: src}
     theirs = configmap("shared", differs, {"k": "theirs", "more": "x"}, labels={"team": "a"})
     theirs["metadata"]["annotations"] = consent

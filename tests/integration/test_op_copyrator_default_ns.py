@@ -1,6 +1,6 @@
 """copyrator run in namespace ``default`` (the article's Deployment applied without a namespace): rules
 there are not trusted by default, since many users may write to ``default``. A tenant with a Role in
-``default`` only must not take over another team's object through the operator (issue 17 review)."""
+``default`` only must not take over another team's object through the operator."""
 
 from __future__ import annotations
 

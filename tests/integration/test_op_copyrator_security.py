@@ -1,4 +1,4 @@
-"""copyrator against a hostile tenant, on the real control plane (issue 17).
+"""copyrator against a hostile tenant, on the real control plane.
 
 The tenant is a ServiceAccount bound to a Role that allows create/update on CopyratorRules and
 ConfigMaps in its own namespace only. The operator runs under its generated RBAC (cluster-wide write

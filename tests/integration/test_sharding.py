@@ -1,4 +1,4 @@
-"""Scale-out on the real API server (issue #20): replicas of ``kubeloop run --shards auto`` as real
+"""Scale-out on the real API server: replicas of ``kubeloop run --shards auto`` as real
 processes share the work, and the exclusivity audit proves that no key is ever reconciled by two
 replicas at overlapping times, across scale-up 1→3, ``kill -9`` of a replica under load, scale-down
 3→1, and a rolling restart of all replicas under a stream of changes, while every object converges.

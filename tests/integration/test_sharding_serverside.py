@@ -1,4 +1,4 @@
-"""Server-side sharding (KEP-5866, issue #20) on real API servers.
+"""Server-side sharding (KEP-5866) on real API servers.
 
 NEEDS KUBERNETES 1.36: the ``kep_cluster`` fixture starts a v1.36.3 control plane with the
 ``ShardedListAndWatch`` feature gate, built beforehand by ``kubeloop cluster build --kubernetes-version

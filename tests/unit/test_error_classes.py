@@ -1,5 +1,5 @@
 """Which failures are about the environment (retried on the short transient schedule) and which are
-about the object (per-object exponential backoff) — issue 24's rbac-revoke-write root cause: keys that
+about the object (per-object exponential backoff). The fault suite's rbac-revoke-write found why: keys that
 failed with 403 during an 8 s outage sat in a 160 s backoff after the permission came back."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""copyrator's security boundary as pure logic (issue 17): closed namespaces, source consent,
+"""copyrator's security boundary as pure logic: closed namespaces, source consent,
 take-over consent, trusted namespaces, and the rule that a rule's own sources are never written
 over or deleted — the last also as a property over random layouts, run pass after pass."""
 
@@ -280,7 +280,7 @@ def test_no_pass_ever_writes_over_or_deletes_a_source(layout: tuple[list[Obj], l
     ("Team-C", False), ("team-[c]", True), ("team-c/*", False), ("yes", False), ("*", True), ("", True),
 ])
 def test_consent_spellings(value: str, to_team_c: bool) -> None:
-    """How the owner's allow-copy value reads (review of issue 17): case-insensitive keywords,
+    """How the owner's allow-copy value reads: case-insensitive keywords,
     whitespace and commas separate, globs; namespace names are matched case-sensitively, so a
     misspelling consents to less, never more. ("" on a ConfigMap of the rule's namespace: no limit.)"""
     source = cm("x", "team-a", **({CONSENT_ANNOTATION: value} if value else {}))

@@ -24,11 +24,11 @@ REFUSED_WITH_A_VALUE = {"webhook_url", "pprof_addr", "pause_deployment_time_anno
 # (docs/howto/webhooks.md) on top of its recorded ones, which stay as they were.
 WEBHOOK_FLAGS = {"webhook_host", "webhook_port", "webhook_url_host", "webhook_service", "webhook_namespace",
                  "webhook_cert_dir"}
-# copyrator's --check-author (issue 19) records rules' authors with its own mutating webhook: the new flag and
+# copyrator's --check-author records rules' authors with its own mutating webhook: the new flag and
 # the webhook flags come with it.
 WITH_WEBHOOKS = {"blackadder", "copyrator"}
 ADDED = {"copyrator": {"check_author", "max_copies_per_namespace"}}  # the second: the copy limit
-# Scale-out (issue #20) added the framework's --shards and the Lease timings to every operator.
+# Scale-out added the framework's --shards and the Lease timings to every operator.
 SHARDING_FLAGS = {"shards", "lease_duration", "renew_deadline", "retry_period"}
 # Kopf's spellings of kubeloop's defaults are accepted (kubeloop/cli/peer_flags.py): two hidden flags and
 # -n for --namespace.

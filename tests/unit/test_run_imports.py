@@ -1,5 +1,5 @@
 """What a plain ``kubeloop run`` imports: the webhook server, its certificates (cryptography) and the
-local control plane are loaded only by operators that serve webhooks (issue 21: start-up CPU and
+local control plane are loaded only by operators that serve webhooks (start-up CPU and
 memory). Checked in a fresh interpreter, since this test process has imported everything already."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ DICT_OPERATOR = ("import kubeloop\nfrom kubeloop import Context, Operator\nfrom 
 
 
 def test_an_operator_on_plain_dicts_loads_no_pydantic_or_yaml() -> None:
-    # pydantic and the model → CRD generator were a fifth of a run's start-up instructions (issue 21):
+    # pydantic and the model → CRD generator were a fifth of a run's start-up instructions:
     # only typed models, settings and webhooks need them, and those load them on first use. yaml is
     # for a kubeconfig, which a Deployment (in-cluster) does not read.
     heavy = ["pydantic", "kubeloop.resources.model", "kubeloop.resources.crd", "kubeloop.settings", "yaml"]

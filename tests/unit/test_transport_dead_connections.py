@@ -119,7 +119,7 @@ async def test_after_a_timeout_idle_connections_of_the_dead_pool_are_not_reused(
 
 
 async def test_a_silent_request_is_cut_when_the_server_answers_a_probe(server: MuteServer) -> None:
-    # issue 24: a half-open connection is noticed long before the 60 s request timeout. The server
+    # a half-open connection is noticed long before the 60 s request timeout. The server
     # answers new connections (the probe), so the silence is the connection's, not the server's.
     transport = Transport(Config(server=await server.start()), timeout=60, silent_after=0.5, probe_timeout=1)
 

@@ -1,5 +1,5 @@
 """Below HTTP: the kernel probes idle connections, so a network path that silently drops packets fails
-a quiet watch in seconds rather than after its inactivity timeout (issue 24, half-open watches).
+a quiet watch in seconds rather than after its inactivity timeout (half-open watches).
 
 The real check needs a path that drops packets, which loopback never does: it runs in a network
 namespace of its own (``unshare -n``, root) whose loopback is taken down once the watch is open, so

@@ -110,7 +110,7 @@ async def test_many_workers_each_key_once():
 
 
 async def test_an_add_makes_a_key_waiting_out_its_backoff_ready_now():
-    # issue 24: a deletion (or any newer event) must not wait for a backoff earned before it.
+    # a deletion (or any newer event) must not wait for a backoff earned before it.
     q = WorkQueue("t", ExponentialBackoff(base=10.0, cap=300.0))
     for _ in range(5):
         q.add_rate_limited("k")  # next try in 10 s

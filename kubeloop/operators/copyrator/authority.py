@@ -1,4 +1,4 @@
-"""``--check-author``: a rule acts only as far as the user who wrote it may (issue 19).
+"""``--check-author``: a rule acts only as far as the user who wrote it may.
 
 - The rule's author is the signed record the operator's own mutating webhook keeps on it
   (``op.record_author``); a rule without a valid record (written before the webhook, while it was down,
