@@ -37,6 +37,7 @@ from kubeloop.packaging.helm import ensure_helm
 from kubeloop.resources import RbacAudit
 from kubeloop.testing import wait_for_deletion
 from kubeloop.testing.operator import RunningOperator, install_crds, run_operator
+from kubeloop.testing.session import current as current_session
 from tests.integration.test_author_guard import RULES, _grant_configmaps, author_condition, rule
 from tests.integration.test_op_copyrator_security import configmap, tenant_client, wait_status
 from tests.integration.test_packaging import helm, render  # noqa: F401 - helm is a fixture
@@ -235,10 +236,12 @@ async def deployed(kube_cluster: Any, kube_client: Client) -> AsyncIterator[tupl
 
 async def test_guard_works_under_the_generated_rbac(deployed: Any, kube_client: Client) -> None:
     run, (docs, tenant, (a, b, c)), home = deployed
-    # The RBAC the operator runs under is the generated one (but the lease rule: this run elects no leader).
+    # The RBAC the operator runs under is the generated one (but the lease rule: this run elects no leader),
+    # with the test session's names for its cluster-scoped objects (its webhook configurations).
+    generated = current_session().rename(docs)
     for kind in ("ClusterRole", "Role"):
         assert {json.dumps(r, sort_keys=True) for r in rules_of(run.rbac, kind)} == {
-            json.dumps(r, sort_keys=True) for r in rules_of(docs, kind) if "leases" not in r["resources"]}
+            json.dumps(r, sort_keys=True) for r in rules_of(generated, kind) if "leases" not in r["resources"]}
 
     await tenant.create(configmap("mine", a, {"k": "v"}, {"src": "gen"}))
     await tenant.create(rule("into-b", a, "gen", [a], [b]))  # b: the tenant may not write there
