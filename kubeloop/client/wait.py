@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from kubeloop.client.api import Client
-from kubeloop.client.errors import Gone, NotFound
+from kubeloop.client.errors import Gone, NotFound, ServerError, TooManyRequests
 from kubeloop.client.resource import Resource
 
 Predicate = Callable[[dict[str, Any]], bool]
@@ -59,13 +59,13 @@ async def _observe(
     """
     selector = f"metadata.name={name}"
     while True:
-        listing = await client.list(res, namespace, field_selector=selector)
-        items = listing.get("items") or []
-        seen[0] = items[0] if items else _MISSING
-        if done(seen[0]):
-            return seen[0]
-        rv = listing.get("metadata", {}).get("resourceVersion")
         try:
+            listing = await client.list(res, namespace, field_selector=selector)
+            items = listing.get("items") or []
+            seen[0] = items[0] if items else _MISSING
+            if done(seen[0]):
+                return seen[0]
+            rv = listing.get("metadata", {}).get("resourceVersion")
             async for event in client.watch(res, namespace, field_selector=selector, resource_version=rv,
                                             timeout_seconds=300):
                 kind, obj = event.get("type"), event.get("object") or {}
@@ -78,6 +78,10 @@ async def _observe(
                     return seen[0]
         except Gone:
             pass
+        except (TooManyRequests, ServerError) as exc:
+            # A throttled server, or a custom resource's storage re-initialising after its CRD changed
+            # (429 "storage is (re)initializing"): the object is still there to wait for.
+            await asyncio.sleep(min(exc.retry_after or 1.0, 5.0))
         # The server ends watches after timeout_seconds (or on error): resume with a fresh list.
 
 
