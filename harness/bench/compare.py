@@ -1,4 +1,4 @@
-"""Issue 21's side-by-side: kubeloop against the compiled frameworks, per object, with ratios.
+"""The side-by-side: kubeloop against the compiled frameworks, per object, with ratios.
 
 - One table per scenario and N: a row per measure, a column per contestant present, then the ratios
   kubeloop ÷ controller-runtime and kubeloop ÷ kube-rs-16 (same concurrency as kubeloop's default),

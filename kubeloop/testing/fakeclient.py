@@ -91,6 +91,7 @@ class FakeClient(Client):
         # Deliberately not Client.__init__: no config, no transport, nothing to connect to.
         self.field_manager = field_manager
         self.used_permissions = None
+        self.generated_rbac = None  # as on Client: set by the Manager so that a 403 can say what was generated
         self.namespace = namespace
         self.watch_list = watch_list  # False: ``send_initial_events`` is ignored (API servers before 1.27)
         self.calls: list[Call] = []

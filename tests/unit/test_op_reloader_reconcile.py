@@ -298,7 +298,7 @@ async def test_failed_rollout_is_reported_and_raised() -> None:
 
 
 def test_a_missing_named_object_holds_nothing_back() -> None:
-    """Issue 17 (1): only the template's required objects block; a named-only one is reported."""
+    """only the template's required objects block; a named-only one is reported."""
     objs = [cm("here", {"k": "1"})]
     workload = deployment({"configmap.reloader.stakater.com/reload": "here,typo"})
     assert tracked(runtime(objs), workload) == {"ConfigMap/here": object_hash("ConfigMap", "here", objs[0]),
