@@ -17,6 +17,7 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
+import pytest
 import yaml
 
 from kubeloop.client import Client, NotFound
@@ -25,6 +26,7 @@ from kubeloop.operators.blackadder.settings import BlackadderSettings
 from kubeloop.resources import crds_for
 from kubeloop.testing import wait_for, wait_for_crd, wait_for_deletion
 from kubeloop.testing.operator import run_operator
+from kubeloop.testing.session import CRD_LABEL, current
 
 RUN = secrets.token_hex(3)
 RUN_LABEL = "blackadder-versions-test.kubeloop.dev/run"
@@ -38,11 +40,18 @@ async def install_the_crd_before_v1beta2(client: Client) -> None:
     conversion. Replaced whole, so that no earlier run's v1beta2 or webhook stanza survives."""
     (crd,) = crds_for([ChaosAgentV1Beta1, ChaosAgentV1Alpha1])
     crd["spec"]["conversion"] = {"strategy": "None"}
+    # The test's own CRD, marked as the test kit marks what it installs, so that run_operator may upgrade
+    # it (the kit changes no CRD that it did not make) and the session removes it at its end.
+    crd["metadata"].setdefault("labels", {})[CRD_LABEL] = "true"
+    current().crds.add(CRD)
     try:
         live = await client.get("customresourcedefinitions", CRD)
     except NotFound:
         await client.create(crd)
     else:
+        if (live["metadata"].get("labels") or {}).get(CRD_LABEL) != "true":
+            pytest.skip(f"{CRD} exists on this cluster and the test kit did not make it: the upgrade is tested "
+                        "only on a cluster whose ChaosAgent CRD is the tests' own")
         crd["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
         await client.replace(crd)
     await wait_for(client, "customresourcedefinitions", CRD, timeout=30, description="the old CRD",
