@@ -37,6 +37,7 @@ import pytest
 import yaml
 
 from kubeloop.client import Client, NotFound
+from kubeloop.envtest import ExternalCluster
 from kubeloop.packaging.helm import ensure_helm
 from kubeloop.testing import wait_for, wait_for_crd, wait_for_deletion
 from kubeloop.testing.podsecurity import relax, restricted
@@ -95,19 +96,18 @@ def cluster_scoped(text: str) -> set[tuple[str, str]]:
             for d in yaml.safe_load_all(text) if d and d.get("kind") in CLUSTER_KINDS}
 
 
-async def clear_crds(client: Client, name: str) -> None:
-    """Starts the case without the operator's CRDs; one not installed by a test (kubectl's or the test
-    kit's) belongs to someone and is left alone."""
+async def clear_crds(cluster: Any, client: Client, name: str) -> None:
+    """Starts the case without the operator's CRDs. On a cluster the test session started everything is a
+    test's; on one given by $KUBELOOP_TEST_KUBECONFIG only what the test kit labelled is, and a CRD of
+    someone's is left alone (the case is skipped)."""
     for crd in CRDS[name]:
         try:
             live = await client.get("customresourcedefinitions", crd)
         except NotFound:
             continue
-        managers = {m.get("manager") for m in live["metadata"].get("managedFields") or []}
-        ours = (live["metadata"].get("labels") or {}).get(CRD_LABEL) == "true" or managers <= {
-            "kubectl", "kubectl-client-side-apply", "kubeloop", "kubeloop-deploy", "helm"}
-        if not ours:
-            pytest.skip(f"CustomResourceDefinition {crd} exists and was not made by a test: left alone")
+        labelled = (live["metadata"].get("labels") or {}).get(CRD_LABEL) == "true"
+        if isinstance(cluster, ExternalCluster) and not labelled:
+            pytest.skip(f"CustomResourceDefinition {crd} exists on the given cluster and is not a test's: left alone")
         await client.delete("customresourcedefinitions", crd)
         await wait_for_deletion(client, "customresourcedefinitions", crd, timeout=60)
 
@@ -294,7 +294,7 @@ def conversion_client(crd: Obj) -> Obj:
 @pytest.mark.parametrize("name", OPERATORS)
 async def test_install_then_run_locally(name: str, way: str, kube_cluster: Any, kube_client: Client, namespace: str,
                                         helm: Callable[..., str], tmp_path: Path) -> None:
-    await clear_crds(kube_client, name)
+    await clear_crds(kube_cluster, kube_client, name)
     made = Made()
     try:
         kubeconfig = await install(way, name, namespace, kube_cluster, kube_client, helm, tmp_path, made)
@@ -318,7 +318,7 @@ async def test_deployed_then_run_locally_and_back(kube_cluster: Any, kube_client
     """A user of a deployed blackadder switches to a local run: the Deployment to 0 (here it never runs a
     container anyway), ``kubeloop run`` with the deployed ServiceAccount, the Deployment back to 1."""
     name, crd_name = "blackadder", CRDS["blackadder"][0]
-    await clear_crds(kube_client, name)
+    await clear_crds(kube_cluster, kube_client, name)
     flags = ["--kubeconfig", str(kube_cluster.kubeconfig), "--namespace", namespace]
     try:
         cli("deploy", name, *flags, "--image", "reg.example/blackadder:1", "--timeout", "90")
