@@ -108,8 +108,21 @@ async def clear_crds(cluster: Any, client: Client, name: str) -> None:
         labelled = (live["metadata"].get("labels") or {}).get(CRD_LABEL) == "true"
         if isinstance(cluster, ExternalCluster) and not labelled:
             pytest.skip(f"CustomResourceDefinition {crd} exists on the given cluster and is not a test's: left alone")
+        await release_leftovers(client, live)
         await client.delete("customresourcedefinitions", crd)
         await wait_for_deletion(client, "customresourcedefinitions", crd, timeout=60)
+
+
+async def release_leftovers(client: Client, crd: Obj) -> None:
+    """Custom resources an earlier test left with a finalizer and no operator to remove it (its namespace
+    going, say) would hold the CRD's deletion forever; no operator runs between tests, so they are let go."""
+    version = next(v["name"] for v in crd["spec"]["versions"] if v.get("served"))
+    resource = f"{crd['spec']['group']}/{version}/{crd['spec']['names']['plural']}"
+    for obj in (await client.list(resource))["items"]:
+        if obj["metadata"].get("finalizers"):
+            with contextlib.suppress(NotFound):
+                await client.patch(resource, obj["metadata"]["name"], {"metadata": {"finalizers": None}},
+                                   obj["metadata"].get("namespace"))
 
 
 async def install(way: str, name: str, namespace: str, cluster: Any, client: Client, helm: Callable[..., str],
@@ -156,23 +169,26 @@ async def uninstall(client: Client, name: str, namespace: str, helm: Callable[..
 
 
 @contextlib.asynccontextmanager
-async def local_run(name: str, kubeconfig: Path, namespace: str, *extra: str) -> AsyncIterator[None]:
-    """``kubeloop run NAME`` as its own process; after the block, SIGTERM and a clean exit."""
+async def local_run(name: str, kubeconfig: Path, namespace: str, logs: Path, *extra: str) -> AsyncIterator[None]:
+    """``kubeloop run NAME`` as its own process; after the block, SIGTERM and a clean exit. Its log goes to
+    a file (a pipe nobody reads while the test runs would stall a chatty process)."""
     probe = free_port()
     args = ["run", name, "--kubeconfig", str(kubeconfig), "--metrics-bind-address", "0",
             "--health-probe-bind-address", f"127.0.0.1:{probe}", *extra]
     if name == "blackadder":  # its conversion webhook: any free port; its own namespace spared
         args += ["--webhook-port", "0", "--operator-namespace", namespace]
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "kubeloop.cli.main", *args,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    log = logs / f"{name}.log"
+    with log.open("wb") as out:
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "kubeloop.cli.main", *args,
+                                                    stdout=out, stderr=out)
     try:
-        await ready(probe, proc, name)
+        await ready(probe, proc, name, log)
         yield
     finally:
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)
-        _, err = await asyncio.wait_for(proc.communicate(), 60)
-    text = err.decode()
+        await asyncio.wait_for(proc.wait(), 60)
+    text = log.read_text()
     assert proc.returncode == 0 and "Traceback" not in text, text[-3000:]
     # An RBAC denial (the API's 403 says "forbidden"); not the refusal of a namespace being deleted, which
     # an operator watching every namespace meets when an earlier test's namespace goes.
@@ -181,15 +197,14 @@ async def local_run(name: str, kubeconfig: Path, namespace: str, *extra: str) ->
     assert not denied, "\n".join(denied)
 
 
-async def ready(port: int, proc: asyncio.subprocess.Process, name: str) -> None:
+async def ready(port: int, proc: asyncio.subprocess.Process, name: str, log: Path) -> None:
     for _ in range(900):
         with contextlib.suppress(aiohttp.ClientError):
             async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{port}/readyz") as resp:
                 if resp.status == 200:
                     return
         if proc.returncode is not None:
-            err = (await proc.stderr.read()).decode()  # type: ignore[union-attr]
-            raise AssertionError(f"kubeloop run {name} exited {proc.returncode}: {err[-3000:]}")
+            raise AssertionError(f"kubeloop run {name} exited {proc.returncode}: {log.read_text()[-3000:]}")
         await asyncio.sleep(0.1)
     raise AssertionError(f"kubeloop run {name} never became ready")
 
@@ -299,7 +314,7 @@ async def test_install_then_run_locally(name: str, way: str, kube_cluster: Any, 
     try:
         kubeconfig = await install(way, name, namespace, kube_cluster, kube_client, helm, tmp_path, made)
         extra = ["--install-crds"] if way == "install-crds" else []
-        async with local_run(name, kubeconfig, namespace, *extra):
+        async with local_run(name, kubeconfig, namespace, tmp_path, *extra):
             await kube_client.registry.refresh()
             if name == "blackadder":  # the conversion webhook points at this process while it runs
                 crd = await kube_client.get("customresourcedefinitions", CRDS[name][0])
@@ -329,7 +344,7 @@ async def test_deployed_then_run_locally_and_back(kube_cluster: Any, kube_client
         await asyncio.to_thread(kube_cluster.kubectl, "scale", "deployment", name, "-n", namespace, "--replicas=0")
         kubeconfig = await asyncio.to_thread(kube_cluster.service_account_kubeconfig, namespace, name,
                                              tmp_path / "sa.kubeconfig")
-        async with local_run(name, kubeconfig, namespace):
+        async with local_run(name, kubeconfig, namespace, tmp_path):
             await kube_client.registry.refresh()
             crd = await kube_client.get("customresourcedefinitions", crd_name)
             assert conversion_client(crd)["url"].startswith("https://127.0.0.1:"), conversion_client(crd)
@@ -341,5 +356,6 @@ async def test_deployed_then_run_locally_and_back(kube_cluster: Any, kube_client
                        predicate=lambda d: (d.get("status") or {}).get("readyReplicas") == 1)
     finally:
         cli("undeploy", name, *flags, "--delete-crds", "--timeout", "90")
-        with contextlib.suppress(NotFound):
-            await wait_for_deletion(kube_client, "customresourcedefinitions", crd_name, timeout=60)
+        with contextlib.suppress(NotFound):  # made by this test: gone whatever undeploy kept
+            await kube_client.delete("customresourcedefinitions", crd_name)
+        await wait_for_deletion(kube_client, "customresourcedefinitions", crd_name, timeout=60)
