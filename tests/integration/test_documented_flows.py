@@ -13,8 +13,8 @@ cleanly on SIGTERM. And the reverse: ``kubeloop deploy``, the Deployment scaled 
 the Deployment back.
 
 The CRDs and cluster-scoped RBAC have fixed names (they are the operator's), so a case starts from a
-cluster without them and deletes what it made; a CRD someone else installed is never touched (the case
-is skipped, naming it).
+cluster without them and deletes what it made; on a cluster not started by the test session
+($KUBELOOP_TEST_KUBECONFIG) the cases are skipped.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ from kubeloop.envtest import ExternalCluster
 from kubeloop.packaging.helm import ensure_helm
 from kubeloop.testing import wait_for, wait_for_crd, wait_for_deletion
 from kubeloop.testing.podsecurity import relax, restricted
-from kubeloop.testing.session import CRD_LABEL
 
 Obj = dict[str, Any]
 OPERATORS = ["immortal", "blackadder", "copyrator", "reloader"]
@@ -97,17 +96,16 @@ def cluster_scoped(text: str) -> set[tuple[str, str]]:
 
 
 async def clear_crds(cluster: Any, client: Client, name: str) -> None:
-    """Starts the case without the operator's CRDs. On a cluster the test session started everything is a
-    test's; on one given by $KUBELOOP_TEST_KUBECONFIG only what the test kit labelled is, and a CRD of
-    someone's is left alone (the case is skipped)."""
+    """Starts the case without the operator's CRDs. The flows install the operator under its own fixed
+    names (CRDs, ClusterRoles), so they run only on a cluster the test session started, where all of it
+    is a test's; on one given by $KUBELOOP_TEST_KUBECONFIG the case is skipped."""
+    if isinstance(cluster, ExternalCluster):
+        pytest.skip("installs the operator under its fixed cluster-wide names: only on the session's own cluster")
     for crd in CRDS[name]:
         try:
             live = await client.get("customresourcedefinitions", crd)
         except NotFound:
             continue
-        labelled = (live["metadata"].get("labels") or {}).get(CRD_LABEL) == "true"
-        if isinstance(cluster, ExternalCluster) and not labelled:
-            pytest.skip(f"CustomResourceDefinition {crd} exists on the given cluster and is not a test's: left alone")
         await release_leftovers(client, live)
         await client.delete("customresourcedefinitions", crd)
         await wait_for_deletion(client, "customresourcedefinitions", crd, timeout=60)
