@@ -96,11 +96,14 @@ def cluster_scoped(text: str) -> set[tuple[str, str]]:
 
 
 async def clear_crds(cluster: Any, client: Client, name: str) -> None:
-    """Starts the case without the operator's CRDs. The flows install the operator under its own fixed
-    names (CRDs, ClusterRoles), so they run only on a cluster the test session started, where all of it
-    is a test's; on one given by $KUBELOOP_TEST_KUBECONFIG the case is skipped."""
+    """Starts the case without the operator's CRDs and cluster-wide RBAC. The flows install the operator
+    under its own fixed names (CRDs, ClusterRoles), so they run only on a cluster the test session
+    started, where all of it is a test's; on one given by $KUBELOOP_TEST_KUBECONFIG the case is skipped."""
     if isinstance(cluster, ExternalCluster):
         pytest.skip("installs the operator under its fixed cluster-wide names: only on the session's own cluster")
+    for resource in ("clusterrolebindings", "clusterroles"):  # an earlier test's, of the same fixed name
+        with contextlib.suppress(NotFound):
+            await client.delete(resource, name)
     for crd in CRDS[name]:
         try:
             live = await client.get("customresourcedefinitions", crd)
