@@ -514,7 +514,7 @@ def render(data: Obj) -> str:
     ratios = s["ratio_loaded_to_unloaded"]
     v = s["verdict"]
     lines += ["", f"loaded/unloaded (medians): copy {ratios['copy_s']}×, rollout {ratios['rollout_s']}×; "
-                  f"event-loop lag: {lag}",
+                  f"the webhook's author record in {_recorded(s)} of the answers",
               f"goals ({s['goals']}): copy {_met(v['copy_within_2x'])}, rollout {_met(v['rollout_within_2x'])}, "
               f"webhook {_met(v['webhook_p99_under_100ms'])}"]
     return "\n".join(lines)
