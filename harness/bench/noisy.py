@@ -45,7 +45,7 @@ from harness.common.prometheus import parse
 from harness.common.provenance import save_json
 from harness.common.stats import percentile
 from harness.faults.env import Env, OperatorProcess
-from kubeloop.client import ApiError, Client, Forbidden
+from kubeloop.client import ApiError, Client, Forbidden, NotFound
 from kubeloop.client.wait import wait_for
 
 RESULTS = Path(__file__).resolve().parent / "results" / "noisy-neighbour.json"
@@ -346,8 +346,12 @@ async def install(w: World, op: Any, home: str) -> Path:
     configurations = [o for o in webhook_manifests(op.name, op.hooks, WebhookOptions(namespace=home))
                       if o["kind"].endswith("WebhookConfiguration")]
     for obj in [*rbac, *configurations]:
+        if "namespace" not in obj["metadata"]:  # cluster-scoped: removed afterwards if this run made it
+            try:
+                await admin.get(await admin.resource_of(obj), obj["metadata"]["name"])
+            except NotFound:
+                w.cluster_objects.append(obj)
         await admin.apply(obj, field_manager="bench-noisy", force=True)
-    w.cluster_objects += [o for o in [*rbac, *configurations] if "namespace" not in o["metadata"]]
     path = w.env.log_dir / f"{name}.kubeconfig"
     await asyncio.to_thread(w.env.cluster.service_account_kubeconfig, home, name, path, 6 * 3600)
     return path
