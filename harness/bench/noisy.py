@@ -298,6 +298,19 @@ async def place_a(w: World) -> list[Obj]:
     return rules
 
 
+async def settled(w: World, rules: list[Obj]) -> None:
+    """Until both operators have served A's objects once (every rule's status current, every Deployment's
+    hash recorded): the unloaded phases measure a neighbour at rest, not one being read for the first time."""
+    admin, ns = w.env.admin, w.ns_a
+    for body in rules:
+        await wait_for(admin, RULES, body["metadata"]["name"], ns, timeout=600, description="A's rule served",
+                       predicate=lambda o: (o.get("status") or {}).get("observedGeneration")
+                       == o["metadata"]["generation"])
+    for d in range(w.options.deployments):
+        await wait_for(admin, DEPLOYMENTS, f"mine-{d}", ns, timeout=600, description="A's Deployment recorded",
+                       predicate=lambda o: "reloader.kubeloop.dev/hash" in (o["metadata"].get("annotations") or {}))
+
+
 async def churn(w: World, rules: list[Obj], stop: asyncio.Event) -> int:
     """A rewrites every one of its ConfigMaps and rules, round after round, until ``stop``; returns writes."""
     names = ["s", *long_names(w.options.keys)]
@@ -365,7 +378,9 @@ async def start_operators(w: World) -> None:
     env = w.env
     for name, op, args in (
         ("copyrator", copyrator(), ("--check-author=true", "--webhook-port", "0", "--webhook-namespace", "{home}")),
-        ("reloader", reloader(), ()),
+        # B's Deployment rolls every few seconds here by design: reloader's loop guard (5 rollouts each
+        # followed by a change within 60 s) would rightly stop it, so it is off.
+        ("reloader", reloader(), ("--loop-rollouts", "0")),
     ):
         home = await env.namespace(env.name(f"noisy-{name}"))
         w.homes.append(home)
@@ -439,7 +454,9 @@ async def scenario(w: World) -> Obj:
     started = time.monotonic()
     rules = await place_a(w)
     placed_s = time.monotonic() - started
-    o.log(f"noisy: A's objects placed in {placed_s:.1f} s")
+    await settled(w, rules)
+    settled_s = time.monotonic() - started
+    o.log(f"noisy: A's objects placed in {placed_s:.1f} s, served by both operators after {settled_s:.1f} s")
     writes = 0
     for repeat in range(o.repeats):
         phases.append(await measure(w, "unloaded", repeat))
@@ -452,7 +469,8 @@ async def scenario(w: World) -> Obj:
             stop.set()
             writes += await noise
         o.log(f"noisy: loaded #{repeat}: {_brief(phases[-1])}")
-    return {"phases": phases, "a_writes": writes, "a_placed_s": round(placed_s, 1)}
+    return {"phases": phases, "a_writes": writes, "a_placed_s": round(placed_s, 1),
+            "a_settled_s": round(settled_s, 1)}
 
 
 def _brief(p: Obj) -> str:
@@ -505,7 +523,8 @@ def render(data: Obj) -> str:
     lines = [f"noisy neighbour: A has {m['rules']} worst rules, {m['keys']} ConfigMaps with 250-character names, "
              f"{m['deployments']} Deployments with 16 worst expressions; {m['repeats']} interleaved repeats, "
              f"{m['samples']} samples each of B's copy and rollout per phase, {m['creates']} rule creates at "
-             f"{m['create_rate']:g}/s; A's writes during the loaded phases: {data['a_writes']}", "",
+             f"{m['create_rate']:g}/s; A's objects placed in {data['a_placed_s']} s and served by both operators "
+             f"after {data['a_settled_s']} s; A's writes during the loaded phases: {data['a_writes']}", "",
              "| phase | copy median | copy max | rollout median | rollout max | webhook p50 | webhook p99 | "
              "webhook max | missed | errors | loop lag ≤ (copyrator / reloader) | load avg (1 min) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
