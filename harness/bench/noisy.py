@@ -505,6 +505,13 @@ def summarise(phases: list[Obj]) -> Obj:
         u, lo = per.get("unloaded", {}).get(key, {}), per.get("loaded", {}).get(key, {})
         ratios[key] = (round(lo["median"] / u["median"], 2) if u.get("median") and lo.get("median") is not None
                        and not lo.get("missed") else None)
+    # Beside the baseline before any of A's objects existed too: an "unloaded" phase after a loaded one
+    # may still find the operators working off what A wrote during it.
+    baseline: Obj = {}
+    for key in ("copy_s", "rollout_s"):
+        e, lo = per.get("empty", {}).get(key, {}), per.get("loaded", {}).get(key, {})
+        baseline[key] = (round(lo["median"] / e["median"], 2) if e.get("median") and lo.get("median") is not None
+                         else None)
     loaded_hook = per.get("loaded", {}).get("webhook_ms", {})
     p99 = loaded_hook.get("p99")
     verdict = {
@@ -512,7 +519,8 @@ def summarise(phases: list[Obj]) -> Obj:
         "rollout_within_2x": ratios["rollout_s"] is not None and ratios["rollout_s"] <= GOAL_RATIO,
         "webhook_p99_under_100ms": p99 is not None and p99 < GOAL_WEBHOOK_P99_MS and not loaded_hook.get("errors"),
     }
-    return {"phases": per, "ratio_loaded_to_unloaded": ratios, "verdict": verdict,
+    return {"phases": per, "ratio_loaded_to_unloaded": ratios, "ratio_loaded_to_empty": baseline,
+            "verdict": verdict,
             "goals": f"B's copy and rollout medians loaded ≤ {GOAL_RATIO:g}× unloaded; webhook p99 < "
                      f"{GOAL_WEBHOOK_P99_MS:g} ms during A's load, no errors"}
 
@@ -537,6 +545,8 @@ def render(data: Obj) -> str:
     ratios = s["ratio_loaded_to_unloaded"]
     v = s["verdict"]
     lines += ["", f"loaded/unloaded (medians): copy {ratios['copy_s']}×, rollout {ratios['rollout_s']}×; "
+                  f"to the baseline before A: copy {s['ratio_loaded_to_empty']['copy_s']}×, "
+                  f"rollout {s['ratio_loaded_to_empty']['rollout_s']}×; "
                   f"the webhook's author record in {_recorded(s)} of the answers",
               f"goals ({s['goals']}): copy {_met(v['copy_within_2x'])}, rollout {_met(v['rollout_within_2x'])}, "
               f"webhook {_met(v['webhook_p99_under_100ms'])}"]
