@@ -215,15 +215,16 @@ async def rollout_seconds(w: World) -> float | None:
     return time.monotonic() - started
 
 
-async def webhook_ms(w: World) -> tuple[list[float], int, int]:
+async def webhook_ms(w: World) -> tuple[list[float], int, int, list[str]]:
     """B's CopyratorRule creates (server dry run), open loop at ``create_rate``: (latencies ms, errors,
-    answers carrying the author record the webhook writes)."""
+    answers carrying the author record the webhook writes, the first failures)."""
     o = w.options
     loop = asyncio.get_running_loop()
     start = loop.time()
     out: list[float] = []
     errors = 0
     recorded = 0
+    reasons: list[str] = []  # the first few failures, as the client saw them
 
     async def one(i: int) -> None:
         nonlocal errors, recorded
@@ -234,12 +235,14 @@ async def webhook_ms(w: World) -> tuple[list[float], int, int]:
                                    dry_run=True)
             out.append((time.perf_counter() - t) * 1000)
             recorded += AUTHOR in (got["metadata"].get("annotations") or {})
-        except (TimeoutError, ApiError, OSError):
+        except (TimeoutError, ApiError, OSError) as exc:
             errors += 1
+            if len(reasons) < 3:
+                reasons.append(f"{type(exc).__name__}: {exc}"[:300])
 
     async with asyncio.timeout(o.creates / o.create_rate * 3 + 30):
         await asyncio.gather(*(one(i) for i in range(o.creates)))
-    return out, errors, recorded
+    return out, errors, recorded, reasons
 
 
 async def measure(w: World, phase: str, repeat: int) -> Obj:
@@ -248,10 +251,11 @@ async def measure(w: World, phase: str, repeat: int) -> Obj:
     hook = asyncio.create_task(webhook_ms(w))
     copies = [await copy_seconds(w) for _ in range(w.options.samples)]
     rollouts = [await rollout_seconds(w) for _ in range(w.options.samples)]
-    latencies, errors, recorded = await hook
+    latencies, errors, recorded, reasons = await hook
     return {"phase": phase, "repeat": repeat, "copy_s": [_r(s) for s in copies],
             "rollout_s": [_r(s) for s in rollouts], "webhook_ms": [round(x, 2) for x in latencies],
-            "webhook_errors": errors, "webhook_recorded": recorded, "load1": round(os.getloadavg()[0], 2),
+            "webhook_errors": errors, "webhook_recorded": recorded, "webhook_failures": reasons,
+            "load1": round(os.getloadavg()[0], 2),
             "loop_lag": lag_between(lag_before, await lag_buckets(w))}
 
 
