@@ -7,6 +7,7 @@ python -m harness.bench --report-only            # re-render the report from the
 python -m harness.bench --kubeconfig PATH ...    # against an existing cluster instead of its own
 python -m harness.bench --admission              # admission webhooks: kubeloop vs a plain aiohttp no-op
 python -m harness.bench --scale-out [--n 20000]   # 1, 2 and 4 replicas with --shards auto on one backlog
+python -m harness.bench --noisy-neighbour        # one tenant's convergence beside another's worst input
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.bench import admission, report, runner, scaleout, scenarios
+from harness.bench import admission, noisy, report, runner, scaleout, scenarios
 from harness.bench.contestants import CONTESTANTS
 from harness.common import provenance
 from harness.common.flags import add_run_flags
@@ -89,6 +90,7 @@ def parser() -> argparse.ArgumentParser:
                    help="add this run's results to those already in --results (the report shows both)")
     admission.add_flags(p)
     scaleout.add_flags(p)
+    noisy.add_flags(p)
     return p
 
 
@@ -131,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         return admission.main(args)
     if args.scale_out:  # its own run and results file (harness/bench/scaleout.py)
         return scaleout.main(args)
+    if args.noisy_neighbour:  # its own run and results file (harness/bench/noisy.py)
+        return noisy.main(args)
     if args.report_only:
         data = json.loads(args.results.read_text())
     else:
