@@ -403,13 +403,17 @@ async def remove(w: World) -> None:
     """On a cluster the harness does not own: what it added (the rules' finalizers first: the operator
     that would remove them is stopped)."""
     admin = w.env.admin
-    for ns in (w.ns_a, w.ns_b):
-        with contextlib.suppress(ApiError, OSError):
-            for r in (await admin.list(RULES, ns))["items"]:
-                await admin.patch(RULES, r["metadata"]["name"], {"metadata": {"finalizers": None}}, ns)
+    # The webhook configurations first: with the operator stopped, a Fail-policy webhook would refuse the
+    # finalizer removals below.
     for obj in w.cluster_objects:
         with contextlib.suppress(ApiError, OSError):
             await admin.delete(await admin.resource_of(obj), obj["metadata"]["name"])
+    ours = {w.ns_a, w.ns_b, w.ns_c, *w.homes}
+    with contextlib.suppress(ApiError, OSError):  # in every namespace of the run: a CRD deleted with one
+        for r in (await admin.list(RULES))["items"]:  # finalized rule left would stay Terminating
+            if r["metadata"]["namespace"] in ours and r["metadata"].get("finalizers"):
+                await admin.patch(RULES, r["metadata"]["name"], {"metadata": {"finalizers": None}},
+                                  r["metadata"]["namespace"])
     await w.env.delete_namespaces([w.ns_a, w.ns_b, w.ns_c, *w.homes])
     await w.env.remove_crds(w.crds)
 
