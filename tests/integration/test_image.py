@@ -34,7 +34,7 @@ import pytest
 
 from kubeloop.cli.generate import manifests
 from kubeloop.cli.run import load_operator
-from kubeloop.client import Client, NotFound
+from kubeloop.client import ApiError, Client, NotFound
 from kubeloop.client.config import Config
 from kubeloop.operators.reloader.policy import HASH
 from kubeloop.packaging import baseimage
@@ -42,6 +42,8 @@ from kubeloop.packaging.deploy import deploy
 from kubeloop.packaging.podrun import PodRun, pod_run
 from kubeloop.testing import wait_for
 from kubeloop.testing.podsecurity import relax
+from kubeloop.testing.session import CRD_LABEL
+from kubeloop.testing.session import current as current_session
 
 pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]
@@ -296,6 +298,14 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
     operator = load_operator(target)
     ns = f"img-{operator.name}-{secrets.token_hex(3)}"
     objs = manifests(target, operator, ns, image=image)
+    for crd in (o for o in objs if o["kind"] == "CustomResourceDefinition"):
+        # The session's CRD as the test kit marks its own: later tests' run_operator may take it over, and
+        # the session removes it at its end if it made it.
+        crd["metadata"].setdefault("labels", {})[CRD_LABEL] = "true"
+        with contextlib.suppress(NotFound):
+            await kube_client.get("customresourcedefinitions", crd["metadata"]["name"])
+            continue
+        current_session().crds.add(crd["metadata"]["name"])
     deployment = next(o for o in objs if o["kind"] == "Deployment")
     webhook_args = webhooks_on_loopback(objs, free_port())
     await deploy(kube_client, [o for o in objs if o["kind"] != "Deployment"], part_of=operator.name,
@@ -362,9 +372,26 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
     finally:
         if run is not None:
             podman("rm", "--force", "--time", "0", run.name, check=False)
+        await _release_custom_resources(kube_client, objs)
         for obj in (o for o in objs if o["kind"] == "Namespace"):
             with contextlib.suppress(NotFound):
                 await kube_client.delete("namespaces", obj["metadata"]["name"])
+
+
+async def _release_custom_resources(client: Client, objs: list[Obj]) -> None:
+    """Deletes the custom resources the scenario made, their finalizers removed first (the operator is
+    gone), through each CRD's storage version: no conversion webhook is called, since the one this run
+    pointed at 127.0.0.1 died with the container, and later tests must not meet them."""
+    for crd in (o for o in objs if o["kind"] == "CustomResourceDefinition"):
+        spec = crd["spec"]
+        version = next(v["name"] for v in spec["versions"] if v.get("storage"))
+        path = f"{spec['group']}/{version}/{spec['names']['plural']}"
+        with contextlib.suppress(ApiError):
+            for item in (await client.list(path))["items"]:
+                meta = item["metadata"]
+                with contextlib.suppress(NotFound):
+                    await client.patch(path, meta["name"], {"metadata": {"finalizers": None}}, meta.get("namespace"))
+                    await client.delete(path, meta["name"], meta.get("namespace"))
 
 
 async def _probe_ok(run: PodRun, path: str) -> bool:
