@@ -142,7 +142,7 @@ def _common_options() -> list[click.Option]:
              help="Watch only these namespaces (repeat or comma-separate); default all namespaces."),
         _opt("leader-elect", is_flag=True, default=False,
              help="Run leader election so that only one replica acts."),
-        _opt("leader-election-id", default=None, help="Lease name (default: <operator>-leader)."),
+        _opt("leader-election-id", default=None, help="Lease name (default: the operator's name)."),
         _opt("leader-election-namespace", default=None,
              help="Lease namespace (default: the pod's namespace or the kubeconfig's)."),
         _opt("shards", default="off", type=click.Choice(["off", "auto"]),

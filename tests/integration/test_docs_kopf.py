@@ -116,7 +116,9 @@ async def test_02_children_the_pod_is_adopted(kex: Any, kube_cluster: Any, kube_
     await relax(kube_client, namespace)
     async with run_operator(kube_cluster, kube_client, kex.children, namespace) as running:
         created = await kube_client.create(kex_body(namespace, metadata={"labels": {"app": "demo"}}))
-        pod = await wait_for(kube_client, POD, "kex-pod", namespace, timeout=30)
+        # OwnerReferencesPermissionEnforcement refuses blockOwnerDeletion until its REST mapper knows a kind
+        # whose CRD was just installed ("cannot find RESTMapping"); the reconcile retries until it does.
+        pod = await wait_for(kube_client, POD, "kex-pod", namespace, timeout=120)
         (ref,) = pod["metadata"]["ownerReferences"]
         assert ref["uid"] == created["metadata"]["uid"] and ref["controller"] is True
         assert pod["metadata"]["labels"] == {"app": "demo"}, "kopf.adopt labels children as their owner"
