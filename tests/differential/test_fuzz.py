@@ -8,7 +8,7 @@ step of a sequence that already differs).
 Budget: ``KUBELOOP_FUZZ_EXAMPLES`` sequences (default 20: well under a minute once the cluster is up).
 Long run (record, do not stop at the first difference; per-kind figures to a JSON file)::
 
-    KUBELOOP_FUZZ_EXAMPLES=2000 KUBELOOP_FUZZ_RECORD=1 KUBELOOP_FUZZ_REPORT=/tmp/fuzz.json \\
+    KUBELOOP_FUZZ_EXAMPLES=2000 KUBELOOP_FUZZ_RECORD=1 KUBELOOP_FUZZ_REPORT=fuzz-report.json \\
         python -m pytest tests/differential/test_fuzz.py -p no:cacheprovider -q -s
 
 ``--hypothesis-seed=N`` replays a run.
