@@ -25,7 +25,6 @@ from kubeloop.envtest.versions import Layout
 
 KUBERNETES_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 ETCD_MAIN = "go.etcd.io/etcd/server/v3"  # the root module go.etcd.io/etcd/v3 has no main package
-KWOK_MAIN = "sigs.k8s.io/kwok/cmd/kwok"
 # kwok ships no built-in stages; we assemble the upstream "fast" ones from its module source.
 KWOK_STAGE_FILES = (
     "kustomize/stage/node/fast/node-initialize.yaml",
@@ -34,6 +33,14 @@ KWOK_STAGE_FILES = (
     "kustomize/stage/pod/fast/pod-complete.yaml",
     "kustomize/stage/pod/fast/pod-delete.yaml",
 )
+# kwok's pod-delete stage (the kubelet's part of a graceful deletion) deletes by name, and retries after a
+# NotFound: the retry deleted the next pod of the same name, which a fixed-name controller (a StatefulSet,
+# immortal) had just created. The kubelet deletes with the pod's UID as a precondition; so does our kwok.
+KWOK_PATCH = "pod-delete-uid-precondition"
+KWOK_PATCH_FILE = "pkg/kwok/controllers/pod_controller.go"
+KWOK_PATCH_FROM = "Pods(pod.Namespace).Delete(ctx, pod.Name, deleteOpt)"
+KWOK_PATCH_TO = ("Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: "
+                 "deleteOpt.GracePeriodSeconds, Preconditions: metav1.NewUIDPreconditions(string(pod.UID))})")
 STAMP = ".kubeloop-stamp.json"
 PARTIAL = "kubernetes-partial"  # the stamp of a Kubernetes build that stopped part-way
 # A stable build date keeps binaries reproducible; the version string is what users look at.
@@ -176,6 +183,12 @@ def stamp_ok(directory: Path, component: str, version: str, binaries: Iterable[s
     return all(os.access(directory / b, os.X_OK) for b in binaries)
 
 
+def kwok_ok(directory: Path, version: str) -> bool:
+    """kwok built, with its stages and our patch (an unpatched build from before is built again)."""
+    return (stamp_ok(directory, "kwok", version, ["kwok"]) and (directory / "stages.yaml").exists()
+            and (read_stamp(directory) or {}).get("patch") == KWOK_PATCH)
+
+
 def finished_binaries(directory: Path, version: str) -> list[str]:
     """The Kubernetes binaries an unfinished build of ``version`` completed (its partial stamp)."""
     stamp = read_stamp(directory) or {}
@@ -244,8 +257,7 @@ class Builder:
         complete = (
             stamp_ok(tc.kubernetes_dir, "kubernetes", k8s, KUBERNETES_COMMANDS)
             and stamp_ok(tc.etcd_dir, "etcd", etcd, ["etcd"])
-            and stamp_ok(tc.kwok_dir, "kwok", tc.kwok_version, ["kwok"])
-            and tc.kwok_stages.exists()
+            and kwok_ok(tc.kwok_dir, tc.kwok_version)
         )
         return tc if complete else None
 
@@ -304,17 +316,28 @@ class Builder:
 
     def build_kwok(self, version: str, force: bool = False) -> Path:
         out = self.layout.kwok_dir(version)
-        if not force and stamp_ok(out, "kwok", version, ["kwok"]) and (out / "stages.yaml").exists():
+        if not force and kwok_ok(out, version):
             return out
         out.mkdir(parents=True, exist_ok=True)
         work = self._fresh_work_dir("kwok", version)
-        ldflags = f"-s -w -X sigs.k8s.io/kwok/pkg/consts.Version={version}"
-        argv = ["go", "install", "-trimpath", "-ldflags", ldflags, f"{KWOK_MAIN}@v{version}"]
-        self._step(f"kwok v{version}", argv, work, extra_env={"GOBIN": str(out)})
         source = Path(self._module_info(f"sigs.k8s.io/kwok@v{version}", work)["Dir"])
+        tree = work / "src"
+        shutil.copytree(source, tree)  # the module cache is read-only; patch a copy
+        tree.chmod(0o755)
+        for path in tree.rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        patched = tree / KWOK_PATCH_FILE
+        code = patched.read_text()
+        if KWOK_PATCH_FROM not in code:
+            raise BuildError(f"kwok v{version}: {KWOK_PATCH_FILE} no longer has {KWOK_PATCH_FROM!r}; "
+                             "update KWOK_PATCH in kubeloop/envtest/build.py for this version")
+        patched.write_text(code.replace(KWOK_PATCH_FROM, KWOK_PATCH_TO))
+        ldflags = f"-s -w -X sigs.k8s.io/kwok/pkg/consts.Version={version}"
+        argv = ["go", "build", "-mod=mod", "-trimpath", "-ldflags", ldflags, "-o", str(out / "kwok"), "./cmd/kwok"]
+        self._step(f"kwok v{version}", argv, tree)
         stages = [(source / rel).read_text().strip() for rel in KWOK_STAGE_FILES]
         (out / "stages.yaml").write_text("\n---\n".join(stages) + "\n")
-        _write_stamp(out, "kwok", version, go=self._go_version())
+        _write_stamp(out, "kwok", version, go=self._go_version(), patch=KWOK_PATCH)
         return out
 
     # internals ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import datetime as dt
 import fcntl
 import http.client
 import json
@@ -428,9 +429,12 @@ class LocalCluster(_KubectlMixin):
         self._wait(deadline, "kube-apiserver", lambda: self._api("GET", "/readyz")[0] == 200)
         self._spawn("kube-controller-manager", tc, self._controller_manager_args(pki, ports))
         self._spawn("kube-scheduler", tc, self._scheduler_args(ports))
+        kwok_started = time.time()
         self._spawn("kwok", tc, self._kwok_args(tc), env={"HOME": str(self.data_dir / "kwok-home")})
         self._create_nodes()
         self._wait(deadline, f"{self.nodes} Ready nodes", self._nodes_ready)
+        # After a restart the nodes are Ready from etcd before this kwok runs them: wait for its heartbeat.
+        self._wait(deadline, "kwok's node heartbeats", lambda: self._nodes_renewed_since(kwok_started))
         # The ServiceAccount controller proves the controller-manager works; pods need the SA too.
         self._wait(deadline, "the default ServiceAccount",
                    lambda: self._api("GET", "/api/v1/namespaces/default/serviceaccounts/default")[0] == 200)
@@ -589,6 +593,14 @@ class LocalCluster(_KubectlMixin):
         ]
         return status == 200 and len(ready) >= self.nodes
 
+    def _nodes_renewed_since(self, started: float) -> bool:
+        status, body = self._api("GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases")
+        renewed = [
+            lease for lease in body.get("items", []) if lease["metadata"]["name"].startswith("kwok-node-")
+            and _epoch((lease.get("spec") or {}).get("renewTime")) >= started - 1
+        ]
+        return status == 200 and len(renewed) >= self.nodes
+
     # raw API access (admin) -------------------------------------------------------------------
 
     def _ssl_context(self) -> ssl.SSLContext:
@@ -717,6 +729,13 @@ def _kubeconfig(name: str, server: str, ca: dict[str, str], user: dict[str, str]
         "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
         "current-context": name,
     }
+
+
+def _epoch(timestamp: str | None) -> float:
+    """An RFC 3339 time (microseconds, ``Z``) as seconds since the epoch; 0 when absent."""
+    if not timestamp:
+        return 0.0
+    return dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
 
 
 def _fake_node(name: str) -> dict[str, Any]:

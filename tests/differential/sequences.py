@@ -218,6 +218,33 @@ SEQUENCES: dict[str, list[Step]] = {
             pick=("metadata.generation", "status.observedGeneration")),
         Req("GET", DEPLOY + "/d", pick=_DEPLOY_PICK),
     ],
+    "apply_conflict_on_an_atomic_selector": [
+        # LabelSelector is owned whole: another manager's apply that changes it conflicts on .spec.selector.
+        Req("POST", DEPLOY, deployment("d", [{"name": "app", "image": "nginx:1"}]), pick=_DEPLOY_PICK),
+        Req("PATCH", DEPLOY + "/d", {**deployment("d", [{"name": "app", "image": "nginx:1"}]),
+                                     "spec": {**deployment("d", [])["spec"],
+                                              "selector": {"matchLabels": {"app": "other"}},
+                                              "template": {"metadata": {"labels": {"app": "d"}}, "spec": {
+                                                  "containers": [{"name": "app", "image": "nginx:1"}]}}}},
+            APPLY, _p(fieldManager="m1")),
+        Req("PATCH", DEPLOY + "/d", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                                     "spec": {"selector": {"matchLabels": {"app": "d"}}}},
+            APPLY, _p(fieldManager="m1"), pick=_DEPLOY_PICK),
+    ],
+    "apply_with_a_wrongly_typed_value": [
+        # The configuration is made a typed object first: a wrong type is the real server's 500.
+        Req("PATCH", DEPLOY + "/t", {**deployment("t", [{"name": "app", "image": "nginx:1"}]),
+                                     "spec": {**deployment("t", [{"name": "app", "image": "nginx:1"}])["spec"],
+                                              "replicas": "3"}}, APPLY, _p(fieldManager="m1")),
+        Req("PATCH", CM + "/t", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"},
+                                 "data": {"a": 1}}, APPLY, _p(fieldManager="m1")),
+        Req("POST", CM, cm("t", {"a": "1"})),
+        Req("PATCH", CM + "/t", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"},
+                                 "data": {"a": True}}, APPLY, _p(fieldManager="m1")),
+        Req("PATCH", CM + "/t", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"},
+                                 "data": {"a": "2"}, "bogus": 1}, APPLY, _p(fieldManager="m1")),
+        Req("GET", CM + "/t"),
+    ],
     "scale_subresource": [
         Req("POST", DEPLOY, deployment("s", [{"name": "app", "image": "nginx:1"}]), pick=_DEPLOY_PICK),
         Req("GET", DEPLOY + "/s/scale", pick=_SCALE_PICK),

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from kubeloop.client import Client, NotFound
-from kubeloop.testing import run_operator, wait_for
+from kubeloop.testing import run_operator, wait_for, wait_for_deletion
 from kubeloop.testing.session import CRD_LABEL, SESSION_LABEL, current, remove_crd
 
 pytestmark = pytest.mark.time_limit(600)
@@ -156,6 +156,9 @@ async def test_two_sessions_on_one_cluster_keep_their_own_rights(kube_cluster, k
     assert CRD in current().crds
     assert await remove_crd(kube_client, CRD)
     current().crds.discard(CRD)
+    # Deleting a CRD with custom resources left takes a while (the API server deletes them first); until it
+    # is gone, an apply meets the Terminating CRD and its managers.
+    await wait_for_deletion(kube_client, "customresourcedefinitions", CRD, timeout=60)
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] = "the user's own"
     user_crd = {"apiVersion": crd["apiVersion"], "kind": crd["kind"], "metadata": {"name": CRD}, "spec": crd["spec"]}
     user_role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",

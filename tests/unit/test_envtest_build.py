@@ -116,6 +116,8 @@ def test_cached_toolchain_needs_every_component(tmp_path: Path, monkeypatch: pyt
     fake(layout.kubernetes_dir("1.35.4"), "kubernetes", "1.35.4", build.KUBERNETES_COMMANDS, etcd="3.6.9")
     fake(layout.etcd_dir("3.6.9"), "etcd", "3.6.9", ("etcd",))
     fake(layout.kwok_dir("0.8.0"), "kwok", "0.8.0", ("kwok", "stages.yaml"))
+    assert builder.cached() is None  # a kwok built without our patch is built again
+    build._write_stamp(layout.kwok_dir("0.8.0"), "kwok", "0.8.0", patch=build.KWOK_PATCH)
     tc = builder.cached()
     assert tc is not None
     # The etcd version comes from what the Kubernetes build recorded (its go.mod pin).

@@ -132,6 +132,41 @@ def decode(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, Any]:
                                  f"{exc}") from None
 
 
+_SMD_EXPECTED = {"integer": "numeric (int or float)", "number": "numeric (int or float)", "string": "string",
+                 "boolean": "boolean", "array": "list", "object": "map"}
+
+
+def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -> None:
+    """A server-side apply's configuration is made a typed object before anything else; a value of the
+    wrong type or a field the schema does not declare is a 500 there (structured-merge-diff's message;
+    list items are named by index, where the real server names them by key)."""
+    spec = schema_of(kind, version)
+    found = _first_type_error(config, spec, "") if spec is not None else None
+    who = f"{(config.get('metadata') or {}).get('namespace') or ''}/{name}"
+    failed = f"failed to create typed patch object ({who}; {kind.group}/{version}, Kind={kind.kind})"
+    if not found or found[1] == "illegal base64 data":  # a string all the same, to structured-merge-diff
+        unknown = first_unknown(kind, version, config)
+        if unknown:
+            raise errors.StatusError(500, "", f"{failed}: .{unknown}: field not declared in schema")
+        return
+    where, _ = found
+    node: Any = spec
+    value: Any = config
+    for part in where.replace("[", ".[").split("."):
+        index = part[1:-1] if part.startswith("[") else None
+        node = (node.get("items") if index is not None else
+                (node.get("properties") or {}).get(part, node.get("additionalProperties"))) or {}
+        value = value[int(index)] if index is not None else value[part]
+    # structured-merge-diff's words: the configuration's own namespace (none → empty), Go's names of values
+    expected = _SMD_EXPECTED.get(node.get("type") or "object", "a value of the schema's type")
+    if expected.startswith("numeric"):
+        got = {"string": "string", "bool": "bool", "object": "map[string]interface {}",
+               "array": "[]interface {}"}.get(_json_type(value), _json_type(value))
+    else:
+        got = "&value.valueUnstructured{Value:" + json.dumps(value) + "}"
+    raise errors.StatusError(500, "", f"{failed}: .{where}: expected {expected}, got {got}")
+
+
 def _canonical(value: Any, node: dict[str, Any]) -> Any:
     """Quantities rewritten in canonical form, as the real server stores them."""
     if node.get("type") == "quantity" and value is not None:

@@ -2,7 +2,8 @@
 
 Simple but faithful for what kubeloop's operators do:
 - Field paths are tuples of ``f:<key>`` (map members), ``v:<json>`` (``metadata.finalizers``, a set) and
-  ``k:<json>`` (``metadata.ownerReferences`` keyed by uid); every other list is atomic (one leaf).
+  ``k:<json>`` (``metadata.ownerReferences`` keyed by uid); every other list is atomic (one leaf), and so
+  are built-in kinds' label selectors.
 - An Update takes over the fields it added or changed (from every other manager, without conflicts) and
   lists the map nodes it created (``"."`` in fieldsV1), as the real server does.
 - An update of an object without managedFields is not tracked; the first apply to it gives its fields to
@@ -41,6 +42,15 @@ def _elem(parent: Path, item: Any, typed: bool = False) -> tuple[str, bool]:
     return "", False
 
 
+# Built-in maps owned whole (``+structType=atomic`` LabelSelector, ``+mapType=atomic`` selector maps): a
+# conflict on one names the map, not a member of it.
+ATOMIC_MAPS = frozenset({"f:selector", "f:podSelector", "f:namespaceSelector", "f:labelSelector"})
+
+
+def _atomic(path: Path, typed: bool) -> bool:
+    return typed and bool(path) and path[-1] in ATOMIC_MAPS
+
+
 def walk(obj: Any, prefix: Path = (), typed: bool = False) -> dict[Path, Any]:
     """Every node's path → its value (maps, leaves, set/keyed list elements)."""
     out: dict[Path, Any] = {}
@@ -48,7 +58,8 @@ def walk(obj: Any, prefix: Path = (), typed: bool = False) -> dict[Path, Any]:
         for key, value in obj.items():
             path = (*prefix, f"f:{key}")
             out[path] = value
-            if isinstance(value, dict) or (isinstance(value, list) and value and _elem(path, value[0], typed)[1]):
+            if (isinstance(value, dict) and not _atomic(path, typed)) or \
+                    (isinstance(value, list) and value and _elem(path, value[0], typed)[1]):
                 out.update(walk(value, path, typed))
     elif isinstance(obj, list):
         for item in obj:
@@ -62,7 +73,7 @@ def walk(obj: Any, prefix: Path = (), typed: bool = False) -> dict[Path, Any]:
 
 def _is_leaf(value: Any, path: Path, typed: bool) -> bool:
     if isinstance(value, dict):
-        return not value
+        return not value or _atomic(path, typed)
     if isinstance(value, list):
         return not value or not _elem(path, value[0], typed)[1]
     return True

@@ -282,6 +282,7 @@ class Api:
         old = self.store.get(kind.key, (ns or "", name))
         api_version = kind.api_version(version)
         config = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
+        builtin.check_applied(kind, version, name, config)
         if old is None:
             if subresource:
                 raise errors.not_found(kind.plural, kind.group, name)
