@@ -14,6 +14,9 @@ ports with the manager's ``--metrics-bind-address``/``--health-probe-bind-addres
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,3 +137,37 @@ def _env(items: list[Mapping[str, Any]], pod_name: str, namespace: str) -> list[
             raise PodSpecError(f"env {item['name']}: only value and the pod's name/namespace are supported here")
         out.append((item["name"], fields[path]))
     return out
+
+
+class ServiceAccountDir:
+    """What the kubelet mounts at /var/run/secrets/kubernetes.io/serviceaccount; files are replaced
+    whole (write, then rename), as the kubelet's atomic writer does, so a reader never sees half a token."""
+
+    def __init__(self, path: Path, ca: bytes, namespace: str) -> None:
+        self.path = path
+        path.mkdir(mode=0o755)
+        path.chmod(0o755)
+        self.write("ca.crt", ca)
+        self.write("namespace", namespace.encode())
+
+    def write(self, name: str, data: bytes) -> None:
+        tmp = self.path / f".{name}.tmp"
+        tmp.write_bytes(data)
+        tmp.chmod(0o644)
+        os.replace(tmp, self.path / name)
+
+
+def memory_bytes(container: str) -> tuple[int, int]:
+    """A running container's cgroup memory in use (v1 memory.usage_in_bytes or v2 memory.current: page cache
+    included) and the operator process's resident set; -1 where not found."""
+    pid = subprocess.run([*podman(), "inspect", "--format", "{{.State.Pid}}", container], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    status = Path(f"/proc/{pid}/status").read_text()
+    rss = int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) * 1024  # type: ignore[union-attr]
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for base, name in ((f"/sys/fs/cgroup/memory{path}", "memory.usage_in_bytes"),
+                           (f"/sys/fs/cgroup{path}", "memory.current")):
+            if ("memory" in controllers.split(",") or controllers == "") and Path(base, name).is_file():
+                return int(Path(base, name).read_text()), rss
+    return -1, rss

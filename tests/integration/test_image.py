@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 import secrets
 import shutil
@@ -39,7 +38,7 @@ from kubeloop.client.config import Config
 from kubeloop.operators.reloader.policy import HASH
 from kubeloop.packaging import baseimage
 from kubeloop.packaging.deploy import deploy
-from kubeloop.packaging.podrun import PodRun, pod_run
+from kubeloop.packaging.podrun import PodRun, ServiceAccountDir, memory_bytes, pod_run
 from kubeloop.testing import wait_for
 from kubeloop.testing.podsecurity import relax
 from kubeloop.testing.session import CRD_LABEL
@@ -105,24 +104,6 @@ def api_of(kube_cluster: Any) -> Api:
     return Api(int(found.group(1)), config.ca_pem, config)
 
 
-class ServiceAccountDir:
-    """What the kubelet mounts at /var/run/secrets/kubernetes.io/serviceaccount; files are replaced
-    whole (write, then rename), as the kubelet's atomic writer does, so a reader never sees half a token."""
-
-    def __init__(self, path: Path, ca: bytes, namespace: str) -> None:
-        self.path = path
-        path.mkdir(mode=0o755)
-        path.chmod(0o755)
-        self.write("ca.crt", ca)
-        self.write("namespace", namespace.encode())
-
-    def write(self, name: str, data: bytes) -> None:
-        tmp = self.path / f".{name}.tmp"
-        tmp.write_bytes(data)
-        tmp.chmod(0o644)
-        os.replace(tmp, self.path / name)
-
-
 async def bound_token(client: Client, namespace: str, service_account: str, secret: str) -> str:
     """A TokenRequest token bound to a Secret of its own: deleting the Secret revokes the token (the
     shortest lifetime the API server grants is 10 minutes, too long to wait for an expiry)."""
@@ -168,21 +149,6 @@ async def probe(run: PodRun, path: str) -> int:
         async with session.get(f"http://127.0.0.1:{run.health_port}{path}",
                                timeout=aiohttp.ClientTimeout(total=2)) as resp:
             return resp.status
-
-
-def memory_bytes(run: PodRun) -> tuple[int, int]:
-    """The container cgroup's memory in use (v1 memory.usage_in_bytes or v2 memory.current: page cache
-    included) and the operator process's resident set; -1 where not found."""
-    pid = podman("inspect", "--format", "{{.State.Pid}}", run.name).stdout.strip()
-    status = Path(f"/proc/{pid}/status").read_text()
-    rss = int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) * 1024  # type: ignore[union-attr]
-    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        for base, name in ((f"/sys/fs/cgroup/memory{path}", "memory.usage_in_bytes"),
-                           (f"/sys/fs/cgroup{path}", "memory.current")):
-            if ("memory" in controllers.split(",") or controllers == "") and Path(base, name).is_file():
-                return int(Path(base, name).read_text()), rss
-    return -1, rss
 
 
 # --- what each operator does, checked from outside --------------------------------------------------
@@ -351,7 +317,7 @@ async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path
                     "a Lease renewal with the new token", timeout=30, run=run)
         for path in (run.liveness_path, run.readiness_path):
             assert await probe(run, path) == 200, path
-        cgroup_memory, rss = memory_bytes(run)
+        cgroup_memory, rss = memory_bytes(run.name)
 
         # SIGTERM, as the kubelet sends it; podman stop would SIGKILL after the grace period.
         stop = time.monotonic()
