@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop import metrics
+from kubeloop import clock, metrics
 from kubeloop.cache import Cache, Event, Informer
 from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_transient
 from kubeloop.client.api import Obj
@@ -28,7 +28,7 @@ from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.metrics import loop as loop_lag
-from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue, clock
+from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue
 from kubeloop.queue.workqueue import ExponentialBackoff
 from kubeloop.reconcile import logs
 from kubeloop.reconcile.context import Change, Context, OwnWrite, send
@@ -216,16 +216,16 @@ class Controller:
     async def _housekeeping(self) -> None:
         """Periodic resync (with jitter, at low priority) and the stuck-work gauges."""
         resync = self.spec.resync
-        next_resync = clock.now() + (resync or 0) * (0.9 + random.random() * 0.2)
+        next_resync = clock.monotonic() + (resync or 0) * (0.9 + random.random() * 0.2)
         while True:
             await asyncio.sleep(1.0)
             self.queue.update_gauges()
             for key in self.own_writes.expired():  # held for an echo that never came as such
                 self.queue.add(key, HIGH)
-            if resync and clock.now() >= next_resync:
+            if resync and clock.monotonic() >= next_resync:
                 for key in self.informer.store.keys():
                     self.queue.add(key, LOW)
-                next_resync = clock.now() + resync * (0.9 + random.random() * 0.2)
+                next_resync = clock.monotonic() + resync * (0.9 + random.random() * 0.2)
 
     async def _worker(self) -> None:
         while True:
@@ -277,7 +277,7 @@ class Controller:
                                   "kind": self.primary.kind})
         task = asyncio.current_task()
         loop_lag.holding[task] = (self.name, key)  # what the loop monitor names if this holds the loop
-        started = clock.now()
+        started = clock.monotonic()
         outcome = "success"
         try:
             result = await self._reconcile_once(request, reconcile_id)
@@ -325,7 +325,7 @@ class Controller:
             if total is None:
                 total = self._m_total[outcome] = metrics.reconcile_total.labels(self.name, outcome)
             total.inc()
-            self._m_time.observe(clock.now() - started)
+            self._m_time.observe(clock.monotonic() - started)
             logs.current.reset(token)
             loop_lag.holding.pop(task, None)
 

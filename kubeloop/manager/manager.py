@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from kubeloop import clock
 from kubeloop.cache import Cache
 from kubeloop.client import Client
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, ControllerSpec
@@ -22,7 +23,6 @@ from kubeloop.manager.fence import FencedClient
 from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
 from kubeloop.metrics.loop import LoopMonitor
-from kubeloop.queue import clock
 from kubeloop.reconcile.context import close_process_pool
 from kubeloop.sharding.membership import Timings
 from kubeloop.sharding.runtime import ShardMember
@@ -172,7 +172,7 @@ class Manager:
         kubeloop/manager/fence.py."""
         if self.elector is not None:
             await self.elector.confirm()
-        elif self.shard is not None and not self.shard.member.active(clock.now()):
+        elif self.shard is not None and not self.shard.member.active(clock.monotonic()):
             raise Fenced("this replica's shard Lease was not renewed within the renew deadline: it holds "
                          "no slot until it renews; the write was not sent")
         elif self.elector is None and self.shard is None:

@@ -8,7 +8,6 @@ recorded and is not rolled."""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,6 +26,7 @@ from kubeloop import (
     Result,
     State,
     builtin,
+    clock,
     selectors,
 )
 from kubeloop.operators.reloader.budget import MAX_PER_NAMESPACE, PatternBudget
@@ -247,12 +247,12 @@ class Reloader:
             await self._skip(ctx, kind, "paused", fingerprint, "paused; it rolls when resumed")
             return None
         period = await self._pause_period(ctx, kind, policy)
-        if wait := settle(mem.pacing, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic(), period):
+        if wait := settle(mem.pacing, fingerprint.hash, rt.settings.debounce_seconds, clock.monotonic(), period):
             if period is not None:
                 await self._skip(ctx, kind, "pause_period", fingerprint, f"held by pause-period "
                                  f"{policy.pause_period}: changes until then roll out together")
             return Result(requeue_after=wait)  # more changes may follow: one rollout for the burst
-        first_at = mem.pacing.first_at if mem.pacing.first_at is not None else time.monotonic()
+        first_at = mem.pacing.first_at if mem.pacing.first_at is not None else clock.monotonic()
         if loop_suspected(mem.pacing, first_at, rt.settings.loop_rollouts, rt.settings.loop_window_seconds):
             await self._loop(rt, ctx, kind, fingerprint, changed)
             settled(mem.pacing)
@@ -262,7 +262,7 @@ class Reloader:
             return Result(requeue_after=wait)
         triggers = {ref: h for ref, h in hashes.items() if ref.id in changed}
         await self._roll(rt, ctx, kind, workload, policy, fingerprint, triggers, recorded_sources or {})
-        rolled(mem.pacing, time.monotonic(), rt.settings.loop_rollouts)
+        rolled(mem.pacing, clock.monotonic(), rt.settings.loop_rollouts)
         settled(mem.pacing)
         return None
 
