@@ -69,6 +69,7 @@ class Controller:
         self.daemons = Daemons(self.name, spec.daemons, self._daemon_args)  # this run's, stopped with it
         self._active = 0
         self.gate: KeyGate | None = None  # set by the manager when replicas share the work (gate.py)
+        self.deps: Any = None  # the operator's dependencies (ctx.deps), set by the manager before it starts
         self._hashes: dict[str, int] = {}  # key → hash of its object's uid, kept while the key may run
         self.in_flight: dict[str, tuple[int, asyncio.Task[None]]] = {}  # gated reconciles running now
         # Bound metric children: labels() lookups on every reconcile showed up in CPU profiles (the
@@ -403,7 +404,7 @@ class Controller:
                        owned_informers=self._owned,
                        per_object=self._per_object.setdefault(request.key, {}),
                        own_write=self._writer(request.key) if self.spec.skip_own_writes else send,
-                       reader=lambda: self._current(request.key))
+                       reader=lambda: self._current(request.key), deps=self.deps)
 
     def _current(self, key: str) -> tuple[Any, Obj] | None:
         raw = self.informer.store.get(key)
@@ -438,7 +439,8 @@ class Wiring:
     @classmethod
     async def of(cls, spec: ControllerSpec, cache: Cache) -> Wiring:
         primary = await cache.informer(spec.resource, label_selector=spec.label_selector,
-                                       field_selector=spec.field_selector)
+                                       field_selector=spec.field_selector, transform=spec.transform,
+                                       indexes=dict(spec.indexes))
         owned: dict[Resource, Informer] = {}
         for ref in spec.owns:
             informer = await cache.informer(ref)
@@ -448,7 +450,8 @@ class Wiring:
             informer = await cache.informer(watch.resource, label_selector=watch.label_selector,
                                             field_selector=watch.field_selector,
                                             metadata_only=watch.metadata_only,
-                                            all_namespaces=watch.all_namespaces)
+                                            all_namespaces=watch.all_namespaces,
+                                            transform=watch.transform, indexes=dict(watch.indexes))
             watched.append((watch, informer))
         return cls(primary, owned, watched)
 

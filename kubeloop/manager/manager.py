@@ -34,7 +34,9 @@ log = logging.getLogger("kubeloop.manager")
 class SpecSource(Protocol):
     """What ``Manager.add_operator`` takes: controller specs and startup hooks. ``kubeloop.Operator`` is
     one; the manager sits below it and does not import it. A source may also have ``hooks`` (webhook
-    registrations, ``kubeloop.webhooks.hooks.Hooks``): the manager then serves them (see ``run``)."""
+    registrations, ``kubeloop.webhooks.hooks.Hooks``): the manager then serves them (see ``run``); and
+    ``build_deps(manager)``, awaited once its controllers' informers exist and before the caches start:
+    what it returns is their contexts' ``deps``."""
 
     @property
     def startup(self) -> Sequence[Callable[..., Any]]: ...
@@ -110,6 +112,8 @@ class Manager:
         self.specs: list[ControllerSpec] = []
         self.controllers: list[Controller] = []  # built from ``specs`` by ``run``, after the startup hooks
         self._startup: list[Callable[[Manager], Awaitable[object]]] = []
+        # Each added operator's deps factory and the names of its controllers (their ctx.deps).
+        self._deps: list[tuple[Callable[[Manager], Awaitable[Any]], list[str]]] = []
         self.elector: LeaderElector | None = None
         self.shard: ShardMember | None = None  # with options.shards, made by run
         self.webhooks: WebhookRuntime | None = None  # set by add_operator for an operator with webhooks
@@ -131,8 +135,11 @@ class Manager:
             if self.webhooks is not None:
                 raise ValueError("a manager serves one operator's webhooks; run the other in its own manager")
             self.webhooks = WebhookRuntime(self.name, hooks, self.options.webhook)
-        for spec in operator.specs(concurrency):
-            self.add(replace(spec, resync=resync) if resync else spec)
+        names = [self.add(replace(spec, resync=resync) if resync else spec).name
+                 for spec in operator.specs(concurrency)]
+        build_deps = getattr(operator, "build_deps", None)
+        if build_deps is not None:
+            self._deps.append((build_deps, names))
 
     def _explain_forbidden(self, operator: SpecSource) -> None:
         """Lets a 403 say whether the operator's generated RBAC has the rule it lacked."""
@@ -201,6 +208,7 @@ class Manager:
                 await self.webhooks.start(self.client)
             self.controllers = [await Controller.build(spec, self.writer, self.cache, self.events)
                                 for spec in self.specs]
+            await self._build_deps()
             if self.options.shards:
                 self.shard = self._shard_member()
                 await self.shard.choose_mode()  # before the cache lists: it may list by shard
@@ -250,6 +258,15 @@ class Manager:
                 self.loop_monitor.stop()
             await asyncio.to_thread(close_process_pool)  # ctx.run_in_process's workers, if any
             log.info("manager stopped")
+
+    async def _build_deps(self) -> None:
+        """Each operator's dependencies, given to its controllers: after the informers exist (the factory
+        may look them up), before the caches start (no event is handled without them)."""
+        by_name = {c.name: c for c in self.controllers}
+        for build, names in self._deps:
+            deps = await build(self)
+            for name in names:
+                by_name[name].deps = deps
 
     def _shard_member(self) -> ShardMember:
         """This replica's shard membership, set as every controller's gate (kubeloop/controller/gate.py)."""
