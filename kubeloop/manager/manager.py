@@ -192,7 +192,9 @@ class Manager:
         self._stop.set()
 
     async def run(self, install_signal_handlers: bool = False) -> None:
-        """Runs until ``stop()`` (or SIGTERM/SIGINT when installed), or raises ``LeadershipLost``."""
+        """Runs until ``stop()`` (or SIGTERM/SIGINT when installed), or raises ``LeadershipLost``. Cancelled
+        (``task.cancel()``), it cancels and awaits its reconciles, workers and daemons, then releases the
+        Lease and stops the cache and servers, as a stop with no grace period, before it ends."""
         if install_signal_handlers:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -203,6 +205,7 @@ class Manager:
         if self.loop_monitor is not None:
             self.loop_monitor.start()
         renewing: asyncio.Task[None] | None = None
+        stop_wait: asyncio.Task[bool] | None = None
         try:
             if self.webhooks is not None:  # before the cache: listing a converted CRD needs its webhook
                 await self.webhooks.start(self.client)
@@ -234,7 +237,6 @@ class Manager:
             stop_wait = asyncio.create_task(self._stop.wait())
             waits = {stop_wait} | ({renewing} if renewing else set())
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            stop_wait.cancel()
             if renewing is not None and renewing.done():
                 await self._shutdown_controllers(0)
                 if self.shard is not None:  # a bug in the membership loop: its traceback, then exit
@@ -242,6 +244,11 @@ class Manager:
                 raise LeadershipLost(f"lost lease {self.options.leader_election_id}")
             await self._shutdown_controllers(self.options.graceful_shutdown_timeout)
         finally:
+            # Cancelled from outside (``task.cancel()``) or failed: no worker, housekeeping or daemon of
+            # this run outlives it (after a graceful stop there is nothing left to stop).
+            await self._shutdown_controllers(0)
+            if stop_wait is not None:
+                stop_wait.cancel()
             if renewing is not None:
                 renewing.cancel()
             if self.shard is not None:
@@ -283,8 +290,13 @@ class Manager:
         """Awaits something unless stop() comes first; returns False if stopped."""
         task = asyncio.ensure_future(awaitable)
         stop_wait = asyncio.create_task(self._stop.wait())
-        await asyncio.wait({task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
-        stop_wait.cancel()
+        try:
+            await asyncio.wait({task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # run() cancelled from outside: nothing of this wait stays behind
+            task.cancel()
+            raise
+        finally:
+            stop_wait.cancel()
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -294,4 +306,11 @@ class Manager:
         return True
 
     async def _shutdown_controllers(self, deadline: float) -> None:
-        await asyncio.gather(*(c.stop(deadline) for c in self.controllers))
+        """Stops every controller: their reconciles get ``deadline`` seconds, then workers and daemons are
+        cancelled and awaited. Shielded, so that a second cancellation of ``run`` cannot leave some behind."""
+        stopping = asyncio.gather(*(c.stop(deadline) for c in self.controllers))
+        try:
+            await asyncio.shield(stopping)
+        except asyncio.CancelledError:
+            await stopping  # cancelled again while stopping: finish stopping first
+            raise
