@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.cache.informer import Informer, InformerKey
@@ -48,7 +49,7 @@ class Cache:
 
     async def informer(self, ref: ResourceRef, *, label_selector: str | None = None,
                        field_selector: str | None = None, metadata_only: bool = False,
-                       transform: Transform | None = None, indexes: dict[str, IndexFunc] | None = None,
+                       transform: Transform | None = None, indexes: Mapping[str, IndexFunc] | None = None,
                        namespaces: list[str] | None = None, all_namespaces: bool = False) -> Informer:
         """The shared informer for this resource and selectors, created on first use (and started
         at once if the cache is already running). ``all_namespaces`` watches the whole cluster even
@@ -76,7 +77,7 @@ class Cache:
                 self._transforms[key] = transform
             if self.strip_managed_fields:
                 transform = _without_managed_fields(transform)
-            informer = Informer(self.client, key, transform=transform, indexes=indexes,
+            informer = Informer(self.client, key, transform=transform, indexes=dict(indexes or {}),
                                 page_size=self.page_size, inactivity_timeout=self.inactivity_timeout)
             self._informers[key] = informer
             if self._started:
