@@ -207,11 +207,11 @@ class Manager:
         renewing: asyncio.Task[None] | None = None
         stop_wait: asyncio.Task[bool] | None = None
         try:
-            if self.webhooks is not None:  # before the cache: listing a converted CRD needs its webhook
-                await self.webhooks.start(self.client)
             self.controllers = [await Controller.build(spec, self.writer, self.cache, self.events)
                                 for spec in self.specs]
-            await self._build_deps()
+            await self._build_deps()  # before the webhooks too: their handlers may read operator.deps
+            if self.webhooks is not None:  # before the cache: listing a converted CRD needs its webhook
+                await self.webhooks.start(self.client)
             if self.options.shards:
                 self.shard = self._shard_member()
                 await self.shard.choose_mode()  # before the cache lists: it may list by shard

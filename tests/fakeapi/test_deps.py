@@ -140,3 +140,31 @@ async def test_the_cache_refuses_a_transform_it_would_drop() -> None:
     with pytest.raises(ValueError, match="with the transform without_data"):
         await cache.informer(SECRET, transform=other_transform)
     assert await cache.informer(SECRET, label_selector="app=x", transform=other_transform) is not first
+
+
+
+async def test_the_dependencies_exist_before_the_webhook_server_starts() -> None:
+    """Webhook handlers get no ctx: they read ``operator.deps``, built before the server can call them.
+    (blackadder: its conversion webhook is one the fake API server calls.)"""
+    pytest.importorskip("celpy", reason="blackadder's CRD has CEL rules: pip install kubeloop[fake]")
+    from kubeloop.operators.blackadder import build_operator
+    from kubeloop.operators.blackadder.settings import BlackadderSettings
+    from kubeloop.testing import install_crds
+
+    server_at_build: list[object] = []
+
+    async def build(manager: Manager, settings: Any) -> str:
+        assert manager.webhooks is not None
+        server_at_build.append(manager.webhooks.server)
+        return "ready"
+
+    op = build_operator()
+    op.deps_factory = build
+    async with FakeApiServer() as fake, await fake.client() as admin:
+        await install_crds(admin, op)
+        await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "home"}})
+        op.settings = BlackadderSettings(operator_namespace="home")
+        async with await fake.client(field_manager=op.name) as client, operator_running(op, client) as manager:
+            assert manager.webhooks is not None and manager.webhooks.server is not None  # started since
+            assert op.deps == "ready"
+    assert server_at_build == [None], "built before the webhook server was started"
