@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubeloop import metrics
+from kubeloop import clock, metrics
 from kubeloop.builder import Operator
 from kubeloop.cache import Cache, Event, Informer
 from kubeloop.client import (
@@ -98,4 +98,6 @@ __all__ = [
     "wait_for_crd", "wait_for_deletion",
     # helpers
     "conditions", "finalizers", "ownership", "selectors", "EventRecorder", "metrics",
+    # monotonic and wall time, virtual under the test kit's fake_clock
+    "clock",
 ]

@@ -9,7 +9,7 @@ permissions and state declarations, and turns them into ``ControllerSpec``s for 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -25,7 +25,9 @@ from kubeloop.controller.spec import (
     ControllerSpec,
     DeletedFn,
     ErrorPolicy,
+    IndexFunc,
     ReconcileFn,
+    Transform,
     Watch,
     default_error_policy,
 )
@@ -35,11 +37,13 @@ from kubeloop.webhooks.habits import Foreign
 from kubeloop.webhooks.hooks import AdmissionHook, ConversionHook, Hooks, Target, resource_of
 
 if TYPE_CHECKING:
+    from kubeloop.manager import Manager
     from kubeloop.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")  # a typed per-object state, see state()
 S = DefaultedTypeVar("S", bound="Settings", default=Any)  # the settings model; a bare Operator takes any
+D = DefaultedTypeVar("D", default=Any)  # the operator's dependencies, built by its ``deps`` factory
 # ``fn(spec, settings)``: the spec as these settings want it (``dataclasses.replace``), or None to run
 # no controller for it. ``settings`` is ``Operator.settings``.
 Configure = Callable[[ControllerSpec, Any], "ControllerSpec | None"]
@@ -60,7 +64,7 @@ class _Registered:
     causes: CauseHandlers = field(default_factory=CauseHandlers)
 
 
-class Operator(Generic[S]):
+class Operator(Generic[S, D]):
     """Collects an operator's reconcilers, finalizers, cause handlers, settings and permissions.
 
     ``name`` names the operator everywhere: its ServiceAccount and RBAC, its field manager, its
@@ -72,10 +76,18 @@ class Operator(Generic[S]):
     ``settings``: the operator's settings model (a ``kubeloop.Settings`` subclass), from which
     ``kubeloop run`` derives its flags and environment variables (see ``kubeloop.settings``). Its
     instance is ``operator.settings``: the defaults until ``kubeloop run`` parses the command line.
+
+    ``deps``: ``async def factory(manager, settings) -> MyDeps``, the operator's dependencies (clients,
+    informers, rate limiters, anything its handlers share), built once per run from the manager and the
+    settings: after the startup hooks and once the controllers' informers exist (so it may look them up
+    with ``manager.cache.informer(...)``), before the caches start and the first reconcile. Reconcilers
+    and handlers get it as ``ctx.deps`` (typed with ``Context[MyDeps]``), mappers and other code as
+    ``operator.deps``.
     """
 
     def __init__(self, name: str, *, finalizer_domain: str = "kubeloop.dev",
-                 settings: type[S] | None = None) -> None:
+                 settings: type[S] | None = None,
+                 deps: Callable[[Manager, S], Awaitable[D]] | None = None) -> None:
         self.name = name
         self.finalizer_domain = finalizer_domain
         # Without a settings model no pydantic is imported (a run's start-up CPU): the empty
@@ -83,6 +95,8 @@ class Operator(Generic[S]):
         self.declared_settings: type[S] | None = settings
         self._settings: S | None = None if settings is None else _defaults(settings)
         self.startup: list[Callable[..., Any]] = []
+        self.deps_factory = deps
+        self._deps: D | None = None
         self._registered: dict[Any, _Registered] = {}
         self._configure: list[Configure] = []
         self._extra_permissions: list[tuple[ResourceRef, tuple[str, ...], str | None, Condition | None]] = []
@@ -111,6 +125,25 @@ class Operator(Generic[S]):
     def settings(self, value: S) -> None:
         self._settings = value
 
+    @property
+    def deps(self) -> D:
+        """The dependencies built for the current run (see ``deps`` above); for mappers and other code
+        that gets no ``ctx``. Raises before the manager has built them."""
+        if self._deps is None:
+            raise RuntimeError(f"operator {self.name}: its dependencies are built when a manager runs it, "
+                               "before its caches start; read them from ctx.deps in handlers, and from "
+                               "operator.deps only in code that runs once the operator runs (e.g. mappers)"
+                               if self.deps_factory else f"operator {self.name} has no deps factory: "
+                               "Operator(..., deps=factory)")
+        return self._deps
+
+    async def build_deps(self, manager: Manager) -> D | None:
+        """Builds this run's dependencies (the manager calls it, see ``deps`` above); None without a factory."""
+        if self.deps_factory is None:
+            return None
+        self._deps = await self.deps_factory(manager, self.settings)
+        return self._deps
+
     def _entry(self, resource: ResourceRef) -> _Registered:
         if resource not in self._registered:
             self._registered[resource] = _Registered(resource)
@@ -123,10 +156,12 @@ class Operator(Generic[S]):
                   label_selector: str | None = None, field_selector: str | None = None,
                   resync: float | None = 600.0, concurrency: int | None = None,
                   error_policy: ErrorPolicy | None = None, name: str | None = None,
-                  skip_own_writes: bool = True) -> Callable[[F], F]:
+                  skip_own_writes: bool = True, transform: Transform | None = None,
+                  indexes: Mapping[str, IndexFunc] | None = None) -> Callable[[F], F]:
         """Registers ``async def fn(obj, ctx) -> Result | None`` as the reconciler of ``resource``; the
         arguments are those of ``ControllerSpec``. ``skip_own_writes=False`` reconciles on the echo of
-        this controller's own writes too (``kubeloop.controller.echo`` says when that is needed)."""
+        this controller's own writes too (``kubeloop.controller.echo`` says when that is needed).
+        ``transform`` and ``indexes``: the primary informer's (see ``Watch``)."""
         def register(fn: F) -> F:
             entry = self._entry(resource)
             if entry.reconcile is not None:
@@ -136,7 +171,8 @@ class Operator(Generic[S]):
                 "owns": tuple(owns), "watches": tuple(watches), "predicates": tuple(predicates),
                 "label_selector": label_selector, "field_selector": field_selector, "resync": resync,
                 "concurrency": concurrency, "error_policy": error_policy or default_error_policy,
-                "name": name, "skip_own_writes": skip_own_writes}
+                "name": name, "skip_own_writes": skip_own_writes, "transform": transform,
+                "indexes": dict(indexes or {})}
             return fn
         return register
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.cache.informer import Informer, InformerKey
@@ -43,24 +44,40 @@ class Cache:
         # A watch silent this long (not even a bookmark) is taken for a dead, half-open connection.
         self.inactivity_timeout = inactivity_timeout
         self._informers: dict[InformerKey, Informer] = {}
+        self._transforms: dict[InformerKey, Transform] = {}  # the transform each informer was declared with
         self._started = False
 
     async def informer(self, ref: ResourceRef, *, label_selector: str | None = None,
                        field_selector: str | None = None, metadata_only: bool = False,
-                       transform: Transform | None = None, indexes: dict[str, IndexFunc] | None = None,
+                       transform: Transform | None = None, indexes: Mapping[str, IndexFunc] | None = None,
                        namespaces: list[str] | None = None, all_namespaces: bool = False) -> Informer:
         """The shared informer for this resource and selectors, created on first use (and started
         at once if the cache is already running). ``all_namespaces`` watches the whole cluster even
-        when the cache is limited to some namespaces (for operators that act across namespaces)."""
+        when the cache is limited to some namespaces (for operators that act across namespaces).
+
+        ``transform`` rewrites every object before it is stored (e.g. drops data no one reads). It
+        belongs to the informer, which every user of the same key shares: declare it where the informer
+        is first asked for (a ``Watch``, ``@op.reconcile(transform=...)``). A request without one joins
+        the informer as it is; a request with a transform other than the informer's raises ``ValueError``
+        (it would otherwise be silently dropped). Indexes add up; one name with two functions raises."""
         resource = await self.client.resource(ref)
         scope = None if all_namespaces else (tuple(namespaces) if namespaces else self.namespaces)
         key = InformerKey(resource, scope if resource.namespaced else None, label_selector, field_selector,
                           metadata_only)
         informer = self._informers.get(key)
+        if informer is not None and transform is not None and self._transforms.get(key) is not transform:
+            had = self._transforms.get(key)
+            raise ValueError(f"the informer of {_describe(key)} already exists "
+                             f"{'with the transform ' + _name(had) if had else 'without a transform'}; "
+                             f"{_name(transform)} cannot be applied to it as well. Declare one transform for "
+                             "this resource and selectors, the same function everywhere it is watched (or "
+                             "watch it with other selectors for an informer of its own)")
         if informer is None:
+            if transform is not None:
+                self._transforms[key] = transform
             if self.strip_managed_fields:
                 transform = _without_managed_fields(transform)
-            informer = Informer(self.client, key, transform=transform, indexes=indexes,
+            informer = Informer(self.client, key, transform=transform, indexes=dict(indexes or {}),
                                 page_size=self.page_size, inactivity_timeout=self.inactivity_timeout)
             self._informers[key] = informer
             if self._started:
@@ -127,6 +144,23 @@ class Cache:
         if namespace and informer.resource.namespaced:
             return informer.store.by_index("namespace", namespace)
         return list(informer.store)
+
+
+def _name(func: Transform | None) -> str:
+    return getattr(func, "__qualname__", None) or repr(func)
+
+
+def _describe(key: InformerKey) -> str:
+    parts = [str(key.resource)]
+    if key.namespaces:
+        parts.append(f"in namespaces {', '.join(key.namespaces)}")
+    if key.label_selector:
+        parts.append(f"labels {key.label_selector!r}")
+    if key.field_selector:
+        parts.append(f"fields {key.field_selector!r}")
+    if key.metadata_only:
+        parts.append("metadata only")
+    return " ".join(parts)
 
 
 def _without_managed_fields(then: Transform | None) -> Transform:

@@ -17,6 +17,11 @@ if TYPE_CHECKING:  # pydantic is loaded only for an operator with settings (a ru
     from kubeloop.settings import FlagSpec, M, Settings
 
 
+def leader_lease(operator: str) -> str:
+    """The leader election Lease's name unless ``--leader-election-id`` names another (its help says so)."""
+    return f"{operator}-leader"
+
+
 def option(name: str, aliases: tuple[str, ...] = (), **kw: Any) -> click.Option:
     """``--name`` (and ``aliases``) read from ``KUBELOOP_NAME`` unless ``envvar`` says otherwise."""
     env = "KUBELOOP_" + name.upper().replace("-", "_")

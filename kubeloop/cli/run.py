@@ -22,8 +22,8 @@ import click
 
 from kubeloop.builder import Operator
 from kubeloop.cli import peer_flags
+from kubeloop.cli.flags import leader_lease, settings_from, settings_options, with_framework_flags
 from kubeloop.cli.flags import option as _opt
-from kubeloop.cli.flags import settings_from, settings_options, with_framework_flags
 from kubeloop.controller import DEFAULT_CONCURRENCY
 
 BUNDLED = ("immortal", "blackadder", "copyrator", "reloader")
@@ -142,7 +142,8 @@ def _common_options() -> list[click.Option]:
              help="Watch only these namespaces (repeat or comma-separate); default all namespaces."),
         _opt("leader-elect", is_flag=True, default=False,
              help="Run leader election so that only one replica acts."),
-        _opt("leader-election-id", default=None, help="Lease name (default: the operator's name)."),
+        _opt("leader-election-id", default=None,
+             help=f"Lease name (default: {leader_lease('<operator name>')})."),
         _opt("leader-election-namespace", default=None,
              help="Lease namespace (default: the pod's namespace or the kubeconfig's)."),
         _opt("shards", default="off", type=click.Choice(["off", "auto"]),

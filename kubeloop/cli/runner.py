@@ -8,6 +8,7 @@ from typing import Any
 from kubeloop.builder import Operator
 from kubeloop.cache.cache import CacheSyncTimeout
 from kubeloop.cli import preflight
+from kubeloop.cli.flags import leader_lease
 from kubeloop.client import Client
 from kubeloop.manager import LeadershipLost, Manager, ManagerOptions
 from kubeloop.reconcile import logs
@@ -52,7 +53,7 @@ async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
     options = ManagerOptions(
         namespaces=_namespaces(settings["namespace"]),
         leader_elect=settings["leader_elect"],
-        leader_election_id=settings["leader_election_id"] or f"{operator.name}-leader",
+        leader_election_id=settings["leader_election_id"] or leader_lease(operator.name),
         leader_election_namespace=settings["leader_election_namespace"],
         metrics_bind_address=settings["metrics_bind_address"],
         health_probe_bind_address=settings["health_probe_bind_address"],

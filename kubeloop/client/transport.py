@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
-from kubeloop import metrics
+from kubeloop import clock, metrics
 from kubeloop.client.config import Config, Credentials
 from kubeloop.client.errors import ApiError, error_from_status
 
@@ -57,14 +57,14 @@ class RateLimiter:
     def __init__(self, qps: float, burst: int) -> None:
         self.qps, self.burst = qps, max(1, burst)
         self._tokens = float(self.burst)
-        self._last = time.monotonic()
+        self._last = clock.monotonic()
         self._lock = asyncio.Lock()
 
     async def acquire(self) -> float:
         if self.qps <= 0:
             return 0.0
         async with self._lock:
-            now = time.monotonic()
+            now = clock.monotonic()
             self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
             self._last = now
             wait = 0.0 if self._tokens >= 1 else (1 - self._tokens) / self.qps

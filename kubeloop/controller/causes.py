@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubeloop import clock
 from kubeloop.controller.diff import Change, diff, essence, under
-from kubeloop.queue import clock
 from kubeloop.reconcile.context import Context
 from kubeloop.reconcile.result import Result
 from kubeloop.reconcile.state import State
@@ -74,7 +74,7 @@ class CauseHandlers:
     async def _timers(self, obj: Any, ctx: Context) -> Result | None:
         if not self.timers:
             return None
-        now = clock.now()
+        now = clock.monotonic()
         due_at = _handled.of(ctx).timers_due
         next_in = min(interval for _, interval in self.timers)
         for i, (handler, interval) in enumerate(self.timers):

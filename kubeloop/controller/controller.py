@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop import metrics
+from kubeloop import clock, metrics
 from kubeloop.cache import Cache, Event, Informer
 from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_transient
 from kubeloop.client.api import Obj
@@ -28,7 +28,7 @@ from kubeloop.controller.spec import ControllerSpec, Watch
 from kubeloop.helpers import finalizers
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.metrics import loop as loop_lag
-from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue, clock
+from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue
 from kubeloop.queue.workqueue import ExponentialBackoff
 from kubeloop.reconcile import logs
 from kubeloop.reconcile.context import Change, Context, OwnWrite, send
@@ -69,6 +69,7 @@ class Controller:
         self.daemons = Daemons(self.name, spec.daemons, self._daemon_args)  # this run's, stopped with it
         self._active = 0
         self.gate: KeyGate | None = None  # set by the manager when replicas share the work (gate.py)
+        self.deps: Any = None  # the operator's dependencies (ctx.deps), set by the manager before it starts
         self._hashes: dict[str, int] = {}  # key → hash of its object's uid, kept while the key may run
         self.in_flight: dict[str, tuple[int, asyncio.Task[None]]] = {}  # gated reconciles running now
         # Bound metric children: labels() lookups on every reconcile showed up in CPU profiles (the
@@ -216,16 +217,16 @@ class Controller:
     async def _housekeeping(self) -> None:
         """Periodic resync (with jitter, at low priority) and the stuck-work gauges."""
         resync = self.spec.resync
-        next_resync = clock.now() + (resync or 0) * (0.9 + random.random() * 0.2)
+        next_resync = clock.monotonic() + (resync or 0) * (0.9 + random.random() * 0.2)
         while True:
             await asyncio.sleep(1.0)
             self.queue.update_gauges()
             for key in self.own_writes.expired():  # held for an echo that never came as such
                 self.queue.add(key, HIGH)
-            if resync and clock.now() >= next_resync:
+            if resync and clock.monotonic() >= next_resync:
                 for key in self.informer.store.keys():
                     self.queue.add(key, LOW)
-                next_resync = clock.now() + resync * (0.9 + random.random() * 0.2)
+                next_resync = clock.monotonic() + resync * (0.9 + random.random() * 0.2)
 
     async def _worker(self) -> None:
         while True:
@@ -277,7 +278,7 @@ class Controller:
                                   "kind": self.primary.kind})
         task = asyncio.current_task()
         loop_lag.holding[task] = (self.name, key)  # what the loop monitor names if this holds the loop
-        started = clock.now()
+        started = clock.monotonic()
         outcome = "success"
         try:
             result = await self._reconcile_once(request, reconcile_id)
@@ -325,7 +326,7 @@ class Controller:
             if total is None:
                 total = self._m_total[outcome] = metrics.reconcile_total.labels(self.name, outcome)
             total.inc()
-            self._m_time.observe(clock.now() - started)
+            self._m_time.observe(clock.monotonic() - started)
             logs.current.reset(token)
             loop_lag.holding.pop(task, None)
 
@@ -403,7 +404,7 @@ class Controller:
                        owned_informers=self._owned,
                        per_object=self._per_object.setdefault(request.key, {}),
                        own_write=self._writer(request.key) if self.spec.skip_own_writes else send,
-                       reader=lambda: self._current(request.key))
+                       reader=lambda: self._current(request.key), deps=self.deps)
 
     def _current(self, key: str) -> tuple[Any, Obj] | None:
         raw = self.informer.store.get(key)
@@ -438,7 +439,8 @@ class Wiring:
     @classmethod
     async def of(cls, spec: ControllerSpec, cache: Cache) -> Wiring:
         primary = await cache.informer(spec.resource, label_selector=spec.label_selector,
-                                       field_selector=spec.field_selector)
+                                       field_selector=spec.field_selector, transform=spec.transform,
+                                       indexes=dict(spec.indexes))
         owned: dict[Resource, Informer] = {}
         for ref in spec.owns:
             informer = await cache.informer(ref)
@@ -448,7 +450,8 @@ class Wiring:
             informer = await cache.informer(watch.resource, label_selector=watch.label_selector,
                                             field_selector=watch.field_selector,
                                             metadata_only=watch.metadata_only,
-                                            all_namespaces=watch.all_namespaces)
+                                            all_namespaces=watch.all_namespaces,
+                                            transform=watch.transform, indexes=dict(watch.indexes))
             watched.append((watch, informer))
         return cls(primary, owned, watched)
 

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from kubeloop.queue import clock
+from kubeloop import clock
 from kubeloop.reconcile import logs
 
 log = logging.getLogger("kubeloop.daemons")
@@ -100,12 +100,12 @@ class Daemons:
         logs.current.set({"controller": self.controller, "object": key, "reconcileID": f"daemon {fn.__name__}"})
         failures = 0
         while (args := self._start_args(key)) is not None:
-            began = clock.now()
+            began = clock.monotonic()
             try:
                 await fn(*args)
                 return
             except Exception as exc:  # CancelledError is no Exception: it ends the task, as it should
-                failures = 1 if clock.now() - began >= RESTART_CAP else failures + 1
+                failures = 1 if clock.monotonic() - began >= RESTART_CAP else failures + 1
                 delay = restart_delay(failures)
                 log.error("daemon %s for %s failed (%d in a row), restarting in %.0fs: %s",
                           fn.__name__, key, failures, delay, exc, exc_info=True)

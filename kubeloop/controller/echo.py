@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kubeloop import clock
 from kubeloop.cache import Event
 from kubeloop.client.api import Obj
-from kubeloop.queue import clock
 
 Change = Callable[[Obj], Obj]
 Verdict = Literal["echo", "release", "event"]
@@ -99,7 +99,7 @@ class OwnWrites:
             return  # a no-op write (the cache had it all already), or the object is gone
         pending = self._pending.setdefault(key, _Pending())
         if not pending.writes:
-            pending.since = clock.now()
+            pending.since = clock.monotonic()
         pending.writes.append(_Write(version, change))
 
     def hold(self, key: str) -> bool:
@@ -108,7 +108,7 @@ class OwnWrites:
         pending = self._pending.get(key)
         if pending is None:
             return False
-        if clock.now() - pending.since >= self.wait:
+        if clock.monotonic() - pending.since >= self.wait:
             del self._pending[key]
             return False
         pending.waiting = True
@@ -140,7 +140,7 @@ class OwnWrites:
     def expired(self) -> list[str]:
         """Keys whose reconcile waited ``wait`` seconds for an echo that did not come: to be queued
         again (the writes of keys nobody waits for are just forgotten)."""
-        now = clock.now()
+        now = clock.monotonic()
         late = [k for k, p in self._pending.items() if now - p.since >= self.wait]
         return [k for k in late if self._pending.pop(k).waiting]
 

@@ -12,8 +12,8 @@ the manager builds the controllers when it starts.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubeloop.client.api import Obj, ResourceRef
@@ -29,6 +29,8 @@ DeletedFn = Callable[[Request, "Context | None"], Awaitable[None]]
 DaemonFn = Callable[[Any, "Context"], Awaitable[Any]]
 ErrorPolicy = Callable[[Exception, Request, int], float | None]
 Mapper = Callable[[Obj], Iterable[str | Request | Obj]]
+Transform = Callable[[Obj], Obj]  # rewrites an object before the cache stores it (the informer's, shared)
+IndexFunc = Callable[[Obj], Iterable[str]]  # an informer index: the values an object is found under
 
 # Workers per controller. They are coroutines that spend their time waiting on the API server, so
 # 16 cost next to nothing; with 4, a burst of events queued behind the round-trips (stream p99 twice
@@ -52,7 +54,12 @@ def default_error_policy(error: Exception, request: Request, failures: int) -> f
 @dataclass(frozen=True)
 class Watch:
     """A secondary trigger: events of ``resource`` map to primary keys. ``mapper=None`` means "owned":
-    the child's controller ownerReference names the primary."""
+    the child's controller ownerReference names the primary.
+
+    ``transform`` and ``indexes`` are the watched informer's, declared here where it is asked for: the
+    transform rewrites every object before it is cached (one per informer, the same function wherever
+    the informer is watched, else the manager refuses to start), the indexes are looked up with
+    ``informer.store.by_index(name, value)`` (e.g. from the mapper)."""
 
     resource: ResourceRef
     mapper: Mapper | None = None
@@ -61,6 +68,8 @@ class Watch:
     field_selector: str | None = None
     metadata_only: bool = False
     all_namespaces: bool = False  # watch every namespace even when the manager is limited to some
+    transform: Transform | None = None
+    indexes: Mapping[str, IndexFunc] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,7 @@ class ControllerSpec:
     successful reconcile until it is deleted, its key moves to another replica or the controller stops.
     ``skip_own_writes``: the echo of this controller's own writes to the object does not wake it (see
     ``kubeloop.controller.echo``). ``field_manager`` names its writes (default: ``name``).
+    ``transform`` and ``indexes``: the primary informer's, as ``Watch``'s.
     """
 
     name: str
@@ -99,6 +109,8 @@ class ControllerSpec:
     backoff_cap: float = 300.0
     field_manager: str = ""
     skip_own_writes: bool = True
+    transform: Transform | None = None
+    indexes: Mapping[str, IndexFunc] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         # Sequences become tuples so that a spec is immutable all the way down (lists passed by users

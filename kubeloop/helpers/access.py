@@ -11,12 +11,12 @@
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kubeloop import clock
 from kubeloop.client import Client
 from kubeloop.client.resource import Resource
 
@@ -76,7 +76,7 @@ class AccessReviewer:
         """Whether ``user`` may ``verb`` ``resource`` (in ``namespace``, named ``name``)."""
         key = (user.username, user.uid, tuple(user.groups), tuple(sorted(user.extra.items())), verb,
                resource.group, resource.plural, subresource, namespace, name)
-        now = time.monotonic()
+        now = clock.monotonic()
         hit = self._cache.get(key)
         if hit is not None and now - hit[0] < self.ttl:
             return hit[1]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
+
+from kubeloop import clock
 
 
 def now_rfc3339() -> str:
     """The current time as Kubernetes writes timestamps (UTC, seconds)."""
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def set_condition(conditions: list[dict[str, Any]] | None, type: str, status: bool | str, reason: str,

@@ -3,13 +3,12 @@ series window bumps ``series.count`` instead of creating a new object."""
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import os
 import secrets
-import time
 from typing import Any
 
+from kubeloop import clock
 from kubeloop.client import Client
 from kubeloop.client.api import Obj
 from kubeloop.client.errors import ApiError, NotFound
@@ -22,7 +21,7 @@ EVENT_TYPES = ("Normal", "Warning")  # all that events.k8s.io/v1 accepts
 
 
 def _micro_time() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def object_reference(obj: Obj) -> dict[str, Any]:
@@ -61,7 +60,7 @@ class EventRecorder:
         key = (uid, type, reason, note)
         try:
             series = self._series.get(key)
-            if series and time.monotonic() - series[3] < SERIES_WINDOW:
+            if series and clock.monotonic() - series[3] < SERIES_WINDOW:
                 try:
                     await self._bump(key, *series[:3])
                     return
@@ -87,7 +86,7 @@ class EventRecorder:
         if related:
             body["related"] = object_reference(related)
         await self.client.create(body, namespace, resource="events.events.k8s.io")
-        self._series[key] = (namespace, name, 1, time.monotonic())
+        self._series[key] = (namespace, name, 1, clock.monotonic())
         if len(self._series) > 4096:  # bounded memory: forget the oldest half
             for k in list(self._series)[:2048]:
                 del self._series[k]
@@ -96,7 +95,7 @@ class EventRecorder:
         count += 1
         await self.client.patch("events.events.k8s.io", name, {
             "series": {"count": count, "lastObservedTime": _micro_time()}}, namespace)
-        self._series[key] = (namespace, name, count, time.monotonic())
+        self._series[key] = (namespace, name, count, clock.monotonic())
 
     async def normal(self, regarding: Obj, reason: str, note: str, action: str | None = None) -> None:
         """Records a Normal event about ``regarding``."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
 import os
 import socket
@@ -26,10 +25,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop import metrics
+from kubeloop import clock, metrics
 from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
 from kubeloop.controller.gate import Fenced
-from kubeloop.queue import clock
 
 log = logging.getLogger("kubeloop.leader")
 
@@ -37,7 +35,7 @@ LEASES = "leases.coordination.k8s.io"
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def default_identity() -> str:
@@ -65,7 +63,7 @@ class LeaderElector:
     def lease_valid(self) -> bool:
         """Leading, and the last successful renewal began less than ``renew_deadline`` ago."""
         return (self.leading.is_set() and self.renewed_at is not None
-                and clock.now() - self.renewed_at < self.renew_deadline)
+                and clock.monotonic() - self.renewed_at < self.renew_deadline)
 
     async def confirm(self) -> None:
         """The write fence: returns at once while :meth:`lease_valid`; otherwise renews now and returns
@@ -76,7 +74,7 @@ class LeaderElector:
         if self.leading.is_set():
             if self._attempt is None or self._attempt.done():
                 log.warning("lease %s/%s last renewed %.1fs ago (over the renew deadline): renewing before "
-                            "the next write", self.namespace, self.name, clock.now() - (self.renewed_at or 0.0))
+                            "the next write", self.namespace, self.name, clock.monotonic() - (self.renewed_at or 0.0))
             if await self._renew() and self.lease_valid():
                 return
             self._step_down("could not confirm the leader lease before a write")
@@ -87,7 +85,7 @@ class LeaderElector:
         """Returns once we hold the lease."""
         log.info("waiting for leader lease %s/%s as %s", self.namespace, self.name, self.identity)
         while True:
-            started = clock.now()
+            started = clock.monotonic()
             if await self._try():
                 break
             await asyncio.sleep(self.retry_period)
@@ -99,7 +97,7 @@ class LeaderElector:
     async def renew_until_lost(self) -> None:
         """Renews the lease; returns when it could not be renewed within ``renew_deadline`` (or a fenced
         write could not confirm it)."""
-        last_renew = clock.now()
+        last_renew = clock.monotonic()
         while not self.lost.is_set():
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.retry_period):
@@ -112,8 +110,8 @@ class LeaderElector:
                 self._cancel_attempt()  # a stopped manager must not renew (re-take) what it releases
                 raise
             if ok:
-                last_renew = clock.now()
-            elif clock.now() - last_renew >= self.renew_deadline:
+                last_renew = clock.monotonic()
+            elif clock.monotonic() - last_renew >= self.renew_deadline:
                 self._step_down("lost leader lease")
                 return
 
@@ -132,7 +130,7 @@ class LeaderElector:
         return await asyncio.shield(self._attempt)
 
     async def _renew_once(self) -> bool:
-        started = clock.now()
+        started = clock.monotonic()
         try:
             # Not asyncio.wait_for: on Python 3.11 it drops a cancel that lands as the renewal
             # completes, and a stopped manager could go on renewing (and re-take) the lease it released.
@@ -177,10 +175,10 @@ class LeaderElector:
             return await self._create()
         spec = lease.get("spec") or {}
         if spec != self._observed:
-            self._observed, self._observed_at = spec, clock.now()
+            self._observed, self._observed_at = spec, clock.monotonic()
         holder = spec.get("holderIdentity")
         duration = spec.get("leaseDurationSeconds") or self.lease_duration
-        expired = clock.now() - self._observed_at >= duration
+        expired = clock.monotonic() - self._observed_at >= duration
         if holder and holder != self.identity and not expired:
             return False
         now = _now()
@@ -197,7 +195,7 @@ class LeaderElector:
             updated = await self.client.replace(lease, resource=LEASES)  # conditional on resourceVersion
         except Conflict:
             return False
-        self._observed, self._observed_at = updated.get("spec"), clock.now()
+        self._observed, self._observed_at = updated.get("spec"), clock.monotonic()
         return True
 
     async def _create(self) -> bool:
@@ -210,5 +208,5 @@ class LeaderElector:
             created = await self.client.create(body, self.namespace, resource=LEASES)
         except AlreadyExists:
             return False
-        self._observed, self._observed_at = created.get("spec"), clock.now()
+        self._observed, self._observed_at = created.get("spec"), clock.monotonic()
         return True

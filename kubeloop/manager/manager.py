@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from kubeloop import clock
 from kubeloop.cache import Cache
 from kubeloop.client import Client
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, ControllerSpec
@@ -22,7 +23,6 @@ from kubeloop.manager.fence import FencedClient
 from kubeloop.manager.http import HttpServer
 from kubeloop.manager.leader import LeaderElector, default_identity
 from kubeloop.metrics.loop import LoopMonitor
-from kubeloop.queue import clock
 from kubeloop.reconcile.context import close_process_pool
 from kubeloop.sharding.membership import Timings
 from kubeloop.sharding.runtime import ShardMember
@@ -34,7 +34,9 @@ log = logging.getLogger("kubeloop.manager")
 class SpecSource(Protocol):
     """What ``Manager.add_operator`` takes: controller specs and startup hooks. ``kubeloop.Operator`` is
     one; the manager sits below it and does not import it. A source may also have ``hooks`` (webhook
-    registrations, ``kubeloop.webhooks.hooks.Hooks``): the manager then serves them (see ``run``)."""
+    registrations, ``kubeloop.webhooks.hooks.Hooks``): the manager then serves them (see ``run``); and
+    ``build_deps(manager)``, awaited once its controllers' informers exist and before the caches start:
+    what it returns is their contexts' ``deps``."""
 
     @property
     def startup(self) -> Sequence[Callable[..., Any]]: ...
@@ -110,6 +112,8 @@ class Manager:
         self.specs: list[ControllerSpec] = []
         self.controllers: list[Controller] = []  # built from ``specs`` by ``run``, after the startup hooks
         self._startup: list[Callable[[Manager], Awaitable[object]]] = []
+        # Each added operator's deps factory and the names of its controllers (their ctx.deps).
+        self._deps: list[tuple[Callable[[Manager], Awaitable[Any]], list[str]]] = []
         self.elector: LeaderElector | None = None
         self.shard: ShardMember | None = None  # with options.shards, made by run
         self.webhooks: WebhookRuntime | None = None  # set by add_operator for an operator with webhooks
@@ -131,8 +135,11 @@ class Manager:
             if self.webhooks is not None:
                 raise ValueError("a manager serves one operator's webhooks; run the other in its own manager")
             self.webhooks = WebhookRuntime(self.name, hooks, self.options.webhook)
-        for spec in operator.specs(concurrency):
-            self.add(replace(spec, resync=resync) if resync else spec)
+        names = [self.add(replace(spec, resync=resync) if resync else spec).name
+                 for spec in operator.specs(concurrency)]
+        build_deps = getattr(operator, "build_deps", None)
+        if build_deps is not None:
+            self._deps.append((build_deps, names))
 
     def _explain_forbidden(self, operator: SpecSource) -> None:
         """Lets a 403 say whether the operator's generated RBAC has the rule it lacked."""
@@ -172,7 +179,7 @@ class Manager:
         kubeloop/manager/fence.py."""
         if self.elector is not None:
             await self.elector.confirm()
-        elif self.shard is not None and not self.shard.member.active(clock.now()):
+        elif self.shard is not None and not self.shard.member.active(clock.monotonic()):
             raise Fenced("this replica's shard Lease was not renewed within the renew deadline: it holds "
                          "no slot until it renews; the write was not sent")
         elif self.elector is None and self.shard is None:
@@ -185,7 +192,9 @@ class Manager:
         self._stop.set()
 
     async def run(self, install_signal_handlers: bool = False) -> None:
-        """Runs until ``stop()`` (or SIGTERM/SIGINT when installed), or raises ``LeadershipLost``."""
+        """Runs until ``stop()`` (or SIGTERM/SIGINT when installed), or raises ``LeadershipLost``. Cancelled
+        (``task.cancel()``), it cancels and awaits its reconciles, workers and daemons, then releases the
+        Lease and stops the cache and servers, as a stop with no grace period, before it ends."""
         if install_signal_handlers:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -196,11 +205,13 @@ class Manager:
         if self.loop_monitor is not None:
             self.loop_monitor.start()
         renewing: asyncio.Task[None] | None = None
+        stop_wait: asyncio.Task[bool] | None = None
         try:
-            if self.webhooks is not None:  # before the cache: listing a converted CRD needs its webhook
-                await self.webhooks.start(self.client)
             self.controllers = [await Controller.build(spec, self.writer, self.cache, self.events)
                                 for spec in self.specs]
+            await self._build_deps()  # before the webhooks too: their handlers may read operator.deps
+            if self.webhooks is not None:  # before the cache: listing a converted CRD needs its webhook
+                await self.webhooks.start(self.client)
             if self.options.shards:
                 self.shard = self._shard_member()
                 await self.shard.choose_mode()  # before the cache lists: it may list by shard
@@ -226,7 +237,6 @@ class Manager:
             stop_wait = asyncio.create_task(self._stop.wait())
             waits = {stop_wait} | ({renewing} if renewing else set())
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            stop_wait.cancel()
             if renewing is not None and renewing.done():
                 await self._shutdown_controllers(0)
                 if self.shard is not None:  # a bug in the membership loop: its traceback, then exit
@@ -234,6 +244,11 @@ class Manager:
                 raise LeadershipLost(f"lost lease {self.options.leader_election_id}")
             await self._shutdown_controllers(self.options.graceful_shutdown_timeout)
         finally:
+            # Cancelled from outside (``task.cancel()``) or failed: no worker, housekeeping or daemon of
+            # this run outlives it (after a graceful stop there is nothing left to stop).
+            await self._shutdown_controllers(0)
+            if stop_wait is not None:
+                stop_wait.cancel()
             if renewing is not None:
                 renewing.cancel()
             if self.shard is not None:
@@ -251,6 +266,15 @@ class Manager:
             await asyncio.to_thread(close_process_pool)  # ctx.run_in_process's workers, if any
             log.info("manager stopped")
 
+    async def _build_deps(self) -> None:
+        """Each operator's dependencies, given to its controllers: after the informers exist (the factory
+        may look them up), before the caches start (no event is handled without them)."""
+        by_name = {c.name: c for c in self.controllers}
+        for build, names in self._deps:
+            deps = await build(self)
+            for name in names:
+                by_name[name].deps = deps
+
     def _shard_member(self) -> ShardMember:
         """This replica's shard membership, set as every controller's gate (kubeloop/controller/gate.py)."""
         o = self.options
@@ -266,8 +290,13 @@ class Manager:
         """Awaits something unless stop() comes first; returns False if stopped."""
         task = asyncio.ensure_future(awaitable)
         stop_wait = asyncio.create_task(self._stop.wait())
-        await asyncio.wait({task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
-        stop_wait.cancel()
+        try:
+            await asyncio.wait({task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # run() cancelled from outside: nothing of this wait stays behind
+            task.cancel()
+            raise
+        finally:
+            stop_wait.cancel()
         if not task.done():
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -277,4 +306,11 @@ class Manager:
         return True
 
     async def _shutdown_controllers(self, deadline: float) -> None:
-        await asyncio.gather(*(c.stop(deadline) for c in self.controllers))
+        """Stops every controller: their reconciles get ``deadline`` seconds, then workers and daemons are
+        cancelled and awaited. Shielded, so that a second cancellation of ``run`` cannot leave some behind."""
+        stopping = asyncio.gather(*(c.stop(deadline) for c in self.controllers))
+        try:
+            await asyncio.shield(stopping)
+        except asyncio.CancelledError:
+            await stopping  # cancelled again while stopping: finish stopping first
+            raise

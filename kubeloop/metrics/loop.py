@@ -13,7 +13,7 @@ second. The monitor measures it cheaply and names the holder:
   the loop is free, a second WARNING gives the stall's length, and ``kubeloop_event_loop_stalls_total``
   counts it by controller.
 
-All times are the loop's clock (kubeloop/queue/clock.py): under virtual time nothing is ever late.
+All times are the loop's clock (kubeloop/clock.py): under virtual time nothing is ever late.
 Cost: one timer callback per ``interval`` on the loop, a dict set and pop per reconcile, and a thread
 that wakes ``1 / poll`` times a second and reads two floats.
 """

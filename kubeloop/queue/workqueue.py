@@ -20,8 +20,7 @@ import collections
 import random
 from collections.abc import Callable, Hashable
 
-from kubeloop import metrics
-from kubeloop.queue import clock
+from kubeloop import clock, metrics
 
 HIGH, LOW = 0, 1
 _PRIORITIES = (HIGH, LOW)
@@ -143,7 +142,7 @@ class WorkQueue:
         if current is not None and current <= priority:
             return  # already waiting, at the same or a better priority
         self._priority[key] = priority
-        self._added_at.setdefault(key, clock.now())
+        self._added_at.setdefault(key, clock.monotonic())
         level = self._levels[priority]  # _Level.push, inlined: this is the hot path
         lane = self.lane_of(key)
         keys = level.lanes.get(lane)
@@ -218,7 +217,7 @@ class WorkQueue:
             if self._priority:
                 key = self._pop()
                 if key is not None:
-                    now = clock.now()
+                    now = clock.monotonic()
                     self._processing[key] = now
                     added = self._added_at.pop(key, None)
                     if added is not None:
@@ -238,14 +237,14 @@ class WorkQueue:
     def done(self, key: Hashable) -> None:
         started = self._processing.pop(key, None)
         if started is not None:
-            self._m_work.observe(clock.now() - started)
+            self._m_work.observe(clock.monotonic() - started)
         again = self._dirty_while_processing.pop(key, None)
         if again is not None:
             self.add(key, again)
 
     def update_gauges(self) -> None:
         """Refreshes the "stuck work" gauges (called periodically by the controller)."""
-        now = clock.now()
+        now = clock.monotonic()
         running = [now - t for t in self._processing.values()]
         self._m_unfinished.set(sum(running))
         self._m_longest.set(max(running, default=0.0))

@@ -10,7 +10,9 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
+
+from typing_extensions import TypeVar as DefaultedTypeVar
 
 from kubeloop.cache import Cache, Informer
 from kubeloop.client import Client, NotFound, Resource
@@ -22,6 +24,7 @@ from kubeloop.helpers.ownership import set_controller
 from kubeloop.reconcile.result import Request
 
 T = TypeVar("T")
+D = DefaultedTypeVar("D", default=Any)  # the operator's dependencies (``Operator(deps=...)``)
 Change = Callable[[Obj], Obj]  # what a write did to the object: before -> after
 # Sends a write to the reconciled object (the awaitable) that makes ``change``; returns its result.
 OwnWrite = Callable[[Awaitable[Any], Change], Awaitable[Any]]
@@ -33,7 +36,7 @@ async def send(write: Awaitable[Any], change: Change) -> Any:
 
 
 @dataclass
-class Context:
+class Context(Generic[D]):
     """What a reconcile gets besides its object: the client, the shared cache, and helpers bound to
     the object being reconciled (its status, conditions, events and owned children).
 
@@ -42,6 +45,9 @@ class Context:
     is ``per_object``, dropped when the object is deleted). A context knows only what it uses of its
     controller: the field manager, the owned kinds and their informers, and ``own_write``, which sends
     its writes to the object so that the controller knows their echoes.
+
+    ``deps`` is the operator's dependency object, built once per run before the first reconcile by the
+    factory given to ``Operator(deps=...)`` (None without one); ``Context[MyDeps]`` types it.
     """
 
     client: Client
@@ -59,6 +65,7 @@ class Context:
     own_write: OwnWrite = send
     # The cache's current version of the object (typed like the handler's obj, and as a dict); None: gone.
     reader: Callable[[], tuple[Any, Obj] | None] | None = field(default=None, repr=False)
+    deps: D = field(default=None, repr=False)  # type: ignore[assignment]  # None only without a factory
 
     @property
     def name(self) -> str:

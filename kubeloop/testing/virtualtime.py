@@ -1,9 +1,11 @@
 """Virtual time for an asyncio event loop: while the loop is idle, its clock jumps to the next timer.
 
-kubeloop's runtime reads one clock, the running loop's (``kubeloop.queue.clock``), and waits with the
-loop's timers, so speeding up the loop's clock speeds up requeues, backoff, resyncs, timers and leases
+kubeloop's runtime and its operators read one clock, the running loop's (``kubeloop.clock``), and wait with
+the loop's timers, so speeding up the loop's clock speeds up requeues, backoff, resyncs, timers and leases
 together. The contract:
 
+- Wall time (``kubeloop.clock.now()``/``time()``) moves by the same jumps while virtual time is on, and
+  is real again once it is off (tests after it on a shared loop meet a real cluster's timestamps).
 - The clock is the loop's real clock plus the time skipped so far: it never goes backwards, also when
   virtual time is turned off again (a shared session loop keeps one consistent clock).
 - Time jumps only when the loop has nothing to run and a poll of its sockets finds nothing ready, and
@@ -24,6 +26,8 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from kubeloop.clock import VIRTUAL_TIME_ATTR
+
 
 class VirtualTime:
     """Installed once per loop (``VirtualTime.of(loop)``); ``running()`` turns the jumps on."""
@@ -37,6 +41,7 @@ class VirtualTime:
         self.skipped = 0.0  # seconds the clock has jumped in total
         self.jumps = 0
         self._depth = 0
+        self._skipped_before = 0.0  # ``skipped`` when the outermost ``running()`` began
         self._threads: weakref.WeakSet[asyncio.Future[Any]] = weakref.WeakSet()
         self._real_time: Callable[[], float] = loop.time
         self._real_select: Callable[[float | None], list[Any]] = selector.select
@@ -51,10 +56,10 @@ class VirtualTime:
     def of(cls, loop: asyncio.AbstractEventLoop | None = None) -> VirtualTime:
         """The loop's virtual time, installed (turned off) on first use."""
         loop = loop or asyncio.get_running_loop()
-        existing = getattr(loop, "_kubeloop_virtual_time", None)
+        existing = getattr(loop, VIRTUAL_TIME_ATTR, None)
         if existing is None:
             existing = cls(loop)
-            loop._kubeloop_virtual_time = existing  # type: ignore[attr-defined]
+            setattr(loop, VIRTUAL_TIME_ATTR, existing)
         return existing
 
     @property
@@ -64,11 +69,18 @@ class VirtualTime:
     @contextlib.contextmanager
     def running(self) -> Iterator[VirtualTime]:
         """Virtual time inside the block (nestable)."""
+        if self._depth == 0:
+            self._skipped_before = self.skipped
         self._depth += 1
         try:
             yield self
         finally:
             self._depth -= 1
+
+    @property
+    def wall_offset(self) -> float:
+        """Seconds to add to real wall time (``kubeloop.clock`` reads it): the jumps of this run."""
+        return self.skipped - self._skipped_before if self.on else 0.0
 
     def time(self) -> float:
         """The loop's clock: real monotonic seconds plus every jump so far."""

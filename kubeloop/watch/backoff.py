@@ -3,18 +3,9 @@ reset once a connection has stayed healthy for a while."""
 
 from __future__ import annotations
 
-import asyncio
 import random
-import time
 
-
-def _now() -> float:
-    """The running loop's clock, as the rest of the runtime reads (kubeloop.queue.clock; the watch layer
-    sits below the queue, so it has its own two lines): virtual time in tests moves this reset too."""
-    try:
-        return asyncio.get_running_loop().time()
-    except RuntimeError:
-        return time.monotonic()
+from kubeloop import clock
 
 
 class Backoff:
@@ -26,10 +17,10 @@ class Backoff:
 
     def healthy(self) -> None:
         """Marks the start of a working connection; enough healthy time resets the backoff."""
-        self._healthy_since = _now()
+        self._healthy_since = clock.monotonic()
 
     def next(self) -> float:
-        if self._healthy_since is not None and _now() - self._healthy_since >= self.reset_after:
+        if self._healthy_since is not None and clock.monotonic() - self._healthy_since >= self.reset_after:
             self._current = 0.0
         self._healthy_since = None
         self._current = self.initial if not self._current else min(self.cap, self._current * 2)

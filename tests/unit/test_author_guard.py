@@ -261,7 +261,7 @@ async def test_access_reviews_ask_as_the_user_and_are_cached(monkeypatch: pytest
     from kubeloop.helpers import access
 
     now = [100.0]
-    monkeypatch.setattr(access.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(access.clock, "monotonic", lambda: now[0])
     client = _Answers({"get"})
     reviewer = AccessReviewer(client, ttl=10)  # type: ignore[arg-type]
     answer = await reviewer.check(ALICE, "create", builtin.CONFIG_MAP, "team-b")

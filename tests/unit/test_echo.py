@@ -92,7 +92,7 @@ def test_deletion_forgets_and_the_wait_is_bounded(monkeypatch: pytest.MonkeyPatc
     assert writes.on_event("ns/a", "deleted", obj("2", {"n": 1}), None) == "event"
     assert "ns/a" not in writes
     now = [100.0]
-    monkeypatch.setattr("kubeloop.controller.echo.clock.now", lambda: now[0])
+    monkeypatch.setattr("kubeloop.clock.monotonic", lambda: now[0])
     writes.record("ns/a", "2", set_status({"n": 1}), cached=obj("1"))
     writes.record("ns/b", "2", set_status({"n": 1}), cached=obj("1"))
     assert writes.hold("ns/a") and writes.expired() == []

@@ -22,28 +22,31 @@ ROOT = Path(kubeloop.__file__).parent
 RUNTIME = {"client", "watch", "cache", "queue", "reconcile", "controller", "manager"}
 MAY_IMPORT: dict[str, set[str]] = {
     "metrics": set(),
+    "clock": set(),  # the loop's clock and wall time, virtual under the test kit: every layer reads it
     "lazy_names": set(),  # a package's names loaded on first use (start-up CPU)
-    "client": {"metrics"},
-    "watch": {"client"},
+    "client": {"metrics", "clock"},
+    "watch": {"client", "clock"},
     "cache": {"client", "watch"},
-    "queue": {"metrics"},
+    "queue": {"metrics", "clock"},
     "resources": {"client", "lazy_names"},
-    "helpers": {"client", "resources"},
+    "helpers": {"client", "resources", "clock"},
     "reconcile": {"client", "cache", "helpers", "resources"},
-    "controller": {"client", "watch", "cache", "queue", "reconcile", "helpers", "resources", "metrics"},
+    "controller": {"client", "watch", "cache", "queue", "reconcile", "helpers", "resources", "metrics",
+                   "clock"},
     "manager": {"client", "watch", "cache", "queue", "reconcile", "controller", "helpers", "resources",
-                "metrics", "webhooks", "sharding"},
+                "metrics", "webhooks", "sharding", "clock"},
     "settings": set(),
-    "sharding": {"client", "metrics"},  # scale-out: its Leases and selectors go through the client
+    "sharding": {"client", "metrics", "clock"},  # scale-out: its Leases and selectors go through the client
     "builder": RUNTIME | {"helpers", "resources", "settings", "webhooks"},
     "envtest": set(),
     "webhooks": {"client", "envtest", "metrics", "resources"},
     "packaging": {"client", "envtest", "helpers", "resources"},
     "scaffold": {"packaging"},
     # The test kit runs operators on a local control plane, so it sits above the runtime and the builder.
-    "testing": RUNTIME | {"builder", "envtest", "helpers", "resources", "settings", "webhooks"},
+    "testing": RUNTIME | {"builder", "envtest", "helpers", "resources", "settings", "webhooks", "clock"},
     # ``kubeloop`` itself (``__init__``) is the public API: it re-exports from the parts below it.
-    "(top)": RUNTIME | {"builder", "helpers", "resources", "settings", "metrics", "webhooks", "lazy_names"},
+    "(top)": RUNTIME | {"builder", "helpers", "resources", "settings", "metrics", "webhooks", "lazy_names",
+                       "clock"},
 }
 TOP_ONLY = {"cli", "operators"}  # checked separately: the command line may import anything; operators below
 

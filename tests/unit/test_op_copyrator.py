@@ -3,6 +3,7 @@ CRD it generates and the settings of ``kubeloop run copyrator``."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -301,8 +302,8 @@ async def test_events_map_to_the_rules_that_care() -> None:
                 rule(metadata={"name": "huge", "namespace": "default", "uid": "r-3"},
                      namespace=["default"] * 65).model_dump(mode="json", by_alias=True, exclude_none=True)):
         client.add(raw, CopyratorRule)
-    world, cache = World(), Cache(client, freeze_gc=False)
-    await world.bind(client, cache, None)
+    cache = Cache(client, freeze_gc=False)
+    world = await World.bind(client, cache, None)
     cache.start()
     await cache.wait_synced(5)
     to_cm, to_secret = world.mapper("ConfigMap"), world.mapper("Secret")
@@ -318,23 +319,27 @@ async def test_events_map_to_the_rules_that_care() -> None:
     await cache.stop()
 
 
-def handlers_of(op: Any) -> Any:
-    """What an operator's reconcile is a bound method of: the state one instance keeps."""
-    spec = next(s for s in op.specs() if s.resource is CopyratorRule)
-    return spec.reconcile.__self__
-
-
-def test_two_operators_share_no_world() -> None:
+async def test_two_operators_share_no_world() -> None:
+    """Each run builds its own dependencies (``Operator(deps=...)``): one operator's blocked copies never
+    wake another's rules, and the mappers read their own operator's run."""
     a, b = build_operator(), build_operator()
-    assert handlers_of(a).world is not handlers_of(b).world
-    handlers_of(a).world.set_blocked("default/main-rule", {("ConfigMap", "t", "blocker")})
+    client = FakeClient()
+    for op in (a, b):
+        await op.build_deps(SimpleNamespace(client=client, cache=Cache(client, freeze_gc=False)))  # type: ignore[arg-type]
+    assert a.deps.world is not b.deps.world
+    a.deps.world.set_blocked("default/main-rule", {("ConfigMap", "t", "blocker")})
     blocker = cm("blocker", namespace="t", labels={})
 
     def configmap_mapper(op: Any) -> Any:
         spec = next(s for s in op.specs() if s.resource is CopyratorRule)
         return next(w.mapper for w in spec.watches if w.resource is builtin.CONFIG_MAP)
     assert configmap_mapper(a)(blocker) == ["default/main-rule"]  # a's blocked copy wakes a's rule
-    assert configmap_mapper(b)(blocker) == [] and handlers_of(b).world.blocked == {}
+    assert configmap_mapper(b)(blocker) == [] and b.deps.world.blocked == {}
+
+
+def test_the_dependencies_exist_only_once_built() -> None:
+    with pytest.raises(RuntimeError, match="built when a manager runs it"):
+        build_operator().deps  # noqa: B018
 
 
 def test_each_operator_reads_its_own_settings() -> None:

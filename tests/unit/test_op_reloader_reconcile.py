@@ -146,6 +146,7 @@ class Ctx:
 
     def __init__(self) -> None:
         self.namespace, self.name = NS, "d"
+        self.deps: Runtime | None = None  # the operator's Runtime, set by each test
         self.per_object: dict[Any, Any] = {}
         self.events: list[tuple[str, str, str]] = []
         self.client = FakeClient()
@@ -168,7 +169,7 @@ class Ctx:
 
 async def reconcile(rt: Runtime, workload: Obj, ctx: Ctx) -> Result | None:
     reloader = Reloader(build_operator())
-    reloader.runtime = rt
+    ctx.deps = rt
     return await reloader.reconcile(DEPLOYMENTS, workload, ctx.holding(DEPLOYMENTS, workload))  # type: ignore[arg-type]
 
 
@@ -319,13 +320,14 @@ async def test_rollout_with_an_unknown_rollout_strategy_says_so_and_rolls_the_te
     rollout = {**deployment(annotations, ["a"]), "apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout"}
     rt = runtime([cm("a", {"k": "1"})], argo_rollouts=True, debounce_seconds=0)
     reloader = Reloader(build_operator())
-    reloader.runtime = rt
     ctx = Ctx()
+    ctx.deps = rt
     await reloader.reconcile(ROLLOUTS, rollout, ctx.holding(ROLLOUTS, rollout))  # type: ignore[arg-type]
     ((patch, _),) = ctx.patches
     rollout = apply(rollout, patch)
     rt.sources["ConfigMap"].store.upsert(without_data(cm("a", {"k": "2"})))
     ctx = Ctx()
+    ctx.deps = rt
     await reloader.reconcile(ROLLOUTS, rollout, ctx.holding(ROLLOUTS, rollout))  # type: ignore[arg-type]
     ((patch, kw),) = ctx.patches
     assert kw == {"type": "merge"} and TEMPLATE_HASH in patch["spec"]["template"]["metadata"]["annotations"]

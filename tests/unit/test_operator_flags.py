@@ -3,7 +3,9 @@ and help across the move to typed settings: users' manifests and Helm values pas
 
 ``data/operator_flags_main.json`` was recorded on main before the move, by running this file there:
 ``PYTHONPATH=<main checkout> python tests/unit/test_operator_flags.py > tests/unit/data/operator_flags_main.json``
-(the same ``describe`` as the test uses)."""
+(the same ``describe`` as the test uses). One help text was changed in the data since, on purpose:
+``--leader-election-id``'s, which said the Lease defaults to the operator's name while the runner names
+it ``<name>-leader``; both now come from ``kubeloop.cli.flags.leader_lease``."""
 
 from __future__ import annotations
 

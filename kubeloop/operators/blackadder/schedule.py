@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from kubeloop import clock
 from kubeloop.operators.blackadder.models import WEEKDAYS
 
 
@@ -57,7 +58,7 @@ def chance(rng: random.Random, eagerness: int) -> bool:
 
 
 def utcnow() -> datetime:
-    return datetime.now(UTC)
+    return clock.now()
 
 
 def rfc3339(moment: datetime) -> str:

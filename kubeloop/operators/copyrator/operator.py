@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
 from kubeloop.operators.copyrator.receiving import LIMITED
 from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.operators.copyrator.sync import Outcome, Sync, collect_leftovers
-from kubeloop.operators.copyrator.world import World, namespace_changed
+from kubeloop.operators.copyrator.world import INDEXES, World, namespace_changed
 
 log = logging.getLogger("kubeloop.copyrator")
 FINALIZER = f"{DOMAIN}/copies"
@@ -73,22 +74,40 @@ def rule_changed(event: Event) -> bool:
             != (new.get("annotations") or {}).get(AUTHOR_ANNOTATION))
 
 
-def build_operator(name: str = "copyrator") -> Operator[CopyratorSettings]:
-    """A fresh operator with a world of its own (tests build their own, with their own settings)."""
-    op = Operator(name, finalizer_domain=DOMAIN, settings=CopyratorSettings)
+@dataclass
+class Deps:
+    """What one run of the operator shares (``ctx.deps``): the world on the manager's cache, and with
+    --check-author the SubjectAccessReview client."""
+
+    world: World
+    reviewer: AccessReviewer | None
+
+
+async def build_deps(manager: Manager, settings: CopyratorSettings) -> Deps:
+    """``Operator(deps=...)``: the World on the controllers' informers, its boundary from the settings."""
+    home = own_namespace(settings)
+    boundary = Boundary.from_settings(settings, home)
+    world = await World.bind(manager.client, manager.cache, rule_field_selector(settings), boundary=boundary,
+                             max_copies=settings.max_copies_per_namespace)
+    if home in UNTRUSTED and not boundary.trusts_namespace(home):
+        log.warning("copyrator runs in namespace %s, which many may write to: rules there are not trusted "
+                    "(give --trusted-namespace %s if only admins write there)", home, home)
+    return Deps(world, AccessReviewer(manager.client) if settings.check_author else None)
+
+
+def build_operator(name: str = "copyrator") -> Operator[CopyratorSettings, Deps]:
+    """A fresh operator, each run with a world of its own (tests build their own, with their own settings)."""
+    op = Operator(name, finalizer_domain=DOMAIN, settings=CopyratorSettings, deps=build_deps)
     # Copies are written with plain verbs (create, get, update, patch, delete) rather than owned/applied.
     for resource in (builtin.CONFIG_MAP, builtin.SECRET):
         op.permission(resource, ["get", "create", "update", "patch", "delete"])
-    copyrator = Copyrator(op)
     # --check-author: the rules' authors recorded by our own webhook, asked about with SubjectAccessReviews.
-    copyrator.guard = op.record_author(CopyratorRule, when=lambda settings: settings.check_author)
-    world = copyrator.world
+    copyrator = Copyrator(op, op.record_author(CopyratorRule, when=lambda settings: settings.check_author))
     op.configure(single_rule)
-    op.on_startup(copyrator.bind)
     op.reconcile(CopyratorRule, resync=300.0, predicates=[rule_changed], watches=[
-        Watch(builtin.NAMESPACE, mapper=world.all_rules, predicates=(namespace_changed,)),
-        Watch(builtin.CONFIG_MAP, mapper=world.mapper("ConfigMap"), all_namespaces=True),
-        Watch(builtin.SECRET, mapper=world.mapper("Secret"), all_namespaces=True),
+        Watch(builtin.NAMESPACE, mapper=copyrator.all_rules, predicates=(namespace_changed,)),
+        Watch(builtin.CONFIG_MAP, mapper=copyrator.mapper("ConfigMap"), all_namespaces=True, indexes=INDEXES),
+        Watch(builtin.SECRET, mapper=copyrator.mapper("Secret"), all_namespaces=True, indexes=INDEXES),
     ])(copyrator.reconcile)
     op.finalize(CopyratorRule, finalizer=FINALIZER)(copyrator.cleanup)
     op.on_deleted(CopyratorRule)(copyrator.collect)
@@ -115,39 +134,34 @@ async def report_foreign(obj: dict[str, Any], ctx: Context) -> None:
 
 
 class Copyrator:
-    """The handlers of one operator instance, and the one thing they keep between calls: the World
-    (its informers and which rules a blocked copy must wake), filled in at startup."""
+    """The handlers of one operator instance. What they keep between calls is the run's ``Deps``: the
+    World (its informers and which rules a blocked copy must wake)."""
 
-    def __init__(self, operator: Operator[CopyratorSettings]) -> None:
+    def __init__(self, operator: Operator[CopyratorSettings, Deps], guard: AuthorGuard) -> None:
         self.operator = operator
-        self.world = World()
-        self.guard: AuthorGuard | None = None  # set by build_operator; used with --check-author
-        self.reviewer: AccessReviewer | None = None  # bound at startup with --check-author
+        self.guard = guard  # the author records, used with --check-author
 
-    async def bind(self, manager: Manager) -> None:
-        """on_startup hook: binds the World to the manager's cache, and the boundary to the settings."""
-        settings, world = self.operator.settings, self.world
-        await world.bind(manager.client, manager.cache, rule_field_selector(settings))
-        home = own_namespace(settings)
-        world.boundary = Boundary.from_settings(settings, home)
-        world.max_copies = settings.max_copies_per_namespace
-        self.reviewer = AccessReviewer(manager.client) if settings.check_author else None
-        if home in UNTRUSTED and not world.boundary.trusts_namespace(home):
-            log.warning("copyrator runs in namespace %s, which many may write to: rules there are not trusted "
-                        "(give --trusted-namespace %s if only admins write there)", home, home)
+    # --- event mappers: the current run's world ---------------------------------------------------
 
-    async def reconcile(self, rule: CopyratorRule, ctx: Context) -> None:
+    def all_rules(self, obj: dict[str, Any]) -> list[str]:
+        return self.operator.deps.world.all_rules(obj)
+
+    def mapper(self, kind: str) -> Callable[[dict[str, Any]], list[str]]:
+        return lambda obj: self.operator.deps.world.rules_for(kind, obj)
+
+    # --- handlers ---------------------------------------------------------------------------------
+
+    async def reconcile(self, rule: CopyratorRule, ctx: Context[Deps]) -> None:
         """The article's loop as a diff: desired copies of every source in every namespace, against the
         copies that exist."""
-        world = self.world
+        world, reviewer = ctx.deps.world, ctx.deps.reviewer
         if rule.problems():
             return await reject(rule, rule.problems(), ctx)
         screened = None
         # --check-author, except for rules in trusted namespaces: only admins write there (that is what
         # trusting means), and the webhook never sees the operator's own namespace (its namespaceSelector).
-        if self.reviewer is not None and self.guard is not None and not world.boundary.trusts_namespace(
-                str(rule.metadata.namespace)):
-            screened = await screen(self.guard, self.reviewer, rule, ctx.raw, world.candidates(rule),
+        if reviewer is not None and not world.boundary.trusts_namespace(str(rule.metadata.namespace)):
+            screened = await screen(self.guard, reviewer, rule, ctx.raw, world.candidates(rule),
                                     world.namespaces(), world.boundary, world.reception())
             if screened.desired is None:
                 return await refuse(screened, ctx)
@@ -161,9 +175,9 @@ class Copyrator:
         if outcome.errors:
             raise CopyFailed(f"{len(outcome.errors)} copies failed: " + "; ".join(outcome.errors[:3]))
 
-    async def cleanup(self, rule: CopyratorRule, ctx: Context) -> None:
+    async def cleanup(self, rule: CopyratorRule, ctx: Context[Deps]) -> None:
         """The rule is being deleted: its copies go (or are released with ``orphanOnDelete``)."""
-        world = self.world
+        world = ctx.deps.world
         outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(Plan(), world.copies_of(rule.key))
         world.set_blocked(rule.key, set())
         world.set_limited(rule, set())
@@ -173,9 +187,9 @@ class Copyrator:
 
     async def collect(self, request: Request, ctx: Context | None = None) -> None:
         """A rule vanished without its cleanup (finalizer removed by hand): its copies are garbage."""
-        world = self.world
+        world = self.operator.deps.world
         world.set_blocked(request.key, set())
-        if world.client is None or not world.watches_rule(request.key, self.operator.settings.rule):
+        if not world.watches_rule(request.key, self.operator.settings.rule):
             return
         await collect_leftovers(world.client, world.copies_of(request.key))
 

@@ -35,18 +35,20 @@ def by_placement(obj: Obj) -> tuple[str, ...]:
     return (f"{meta(obj).get('namespace')}|{owner.partition('/')[0]}",) if owner else ()
 
 
-class World:
-    """Bound to a manager at startup (before its controllers are set up), so that every informer here
-    is the very one the controllers share."""
+INDEXES = {OWNER_INDEX: by_owner, PLACEMENT_INDEX: by_placement}  # of the ConfigMap and Secret informers
 
-    def __init__(self) -> None:
-        self.client: Client | None = None
-        self.boundary: Boundary = STRICT  # set from the operator's settings at startup
-        self.max_copies: int = DEFAULT_MAX_COPIES  # per namespace and rule namespace; from the settings
-        self.cache: Cache | None = None
-        self._rules: Informer | None = None
-        self._namespaces: Informer | None = None
-        self._objects: dict[str, Informer] = {}
+
+class World:
+    """One run's view, made by ``bind`` on the manager's cache: its informers are the very ones the
+    controllers share."""
+
+    def __init__(self, client: Client, cache: Cache, rules: Informer, namespaces: Informer,
+                 objects: dict[str, Informer], boundary: Boundary = STRICT,
+                 max_copies: int = DEFAULT_MAX_COPIES) -> None:
+        self.client, self.cache = client, cache
+        self.boundary = boundary
+        self.max_copies = max_copies  # per namespace and rule namespace
+        self._rules, self._namespaces, self._objects = rules, namespaces, objects
         self._parsed: dict[tuple[str, str], CopyratorRule | None] = {}  # None: unusable
         # (kind, namespace, name) → rules whose copy is blocked there: when that object changes or
         # goes away, those rules look again.
@@ -55,16 +57,15 @@ class World:
         # or goes away, they look again.
         self.limited: dict[tuple[str, str, str], set[str]] = {}
 
-    async def bind(self, client: Client, cache: Cache, rule_field_selector: str | None) -> None:
-        self.client, self.cache = client, cache
-        self._rules = await cache.informer(CopyratorRule, field_selector=rule_field_selector)
-        self._namespaces = await cache.informer(builtin.NAMESPACE)
-        for kind, res in RESOURCES.items():
-            self._objects[kind] = await cache.informer(res, all_namespaces=True,
-                                                       indexes={OWNER_INDEX: by_owner, PLACEMENT_INDEX: by_placement})
-        self._parsed.clear()
-        self.blocked.clear()
-        self.limited.clear()
+    @classmethod
+    async def bind(cls, client: Client, cache: Cache, rule_field_selector: str | None, *,
+                   boundary: Boundary = STRICT, max_copies: int = DEFAULT_MAX_COPIES) -> World:
+        """The world on ``cache``'s informers (those the controllers declared, or new ones in a test)."""
+        rules = await cache.informer(CopyratorRule, field_selector=rule_field_selector)
+        namespaces = await cache.informer(builtin.NAMESPACE)
+        objects = {kind: await cache.informer(res, all_namespaces=True, indexes=INDEXES)
+                   for kind, res in RESOURCES.items()}
+        return cls(client, cache, rules, namespaces, objects, boundary, max_copies)
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -72,7 +73,6 @@ class World:
         return self._objects[kind]
 
     def namespaces(self) -> list[Obj]:
-        assert self._namespaces is not None, "copyrator: World not bound (run the startup hooks)"
         return list(self._namespaces.store)
 
     def candidates(self, rule: CopyratorRule) -> list[Obj]:
@@ -125,8 +125,6 @@ class World:
         """The cached rules, parsed once per resourceVersion. A rule with problems (an untyped ``namespace``
         list the schema could not bound, say) is left out: it copies nothing new, and the event mappers,
         which run for every ConfigMap and Secret event, never walk it."""
-        if self._rules is None:
-            return []
         out = []
         for raw in self._rules.store:
             m = meta(raw)
@@ -150,7 +148,7 @@ class World:
         """Whether a rule by this key would be in our cache: copies of rules we do not watch (other
         namespaces under ``--namespace``, other names under ``--rule-name``) are not ours to touch."""
         namespace, _, name = rule_key.partition("/")
-        scope = self.cache.namespaces if self.cache else None
+        scope = self.cache.namespaces
         return (scope is None or namespace in scope) and (not rule_name_filter or name == rule_name_filter)
 
     # --- event mappers (Watch(..., mapper=...)) ---------------------------------------------------
@@ -160,24 +158,26 @@ class World:
         return [r.key for r in self.rules()]
 
     def mapper(self, kind: str) -> Callable[[Obj], list[str]]:
+        """``rules_for`` of one kind, as a ``Watch`` mapper."""
+        return lambda obj: self.rules_for(kind, obj)
+
+    def rules_for(self, kind: str, obj: Obj) -> list[str]:
         """A ConfigMap/Secret event → the rule that made it (a copy), the rules it is a source of, and
         the rules whose copy it blocks."""
-        def rules_for(obj: Obj) -> list[str]:
-            owner = owner_of(obj)
-            keys = {owner} if owner else set()
-            if owner is None and kind == "ConfigMap" and meta(obj).get("name") == POLICY_NAME:
-                return sorted(r.key for r in self.rules())  # a namespace's policy: any rule may care
-            if owner:  # the copy limit: later rules of the same namespace, and those that found no room
-                ns, home = meta(obj).get("namespace", ""), owner.partition("/")[0]
-                store = self.objects(kind).store
-                keys |= {o for c in store.by_index(PLACEMENT_INDEX, f"{ns}|{home}") if (o := owner_of(c)) and o > owner}
-                keys |= self.limited.get((kind, ns, home), set())
-            # Consent is not asked here: an object losing it must wake the rules that copied it.
-            keys |= {r.key for r in self.rules() if r.copy_kind == kind and matches_source(r, obj)}
-            m = meta(obj)
-            keys |= self.blocked.get((kind, m.get("namespace", ""), m.get("name", "")), set())
-            return sorted(keys)
-        return rules_for
+        owner = owner_of(obj)
+        keys = {owner} if owner else set()
+        if owner is None and kind == "ConfigMap" and meta(obj).get("name") == POLICY_NAME:
+            return sorted(r.key for r in self.rules())  # a namespace's policy: any rule may care
+        if owner:  # the copy limit: later rules of the same namespace, and those that found no room
+            ns, home = meta(obj).get("namespace", ""), owner.partition("/")[0]
+            store = self.objects(kind).store
+            keys |= {o for c in store.by_index(PLACEMENT_INDEX, f"{ns}|{home}") if (o := owner_of(c)) and o > owner}
+            keys |= self.limited.get((kind, ns, home), set())
+        # Consent is not asked here: an object losing it must wake the rules that copied it.
+        keys |= {r.key for r in self.rules() if r.copy_kind == kind and matches_source(r, obj)}
+        m = meta(obj)
+        keys |= self.blocked.get((kind, m.get("namespace", ""), m.get("name", "")), set())
+        return sorted(keys)
 
     def set_blocked(self, rule_key: str, places: set[tuple[str, str, str]]) -> None:
         for key in [k for k, rules in self.blocked.items() if rule_key in rules and k not in places]:

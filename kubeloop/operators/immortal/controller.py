@@ -9,9 +9,7 @@ adoption of orphans, expectations, exponential backoff and conditions.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +28,7 @@ from kubeloop import (
     State,
     Watch,
     builtin,
+    clock,
     ownership,
 )
 from kubeloop.operators.immortal import pods, status
@@ -137,7 +136,7 @@ class Immortal:
             return await write_status(ic, ctx, None, status.no_pod(
                 "NamespaceTerminating", f"namespace {ctx.namespace} is being deleted"))
         policy, backoff = self.policy, backoff_of(ctx)
-        if not user_asked(ctx) and (wait := backoff.wait(policy, time.monotonic())) > 0:
+        if not user_asked(ctx) and (wait := backoff.wait(policy, clock.monotonic())) > 0:
             return await write_status(ic, ctx, None, status.no_pod("BackOff", (
                 f"the pod was recreated {backoff.streak} times in a row; waiting "
                 f"{policy.delay(backoff.streak):g}s after the last start")), then=Result(requeue_after=wait))
@@ -159,7 +158,7 @@ class Immortal:
             return await create_failed(ic, ctx, name, exc, self.policy)
         self.expectations.expect(ctx.request.key, pods.uid(pod))
         remembered.of(ctx).create_failures = 0
-        backoff_of(ctx).started(time.monotonic(), counts=not user_asked(ctx))
+        backoff_of(ctx).started(clock.monotonic(), counts=not user_asked(ctx))
         await ctx.event("Normal", "SuccessfulCreate", f"Created pod: {name}")
         return await write_status(ic, ctx, pod, status.running(pod))
 
@@ -250,7 +249,7 @@ def forgive_when_healthy(ctx: Context, pod: Obj, policy: BackoffPolicy) -> Resul
     backoff, since = backoff_of(ctx), pods.ready_since(pod)
     if backoff.streak == 0 or since is None:
         return None
-    ready_for = (dt.datetime.now(dt.UTC) - since).total_seconds()
+    ready_for = (clock.now() - since).total_seconds()
     stable_after = policy.stable_after
     if ready_for >= stable_after:
         backoff.healthy()

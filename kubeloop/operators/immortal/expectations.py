@@ -7,12 +7,13 @@ that lags behind, and try to create it again.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+
+from kubeloop import clock as loop_clock
 
 
 class Expectations:
-    def __init__(self, ttl: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, ttl: float = 30.0, clock: Callable[[], float] = loop_clock.monotonic) -> None:
         self.ttl = ttl  # a watch event can be lost to a relist; never wait forever for it
         self.clock = clock
         self._pending: dict[str, tuple[str, float]] = {}  # object key → (pod UID, deadline)

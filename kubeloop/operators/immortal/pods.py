@@ -10,7 +10,7 @@ import hashlib
 
 import orjson
 
-from kubeloop import Obj, ownership
+from kubeloop import Obj, clock, ownership
 from kubeloop.operators.immortal.models import GROUP, ImmortalContainer
 
 POD_SUFFIX = "-immortalpod"  # the article's naming: <name>-immortalpod
@@ -114,7 +114,7 @@ def ready_since(pod: Obj) -> dt.datetime | None:
     for cond in (pod.get("status") or {}).get("conditions") or ():
         if cond.get("type") == "Ready" and cond.get("status") == "True":
             stamp = cond.get("lastTransitionTime")
-            return _parse_time(stamp) if stamp else dt.datetime.now(dt.UTC)
+            return _parse_time(stamp) if stamp else clock.now()
     return None
 
 

@@ -7,11 +7,16 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from kubeloop import ControllerSpec, Obj, Operator, Watch, builtin, predicates
+from kubeloop.operators.reloader.fingerprint import without_data
 from kubeloop.operators.reloader.policy import CONFIG_MAP, SECRET
 from kubeloop.operators.reloader.reconciler import (
+    INDEX,
     SOURCE_RESOURCES,
     Reloader,
+    Runtime,
+    build_runtime,
     source_changed,
+    source_index,
     source_or_metadata_changed,
 )
 from kubeloop.operators.reloader.settings import ReloaderSettings
@@ -40,14 +45,14 @@ def follow_settings(reloader: Reloader) -> Callable[[ControllerSpec, ReloaderSet
         if settings.namespace_selector:
             watches.append(Watch(builtin.NAMESPACE, mapper=_namespace_mapper(reloader, kind),
                                  predicates=(predicates.labels_changed,), metadata_only=True))
-        return replace(spec, watches=tuple(watches))
+        # The reference index of the workload informer, as these settings name the annotations.
+        return replace(spec, watches=tuple(watches), indexes={INDEX: source_index(kind, settings.names)})
     return configure
 
 
 def _namespace_mapper(reloader: Reloader, kind: WorkloadKind) -> Callable[[Obj], list[str]]:
     def workloads_in(namespace: Obj) -> list[str]:
-        runtime = reloader.runtime
-        return runtime.workloads_in(kind, namespace) if runtime else []
+        return reloader.operator.deps.workloads_in(kind, namespace)
     return workloads_in
 
 
@@ -59,17 +64,17 @@ def _create_jobs(settings: ReloaderSettings) -> bool:
     return settings.reloads("cronjobs") and settings.cronjob_action == "create-job"
 
 
-def build_operator(name: str = "reloader") -> Operator[ReloaderSettings]:
+def build_operator(name: str = "reloader") -> Operator[ReloaderSettings, Runtime]:
     """A fresh operator (tests build their own, with their own settings)."""
-    op = Operator(name, settings=ReloaderSettings)
+    op = Operator(name, settings=ReloaderSettings, deps=build_runtime)
     reloader = Reloader(op)
-    op.on_startup(reloader.start)
+    op.on_startup(reloader.check)
     op.configure(follow_settings(reloader))
     # Status updates of a rolling workload are not worth a reconcile; spec and annotation changes are.
     workload_changed = predicates.any_of(predicates.generation_changed, predicates.annotations_changed)
     for kind in KINDS:
         watches = [Watch(SOURCE_RESOURCES[source], mapper=reloader.mapper(kind, source),
-                         predicates=(source_changed,)) for source in (CONFIG_MAP, SECRET)]
+                         predicates=(source_changed,), transform=without_data) for source in (CONFIG_MAP, SECRET)]
         op.reconcile(kind.resource, watches=watches, predicates=[workload_changed],
                      name=f"{name}-{kind.type}")(reloader.reconciler(kind))
         # Reading and rolling (the recorded hash too) every workload kind, as the README's RBAC says,

@@ -3,9 +3,10 @@ bucket (a shared ConfigMap must not restart the whole cluster at once)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from kubeloop import clock as loop_clock
 
 MAX_WINDOWS = 10  # a workload whose objects never stop changing still rolls after this many windows
 
@@ -60,7 +61,7 @@ def settled(pace: Pacing) -> None:
 class TokenBucket:
     """``rate`` tokens per second up to ``burst``; ``rate`` 0 means unlimited."""
 
-    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = loop_clock.monotonic) -> None:
         self.rate, self.burst, self.clock = rate, max(1, burst), clock
         self._tokens = float(self.burst)
         self._at = clock()

@@ -8,7 +8,6 @@ recorded and is not rolled."""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,6 +26,7 @@ from kubeloop import (
     Result,
     State,
     builtin,
+    clock,
     selectors,
 )
 from kubeloop.operators.reloader.budget import MAX_PER_NAMESPACE, PatternBudget
@@ -161,43 +161,43 @@ class Remembered:
 remembered = State(Remembered)
 
 
-class Reloader:
-    """The operator's logic; one instance per Operator, its Runtime renewed on every start."""
+async def build_runtime(manager: Manager, settings: ReloaderSettings) -> Runtime:
+    """The operator's dependencies (``Operator(deps=...)``): the informers its controllers declared (with
+    the data-stripping transform and the reference index), looked up on the manager's cache."""
+    cache = manager.cache
+    sources = {kind: await cache.informer(res, transform=without_data)
+               for kind, res in SOURCE_RESOURCES.items() if settings.tracks(kind)}
+    workloads = {k.type: await cache.informer(k.resource) for k in KINDS if settings.reloads(k.type)}
+    namespaces = (await cache.informer(builtin.NAMESPACE, metadata_only=True)
+                  if settings.namespace_selector else None)
+    log.info("reloader: strategy %s, %s mode, debounce %.1fs%s", settings.reload_strategy,
+             "opt-out" if settings.auto_reload_all else "opt-in", settings.debounce_seconds,
+             " (dry run)" if settings.dry_run else "")
+    if settings.sync_after_restart is False:
+        log.warning("--sync-after-restart=false: changes made while the reloader was down still roll the "
+                    "workloads they concern (the hashes are compared at start-up); this cannot be turned off")
+    return Runtime(settings, TokenBucket(settings.max_reloads_per_second, settings.reload_burst),
+                   sources, workloads, namespaces, settings.namespace_requirements, settings.resource_requirements)
 
-    def __init__(self, operator: Operator[ReloaderSettings]) -> None:
+
+class Reloader:
+    """The operator's logic; one instance per Operator, its Runtime (``ctx.deps``) built on every run."""
+
+    def __init__(self, operator: Operator[ReloaderSettings, Runtime]) -> None:
         self.operator = operator
-        self.runtime: Runtime | None = None
         self.remembered = remembered
 
     # --- wiring ----------------------------------------------------------------------------------------
 
-    async def start(self, manager: Manager) -> None:
-        """on_startup hook: creates the shared informers first, so that the controllers join them with
-        the data-stripping transform and the reference index in place."""
-        settings = self.operator.settings
-        if settings.reloads("rollouts"):
+    async def check(self, manager: Manager) -> None:
+        """on_startup hook: --argo-rollouts needs the Rollout kind served (before its informer is made)."""
+        if self.operator.settings.reloads("rollouts"):
             await _require_rollouts(manager)
-        cache = manager.cache
-        sources = {kind: await cache.informer(res, transform=without_data)
-                   for kind, res in SOURCE_RESOURCES.items() if settings.tracks(kind)}
-        workloads = {k.type: await cache.informer(k.resource, indexes={INDEX: source_index(k, settings.names)})
-                     for k in KINDS if settings.reloads(k.type)}
-        namespaces = (await cache.informer(builtin.NAMESPACE, metadata_only=True)
-                      if settings.namespace_selector else None)
-        self.runtime = Runtime(settings, TokenBucket(settings.max_reloads_per_second, settings.reload_burst),
-                               sources, workloads, namespaces, settings.namespace_requirements,
-                               settings.resource_requirements)
-        log.info("reloader: strategy %s, %s mode, debounce %.1fs%s", settings.reload_strategy,
-                 "opt-out" if settings.auto_reload_all else "opt-in", settings.debounce_seconds,
-                 " (dry run)" if settings.dry_run else "")
-        if settings.sync_after_restart is False:
-            log.warning("--sync-after-restart=false: changes made while the reloader was down still roll the "
-                        "workloads they concern (the hashes are compared at start-up); this cannot be turned off")
 
     def mapper(self, kind: WorkloadKind, source_kind: str) -> Callable[[Obj], list[str]]:
         """Maps a changed ConfigMap/Secret to the workloads of ``kind`` that name it (by the index)."""
         def workloads_using(obj: Obj) -> list[str]:
-            informer = self.runtime.workloads.get(kind.type) if self.runtime else None
+            informer = self.operator.deps.workloads.get(kind.type)
             if informer is None:
                 return []
             meta = _meta(obj)
@@ -206,16 +206,16 @@ class Reloader:
                     *informer.store.index_keys(INDEX, prefix + "*")]
         return workloads_using
 
-    def reconciler(self, kind: WorkloadKind) -> Callable[[Obj, Context], Any]:
-        async def reconcile(obj: Obj, ctx: Context) -> Result | None:
+    def reconciler(self, kind: WorkloadKind) -> Callable[[Obj, Context[Runtime]], Any]:
+        async def reconcile(obj: Obj, ctx: Context[Runtime]) -> Result | None:
             return await self.reconcile(kind, obj, ctx)
         reconcile.__name__ = f"reconcile_{kind.type}"
         return reconcile
 
     # --- the reconcile ---------------------------------------------------------------------------------
 
-    async def reconcile(self, kind: WorkloadKind, workload: Obj, ctx: Context) -> Result | None:
-        rt = self._runtime()
+    async def reconcile(self, kind: WorkloadKind, workload: Obj, ctx: Context[Runtime]) -> Result | None:
+        rt = ctx.deps
         policy = workload_policy(kind, workload, auto_all=rt.settings.auto_reload_all, names=rt.settings.names)
         if not policy.tracks_anything or not rt.in_scope(ctx.namespace):
             return None
@@ -247,12 +247,12 @@ class Reloader:
             await self._skip(ctx, kind, "paused", fingerprint, "paused; it rolls when resumed")
             return None
         period = await self._pause_period(ctx, kind, policy)
-        if wait := settle(mem.pacing, fingerprint.hash, rt.settings.debounce_seconds, time.monotonic(), period):
+        if wait := settle(mem.pacing, fingerprint.hash, rt.settings.debounce_seconds, clock.monotonic(), period):
             if period is not None:
                 await self._skip(ctx, kind, "pause_period", fingerprint, f"held by pause-period "
                                  f"{policy.pause_period}: changes until then roll out together")
             return Result(requeue_after=wait)  # more changes may follow: one rollout for the burst
-        first_at = mem.pacing.first_at if mem.pacing.first_at is not None else time.monotonic()
+        first_at = mem.pacing.first_at if mem.pacing.first_at is not None else clock.monotonic()
         if loop_suspected(mem.pacing, first_at, rt.settings.loop_rollouts, rt.settings.loop_window_seconds):
             await self._loop(rt, ctx, kind, fingerprint, changed)
             settled(mem.pacing)
@@ -262,7 +262,7 @@ class Reloader:
             return Result(requeue_after=wait)
         triggers = {ref: h for ref, h in hashes.items() if ref.id in changed}
         await self._roll(rt, ctx, kind, workload, policy, fingerprint, triggers, recorded_sources or {})
-        rolled(mem.pacing, time.monotonic(), rt.settings.loop_rollouts)
+        rolled(mem.pacing, clock.monotonic(), rt.settings.loop_rollouts)
         settled(mem.pacing)
         return None
 
@@ -445,12 +445,6 @@ class Reloader:
         annotations = _meta(workload).get("annotations") or {}
         return (annotations.get(HASH), decode_sources(annotations.get(SOURCES)),
                 annotations.get(HASHED_KEYS, "all"))
-
-    def _runtime(self) -> Runtime:
-        if self.runtime is None:
-            raise RuntimeError("reloader: the on_startup hook did not run (add operator.startup hooks "
-                               "before the manager builds the controllers)")
-        return self.runtime
 
 
 # --- pure helpers ------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kubeloop import Obj, Resource, builtin
+from kubeloop import Obj, Resource, builtin, clock
 from kubeloop.operators.reloader.policy import RESTARTED_AT, TEMPLATE_HASH
 from kubeloop.operators.reloader.references import Ref
 
@@ -69,7 +69,7 @@ def template_change(strategy: str, combined: str, changed: Mapping[Ref, str], te
     if strategy == "annotations":
         return {"metadata": {"annotations": {TEMPLATE_HASH: combined}}}
     if strategy == "restarted-at":
-        stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = (now or clock.now()).strftime("%Y-%m-%dT%H:%M:%SZ")
         return {"metadata": {"annotations": {RESTARTED_AT: stamp}}}
     if strategy == "env-vars":
         return {"spec": _env_patch(changed, template.get("spec") or {})}
@@ -96,7 +96,7 @@ def _env_patch(changed: Mapping[Ref, str], pod_spec: Obj) -> Obj:
 
 def restart_at(now: dt.datetime | None = None) -> Obj:
     """The Rollout patch of Reloader's ``restart`` strategy: Argo replaces the pods, template unchanged."""
-    return {"spec": {"restartAt": (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")}}
+    return {"spec": {"restartAt": (now or clock.now()).strftime("%Y-%m-%dT%H:%M:%SZ")}}
 
 
 def expand_lists(current: Any, change: Any) -> Any:
