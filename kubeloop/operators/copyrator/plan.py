@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
 
-from kubeloop import LabelSelector, Obj, selectors, to_completion
+from kubeloop import LabelSelector, Obj, Steps, selectors, to_completion
 from kubeloop.operators.copyrator.boundary import CONSENT_ANNOTATION as CONSENT_ANNOTATION  # re-exported
 from kubeloop.operators.copyrator.boundary import (
     DOMAIN,
@@ -71,7 +71,6 @@ PROTECTED_CONFIGMAPS = frozenset({"kube-root-ca.crt"})
 # Names no copy may take: a copy there would speak for the namespace it lands in (``receiving``).
 PROTECTED_TARGET_NAMES = frozenset({*PROTECTED_CONFIGMAPS, POLICY_NAME})
 
-Steps = Generator[None, None, Any]  # a computation in steps (``kubeloop.cooperatively``) and what it returns
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?")
 
@@ -281,7 +280,7 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
 
 def planning(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
              namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT,
-             reception: Reception | None = None) -> Steps:
+             reception: Reception | None = None) -> Steps[Any]:
     """Every copy the rule wants now, as steps (one per candidate, target namespace and source) that the
     reconcile drives with ``kubeloop.cooperatively``: a rule meets as many sources as its namespace holds,
     which no schema bounds, so the loop is handed back between them. Sources are taken in the order of
@@ -318,7 +317,7 @@ def planning(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
     return out
 
 
-def _foreign(out: Plan, matching: list[Mapping[str, Any]], readable: set[int]) -> Steps:
+def _foreign(out: Plan, matching: list[Mapping[str, Any]], readable: set[int]) -> Steps[Any]:
     """Objects the rule meets with Reflector's or replicator's annotations: said, never silently ignored.
     One the rule may not read is named only if its owner consented the other tool's way (it is shared)."""
     for s in matching:
@@ -332,7 +331,7 @@ def _foreign(out: Plan, matching: list[Mapping[str, Any]], readable: set[int]) -
 
 
 def _receiving(out: Plan, rule: CopyratorRule, targets: list[str],
-               reception: Reception | None) -> Steps:
+               reception: Reception | None) -> Steps[Any]:
     """The targets whose namespace accepts the rule's copies; the others go to ``out.declined``."""
     if reception is None:
         return targets
