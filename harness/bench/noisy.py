@@ -421,11 +421,11 @@ async def remove(w: World) -> None:
     await w.env.remove_crds(w.crds)
 
 
-def _buckets(text: str, name: str, **match: str) -> dict[float, float]:
+def _buckets(text: str, metric: str, **match: str) -> dict[float, float]:
     """A histogram's cumulative buckets (upper bound → count), summed over the labels not in ``match``
     (whose values must contain the given text)."""
     out: dict[float, float] = {}
-    for sample in parse(text, name):
+    for sample in parse(text, metric):
         if all(v in sample.labels.get(k, "") for k, v in match.items()):
             le = float(sample.labels["le"])
             out[le] = out.get(le, 0.0) + sample.value
