@@ -257,7 +257,7 @@ def needs_recreate(actual: Mapping[str, Any], desired: Mapping[str, Any]) -> boo
 class Plan:
     """The desired copies of one rule, keyed by (namespace, name), and why some sources yield none."""
 
-    sources: list[Obj] = field(default_factory=list)
+    sources: list[Mapping[str, Any]] = field(default_factory=list)
     copies: dict[tuple[str, str], Obj] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (source key, reason)
     shadowed: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, name, source key)
@@ -299,7 +299,7 @@ def planning(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
     sources = sorted(readable, key=lambda s: (order[meta(s)["namespace"]], meta(s)["name"]))
     # Every place holding something the rule reads from (consenting or not): never a copy's place.
     source_places = {(meta(s)["namespace"], meta(s)["name"]) for s in matching}
-    out = Plan(sources=[dict(s) for s in sources])
+    out = Plan(sources=sources)  # the cached objects themselves: read, never changed
     yield
     targets = yield from _receiving(out, rule, target_namespaces(rule, namespaces, boundary), reception)
     for source in sources:
