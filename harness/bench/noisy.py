@@ -18,10 +18,13 @@ running as ``kubeloop run`` processes under their generated RBAC, every namespac
 - Phases alternate, ``repeats`` times: *unloaded* (A's objects in place, idle) then *loaded* (A's
   rewrites running), so a noisy moment of a shared machine falls on both. A baseline before any of A's
   objects exist is measured once, first. Each measurement is bounded in time: a miss is recorded as such.
-- Reported: per phase the median and worst of B's copy and rollout times and the webhook p50/p99; the
-  ratio loaded/unloaded (medians); the operators' event-loop lag (``kubeloop_event_loop_lag_seconds``);
-  the load average. The goals are checked and printed (never asserted by a test): B's convergence within
-  2× its unloaded value, webhook p99 under 100 ms during A's load.
+- Reported: per phase the median and worst of B's copy and rollout times and the webhook p50/p99 as B's
+  client saw them; the bucket holding the webhook's p99 as the API server timed its calls
+  (``apiserver_admission_webhook_admission_duration_seconds``) and as copyrator did
+  (``controller_runtime_webhook_latency_seconds``); the ratio loaded/unloaded (medians); the operators'
+  event-loop lag (``kubeloop_event_loop_lag_seconds``); the load average. The goals are checked and
+  printed (never asserted by a test): B's convergence within 2× its unloaded value, the webhook's p99
+  within 100 ms during A's load as the API server timed it, no write refused.
 """
 
 from __future__ import annotations
