@@ -38,7 +38,17 @@ from kubeloop.helpers import conditions, finalizers, ownership, selectors
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.lazy_names import lazy_names
 from kubeloop.manager import Manager, ManagerOptions
-from kubeloop.reconcile import GIVE_UP, Context, PermanentError, Request, Result, State
+from kubeloop.reconcile import (
+    GIVE_UP,
+    Context,
+    PermanentError,
+    Request,
+    Result,
+    State,
+    Steps,
+    cooperatively,
+    to_completion,
+)
 
 # Loaded on first use: typed models and settings (pydantic), webhooks and the tenancy guard. An operator
 # on plain dicts imports none of them, which is a fifth of a run's start-up CPU.
@@ -83,7 +93,7 @@ __version__ = "0.1.0"
 __all__ = [
     # building an operator
     "Operator", "Context", "Request", "Result", "State", "Settings", "setting", "Flag", "Watch", "predicates",
-    "GIVE_UP", "PermanentError",
+    "GIVE_UP", "PermanentError", "Steps", "cooperatively", "to_completion",
     "ControllerSpec", "Controller", "Manager", "ManagerOptions",
     # webhooks (@op.validate / @op.mutate handlers)
     "AdmissionRequest", "Denied",

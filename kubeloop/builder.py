@@ -256,26 +256,31 @@ class Operator(Generic[S, D]):
     # --- webhooks (recorded here; kubeloop.webhooks serves them) --------------------------------------
 
     def validate(self, kind: Target, *, failure_policy: str = "Fail", timeout: int = 5,
-                 operations: Sequence[str] = ("CREATE", "UPDATE"), **foreign: Foreign) -> Callable[[F], F]:
+                 operations: Sequence[str] = ("CREATE", "UPDATE"), loop_free: bool = False,
+                 **foreign: Foreign) -> Callable[[F], F]:
         """Registers ``async def fn(obj, req) -> None`` as the validating admission webhook of ``kind`` (a
         CustomResource class: ``obj`` is its model; a built-in Resource: a dict). ``req`` is the
         ``AdmissionRequest`` (``req.old`` typed on UPDATE, ``req.operation``, ``req.user``,
         ``req.dry_run``, ``req.warn()``); raise ``Denied(message, field="spec.x")`` to refuse.
         ``failure_policy="Fail"`` by default: a rule skipped while the webhook is down is a rule not
         enforced (the namespaceSelector, not ``Ignore``, keeps it from locking the cluster).
-        ``timeout``: seconds the API server waits (1-30). Kopf's and kubebuilder's spellings are refused
-        naming these (see :mod:`kubeloop.webhooks.habits`)."""
-        return self._admission("validating", kind, failure_policy, timeout, operations, foreign)
+        ``timeout``: seconds the API server waits (1-30). ``loop_free=True``: ``fn`` decides from the review
+        alone (it awaits no client, cache or other object of the operator's loop), so it is served from the
+        webhook server's own thread and answers while a reconcile computes; otherwise it runs on the
+        operator's loop. Kopf's and kubebuilder's spellings are refused naming these (see
+        :mod:`kubeloop.webhooks.habits`)."""
+        return self._admission("validating", kind, failure_policy, timeout, operations, foreign, loop_free)
 
     def mutate(self, kind: Target, *, failure_policy: str = "Fail", timeout: int = 5,
-               operations: Sequence[str] = ("CREATE", "UPDATE"), **foreign: Foreign) -> Callable[[F], F]:
+               operations: Sequence[str] = ("CREATE", "UPDATE"), loop_free: bool = False,
+               **foreign: Foreign) -> Callable[[F], F]:
         """Registers ``async def fn(obj, req)`` returning the changed object (model or dict; None: no
         change) as the mutating webhook of ``kind``; the framework sends the JSON patch. Options as
         ``validate``."""
-        return self._admission("mutating", kind, failure_policy, timeout, operations, foreign)
+        return self._admission("mutating", kind, failure_policy, timeout, operations, foreign, loop_free)
 
     def _admission(self, verb: Any, kind: Target, failure_policy: str, timeout: int,
-                   operations: Sequence[str], foreign: dict[str, Any]) -> Callable[[F], F]:
+                   operations: Sequence[str], foreign: dict[str, Any], loop_free: bool = False) -> Callable[[F], F]:
         # Checked here, when the decorator is called, so a ported Kopf/kubebuilder spelling fails at
         # import naming kubeloop's, rather than being ignored or mangled (``tuple("CREATE")``).
         from kubeloop.webhooks import habits  # already loaded, with Foreign
@@ -287,7 +292,7 @@ class Operator(Generic[S, D]):
 
         def register(fn: F) -> F:
             habits.handler(verb, fn)
-            self._hooks.add(AdmissionHook(verb, kind, fn, *options))
+            self._hooks.add(AdmissionHook(verb, kind, fn, *options, loop_free=loop_free))
             return fn
         return register
 
@@ -304,7 +309,9 @@ class Operator(Generic[S, D]):
         operator's namespace and ``create subjectaccessreviews`` to the RBAC; ``when(settings)``: only with
         these settings. See :mod:`kubeloop.webhooks.guard` and docs/howto/webhooks.md."""
         guard = AuthorGuard(self.name, resource_of(kind), self.finalizer_domain)
-        hook = AdmissionHook("mutating", guard.resource, guard.admit)
+        # Loop-free: the record is made from the review and the key alone, so the hook answers while a
+        # reconcile holds the operator's loop (with failurePolicy Fail, a held loop would refuse every write).
+        hook = AdmissionHook("mutating", guard.resource, guard.admit, loop_free=True)
         if any(h.path == hook.path for h in self._hooks.admission):
             raise ValueError(f"{guard.resource} already has a mutating webhook; record_author needs its own")
         self._guards.append((guard, hook, when))

@@ -36,6 +36,11 @@ def parse(text: str) -> Counter[Key]:
 
 async def scrape(client: Client) -> Counter[Key]:
     """The API server's request counters, read with the client's (admin) credentials."""
+    return parse(await metrics_text(client))
+
+
+async def metrics_text(client: Client) -> str:
+    """The API server's /metrics exposition, read with the client's (admin) credentials."""
     config = client.config
     creds = await config.auth.credentials()
     headers = {"Accept": "text/plain"}
@@ -52,7 +57,7 @@ async def scrape(client: Client) -> Counter[Key]:
         ) as resp,
     ):
         resp.raise_for_status()
-        return parse(await resp.text())
+        return await resp.text()
 
 
 class HarnessCounter:

@@ -18,10 +18,13 @@ running as ``kubeloop run`` processes under their generated RBAC, every namespac
 - Phases alternate, ``repeats`` times: *unloaded* (A's objects in place, idle) then *loaded* (A's
   rewrites running), so a noisy moment of a shared machine falls on both. A baseline before any of A's
   objects exist is measured once, first. Each measurement is bounded in time: a miss is recorded as such.
-- Reported: per phase the median and worst of B's copy and rollout times and the webhook p50/p99; the
-  ratio loaded/unloaded (medians); the operators' event-loop lag (``kubeloop_event_loop_lag_seconds``);
-  the load average. The goals are checked and printed (never asserted by a test): B's convergence within
-  2× its unloaded value, webhook p99 under 100 ms during A's load.
+- Reported: per phase the median and worst of B's copy and rollout times and the webhook p50/p99 as B's
+  client saw them; the bucket holding the webhook's p99 as the API server timed its calls
+  (``apiserver_admission_webhook_admission_duration_seconds``) and as copyrator did
+  (``controller_runtime_webhook_latency_seconds``); the ratio loaded/unloaded (medians); the operators'
+  event-loop lag (``kubeloop_event_loop_lag_seconds``); the load average. The goals are checked and
+  printed (never asserted by a test): B's convergence within 2× its unloaded value, the webhook's p99
+  within 100 ms during A's load as the API server timed it, no write refused.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ DEPLOYMENTS = "deployments.apps"
 CONSENT = "copyrator.flant.com/allow-copy"
 AUTHOR = "copyrator.flant.com/author"  # written by copyrator's mutating webhook with --check-author
 REVISION = "deployment.kubernetes.io/revision"
+WEBHOOK = "mutate.copyrators.flant.com"  # the author guard's entry in copyrator's mutating configuration
 # Accepted by RE2 and linear there; 16-32 ms per 250-character name in a backtracking engine.
 EVIL = ".*?.*?(?:a|aa)(?:a|aa)(?:a|aa)(?:a|aa)q0b"
 TENANT_RULES = [
@@ -247,7 +251,7 @@ async def webhook_ms(w: World) -> tuple[list[float], int, int, list[str]]:
 
 async def measure(w: World, phase: str, repeat: int) -> Obj:
     """One phase: the webhook's creates alongside, B's copies and rollouts one after another."""
-    lag_before = await lag_buckets(w)
+    lag_before, hook_before = await lag_buckets(w), await webhook_buckets(w)
     hook = asyncio.create_task(webhook_ms(w))
     copies = [await copy_seconds(w) for _ in range(w.options.samples)]
     rollouts = [await rollout_seconds(w) for _ in range(w.options.samples)]
@@ -256,7 +260,9 @@ async def measure(w: World, phase: str, repeat: int) -> Obj:
             "rollout_s": [_r(s) for s in rollouts], "webhook_ms": [round(x, 2) for x in latencies],
             "webhook_errors": errors, "webhook_recorded": recorded, "webhook_failures": reasons,
             "load1": round(os.getloadavg()[0], 2),
-            "loop_lag": lag_between(lag_before, await lag_buckets(w))}
+            "loop_lag": lag_between(lag_before, await lag_buckets(w)),
+            "webhook_timed": {who: quantile_between(hook_before.get(who, {}), buckets, 0.99)
+                              for who, buckets in (await webhook_buckets(w)).items()}}
 
 
 def _r(value: float | None) -> float | None:
@@ -418,6 +424,44 @@ async def remove(w: World) -> None:
     await w.env.remove_crds(w.crds)
 
 
+def _buckets(text: str, metric: str, **match: str) -> dict[float, float]:
+    """A histogram's cumulative buckets (upper bound → count), summed over the labels not in ``match``
+    (whose values must contain the given text)."""
+    out: dict[float, float] = {}
+    for sample in parse(text, metric):
+        if all(v in sample.labels.get(k, "") for k, v in match.items()):
+            le = float(sample.labels["le"])
+            out[le] = out.get(le, 0.0) + sample.value
+    return out
+
+
+async def webhook_buckets(w: World) -> dict[str, dict[float, float]]:
+    """copyrator's webhook calls so far: as the API server timed them (connection, TLS, the answer; its
+    ``apiserver_admission_webhook_admission_duration_seconds``) and as copyrator's server did (from the
+    review read to the answer)."""
+    from harness.bench.apimetrics import metrics_text
+
+    out = {"apiserver": _buckets(await metrics_text(w.env.admin),
+                                 "apiserver_admission_webhook_admission_duration_seconds_bucket", name=WEBHOOK)}
+    if "copyrator" in w.operators:
+        out["copyrator"] = _buckets(await w.operators["copyrator"].metrics(),
+                                    "controller_runtime_webhook_latency_seconds_bucket")
+    return out
+
+
+def quantile_between(before: dict[float, float], after: dict[float, float], q: float) -> Obj:
+    """Between two scrapes of a cumulative histogram: the calls, and the bucket bound within which the
+    ``q`` quantile of them fell (None without calls)."""
+    delta = {le: v - before.get(le, 0.0) for le, v in after.items()}
+    return {**_quantile(delta, q), "buckets": {str(le): v for le, v in delta.items()}}
+
+
+def _quantile(delta: dict[float, float], q: float) -> Obj:
+    total = delta.get(float("inf"), 0.0)
+    within = min((le for le, v in delta.items() if v >= q * total), default=None) if total else None
+    return {"calls": total, f"p{round(q * 100)}_within_s": within}
+
+
 async def lag_buckets(w: World) -> dict[str, dict[float, float]]:
     """Per operator: its event loop's lag histogram so far (upper bound → cumulative count; ``-1``: the
     stalls it warned about)."""
@@ -507,6 +551,7 @@ def summarise(phases: list[Obj]) -> Obj:
         row["loop_lag_within_s"] = {op: max((p["loop_lag"][op]["within_s"] or 0.0) for p in mine)
                                     for op in mine[0]["loop_lag"]}
         row["loop_stalls"] = {op: sum(p["loop_lag"][op]["stalls"] for p in mine) for op in mine[0]["loop_lag"]}
+        row["webhook_timed"] = _timed(mine)
         per[name] = row
     ratios: Obj = {}
     for key in ("copy_s", "rollout_s"):
@@ -522,15 +567,32 @@ def summarise(phases: list[Obj]) -> Obj:
                          else None)
     loaded_hook = per.get("loaded", {}).get("webhook_ms", {})
     p99 = loaded_hook.get("p99")
+    # The webhook's own p99, as the API server timed its calls (bucket bound: 100 ms is one of them).
+    timed = (per.get("loaded", {}).get("webhook_timed") or {}).get("apiserver") or {}
     verdict = {
         "copy_within_2x": ratios["copy_s"] is not None and ratios["copy_s"] <= GOAL_RATIO,
         "rollout_within_2x": ratios["rollout_s"] is not None and ratios["rollout_s"] <= GOAL_RATIO,
-        "webhook_p99_under_100ms": p99 is not None and p99 < GOAL_WEBHOOK_P99_MS and not loaded_hook.get("errors"),
+        "webhook_p99_under_100ms": (timed.get("p99_within_s") is not None
+                                    and timed["p99_within_s"] * 1000 <= GOAL_WEBHOOK_P99_MS
+                                    and not loaded_hook.get("errors")),
+        "client_seen_p99_under_100ms": p99 is not None and p99 < GOAL_WEBHOOK_P99_MS and not loaded_hook.get("errors"),
     }
     return {"phases": per, "ratio_loaded_to_unloaded": ratios, "ratio_loaded_to_empty": baseline,
             "verdict": verdict,
-            "goals": f"B's copy and rollout medians loaded ≤ {GOAL_RATIO:g}× unloaded; webhook p99 < "
-                     f"{GOAL_WEBHOOK_P99_MS:g} ms during A's load, no errors"}
+            "goals": f"B's copy and rollout medians loaded ≤ {GOAL_RATIO:g}× unloaded; webhook p99 ≤ "
+                     f"{GOAL_WEBHOOK_P99_MS:g} ms during A's load as the API server timed its calls, no errors"}
+
+
+def _timed(mine: list[Obj]) -> Obj:
+    """The webhook's calls over a phase's repeats, per timer: how many, and the bucket holding the p99."""
+    out: Obj = {}
+    for who in {w for p in mine for w in p.get("webhook_timed", {})}:
+        summed: dict[float, float] = {}
+        for p in mine:
+            for le, v in ((p.get("webhook_timed") or {}).get(who) or {}).get("buckets", {}).items():
+                summed[float(le)] = summed.get(float(le), 0.0) + v
+        out[who] = _quantile(summed, 0.99)
+    return out
 
 
 def render(data: Obj) -> str:
@@ -542,12 +604,14 @@ def render(data: Obj) -> str:
              f"{m['create_rate']:g}/s; A's objects placed in {data['a_placed_s']} s and served by both operators "
              f"after {data['a_settled_s']} s; A's writes during the loaded phases: {data['a_writes']}", "",
              "| phase | copy median | copy max | rollout median | rollout max | webhook p50 | webhook p99 | "
-             "webhook max | missed | errors | loop lag ≤ (copyrator / reloader) | load avg (1 min) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "webhook max | webhook p99 ≤ (API server's timing / copyrator's) | missed | errors | "
+             "loop lag ≤ (copyrator / reloader) | load avg (1 min) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in s["phases"].items():
         c, ro, h = r["copy_s"], r["rollout_s"], r["webhook_ms"]
         lines.append(f"| {name} | {c['median']} s | {c['max']} s | {ro['median']} s | {ro['max']} s | "
-                     f"{_f(h['p50'])} ms | {_f(h['p99'])} ms | {_f(h['max'])} ms | {c['missed'] + ro['missed']} | "
+                     f"{_f(h['p50'])} ms | {_f(h['p99'])} ms | {_f(h['max'])} ms | {_hook(r)} | "
+                     f"{c['missed'] + ro['missed']} | "
                      f"{h['errors']} | {_lag(r, 'copyrator')} / {_lag(r, 'reloader')} | "
                      f"{', '.join(f'{x:g}' for x in r['load1'])} |")
     ratios = s["ratio_loaded_to_unloaded"]
@@ -557,13 +621,22 @@ def render(data: Obj) -> str:
                   f"rollout {s['ratio_loaded_to_empty']['rollout_s']}×; "
                   f"the webhook's author record in {_recorded(s)} of the answers",
               f"goals ({s['goals']}): copy {_met(v['copy_within_2x'])}, rollout {_met(v['rollout_within_2x'])}, "
-              f"webhook {_met(v['webhook_p99_under_100ms'])}"]
+              f"webhook {_met(v['webhook_p99_under_100ms'])} (as B's client saw it, the API server's own work "
+              f"included: {_met(v.get('client_seen_p99_under_100ms', False))})"]
     return "\n".join(lines)
 
 
 def _recorded(s: Obj) -> str:
     hooks = [r["webhook_ms"] for r in s["phases"].values()]
     return f"{sum(h['recorded'] for h in hooks)}/{sum(h['samples'] for h in hooks)}"
+
+
+def _hook(row: Obj) -> str:
+    def one(who: str) -> str:
+        t = (row.get("webhook_timed") or {}).get(who) or {}
+        within = t.get("p99_within_s")
+        return "–" if within is None else f"{within * 1000:g} ms ({t['calls']:g} calls)"
+    return f"{one('apiserver')} / {one('copyrator')}"
 
 
 def _lag(row: Obj, op: str) -> str:

@@ -102,6 +102,7 @@ class WorkQueue:
         self.backoff = backoff or ExponentialBackoff()
         self.transient_backoff = transient_backoff or TransientBackoff()
         self.lane_of = lane_of
+        self._by_namespace = lane_of is namespace_of
         self._levels = tuple(_Level() for _ in _PRIORITIES)  # indexed by priority
         self._priority: dict[Hashable, int] = {}  # keys waiting → their current priority
         self._added_at: dict[Hashable, float] = {}
@@ -144,7 +145,8 @@ class WorkQueue:
         self._priority[key] = priority
         self._added_at.setdefault(key, clock.monotonic())
         level = self._levels[priority]  # _Level.push, inlined: this is the hot path
-        lane = self.lane_of(key)
+        # namespace_of, inlined for the default and the usual "namespace/name" string keys
+        lane = key.rpartition("/")[0] if self._by_namespace and type(key) is str else self.lane_of(key)
         keys = level.lanes.get(lane)
         if keys is None:
             keys = level.lanes[lane] = collections.deque()

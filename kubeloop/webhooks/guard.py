@@ -17,6 +17,9 @@
   the first replica (create; a racing replica gets AlreadyExists and reads the winner's). Without a
   namespace (``kubeloop run`` outside a cluster) the key lives in memory: records die with the process.
 - Until the key is loaded the webhook denies (503): with ``failurePolicy: Fail`` nothing goes unrecorded.
+- The webhook is loop-free: it reads the review and the key only, so the webhook server runs it on its
+  own thread and loop (kubeloop/webhooks/server.py), answering while a reconcile holds the operator's
+  loop. Nothing here may await an object of the operator's loop: the key is a plain attribute, set once.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import asyncio
 import base64
 import logging
 import secrets
+import time
 from typing import Any
 
 import orjson
@@ -75,8 +79,7 @@ class AuthorGuard:
         self.annotation = annotation_key(domain)
         # A record signed longer than this before its object was created is a replayed one (author.py).
         self.max_clock_skew = MAX_CLOCK_SKEW
-        self._key: bytes | None = None
-        self._loaded = asyncio.Event()
+        self._key: bytes | None = None  # set once (use_key); read from the webhook server's thread
 
     @property
     def ready(self) -> bool:
@@ -86,7 +89,6 @@ class AuthorGuard:
     def use_key(self, key: bytes) -> None:
         """Sets the signing key (what :meth:`start` does with the Secret's)."""
         self._key = key
-        self._loaded.set()
 
     async def start(self, client: Client, namespace: str | None) -> None:
         """Loads the key from the operator's namespace (or makes an in-memory one without a namespace)."""
@@ -106,11 +108,7 @@ class AuthorGuard:
 
     async def admit(self, obj: dict[str, Any], req: AdmissionRequest) -> dict[str, Any] | None:
         """The mutating handler: the object with its author record written (or kept)."""
-        try:
-            await asyncio.wait_for(self._loaded.wait(), 2)
-        except TimeoutError:
-            raise Denied("the operator has not loaded its author-signing key yet; retry", code=503) from None
-        assert self._key is not None
+        key = await self._wait_for_key(2.0)
         meta = obj.setdefault("metadata", {})
         if not meta.get("name"):
             raise Denied("give the object a name: its author is recorded at admission, before a "
@@ -126,8 +124,18 @@ class AuthorGuard:
                 return self._put_back(obj, before, req)
         user = req.user
         author = Author(user.username, user.uid, user.groups, dict(user.extra))
-        meta["annotations"] = {**annotations, self.annotation: sign(self._key, obj, author)}
+        meta["annotations"] = {**annotations, self.annotation: sign(key, obj, author)}
         return obj
+
+    async def _wait_for_key(self, seconds: float) -> bytes:
+        """The key, waiting up to ``seconds`` for the start to load it; polled rather than awaited on an
+        asyncio.Event, which would belong to one loop while this runs on the webhook server's."""
+        give_up = time.monotonic() + seconds
+        while self._key is None:
+            if time.monotonic() >= give_up:
+                raise Denied("the operator has not loaded its author-signing key yet; retry", code=503)
+            await asyncio.sleep(0.05)
+        return self._key
 
     def _put_back(self, obj: dict[str, Any], before: str | None, req: AdmissionRequest) -> dict[str, Any]:
         """``obj`` with the stored record (or its absence) restored: removing the annotation or writing a

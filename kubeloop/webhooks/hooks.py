@@ -51,6 +51,9 @@ class AdmissionHook:
     failure_policy: str = "Fail"
     timeout_seconds: int = 5
     operations: tuple[str, ...] = ("CREATE", "UPDATE")
+    # The handler decides from the review alone (awaits nothing of the operator's loop: no client, cache or
+    # ctx): served from the webhook server's own thread, it answers while a reconcile holds the loop.
+    loop_free: bool = False
 
     def __post_init__(self) -> None:
         resource_of(self.target)

@@ -65,9 +65,10 @@ class WebhookOptions:
     # Appended to the configurations' names: the test kit gives each test session its own, so that two
     # sessions on one cluster do not point each other's admission at their own servers.
     configuration_suffix: str = ""
-    # Serve from a thread of its own, answering while a reconcile holds the operator's loop; the handlers
-    # then must not await the operator's client or loop-bound objects (kubeloop/webhooks/server.py).
-    threaded: bool = False
+    # Serve from a thread of its own (kubeloop/webhooks/server.py): loop-free handlers (the author guard's,
+    # hooks declared loop_free=True) and conversions are answered while a reconcile holds the operator's
+    # loop; the other handlers still run on that loop, as they would without the thread.
+    threaded: bool = True
 
     def endpoint(self, port: int | None = None) -> Endpoint:
         if self.service:
@@ -191,7 +192,7 @@ class WebhookRuntime:
         for hook in self.hooks.admission:
             register = server.validating if hook.verb == "validating" else server.mutating
             register(hook.path, hook.server_handler(), failure_policy=hook.failure_policy,  # type: ignore[arg-type]
-                     timeout_seconds=hook.timeout_seconds)
+                     timeout_seconds=hook.timeout_seconds, loop_free=hook.loop_free)
         for conv in self.hooks.conversions:
             server.conversion(conv.path, conv.converter())
         return server

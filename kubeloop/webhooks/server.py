@@ -9,11 +9,15 @@
   ``MAX_BODY``: an UPDATE of the largest object etcd stores, at the API server's worst JSON escaping.
 - ``/readyz`` answers 200 only once a serving certificate is loaded and the listener is up.
 - Metrics use controller-runtime's names (``controller_runtime_webhook_*``), labelled with the path.
-- ``threaded=True`` serves from a thread of its own, on its own event loop: reviews are answered while
-  the operator's loop is held by a reconcile that computes (the thread gets the GIL every
-  ``sys.getswitchinterval()``). The handlers then run on that loop, so they must not await what belongs
-  to the operator's loop (its client, cache waits, events, asyncio primitives it created): fit for
-  handlers that decide from the review alone (validation, defaulting, the author guard).
+- ``threaded=True`` serves from a thread of its own, on its own event loop: TLS, reading and parsing the
+  review, and answering happen there, while the operator's loop may be held by a reconcile that computes
+  (the thread gets the GIL every ``sys.getswitchinterval()``, 5 ms). Where a handler runs is the hook's
+  ``loop_free``: a loop-free handler decides from the review alone (validation, defaulting, the author
+  guard) and runs on the server's loop, so it is answered whatever the operator's loop is doing; any
+  other handler is sent to the operator's loop (``run_coroutine_threadsafe``), where it may await the
+  operator's client, cache and events as without the thread, and waits for that loop like them (the
+  deadline still holds: a held loop is answered per the failure policy, never by the API server's
+  timeout). Conversions are pure functions of the review and run on the server's loop.
 """
 
 from __future__ import annotations
@@ -65,6 +69,10 @@ class Webhook:
     handler: Handler
     failure_policy: FailurePolicy = "Fail"
     timeout_seconds: int = 5
+    # The handler decides from the review alone: it never awaits what belongs to the operator's loop (its
+    # client, cache waits, events, asyncio primitives created there), so a threaded server runs it on its
+    # own loop. False: a threaded server runs it on the operator's loop.
+    loop_free: bool = False
 
     @property
     def deadline(self) -> float:
@@ -93,6 +101,7 @@ class WebhookServer:
         self.threaded = threaded
         self._thread: threading.Thread | None = None
         self._thread_loop: asyncio.AbstractEventLoop | None = None
+        self._owner: asyncio.AbstractEventLoop | None = None  # the operator's loop: non-loop-free handlers run there
         self.webhooks: dict[str, Webhook] = {}
         self.converters: dict[str, Converter] = {}
         self.answered: Counter[str] = Counter()  # reviews answered per path (the test kit waits on it)
@@ -102,14 +111,14 @@ class WebhookServer:
     # registration -------------------------------------------------------------------------------
 
     def validating(self, path: str, handler: Handler, *, failure_policy: FailurePolicy = "Fail",
-                   timeout_seconds: int = 5) -> Webhook:
+                   timeout_seconds: int = 5, loop_free: bool = False) -> Webhook:
         """Serves a validating handler: it returns nothing, raises :class:`Denied`, may ``req.warn()``."""
-        return self._add(Webhook(path, "validating", handler, failure_policy, timeout_seconds))
+        return self._add(Webhook(path, "validating", handler, failure_policy, timeout_seconds, loop_free))
 
     def mutating(self, path: str, handler: Handler, *, failure_policy: FailurePolicy = "Fail",
-                 timeout_seconds: int = 5) -> Webhook:
+                 timeout_seconds: int = 5, loop_free: bool = False) -> Webhook:
         """Serves a mutating handler: it returns the changed object (a dict) or ``None`` for no change."""
-        return self._add(Webhook(path, "mutating", handler, failure_policy, timeout_seconds))
+        return self._add(Webhook(path, "mutating", handler, failure_policy, timeout_seconds, loop_free))
 
     def conversion(self, path: str, converter: Converter) -> None:
         """Serves a CRD's ConversionReview at ``path``."""
@@ -135,6 +144,7 @@ class WebhookServer:
     async def start(self) -> None:
         """Binds the listener (learning the port when 0) and starts the rotation loop; with ``threaded``,
         in the server's own thread (a bind error is raised here all the same)."""
+        self._owner = asyncio.get_running_loop()
         if not self.threaded:
             await self._listen()
             return
@@ -247,9 +257,7 @@ class WebhookServer:
         original = copy.deepcopy(req.object) if hook.kind == "mutating" else None
         try:
             async with asyncio.timeout(hook.deadline) as deadline:
-                result = hook.handler(req)
-                if inspect.isawaitable(result):
-                    result = await result
+                result = await self._call(hook, req)
         except Denied as denied:
             return deny(req, denied)
         except TimeoutError:
@@ -262,6 +270,19 @@ class WebhookServer:
             log.exception("webhook %s: handler for %s %s raised", hook.path, req.operation, req.key)
             return _failed(hook, req, f"the handler raised {type(exc).__name__} (details in the operator's log)")
         return _result(hook, req, result, original)
+
+    async def _call(self, hook: Webhook, req: AdmissionRequest) -> Any:
+        """The handler's result, on the loop it belongs to (see the module docstring)."""
+        owner = self._owner
+        if self._thread is None or hook.loop_free or owner is None or owner.is_closed():
+            return await _invoke(hook.handler, req)
+        # Cancelling the wrapper (the deadline) cancels the handler's task on the operator's loop.
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_invoke(hook.handler, req), owner))
+
+
+async def _invoke(handler: Handler, req: AdmissionRequest) -> Any:
+    result = handler(req)
+    return await result if inspect.isawaitable(result) else result
 
 
 def _result(hook: Webhook, req: AdmissionRequest, result: Any, original: dict[str, Any] | None) -> dict[str, Any]:

@@ -243,3 +243,11 @@ def test_an_unknown_priority_is_refused_by_name():
     q = WorkQueue("t")
     with pytest.raises(ValueError, match="HIGH .0. or LOW .1."):
         q.add("a/x", 2)
+
+
+async def test_keys_that_are_not_strings_share_one_lane_with_cluster_scoped_ones():
+    q = WorkQueue("t")
+    for key in ("a/1", "a/2", ("tuple", 1), "cluster-1", 7):
+        q.add(key)
+    # lanes "a" and "" (the tuple, "cluster-1" and 7, in arrival order) take turns
+    assert [await q.get() for _ in range(5)] == ["a/1", ("tuple", 1), "a/2", "cluster-1", 7]

@@ -19,10 +19,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubeloop import Access, AccessReviewer, Author, AuthorGuard, UnverifiedAuthor, builtin
+from kubeloop import Access, AccessReviewer, Author, AuthorGuard, UnverifiedAuthor, builtin, cooperatively
 from kubeloop.operators.copyrator.boundary import Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.operators.copyrator.plan import Plan, meta, plan
+from kubeloop.operators.copyrator.plan import Plan, meta, planning
 from kubeloop.operators.copyrator.receiving import Reception
 
 CONDITION = "AuthorAllowed"
@@ -60,12 +60,16 @@ async def screen(guard: AuthorGuard, reviewer: AccessReviewer, rule: CopyratorRu
     kind = builtin.SECRET if rule.copy_kind == "Secret" else builtin.CONFIG_MAP
     out = Screened(author)
     readable = await _allowed(reviewer, out, author, ("get",), kind, rule.source_namespaces)
-    full = plan(rule, [c for c in candidates if meta(c)["namespace"] in readable], namespaces, boundary, reception)
+    sources = [c for c in candidates if meta(c)["namespace"] in readable]
+    full = await cooperatively(planning(rule, sources, namespaces, boundary, reception))
     targets = sorted({ns for ns, _ in full.copies})
     writable = await _allowed(reviewer, out, author, ("create", "update"), kind, targets)
     refused = set(targets) - writable
-    out.desired = plan(rule, [c for c in candidates if meta(c)["namespace"] in readable],
-                       [n for n in namespaces if meta(n)["name"] not in refused], boundary, reception)
+    if not refused:  # the same inputs: the same plan
+        out.desired = full
+        return out
+    out.desired = await cooperatively(planning(rule, sources, [n for n in namespaces if meta(n)["name"] not in refused],
+                                               boundary, reception))
     return out
 
 

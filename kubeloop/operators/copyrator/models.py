@@ -7,6 +7,7 @@ example says ``namespace: default`` where its code expects a list: both spelling
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -189,12 +190,18 @@ class CopyratorRule(
         """``namespace/name``: how copies name their rule."""
         return f"{self.metadata.namespace}/{self.metadata.name}"
 
-    @property
+    @functools.cached_property
     def source_namespaces(self) -> list[str]:
-        """The source namespaces in the order given (earlier ones win name clashes)."""
+        """The source namespaces in the order given (earlier ones win name clashes). Computed once per
+        model: it is asked for every ConfigMap and Secret a rule meets (a model is not changed in place)."""
         value = self.namespace
         names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
         return list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
+
+    @functools.cached_property
+    def source_namespace_set(self) -> frozenset[str]:
+        """``source_namespaces`` as a set: a lookup per object met."""
+        return frozenset(self.source_namespaces)
 
     def problems(self) -> list[str]:
         """What the API server could not validate; a rule with problems copies nothing new."""

@@ -27,13 +27,14 @@ from kubeloop import (
     Request,
     Watch,
     builtin,
+    cooperatively,
 )
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.authority import CONDITION, Screened, screen
 from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
 from kubeloop.operators.copyrator.foreign import EVENT_REASON, describe, foreign_annotations
 from kubeloop.operators.copyrator.models import MAX_LISTED, MAX_MESSAGE, MAX_NAMESPACES_LISTED, CopyratorRule
-from kubeloop.operators.copyrator.plan import DOMAIN, Plan, plan
+from kubeloop.operators.copyrator.plan import DOMAIN, Plan, planning
 from kubeloop.operators.copyrator.receiving import LIMITED
 from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.operators.copyrator.sync import Outcome, Sync, collect_leftovers
@@ -153,7 +154,8 @@ class Copyrator:
 
     async def reconcile(self, rule: CopyratorRule, ctx: Context[Deps]) -> None:
         """The article's loop as a diff: desired copies of every source in every namespace, against the
-        copies that exist."""
+        copies that exist. The plan is computed in slices (``cooperatively``): a rule may meet thousands
+        of sources, and the loop serves other tenants' rules, watches and probes between slices."""
         world, reviewer = ctx.deps.world, ctx.deps.reviewer
         if rule.problems():
             return await reject(rule, rule.problems(), ctx)
@@ -167,7 +169,8 @@ class Copyrator:
                 return await refuse(screened, ctx)
             desired = screened.desired
         else:
-            desired = plan(rule, world.candidates(rule), world.namespaces(), world.boundary, world.reception())
+            desired = await cooperatively(planning(rule, world.candidates(rule), world.namespaces(), world.boundary,
+                                                   world.reception()))
         outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(desired, world.copies_of(rule.key))
         world.set_blocked(rule.key, {place for place, *_ in outcome.conflicts})
         world.set_limited(rule, {ns for ns, reason, _ in desired.declined if reason == LIMITED})

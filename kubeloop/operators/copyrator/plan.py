@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import orjson
 
-from kubeloop import LabelSelector, Obj, selectors
+from kubeloop import LabelSelector, Obj, Steps, selectors, to_completion
 from kubeloop.operators.copyrator.boundary import CONSENT_ANNOTATION as CONSENT_ANNOTATION  # re-exported
 from kubeloop.operators.copyrator.boundary import (
     DOMAIN,
@@ -147,7 +147,7 @@ def protected_reason(obj: Mapping[str, Any]) -> str | None:
 def matches_source(rule: CopyratorRule, obj: Mapping[str, Any]) -> bool:
     """The object is in a source namespace, is not a copy and carries the rule's labels: whether or
     not the rule may read it, the rule never writes over it (and a change to it wakes the rule)."""
-    return (obj.get("kind") == rule.copy_kind and meta(obj).get("namespace") in rule.source_namespaces
+    return (obj.get("kind") == rule.copy_kind and meta(obj).get("namespace") in rule.source_namespace_set
             and owner_of(obj) is None and matches_labels(labels_of(obj), rule.selector))
 
 
@@ -257,7 +257,7 @@ def needs_recreate(actual: Mapping[str, Any], desired: Mapping[str, Any]) -> boo
 class Plan:
     """The desired copies of one rule, keyed by (namespace, name), and why some sources yield none."""
 
-    sources: list[Obj] = field(default_factory=list)
+    sources: list[Mapping[str, Any]] = field(default_factory=list)
     copies: dict[tuple[str, str], Obj] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (source key, reason)
     shadowed: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, name, source key)
@@ -274,20 +274,36 @@ class Plan:
 def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
          namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT,
          reception: Reception | None = None) -> Plan:
-    """Every copy the rule wants now. Sources are taken in the order of the rule's namespace list,
-    then by name, so when two sources would produce the same copy the first one wins (the other is
-    reported as shadowed) — the result never depends on event order. ``reception``: what the target
-    namespaces accept (their policy, their copy limit); None: everything."""
-    candidates = list(candidates)
+    """Every copy the rule wants now, computed at once (see :func:`planning`)."""
+    return to_completion(planning(rule, candidates, namespaces, boundary, reception))
+
+
+def planning(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
+             namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT,
+             reception: Reception | None = None) -> Steps[Any]:
+    """Every copy the rule wants now, as steps (one per candidate, target namespace and source) that the
+    reconcile drives with ``kubeloop.cooperatively``: a rule meets as many sources as its namespace holds,
+    which no schema bounds, so the loop is handed back between them. Sources are taken in the order of
+    the rule's namespace list, then by name, so when two sources would produce the same copy the first one
+    wins (the other is reported as shadowed) — the result never depends on event order. ``reception``:
+    what the target namespaces accept (their policy, their copy limit); None: everything."""
     order = {ns: i for i, ns in enumerate(rule.source_namespaces)}
-    sources = sorted((s for s in candidates if is_source(rule, s, boundary)),
-                     key=lambda s: (order[meta(s)["namespace"]], meta(s)["name"]))
+    matching: list[Mapping[str, Any]] = []  # in a source namespace, with the rule's labels, not a copy
+    readable: list[Mapping[str, Any]] = []  # of those, the ones the rule may read
+    for s in candidates:
+        if matches_source(rule, s):
+            matching.append(s)
+            if boundary.may_read(rule, s):
+                readable.append(s)
+        yield
+    sources = sorted(readable, key=lambda s: (order[meta(s)["namespace"]], meta(s)["name"]))
     # Every place holding something the rule reads from (consenting or not): never a copy's place.
-    source_places = {(meta(s)["namespace"], meta(s)["name"]) for s in candidates if matches_source(rule, s)}
-    readable = {id(s) for s in sources}
-    out = Plan(sources=[dict(s) for s in sources])
-    targets = _receiving(out, rule, target_namespaces(rule, namespaces, boundary), reception)
+    source_places = {(meta(s)["namespace"], meta(s)["name"]) for s in matching}
+    out = Plan(sources=sources)  # the cached objects themselves: read, never changed
+    yield
+    targets = yield from _receiving(out, rule, target_namespaces(rule, namespaces, boundary), reception)
     for source in sources:
+        yield
         name = target_name(rule, meta(source)["name"])
         reason = _skip_reason(source, name)
         if reason:
@@ -296,16 +312,17 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
         template = build_copy(rule, source, "", name)  # the same content in every namespace
         for ns in targets:
             _place(out, source, template, ns, name, source_places)
-    _foreign(out, rule, candidates, readable)
+    yield from _foreign(out, matching, {id(s) for s in readable})
     out.skipped += [(f"{ns}/*", "NoConsent") for ns in _unshared(rule, sources, boundary)]
     return out
 
 
-def _foreign(out: Plan, rule: CopyratorRule, candidates: list[Mapping[str, Any]], readable: set[int]) -> None:
+def _foreign(out: Plan, matching: list[Mapping[str, Any]], readable: set[int]) -> Steps[Any]:
     """Objects the rule meets with Reflector's or replicator's annotations: said, never silently ignored.
     One the rule may not read is named only if its owner consented the other tool's way (it is shared)."""
-    for s in candidates:
-        found = foreign_annotations(s) if matches_source(rule, s) else {}
+    for s in matching:
+        yield
+        found = foreign_annotations(s)
         if not found or (id(s) not in readable and not consented_elsewhere(s)):
             continue
         out.foreign.append((key_of(s), describe(found)))
@@ -313,12 +330,14 @@ def _foreign(out: Plan, rule: CopyratorRule, candidates: list[Mapping[str, Any]]
             out.skipped.append((key_of(s), SKIP_REASON))
 
 
-def _receiving(out: Plan, rule: CopyratorRule, targets: list[str], reception: Reception | None) -> list[str]:
+def _receiving(out: Plan, rule: CopyratorRule, targets: list[str],
+               reception: Reception | None) -> Steps[Any]:
     """The targets whose namespace accepts the rule's copies; the others go to ``out.declined``."""
     if reception is None:
         return targets
     accepted = []
     for ns in targets:
+        yield
         if reason := reception.refusal(rule, ns):
             out.declined.append((ns, REFUSED, reason))
         else:

@@ -49,7 +49,10 @@ class World:
         self.boundary = boundary
         self.max_copies = max_copies  # per namespace and rule namespace
         self._rules, self._namespaces, self._objects = rules, namespaces, objects
-        self._parsed: dict[tuple[str, str], CopyratorRule | None] = {}  # None: unusable
+        # uid → (resourceVersion, the rule parsed at it; None: unusable): one entry per rule, replaced when
+        # the rule changes. (Keyed by resourceVersion, every status write of a large rule would keep one
+        # more parsed copy, thousands of objects each, for the garbage collector to walk.)
+        self._parsed: dict[str, tuple[str, CopyratorRule | None]] = {}
         # (kind, namespace, name) → rules whose copy is blocked there: when that object changes or
         # goes away, those rules look again.
         self.blocked: dict[tuple[str, str, str], set[str]] = {}
@@ -126,22 +129,24 @@ class World:
         list the schema could not bound, say) is left out: it copies nothing new, and the event mappers,
         which run for every ConfigMap and Secret event, never walk it."""
         out = []
-        for raw in self._rules.store:
+        store = self._rules.store
+        for raw in store:
             m = meta(raw)
-            ident = (m.get("uid", ""), m.get("resourceVersion", ""))
-            if ident not in self._parsed:
+            uid, version = m.get("uid", ""), m.get("resourceVersion", "")
+            cached = self._parsed.get(uid)
+            if cached is None or cached[0] != version:
                 try:
                     parsed: CopyratorRule | None = CopyratorRule.from_dict(raw)
                 except ValueError:
                     parsed = None  # the reconcile reports it; mapping skips it
                 if parsed is not None and parsed.problems():
                     parsed = None
-                if len(self._parsed) > 4096:
-                    self._parsed.clear()
-                self._parsed[ident] = parsed
-            rule = self._parsed[ident]
-            if rule is not None:
-                out.append(rule)
+                cached = self._parsed[uid] = (version, parsed)
+            if cached[1] is not None:
+                out.append(cached[1])
+        if len(self._parsed) > 2 * len(store) + 64:  # rules deleted since: forget them
+            present = {meta(raw).get("uid", "") for raw in store}
+            self._parsed = {uid: c for uid, c in self._parsed.items() if uid in present}
         return out
 
     def watches_rule(self, rule_key: str, rule_name_filter: str | None) -> bool:

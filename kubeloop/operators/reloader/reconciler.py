@@ -25,9 +25,12 @@ from kubeloop import (
     Operator,
     Result,
     State,
+    Steps,
     builtin,
     clock,
+    cooperatively,
     selectors,
+    to_completion,
 )
 from kubeloop.operators.reloader.budget import MAX_PER_NAMESPACE, PatternBudget
 from kubeloop.operators.reloader.compat import SettingError
@@ -115,12 +118,22 @@ class Runtime:
 
     def sources_named(self, kind: str, namespace: str | None, patterns: tuple[str, ...]) -> list[str]:
         """The names in the namespace that match any of ``patterns``: one compiled matcher, one pass."""
+        return to_completion(self.naming(kind, namespace, patterns))  # type: ignore[no-any-return]
+
+    def naming(self, kind: str, namespace: str | None, patterns: tuple[str, ...]) -> Steps[Any]:
+        """``sources_named`` in steps, one per object of the namespace (``kubeloop.cooperatively``): a
+        namespace may hold any number of them."""
         if not patterns:
             return []
         informer = self.sources.get(kind)
         objs = informer.store.by_index("namespace", namespace or "") if informer else []
         matcher = name_matcher(patterns)
-        return sorted(name for o in objs if matcher(name := _meta(o)["name"]))
+        found = []
+        for o in objs:
+            if matcher(name := _meta(o)["name"]):
+                found.append(name)
+            yield
+        return sorted(found)
 
     def within_budget(self, kind: WorkloadKind, workload: Obj, policy: Policy) -> Policy:
         """The policy with only the expressions its namespace's budget grants (the rest are dropped)."""
@@ -222,7 +235,8 @@ class Reloader:
         mem = self.remembered.of(ctx)
         policy = rt.within_budget(kind, workload, policy)
         await _refused_patterns(ctx, mem, policy)
-        hashes, missing, unknown = self.tracked(rt, kind, workload, policy)
+        # In slices: its expressions are matched against every name of the namespace, which no bound limits.
+        hashes, missing, unknown = await cooperatively(self.tracking(rt, kind, workload, policy))
         await self._unknown(ctx, kind, unknown)
         if missing and not rt.settings.reload_on_delete:
             settled(mem.pacing)  # a burst resumes from scratch once the object is back
@@ -271,12 +285,19 @@ class Reloader:
         """The objects this workload is rolled for, with their hashes; the missing ones its pod template
         needs (they hold the rollout back); and the missing ones only its annotations name (they do not:
         the others still roll the workload, as with Reloader)."""
+        return to_completion(self.tracking(rt, kind, workload, policy))  # type: ignore[no-any-return]
+
+    def tracking(self, rt: Runtime, kind: WorkloadKind, workload: Obj, policy: Policy) -> Steps[Any]:
+        """``tracked`` in steps: one per object of the namespace its expressions are matched against, and
+        one per object tracked."""
         ns = _meta(workload).get("namespace")
         template_refs = pod_template_refs(kind.template(workload))
         from_template = [r for r in template_refs if r.kind in policy.auto or r.kind in policy.search]
-        named = [Ref(k, name) for k, names in policy.named.items()
-                 for name in (*(n for n in names if not is_pattern(n)),
-                              *rt.sources_named(k, ns, tuple(n for n in names if is_pattern(n))))]
+        named: list[Ref] = []
+        for k, names in policy.named.items():
+            named += [Ref(k, n) for n in names if not is_pattern(n)]
+            matched = yield from rt.naming(k, ns, tuple(n for n in names if is_pattern(n)))
+            named += [Ref(k, n) for n in matched]
         # ``search`` picks the referenced objects that say ``match``; auto or named ones need not.
         needs_match = {r.id for r in from_template if r.kind not in policy.auto} - {r.id for r in named}
         named_only = {r.id for r in named} - {r.id for r in template_refs}  # the pods do not need them
@@ -284,6 +305,7 @@ class Reloader:
         missing: list[Ref] = []
         unknown: list[Ref] = []
         for ref in merge([*from_template, *named]):
+            yield
             if not rt.settings.tracks(ref.kind) or policy.is_excluded(ref.kind, ref.name):
                 continue
             source = rt.source(ref.kind, ns, ref.name)
