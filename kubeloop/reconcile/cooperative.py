@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Generator
+import typing
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -22,7 +22,10 @@ T = TypeVar("T")
 # event wait at most this long (plus one step) for each such computation running.
 SLICE = 0.002
 
-Steps = Generator[Any, None, T]
+# typing's alias, not collections.abc's: only it takes a docstring (the API reference shows it).
+Steps = typing.Generator[Any, None, T]  # noqa: UP006
+Steps.__doc__ = """A computation written as a generator: it ``yield``s (nothing) wherever it may hand the
+loop back, and ``return``s its result; ``cooperatively`` runs it in slices, ``to_completion`` at once."""
 
 
 def to_completion(steps: Steps[T]) -> T:
