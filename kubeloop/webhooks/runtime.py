@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 9443  # controller-runtime's; the Service maps 443 to it
+# Seconds a replica reached through a Service keeps answering after it is asked to stop: the endpoints
+# controller drops a terminating pod at once, but the API server's resolver and kube-proxy follow a little
+# later. Well inside the generated Deployment's terminationGracePeriodSeconds (10).
+DEFAULT_SERVICE_DRAIN = 3.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,10 @@ class WebhookOptions:
 
     ``service`` (with ``namespace``): the Service form, in a cluster. Otherwise the URL form
     ``https://<url_host or host>:<port>``: the local control plane calls the process directly.
+    ``url_port``: the port in that URL when the API server reaches the process through something listening
+    elsewhere (a tunnel, a proxy in front of several processes); default: the port it listens on.
+    ``drain_seconds``: how long the server keeps answering after a stop is asked (readiness already false);
+    default 3 s in the Service form, none in the URL form.
     ``namespace_selector``: replaces the default (every namespace but the operator's and kube-system),
     e.g. one test's namespace. ``cert_dir``: serve the certificate mounted there
     (:mod:`kubeloop.webhooks.cert_dir`) instead of making one.
@@ -59,6 +67,7 @@ class WebhookOptions:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     url_host: str | None = None
+    url_port: int | None = None
     service: str | None = None
     namespace: str | None = None  # the operator's (the Service's) namespace, excluded by the default selector
     namespace_selector: dict[str, Any] | None = None
@@ -69,6 +78,13 @@ class WebhookOptions:
     # Serve from a thread of its own, answering while a reconcile holds the operator's loop; the handlers
     # then must not await the operator's client or loop-bound objects (kubeloop/webhooks/server.py).
     threaded: bool = False
+    drain_seconds: float | None = None
+
+    @property
+    def drain(self) -> float:
+        if self.drain_seconds is not None:
+            return self.drain_seconds
+        return DEFAULT_SERVICE_DRAIN if self.service else 0.0
 
     def endpoint(self, port: int | None = None) -> Endpoint:
         if self.service:
@@ -76,7 +92,7 @@ class WebhookOptions:
                 raise ValueError(f"webhook service {self.service!r} needs its namespace (--webhook-namespace)")
             return Endpoint(service=self.service, namespace=self.namespace)
         host = self.url_host or ("127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host)
-        return Endpoint(url=f"https://{host}:{port or self.port}")
+        return Endpoint(url=f"https://{host}:{self.url_port or port or self.port}")
 
     def certificate_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(DNS names, IP addresses) the serving certificate must name."""
