@@ -395,6 +395,8 @@ async def test_deployed_then_run_locally_and_back(name: str, kube_cluster: Any, 
         deployed = await endpoints(kube_client, name)
         assert all(c["service"]["namespace"] == namespace and "url" not in c for c in deployed.values()), deployed
         assert {k.split("/")[0] for k in deployed} == SERVED[name], deployed
+        replicas = (await kube_client.get("deployments.apps", name, namespace))["spec"]["replicas"]
+        assert replicas == (2 if name == "blackadder" else 1)  # two serve a conversion webhook
         await asyncio.to_thread(kube_cluster.kubectl, "scale", "deployment", name, "-n", namespace, "--replicas=0")
         kubeconfig = await asyncio.to_thread(kube_cluster.service_account_kubeconfig, namespace, name,
                                              tmp_path / "sa.kubeconfig")
@@ -409,9 +411,10 @@ async def test_deployed_then_run_locally_and_back(name: str, kube_cluster: Any, 
             await JOBS[name](kube_client, namespace)
         assert await endpoints(kube_client, name) == deployed
         assert await lease_holder(kube_client, name, namespace) is None  # released at stop, not left to expire
-        await asyncio.to_thread(kube_cluster.kubectl, "scale", "deployment", name, "-n", namespace, "--replicas=1")
+        await asyncio.to_thread(kube_cluster.kubectl, "scale", "deployment", name, "-n", namespace,
+                                f"--replicas={replicas}")
         await wait_for(kube_client, "deployments.apps", name, namespace, timeout=60,
-                       predicate=lambda d: (d.get("status") or {}).get("readyReplicas") == 1)
+                       predicate=lambda d: (d.get("status") or {}).get("readyReplicas") == replicas)
     finally:
         if way == "deploy":
             cli("undeploy", name, *flags, "--delete-crds", "--timeout", "90")
