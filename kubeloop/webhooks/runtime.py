@@ -277,6 +277,11 @@ class WebhookRuntime:
             current = await client.get(await client.resource_of(obj), name)
         except NotFound:
             return
+        except Forbidden as exc:  # RBAC generated before it had get: serve anyway, say what is not given back
+            log.warning("cannot read %s %s (%s): it stays pointed at this process after it stops; regenerate "
+                        "the operator's RBAC (kubeloop generate rbac) to have it given back", obj["kind"], name,
+                        exc.message)
+            return
         if obj["kind"] == "CustomResourceDefinition":
             stanza = current["spec"].get("conversion") or {}
             config = (stanza.get("webhook") or {}).get("clientConfig")
