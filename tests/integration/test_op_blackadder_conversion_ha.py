@@ -10,9 +10,12 @@ Here the two replicas are two ``kubeloop run blackadder`` processes sharing one 
 (``--webhook-cert-dir``, as cert-manager's Secret would be mounted), and the Service is played by a TCP
 proxy on 127.0.0.1 that hands each new connection to a replica whose ``/readyz`` answers 200 (what the
 endpoints controller and kube-proxy do with the readiness probe). The CRD's conversion names the proxy.
-While each replica in turn is stopped and started again, the agent is read in all three versions without
-a pause: no read may fail. Then with both stopped, reads in the converted versions fail and those in
-the storage version still work: the reads above went through the webhook.
+The proxy learns of readiness changes a second late, as a Service's users do. While each replica in
+turn is stopped and started again (the next once the proxy sends to the new one, as a rolling update
+waits for the new pod), the agent is read in all three versions without a pause: no read may fail.
+Then with both stopped, reads in the converted versions fail and those in the storage version still
+work: the reads above went through the webhook. (The drain is not what this shows: here a replica's own
+shutdown outlasts the proxy's lag, and with ``--webhook-drain-seconds 0`` no read failed either.)
 """
 
 from __future__ import annotations
@@ -102,9 +105,12 @@ class Replica:
 
 @dataclass
 class ServiceProxy:
-    """The Service's part: new connections go to a replica whose readiness probe passes, bytes both ways."""
+    """The Service's part: new connections go to a replica whose readiness probe passes, bytes both ways.
+    It learns of a change ``lag`` seconds late, as the API server's resolver and kube-proxy learn of an
+    endpoint's removal a moment after the pod begins terminating."""
 
     replicas: list[Replica]
+    lag: float = 1.0
     port: int = 0
     ready: list[Replica] = field(default_factory=list)
     _turn: itertools.count = field(default_factory=itertools.count)
@@ -121,10 +127,16 @@ class ServiceProxy:
         with contextlib.suppress(asyncio.CancelledError):
             await self.probing
 
+    async def sees(self, *replicas: Replica) -> None:
+        """Until every one of ``replicas`` receives connections."""
+        while not all(r in self.ready for r in replicas):
+            await asyncio.sleep(0.05)
+
     async def _probe(self) -> None:
         while True:
             states = await asyncio.gather(*(r.ready() for r in self.replicas))
-            self.ready = [r for r, ok in zip(self.replicas, states, strict=True) if ok]
+            seen = [r for r, ok in zip(self.replicas, states, strict=True) if ok]
+            asyncio.get_running_loop().call_later(self.lag, setattr, self, "ready", seen)
             await asyncio.sleep(0.05)
 
     async def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -229,6 +241,7 @@ async def test_conversions_survive_a_rolling_restart_of_two_replicas(kube_cluste
         try:
             await install_crd(kube_cluster, kube_client, proxy.port, ca)
             await asyncio.gather(*(r.start(args) for r in replicas))
+            await asyncio.wait_for(proxy.sees(*replicas), 30)
             await kube_client.create({
                 "apiVersion": "blackadder.io/v1alpha1", "kind": "ChaosAgent", "metadata": {"name": name},
                 "spec": {"tantrumMode": True, "podTolerance": 4, "suspend": True,
@@ -245,6 +258,7 @@ async def test_conversions_survive_a_rolling_restart_of_two_replicas(kube_cluste
                     before = reader.reads
                     await replica.stop()
                     await replica.start(args)
+                    await asyncio.wait_for(proxy.sees(replica), 30)
                     during += reader.reads - before
             finally:
                 reading.cancel()
