@@ -25,7 +25,7 @@ from kubeloop.settings import Settings, flag_specs
 
 
 def write_operator_chart(target: str, operator: Operator, output: Path | None, image: str | None,
-                         replicas: int, sets: tuple[str, ...], shards: bool = False) -> None:
+                         replicas: int | None, sets: tuple[str, ...], shards: bool = False) -> None:
     """Writes the chart (see the module docstring) and echoes its files."""
     from kubeloop.packaging.chart import write_chart
 

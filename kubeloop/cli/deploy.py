@@ -45,12 +45,13 @@ def _run(kubeconfig: str | None, context: str | None, work: Callable[[Any], Awai
 @click.command()
 @_cluster_options
 @click.option("--image", default=None, help="Operator image (default: ghcr.io/kubeloop/<name>:latest).")
-@click.option("--replicas", default=1, show_default=True, type=int)
+@click.option("--replicas", default=None, type=int,
+              help="Replicas of the Deployment (default: 2 for an operator serving a CRD conversion webhook, else 1).")
 @click.option("--wait/--no-wait", default=False, help="Wait until the Deployment is Available.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="An operator setting to deploy with (repeatable), as in `kubeloop generate --set`.")
 def command(target: str, kubeconfig: str | None, context: str | None, namespace: str | None, timeout: float,
-            image: str | None, replicas: int, wait: bool, sets: tuple[str, ...]) -> None:
+            image: str | None, replicas: int | None, wait: bool, sets: tuple[str, ...]) -> None:
     """Deploy TARGET: its Namespace, CRDs (waiting until Established), RBAC, metrics Service and
     Deployment, server-side applied with field manager kubeloop-deploy."""
     from kubeloop.packaging.deploy import deploy

@@ -11,7 +11,7 @@ from kubeloop.builder import Operator
 from kubeloop.cli.overrides import parse_sets, settings_applied
 from kubeloop.cli.run import BUNDLED, load_operator
 from kubeloop.resources import crds_for, operator_manifests, render_yaml, write_manifests
-from kubeloop.webhooks.deploy import with_webhooks
+from kubeloop.webhooks.deploy import CONVERSION_REPLICAS, with_webhooks
 
 KINDS = ("crd", "rbac", "manager", "all", "chart", "dockerfile")
 _RBAC_KINDS = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
@@ -31,7 +31,7 @@ def run_args(target: str, operator: Operator, shards: bool = False) -> list[str]
 
 
 def manifests(target: str, operator: Operator, namespace: str, image: str | None = None,
-              replicas: int = 1, cert_manager_certificate: str | None = None,
+              replicas: int | None = None, cert_manager_certificate: str | None = None,
               cert_secret: str | None = None, settings_args: list[str] | None = None,
               shards: bool = False) -> list[dict[str, Any]]:
     """Everything ``generate all`` emits; with webhooks, their configurations, Service and port too.
@@ -42,6 +42,8 @@ def manifests(target: str, operator: Operator, namespace: str, image: str | None
                               namespaced_permissions=operator.namespaced_permissions(),
                               args=run_args(target, operator, shards) + list(settings_args or ()), events="cluster",
                               shards=shards)
+    if replicas is None:  # a conversion webhook is served by two, so that a restart leaves the kind readable
+        replicas = CONVERSION_REPLICAS if operator.hooks.conversions else 1
     for obj in objs:
         if obj["kind"] == "Deployment":
             obj["spec"]["replicas"] = replicas
@@ -67,7 +69,8 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
               help="Write files (and a kustomization.yaml) into this directory instead of stdout.")
 @click.option("--namespace", default=None, help="Namespace the operator runs in (default: <name>-system).")
 @click.option("--image", default=None, help="Operator image (default: ghcr.io/kubeloop/<name>:latest).")
-@click.option("--replicas", default=1, show_default=True, type=int)
+@click.option("--replicas", default=None, type=int,
+              help="Replicas of the Deployment (default: 2 for an operator serving a CRD conversion webhook, else 1).")
 @click.option("--shards", default="off", show_default=True, type=click.Choice(["off", "auto"]),
               help="How the replicas share the work: off = one leader acts (--leader-elect); auto = every "
                    "replica acts on its share (kubeloop run --shards auto), and the Role also lists and "
@@ -83,7 +86,7 @@ def select(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
               help="Webhooks: mount this kubernetes.io/tls Secret (e.g. cert-manager's) into the Deployment and "
                    "serve it (--webhook-cert-dir) instead of a certificate the process makes.")
 def command(kind: str, target: str, output: Path | None, namespace: str | None, image: str | None,
-            replicas: int, shards: str, cert_manager_certificate: str | None, webhook_cert_secret: str | None,
+            replicas: int | None, shards: str, cert_manager_certificate: str | None, webhook_cert_secret: str | None,
             sets: tuple[str, ...]) -> None:
     """Generate CRDs, least-privilege RBAC and the manager Deployment for TARGET (a bundled operator,
     a module or a file), in a stable order that `kubectl apply --server-side` accepts; or a Helm
@@ -104,7 +107,7 @@ def command(kind: str, target: str, output: Path | None, namespace: str | None, 
 
 
 def _generate(kind: str, target: str, operator: Operator, output: Path | None, namespace: str | None,
-              image: str | None, replicas: int, cert_manager_certificate: str | None,
+              image: str | None, replicas: int | None, cert_manager_certificate: str | None,
               webhook_cert_secret: str | None, settings_args: list[str], shards: bool) -> None:
     if kind == "dockerfile":
         _dockerfile(target, output)

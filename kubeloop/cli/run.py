@@ -122,6 +122,12 @@ def webhook_options() -> list[click.Option]:
         _opt("webhook-url-host", default=None,
              help="Host the API server calls, as https://HOST:PORT (default: --webhook-host, or 127.0.0.1 "
                   "for 0.0.0.0); used unless --webhook-service is set."),
+        _opt("webhook-url-port", default=None, type=click.IntRange(1, 65535),
+             help="Port the API server calls in that URL when something listens there for this process (a "
+                  "tunnel, a proxy in front of several replicas); default: --webhook-port."),
+        _opt("webhook-drain-seconds", default=None, type=click.FloatRange(0),
+             help="Seconds the webhook server keeps answering after SIGTERM, not ready meanwhile, while the "
+                  "replica leaves the Service's endpoints (default: 3 with --webhook-service, else 0)."),
         _opt("webhook-service", default=None,
              help="In a cluster: the Service the API server calls instead of a URL (generated as <name>-webhook)."),
         _opt("webhook-namespace", default=None,

@@ -42,8 +42,9 @@ def webhook_options(settings: dict[str, Any], default_namespace: str) -> Webhook
     service = settings.get("webhook_service")
     namespace = settings.get("webhook_namespace") or (default_namespace if service else None)
     return WebhookOptions(host=settings.get("webhook_host") or "127.0.0.1", port=settings.get("webhook_port", 9443),
-                          url_host=settings.get("webhook_url_host"), service=service, namespace=namespace,
-                          cert_dir=settings.get("webhook_cert_dir"))
+                          url_host=settings.get("webhook_url_host"), url_port=settings.get("webhook_url_port"),
+                          service=service, namespace=namespace, cert_dir=settings.get("webhook_cert_dir"),
+                          drain_seconds=settings.get("webhook_drain_seconds"))
 
 
 async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:

@@ -132,6 +132,7 @@ class Manager:
         self.http = HttpServer(self.options.metrics_bind_address, self.options.health_probe_bind_address,
                                ready=self.ready, healthy=self.healthy)
         self._stop = asyncio.Event()
+        self._stop_requested: float | None = None  # monotonic time of stop(): the webhooks' drain counts from it
         self.started = asyncio.Event()  # set once controllers run (i.e. we lead)
 
     def add_operator(self, operator: SpecSource, concurrency: int = DEFAULT_CONCURRENCY,
@@ -175,7 +176,10 @@ class Manager:
 
     def ready(self) -> bool:
         """``/readyz``: caches synced and, with webhooks, their server listening with its certificate
-        and its ``caBundle`` written (every replica serves webhooks, leader or not)."""
+        and its ``caBundle`` written (every replica serves webhooks, leader or not). False from the
+        moment a stop is asked: the Service stops sending reviews here while the server still answers."""
+        if self._stop.is_set():
+            return False
         return self.cache.synced() and (self.webhooks is None or self.webhooks.ready)
 
     def healthy(self) -> bool:
@@ -199,7 +203,21 @@ class Manager:
         """Asks ``run`` to stop: controllers finish their current reconciles (up to the graceful
         shutdown timeout), then the cache and HTTP servers stop and the Lease is released.
         """
+        if self._stop_requested is None:
+            self._stop_requested = clock.monotonic()
         self._stop.set()
+
+    async def _drain_webhooks(self) -> None:
+        """Keeps the webhook server answering until ``webhook.drain`` seconds after the stop was asked (or
+        now, on an error): a replica leaving the Service's endpoints is still called for a moment (the API
+        server's resolver and kube-proxy learn of it late), and a conversion it refused would be a failed
+        read of the kind. Shutting the controllers down counts towards it."""
+        drain = self.options.webhook.drain
+        since = self._stop_requested if self._stop_requested is not None else clock.monotonic()
+        left = since + drain - clock.monotonic()
+        if left > 0:
+            log.info("webhook server answers %.1f s more while this replica leaves the Service", left)
+            await asyncio.sleep(left)
 
     async def run(self, install_signal_handlers: bool = False) -> None:
         """Runs until ``stop()`` (or SIGTERM/SIGINT when installed), or raises ``LeadershipLost``. Cancelled
@@ -272,6 +290,9 @@ class Manager:
                 await self.elector.release()
             await self.cache.stop()
             if self.webhooks is not None:
+                self._stop.set()  # not ready any more, whatever ended the run
+                if self.webhooks.installed:  # it was called: it may still be, for a moment
+                    await self._drain_webhooks()
                 await self.webhooks.stop()
             await self.http.stop()
             if self.loop_monitor is not None:

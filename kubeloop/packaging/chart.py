@@ -266,6 +266,32 @@ def _add_webhooks(files: dict[str, str], name: str, objs: list[dict[str, Any]],
     anchor = "              containerPort: {{ .Values.health.port }}\n              protocol: TCP\n"
     deployment = deployment.replace(anchor, anchor + _indented_if(when, port), 1)
     files["templates/deployment.yaml"] = _mount_cert_secret(deployment, when)
+    if converted:
+        _keep_converting(files, name)
+
+
+def _keep_converting(files: dict[str, str], name: str) -> None:
+    """An operator converting a CRD's versions: what ``kubeloop generate all`` gives its Deployment too
+    (kubeloop.webhooks.deploy.keep_serving): a rolling update without an unready moment, a preference for
+    different nodes (``affinity``, a value) and a PodDisruptionBudget taking one replica at a time."""
+    anchor = "  replicas: {{ .Values.replicaCount }}\n"
+    assert anchor in files["templates/deployment.yaml"], anchor  # the chart's own template
+    files["templates/deployment.yaml"] = files["templates/deployment.yaml"].replace(anchor, anchor + (
+        "  strategy:\n    type: RollingUpdate\n    rollingUpdate:\n      maxUnavailable: 0\n      maxSurge: 1\n"), 1)
+    affinity = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100,
+                "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                                    "labelSelector": {"matchLabels": {"app.kubernetes.io/name": name}}}}]}}
+    assert "\naffinity: {}\n" in files["values.yaml"]
+    files["values.yaml"] = files["values.yaml"].replace(
+        "\naffinity: {}\n", "\n# replicas on different nodes where possible: each serves the conversion webhook\n"
+        "affinity:\n" + _block(affinity, 2) + "\n", 1)
+    full = f'{{{{ include "{name}.fullname" . }}}}'
+    files["templates/webhook-pdb.yaml"] = (
+        f"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: {full}-webhook\n"
+        "  namespace: {{ .Release.Namespace }}\n"
+        f"  labels:\n    {{{{- include \"{name}.labels\" . | nindent 4 }}}}\n"
+        f"spec:\n  maxUnavailable: 1\n  selector:\n    matchLabels:\n"
+        f"      {{{{- include \"{name}.selectorLabels\" . | nindent 6 }}}}\n")
 
 
 def _indented_if(cond: str | None, text: str) -> str:

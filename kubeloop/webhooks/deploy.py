@@ -10,6 +10,11 @@
 - With ``cert_secret`` (a ``kubernetes.io/tls`` Secret, e.g. cert-manager's), the Deployment mounts it
   at :data:`CERT_DIR` and passes ``--webhook-cert-dir``: the process serves that certificate instead of
   making one. Without it, nothing of this is emitted (the default output is unchanged).
+- An operator that converts a CRD's versions is deployed so that a restart or a failover leaves them
+  readable: :data:`CONVERSION_REPLICAS` replicas by default (every one serves the webhook), a rolling
+  update that starts the new pod before it stops an old one, a preference for different nodes, and a
+  PodDisruptionBudget letting a drain take one at a time. With one process, every read in a version that
+  is not the storage one fails while it restarts.
 - An operator without webhooks gets its manifests back unchanged (the same objects, in the same order).
 """
 
@@ -23,6 +28,7 @@ from kubeloop.webhooks.runtime import DEFAULT_PORT, WebhookOptions, webhook_mani
 from kubeloop.webhooks.shared_ca import empty_secret
 
 SERVICE_PORT = 443
+CONVERSION_REPLICAS = 2  # the generated Deployment's default for an operator with a conversion webhook
 CERT_DIR = "/var/run/kubeloop/webhook-certs"  # where --webhook-cert-secret's Secret is mounted
 
 
@@ -54,6 +60,25 @@ def webhook_service(operator: str, namespace: str) -> dict[str, Any]:
                                 "protocol": "TCP"}]}}
 
 
+def keep_serving(deployment: dict[str, Any], operator: str) -> None:
+    """A rolling update that never has fewer ready replicas than wanted (the new pod is ready before an
+    old one stops), on different nodes where the scheduler can: a node's loss takes one replica, not all."""
+    deployment["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}
+    deployment["spec"]["template"]["spec"]["affinity"] = {"podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": {
+            "topologyKey": "kubernetes.io/hostname",
+            "labelSelector": {"matchLabels": {"app.kubernetes.io/name": operator}}}}]}}
+
+
+def disruption_budget(operator: str, namespace: str) -> dict[str, Any]:
+    """Voluntary disruptions (a node drain) evict one replica at a time; with one replica it does not
+    block the drain (``maxUnavailable``, not ``minAvailable``)."""
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": service_name(operator), "namespace": namespace,
+                         "labels": {"app.kubernetes.io/name": operator, "app.kubernetes.io/managed-by": "kubeloop"}},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": operator}}}}
+
+
 def with_webhooks(objs: list[dict[str, Any]], operator: str, namespace: str, hooks: Hooks, *,
                   cert_manager_certificate: str | None = None, port: int = DEFAULT_PORT,
                   cert_secret: str | None = None) -> list[dict[str, Any]]:
@@ -78,9 +103,13 @@ def with_webhooks(objs: list[dict[str, Any]], operator: str, namespace: str, hoo
                                   {"name": "webhook", "containerPort": port, "protocol": "TCP"}]
             if cert_secret:
                 mount_cert_secret(obj["spec"]["template"]["spec"], container, cert_secret)
+            if hooks.conversions:
+                keep_serving(obj, operator)
         out.append(obj)
     if stanzas:  # a converted CRD must ship with the operator: its models are in custom_resources()
         raise ValueError(f"converted CRDs missing from the manifests: {', '.join(stanzas)}")
+    if hooks.conversions:
+        out.append(disruption_budget(operator, namespace))
     out += [empty_secret(operator, namespace), webhook_service(operator, namespace)]
     out += [o for o in extra if o["kind"] != "CustomResourceDefinition"]
     return out

@@ -8,9 +8,10 @@ configurations and the CRD conversion stanzas.
   generate`` emits them without a ``caBundle`` (or with cert-manager's annotation), and
   :meth:`WebhookRuntime.start` applies them *with* the process's ``caBundle`` (server-side apply, the
   operator's field manager, forced: the process's CA is the one that must be trusted).
-- :func:`webhook_permissions` is exactly what that start needs: ``patch`` of those configurations and
-  CRDs, by name (and, in the operator's namespace, ``get``/``patch`` of the CA Secret, by name, see
-  :mod:`kubeloop.webhooks.shared_ca`). No hooks, no permissions.
+- :func:`webhook_permissions` is exactly what that start needs: ``get`` and ``patch`` of those
+  configurations and CRDs, by name (a local run gives back the in-cluster endpoint it replaced), and, in
+  the operator's namespace, ``get``/``patch`` of the CA Secret, by name (:mod:`kubeloop.webhooks.shared_ca`).
+  No hooks, no permissions.
 - Every replica runs a server (admission is not leader work); :attr:`WebhookRuntime.ready` is true once
   the certificate is loaded, the listener is up and the ``caBundle`` is written.
 """
@@ -42,6 +43,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 9443  # controller-runtime's; the Service maps 443 to it
+# Seconds a replica reached through a Service keeps answering after it is asked to stop: the endpoints
+# controller drops a terminating pod at once, but the API server's resolver and kube-proxy follow a little
+# later. Well inside the generated Deployment's terminationGracePeriodSeconds (10).
+DEFAULT_SERVICE_DRAIN = 3.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,10 @@ class WebhookOptions:
 
     ``service`` (with ``namespace``): the Service form, in a cluster. Otherwise the URL form
     ``https://<url_host or host>:<port>``: the local control plane calls the process directly.
+    ``url_port``: the port in that URL when the API server reaches the process through something listening
+    elsewhere (a tunnel, a proxy in front of several processes); default: the port it listens on.
+    ``drain_seconds``: how long the server keeps answering after a stop is asked (readiness already false);
+    default 3 s in the Service form, none in the URL form.
     ``namespace_selector``: replaces the default (every namespace but the operator's and kube-system),
     e.g. one test's namespace. ``cert_dir``: serve the certificate mounted there
     (:mod:`kubeloop.webhooks.cert_dir`) instead of making one.
@@ -58,6 +67,7 @@ class WebhookOptions:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     url_host: str | None = None
+    url_port: int | None = None
     service: str | None = None
     namespace: str | None = None  # the operator's (the Service's) namespace, excluded by the default selector
     namespace_selector: dict[str, Any] | None = None
@@ -69,6 +79,13 @@ class WebhookOptions:
     # hooks declared loop_free=True) and conversions are answered while a reconcile holds the operator's
     # loop; the other handlers still run on that loop, as they would without the thread.
     threaded: bool = True
+    drain_seconds: float | None = None
+
+    @property
+    def drain(self) -> float:
+        if self.drain_seconds is not None:
+            return self.drain_seconds
+        return DEFAULT_SERVICE_DRAIN if self.service else 0.0
 
     def endpoint(self, port: int | None = None) -> Endpoint:
         if self.service:
@@ -76,7 +93,7 @@ class WebhookOptions:
                 raise ValueError(f"webhook service {self.service!r} needs its namespace (--webhook-namespace)")
             return Endpoint(service=self.service, namespace=self.namespace)
         host = self.url_host or ("127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host)
-        return Endpoint(url=f"https://{host}:{port or self.port}")
+        return Endpoint(url=f"https://{host}:{self.url_port or port or self.port}")
 
     def certificate_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(DNS names, IP addresses) the serving certificate must name."""
@@ -128,15 +145,15 @@ def webhook_namespaced_permissions(operator: str, hooks: Hooks) -> list[Any]:
 
 
 def webhook_permissions(operator: str, hooks: Hooks) -> list[Any]:
-    """``patch`` of the operator's own configurations and converted CRDs, by name; none without hooks."""
+    """``get``/``patch`` of the operator's own configurations and converted CRDs, by name; none without hooks."""
     from kubeloop.resources.rbac import Permission  # resources is a sibling layer; imported where used
 
     names = configuration_names(operator)
-    out = [Permission("admissionregistration.k8s.io", f"{verb}webhookconfigurations", ("patch",),
+    # get: a local run reads what it replaces, to give it back when it stops (see WebhookRuntime)
+    out = [Permission("admissionregistration.k8s.io", f"{verb}webhookconfigurations", ("get", "patch"),
                       namespaced=False, names=(names[f"{verb.capitalize()}WebhookConfiguration"],))
            for verb in ("validating", "mutating") if any(h.verb == verb for h in hooks.admission)]
     if hooks.conversions:
-        # get: a local run reads the stanza it replaces, to give it back when it stops (see WebhookRuntime)
         out.append(Permission("apiextensions.k8s.io", "customresourcedefinitions", ("get", "patch"),
                               namespaced=False, names=tuple(c.crd_name for c in hooks.conversions)))
     return out
@@ -155,8 +172,9 @@ class WebhookRuntime:
         self.server: WebhookServer | None = None
         self.installed = False
         self._client: Client | None = None
-        # CRD name → the conversion stanza a local run (URL form) replaced, given back when it stops.
-        self._replaced: dict[str, dict[str, Any]] = {}
+        # (kind, name) → what a local run (URL form) replaced, given back when it stops: a CRD's conversion
+        # stanza, a webhook configuration's webhooks.
+        self._replaced: dict[tuple[str, str], Any] = {}
 
     @property
     def ready(self) -> bool:
@@ -213,7 +231,7 @@ class WebhookRuntime:
         self._client = client
         for obj in self.manifests():
             try:
-                await self._remember_conversion(client, obj)
+                await self._remember(client, obj)
                 await self._write(client, obj)
             except Forbidden as exc:
                 # Its RBAC allows patching these objects by name, not creating them: they come with the
@@ -248,48 +266,68 @@ class WebhookRuntime:
         await client.patch(res, obj["metadata"]["name"], swap, type="json", field_manager=self.operator)
         await client.apply(obj, field_manager=self.operator, force=True)
 
-    async def _remember_conversion(self, client: Client, obj: dict[str, Any]) -> None:
-        """A local run (URL form) keeps the conversion stanza it is about to replace when that one named
-        another server (the in-cluster Service), to give it back at stop: otherwise a deployed operator's
-        CRD would stay pointed at a process that is gone, and its non-storage versions unreadable."""
-        if obj["kind"] != "CustomResourceDefinition" or self.options.service:
+    async def _remember(self, client: Client, obj: dict[str, Any]) -> None:
+        """A local run (URL form) keeps what it is about to replace when that named another server (the
+        in-cluster Service): a CRD's conversion stanza, a configuration's webhooks. It gives them back at
+        stop; otherwise a deployed operator's CRD would stay pointed at a process that is gone (its
+        non-storage versions unreadable), and a ``Fail`` admission webhook would refuse every write it sees."""
+        if self.options.service:
             return
         name = obj["metadata"]["name"]
         try:
-            current = (await client.get("customresourcedefinitions", name))["spec"].get("conversion") or {}
+            current = await client.get(await client.resource_of(obj), name)
         except NotFound:
             return
-        config = (current.get("webhook") or {}).get("clientConfig") or {}
-        if current.get("strategy") == "Webhook" and config.get("service"):
-            self._replaced[name] = current
+        except Forbidden as exc:  # RBAC generated before it had get: serve anyway, say what is not given back
+            log.warning("cannot read %s %s (%s): it stays pointed at this process after it stops; regenerate "
+                        "the operator's RBAC (kubeloop generate rbac) to have it given back", obj["kind"], name,
+                        exc.message)
+            return
+        if obj["kind"] == "CustomResourceDefinition":
+            stanza = current["spec"].get("conversion") or {}
+            config = (stanza.get("webhook") or {}).get("clientConfig")
+            if stanza.get("strategy") == "Webhook" and _names_service(config):
+                self._replaced[(obj["kind"], name)] = stanza
+        elif any(_names_service(h.get("clientConfig")) for h in current.get("webhooks") or ()):
+            self._replaced[(obj["kind"], name)] = current["webhooks"]
 
-    async def _give_back_conversions(self) -> None:
-        """At stop, a local run points each CRD back at the server it replaced, unless someone else has
-        rewritten the stanza since (the JSON patch's test fails, and it is left as it is)."""
-        for name, previous in self._replaced.items():
-            ours = next(o for o in self.manifests() if o["metadata"]["name"] == name)
-            url = ours["spec"]["conversion"]["webhook"]["clientConfig"]["url"]
-            patch = [{"op": "test", "path": "/spec/conversion/webhook/clientConfig/url", "value": url},
-                     {"op": "replace", "path": "/spec/conversion", "value": previous}]
+    async def _give_back(self) -> None:
+        """At stop, a local run points each object back at the server it replaced, unless someone else has
+        rewritten it since (the JSON patch's tests of this process's URLs fail, and it is left as it is)."""
+        assert self._client is not None
+        mine = {(o["kind"], o["metadata"]["name"]): o for o in self.manifests()}
+        for (kind, name), previous in self._replaced.items():
+            ours = mine[(kind, name)]
+            if kind == "CustomResourceDefinition":
+                url = ours["spec"]["conversion"]["webhook"]["clientConfig"]["url"]
+                patch = [{"op": "test", "path": "/spec/conversion/webhook/clientConfig/url", "value": url},
+                         {"op": "replace", "path": "/spec/conversion", "value": previous}]
+            else:
+                patch = [{"op": "test", "path": f"/webhooks/{i}/clientConfig/url", "value": h["clientConfig"]["url"]}
+                         for i, h in enumerate(ours["webhooks"])]
+                patch.append({"op": "replace", "path": "/webhooks", "value": previous})
             try:
-                assert self._client is not None
-                await self._client.patch("customresourcedefinitions", name, patch, type="json",
+                await self._client.patch(await self._client.resource_of(ours), name, patch, type="json",
                                          field_manager=self.operator)
-                log.info("CRD %s: conversion handed back to the webhook Service it named before this run", name)
+                log.info("%s %s handed back to the webhook Service it named before this run", kind, name)
             except (ApiError, OSError) as exc:  # taken over meanwhile, or the API server is gone: leave it
-                log.info("CRD %s: conversion left as it is (%s)", name, exc)
+                log.info("%s %s left as it is (%s)", kind, name, exc)
         self._replaced.clear()
 
     async def stop(self) -> None:
         """Stops serving (the configurations stay: the next process, or another replica, serves them; a
         local run gives a converted CRD back to the in-cluster Service it found there)."""
         if self._replaced and self.installed:
-            await self._give_back_conversions()
+            await self._give_back()
         self.installed = False
         if self.server is not None:
             await self.server.stop()
         if self.certs is not None:
             self.certs.close()
+
+
+def _names_service(config: dict[str, Any] | None) -> bool:
+    return bool((config or {}).get("service"))
 
 
 def _swap_client_configs(obj: dict[str, Any]) -> list[dict[str, Any]]:

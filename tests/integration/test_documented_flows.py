@@ -9,8 +9,8 @@ typed as a user types them, for every bundled operator:
 
 then ``kubeloop run NAME`` as a separate process on this machine (with the operator's ServiceAccount
 token where the flow made RBAC, else the admin kubeconfig), which does its article's job once and stops
-cleanly on SIGTERM. And the reverse: ``kubeloop deploy``, the Deployment scaled to 0, a local run, and
-the Deployment back.
+cleanly on SIGTERM. And the reverse: the operator deployed (``generate all``, Helm or ``kubeloop deploy``),
+the Deployment scaled to 0, a local run with the Deployment's flags, and the Deployment back.
 
 The CRDs and cluster-scoped RBAC have fixed names (they are the operator's), so a case starts from a
 cluster without them and deletes what it made; on a cluster not started by the test session
@@ -41,6 +41,8 @@ from kubeloop.envtest import ExternalCluster
 from kubeloop.packaging.helm import ensure_helm
 from kubeloop.testing import wait_for, wait_for_crd, wait_for_deletion
 from kubeloop.testing.podsecurity import relax, restricted
+from kubeloop.testing.session import CRD_LABEL
+from kubeloop.testing.session import current as current_session
 
 Obj = dict[str, Any]
 OPERATORS = ["immortal", "blackadder", "copyrator", "reloader"]
@@ -167,6 +169,7 @@ async def uninstall(client: Client, name: str, namespace: str, helm: Callable[..
         with contextlib.suppress(NotFound):
             await client.delete("customresourcedefinitions", crd)
         await wait_for_deletion(client, "customresourcedefinitions", crd, timeout=60)
+        current_session().crds.discard(crd)  # gone: nothing left for the session's end to remove
 
 
 @contextlib.asynccontextmanager
@@ -329,34 +332,91 @@ async def test_install_then_run_locally(name: str, way: str, kube_cluster: Any, 
         await uninstall(kube_client, name, namespace, helm, made)
 
 
-async def test_deployed_then_run_locally_and_back(kube_cluster: Any, kube_client: Client, namespace: str,
-                                                   tmp_path: Path) -> None:
-    """A user of a deployed blackadder switches to a local run: the Deployment to 0 (here it never runs a
-    container anyway), ``kubeloop run`` with the deployed ServiceAccount, the Deployment back to 1."""
-    name, crd_name = "blackadder", CRDS["blackadder"][0]
+# The reverse flow per operator, each installed one of the ways its README shows, with what the deployed
+# Deployment runs: copyrator with its author check, so that its MutatingWebhookConfiguration switches too.
+DEPLOYED = {"immortal": ("all", []), "blackadder": ("deploy", []),
+            "copyrator": ("deploy", ["--set", "check-author=true"]), "reloader": ("helm", [])}
+# What the API server calls on the operator, so deployed: CRDs (conversion) and webhook configurations.
+SERVED = {"immortal": set(), "blackadder": {"chaosagents.blackadder.io"}, "copyrator": {"copyrator-mutating"},
+          "reloader": set()}
+
+
+async def mark_crds(client: Client, name: str) -> None:
+    """The operator's CRDs as the test kit marks its own, so that a failed case's are removed at session end."""
+    for crd in CRDS[name]:
+        await wait_for_crd(client, crd, timeout=60)
+        await client.patch("customresourcedefinitions", crd, {"metadata": {"labels": {CRD_LABEL: "true"}}})
+        current_session().crds.add(crd)
+
+
+async def endpoints(client: Client, name: str) -> dict[str, Obj]:
+    """Where the API server sends the operator's conversions and admission reviews: clientConfig by object."""
+    out = {}
+    for crd in CRDS[name]:
+        with contextlib.suppress(NotFound):
+            if config := conversion_client(await client.get("customresourcedefinitions", crd)):
+                out[crd] = config
+    for resource in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        verb = resource.split("webhook")[0]
+        with contextlib.suppress(NotFound):
+            config = await client.get(f"admissionregistration.k8s.io/v1/{resource}", f"{name}-{verb}")
+            for hook in config["webhooks"]:
+                out[f"{config['metadata']['name']}/{hook['name']}"] = dict(hook["clientConfig"])
+    return out
+
+
+async def lease_holder(client: Client, name: str, namespace: str) -> str | None:
+    try:
+        lease = await client.get("coordination.k8s.io/v1/leases", f"{name}-leader", namespace)
+    except NotFound:
+        return None
+    return lease["spec"].get("holderIdentity")
+
+
+@pytest.mark.parametrize("name", OPERATORS)
+async def test_deployed_then_run_locally_and_back(name: str, kube_cluster: Any, kube_client: Client, namespace: str,
+                                                   helm: Callable[..., str], tmp_path: Path) -> None:
+    """A user of a deployed operator switches to a local run and back: the Deployment to 0 (here it never runs
+    a container anyway), ``kubeloop run`` with the deployed ServiceAccount and the Deployment's own flags
+    (``--leader-elect``, the author check), the README's example converged, the Deployment back to 1. While
+    the local run serves, the CRD's conversion and the webhook configurations name it; afterwards they name
+    the Service again, and the lease is free for the deployed replica."""
+    way, settings = DEPLOYED[name]
     await clear_crds(kube_cluster, kube_client, name)
     flags = ["--kubeconfig", str(kube_cluster.kubeconfig), "--namespace", namespace]
+    made = Made()
     try:
-        cli("deploy", name, *flags, "--image", "reg.example/blackadder:1", "--timeout", "90")
-        await wait_for_crd(kube_client, crd_name, timeout=60)
-        crd = await kube_client.get("customresourcedefinitions", crd_name)
-        deployed = conversion_client(crd)
-        assert deployed["service"] == {**deployed["service"], "name": "blackadder-webhook", "namespace": namespace}
+        if way == "deploy":
+            cli("deploy", name, *flags, *settings, "--image", f"reg.example/{name}:1", "--timeout", "90")
+            await mark_crds(kube_client, name)
+        else:
+            await install(way, name, namespace, kube_cluster, kube_client, helm, tmp_path, made)
+            await mark_crds(kube_client, name)
+        deployed = await endpoints(kube_client, name)
+        assert all(c["service"]["namespace"] == namespace and "url" not in c for c in deployed.values()), deployed
+        assert {k.split("/")[0] for k in deployed} == SERVED[name], deployed
+        replicas = (await kube_client.get("deployments.apps", name, namespace))["spec"]["replicas"]
+        assert replicas == (2 if name == "blackadder" else 1)  # two serve a conversion webhook
         await asyncio.to_thread(kube_cluster.kubectl, "scale", "deployment", name, "-n", namespace, "--replicas=0")
         kubeconfig = await asyncio.to_thread(kube_cluster.service_account_kubeconfig, namespace, name,
                                              tmp_path / "sa.kubeconfig")
-        async with local_run(name, kubeconfig, namespace, tmp_path):
+        local = ["--leader-elect"] + (["--check-author", "true", "--webhook-port", "0"] if settings else [])
+        async with local_run(name, kubeconfig, namespace, tmp_path, *local):
             await kube_client.registry.refresh()
-            crd = await kube_client.get("customresourcedefinitions", crd_name)
-            assert conversion_client(crd)["url"].startswith("https://127.0.0.1:"), conversion_client(crd)
-            await blackadder_job(kube_client, namespace)
-        crd = await kube_client.get("customresourcedefinitions", crd_name)
-        assert conversion_client(crd)["service"] == deployed["service"] and "url" not in conversion_client(crd)
-        await asyncio.to_thread(kube_cluster.kubectl, "scale", "deployment", name, "-n", namespace, "--replicas=1")
+            serving = await endpoints(kube_client, name)
+            assert set(serving) == set(deployed), serving
+            assert all(c["url"].startswith("https://127.0.0.1:") and "service" not in c
+                       for c in serving.values()), serving
+            assert await lease_holder(kube_client, name, namespace)
+            await JOBS[name](kube_client, namespace)
+        assert await endpoints(kube_client, name) == deployed
+        assert await lease_holder(kube_client, name, namespace) is None  # released at stop, not left to expire
+        await asyncio.to_thread(kube_cluster.kubectl, "scale", "deployment", name, "-n", namespace,
+                                f"--replicas={replicas}")
         await wait_for(kube_client, "deployments.apps", name, namespace, timeout=60,
-                       predicate=lambda d: (d.get("status") or {}).get("readyReplicas") == 1)
+                       predicate=lambda d: (d.get("status") or {}).get("readyReplicas") == replicas)
     finally:
-        cli("undeploy", name, *flags, "--delete-crds", "--timeout", "90")
-        with contextlib.suppress(NotFound):  # made by this test: gone whatever undeploy kept
-            await kube_client.delete("customresourcedefinitions", crd_name)
-        await wait_for_deletion(kube_client, "customresourcedefinitions", crd_name, timeout=60)
+        if way == "deploy":
+            cli("undeploy", name, *flags, "--delete-crds", "--timeout", "90")
+        await uninstall(kube_client, name, namespace, helm, made)
+    assert not await endpoints(kube_client, name)  # no webhook configuration left behind

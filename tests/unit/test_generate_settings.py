@@ -20,7 +20,7 @@ from kubeloop.packaging.switches import Switch, unsupported
 NS = "copyrator-system"
 AUTHOR_RULES = [  # what --check-author adds to the RBAC, and nothing else
     ("ClusterRole", {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"],
-                     "verbs": ["patch"], "resourceNames": ["copyrator-mutating"]}),
+                     "verbs": ["get", "patch"], "resourceNames": ["copyrator-mutating"]}),
     ("ClusterRole", {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"],
                      "verbs": ["create"]}),
     ("Role", {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]}),

@@ -12,7 +12,9 @@ every list and string of its CRD got a maximum (``maxItems``, ``maxLength``, ``m
 and general globs) and its status the ``declined`` and ``foreignAnnotations`` lists. All four, when the
 generated Namespace got the label ``pod-security.kubernetes.io/enforce: restricted`` (the Deployment meets
 that standard); blackadder's, when its conversion stanza got ``url: null`` beside the Service (kubectl apply
-removes a local run's URL) and its RBAC ``get`` on its own CRD."""
+removes a local run's URL) and its RBAC ``get`` on its own CRD; blackadder's, when an operator serving a
+conversion webhook got two replicas by default, a rolling update with ``maxUnavailable: 0``, a preferred
+anti-affinity and a PodDisruptionBudget (a restart no longer makes the converted versions unreadable)."""
 
 from __future__ import annotations
 

@@ -147,9 +147,9 @@ def test_rbac_names_exactly_the_operators_own_configurations_and_crd() -> None:
     rules = [r for r in render_rbac("gadgets", "ns", op.permissions())[1]["rules"] if r.get("resourceNames")]
     assert rules == [
         {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"],
-         "verbs": ["patch"], "resourceNames": ["gadgets-mutating"]},
+         "verbs": ["get", "patch"], "resourceNames": ["gadgets-mutating"]},
         {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"],
-         "verbs": ["patch"], "resourceNames": ["gadgets-validating"]},
+         "verbs": ["get", "patch"], "resourceNames": ["gadgets-validating"]},
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "patch"],
          "resourceNames": [f"gadgets.{GROUP}"]}]
     role = next(o for o in render_rbac("gadgets", "ns", [], op.namespaced_permissions()) if o["kind"] == "Role")
