@@ -92,6 +92,18 @@ def _owner(name: str, uid: str, block: bool = True) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": uid, "blockOwnerDeletion": block}
 
 
+EVENTS = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
+CORE_EVENTS = "/api/v1/namespaces/{ns}/events"
+_GONE_UID = "0d6a1bc0-1111-4222-8333-444455556666"  # an owner that never existed
+
+
+def event(name: str) -> dict[str, Any]:
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": name},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "diff.kubeloop.dev/c",
+            "reportingInstance": "i", "action": "Do", "reason": "Did", "type": "Normal", "note": "n",
+            "regarding": {"kind": "ConfigMap", "namespace": "{ns}", "name": "x", "apiVersion": "v1"}}
+
+
 def _p(**kw: str) -> dict[str, str]:
     return kw
 
@@ -387,6 +399,25 @@ SEQUENCES: dict[str, list[Step]] = {
         WaitGone(CM + "/owner"),
         WaitFor(CM + "/dep", "metadata.ownerReferences", None),
         Req("GET", CM + "/dep"),
+    ],
+    "events_have_no_garbage_collection_policy": [
+        # Deleting an Event ignores any propagation policy (no orphan/foreground finalizer: gone at once),
+        # and the garbage collector does not track Events: a dangling owner reference keeps it.
+        Req("POST", EVENTS, event("fg"), pick=("metadata.name", "note")),
+        Req("DELETE", EVENTS + "/fg", params=_p(propagationPolicy="Foreground")),
+        Req("GET", EVENTS + "/fg"),
+        Req("POST", EVENTS, event("or"), pick=("metadata.name", "note")),
+        Req("DELETE", EVENTS + "/or", {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Orphan"}),
+        Req("GET", EVENTS + "/or"),
+        Req("POST", CORE_EVENTS, {"apiVersion": "v1", "kind": "Event", "metadata": {
+            "name": "kept", "ownerReferences": [_owner("gone", _GONE_UID)]}, "reason": "R", "message": "m",
+            "type": "Normal", "involvedObject": {"kind": "ConfigMap", "namespace": "{ns}", "name": "x"}},
+            pick=("metadata.name", "metadata.ownerReferences", "reason")),
+        Req("POST", CM, cm("collected", ownerReferences=[_owner("gone", _GONE_UID)])),
+        WaitGone(CM + "/collected"),
+        Req("GET", CORE_EVENTS + "/kept", pick=("metadata.name", "metadata.ownerReferences")),
+        Req("DELETE", CORE_EVENTS + "/kept", params=_p(propagationPolicy="Foreground")),
+        Req("GET", CORE_EVENTS + "/kept"),
     ],
     "deletecollection": [
         Req("POST", CM, cm("a", labels={"dc": "yes"})),

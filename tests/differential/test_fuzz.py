@@ -132,6 +132,7 @@ async def test_fuzzed_sequences_agree(steps: list[Op], fake: Backend, real: Back
     FUZZ["namespaces"] += [ns_real] + ([_fill(NS2, ns_real, {})] if any(NS2 in s.path for s in steps) else [])
     diffs = _tally(steps, got_fake, got_real)
     write_fuzz_report()
-    if diffs and RECORD:
-        FUZZ["differences"].append("\n".join(diffs))
+    if diffs and RECORD:  # the whole sequence, to replay it as a written one
+        played = [f"  {i}: {s!r}" for i, s in enumerate(steps)]
+        FUZZ["differences"].append("\n".join(diffs + ["sequence:", *played]))
     assert RECORD or not diffs, "\n".join(diffs)

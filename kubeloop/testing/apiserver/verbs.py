@@ -333,6 +333,8 @@ class Api:
         policy = options.get("propagationPolicy") or ("Orphan" if options.get("orphanDependents") else None)
         if policy is None and options.get("orphanDependents") is None and kind.key == ("batch", "jobs"):
             policy = "Orphan"  # batch/v1 Jobs' default, kept for compatibility: their pods stay
+        if kind.plural == "events" and kind.group in ("", "events.k8s.io"):
+            policy = None  # Events have no garbage-collection policy: any propagation is ignored
         meta = old["metadata"]
         finalizers = list(meta.get("finalizers") or [])
         if not meta.get("deletionTimestamp"):
