@@ -104,6 +104,16 @@ def event(name: str) -> dict[str, Any]:
             "regarding": {"kind": "ConfigMap", "namespace": "{ns}", "name": "x", "apiVersion": "v1"}}
 
 
+PODS = "/api/v1/namespaces/{ns}/pods"
+_POD_PICK = ("metadata.name", "metadata.finalizers", "metadata.deletionGracePeriodSeconds", "spec.nodeName")
+
+
+def pod(name: str, **meta: Any) -> dict[str, Any]:
+    """A pod bound to a node nobody runs: no scheduler or kubelet touches it."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, **meta},
+            "spec": {"nodeName": "diff-node", "containers": [{"name": "c", "image": "busybox:1"}]}}
+
+
 def _p(**kw: str) -> dict[str, str]:
     return kw
 
@@ -418,6 +428,22 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("GET", CORE_EVENTS + "/kept", pick=("metadata.name", "metadata.ownerReferences")),
         Req("DELETE", CORE_EVENTS + "/kept", params=_p(propagationPolicy="Foreground")),
         Req("GET", CORE_EVENTS + "/kept"),
+    ],
+    "pod_grace_period_outlasts_its_finalizers": [
+        # A bound pod's deletion waits for its kubelet (none runs on this node): the garbage collector's
+        # orphan finalizer, or a user's, going does not remove it; a zero grace period then does.
+        Req("POST", PODS, pod("o"), pick=_POD_PICK),
+        Req("DELETE", PODS + "/o", params=_p(propagationPolicy="Orphan"), pick=_POD_PICK),
+        WaitFor(PODS + "/o", "metadata.finalizers", None),
+        Req("GET", PODS + "/o", pick=_POD_PICK),
+        Req("POST", PODS, pod("f", finalizers=["diff.kubeloop.dev/hold"]), pick=_POD_PICK),
+        Req("DELETE", PODS + "/f", pick=_POD_PICK),
+        Req("PATCH", PODS + "/f", {"metadata": {"finalizers": None}}, MERGE, pick=_POD_PICK),
+        Req("GET", PODS + "/f", pick=_POD_PICK),
+        Req("DELETE", PODS + "/f", params=_p(gracePeriodSeconds="0"), pick=_POD_PICK),
+        WaitGone(PODS + "/f"),
+        Req("DELETE", PODS + "/o", params=_p(gracePeriodSeconds="0"), pick=_POD_PICK),
+        WaitGone(PODS + "/o"),
     ],
     "deletecollection": [
         Req("POST", CM, cm("a", labels={"dc": "yes"})),

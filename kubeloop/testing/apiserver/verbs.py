@@ -226,7 +226,7 @@ class Api:
         key = (old["metadata"].get("namespace", ""), old["metadata"]["name"])
         if _same(old, new):
             return old
-        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+        if _finalized(old, new):
             self.store.remove(kind.key, key)  # the last finalizer went: the object goes now
             self.kick()
             return new
@@ -411,6 +411,13 @@ class Api:
         self.store.put(kind.key, ("", old["metadata"]["name"]), new)
         self.kick()
         return new
+
+
+def _finalized(old: Obj, new: Obj) -> bool:
+    """An update that removes the object: the last finalizer of one being deleted went, and its grace
+    period (a pod's, until its kubelet confirms) is over or was none."""
+    grace = old["metadata"].get("deletionGracePeriodSeconds")
+    return bool(old["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") and not grace)
 
 
 def _pod_grace(pod: Obj, options: dict[str, Any]) -> int:
