@@ -108,10 +108,31 @@ PODS = "/api/v1/namespaces/{ns}/pods"
 _POD_PICK = ("metadata.name", "metadata.finalizers", "metadata.deletionGracePeriodSeconds", "spec.nodeName")
 
 
-def pod(name: str, **meta: Any) -> dict[str, Any]:
+def pod(name: str, activeDeadlineSeconds: int | None = None, **meta: Any) -> dict[str, Any]:
     """A pod bound to a node nobody runs: no scheduler or kubelet touches it."""
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, **meta},
-            "spec": {"nodeName": "diff-node", "containers": [{"name": "c", "image": "busybox:1"}]}}
+    spec: dict[str, Any] = {"nodeName": "diff-node", "containers": [{"name": "c", "image": "busybox:1"}]}
+    if activeDeadlineSeconds is not None:
+        spec["activeDeadlineSeconds"] = activeDeadlineSeconds
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, **meta}, "spec": spec}
+
+
+def _pod_patch(*ops: tuple[Any, ...]) -> Req:
+    """A JSON patch of pod ``p`` (it keeps what admission added); errors compared by their causes."""
+    patch = [{"op": o[0], "path": o[1], **({"value": o[2]} if len(o) > 2 else {})} for o in ops]
+    return Req("PATCH", PODS + "/p", patch, JSON, brief=True,
+               pick=("spec.activeDeadlineSeconds", "spec.containers.*.image"))
+
+
+def _pod_put(spec: dict[str, Any]) -> Req:
+    return Req("PUT", PODS + "/p", {**pod("p"), "spec": spec}, brief=True)
+
+
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
+
+
+def lease(name: str, duration: Any) -> dict[str, Any]:
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name},
+            "spec": {"holderIdentity": "h", "leaseDurationSeconds": duration}}
 
 
 def _p(**kw: str) -> dict[str, str]:
@@ -444,6 +465,40 @@ SEQUENCES: dict[str, list[Step]] = {
         WaitGone(PODS + "/f"),
         Req("DELETE", PODS + "/o", params=_p(gracePeriodSeconds="0"), pick=_POD_PICK),
         WaitGone(PODS + "/o"),
+    ],
+    "pod_update_rules": [
+        # What a pod update reports: the new spec's own errors, the containers' (a count change stops
+        # there), the active deadline's (raising it stops there), and any other change of the spec, which
+        # a PUT without the token volume the ServiceAccount admission added always makes.
+        Req("POST", PODS, pod("p", activeDeadlineSeconds=100), pick=_POD_PICK),
+        _pod_patch(("remove", "/spec/containers/0/image")),
+        _pod_patch(("replace", "/spec/containers/0/image", "")),
+        _pod_patch(("replace", "/spec/restartPolicy", "Sometimes")),
+        _pod_patch(("replace", "/spec/containers", [])),
+        _pod_patch(("add", "/spec/containers/-", {"name": "d", "image": "busybox:1"})),
+        _pod_patch(("remove", "/spec/activeDeadlineSeconds")),
+        _pod_patch(("replace", "/spec/activeDeadlineSeconds", 200)),
+        _pod_patch(("replace", "/spec/activeDeadlineSeconds", 200), ("replace", "/spec/hostname", "h")),
+        _pod_patch(("replace", "/spec/activeDeadlineSeconds", 50),
+                   ("replace", "/spec/containers/0/image", "busybox:2")),
+        _pod_put(pod("p", activeDeadlineSeconds=50)["spec"]),
+        _pod_put({"nodeName": "diff-node", "containers": [{"name": "c"}], "activeDeadlineSeconds": 50}),
+        _pod_put({**pod("p", activeDeadlineSeconds=50)["spec"], "restartPolicy": "Sometimes"}),
+        _pod_put(pod("p")["spec"]),
+    ],
+    "checks_in_the_real_order": [
+        # A body is decoded before anything else is checked (a wrong type is a 400 even without the
+        # resourceVersion a Lease's update needs, or with a name that does not match the URL), and an
+        # apply's field conflicts come before its resourceVersion precondition.
+        Req("POST", LEASES, lease("l", 10), pick=("spec",)),
+        Req("PUT", LEASES + "/l", lease("l", "10"), brief=True),
+        Req("PUT", LEASES + "/l", lease("other", "10"), brief=True),
+        Req("PUT", LEASES + "/l", lease("l", 20)),
+        Req("PATCH", LEASES + "/l", lease("l", 30), APPLY, _p(fieldManager="m1"), pick=("spec",)),
+        Req("PATCH", LEASES + "/l", {**lease("l", 40), "metadata": {"name": "l", "resourceVersion": "1"}}, APPLY,
+            _p(fieldManager="m2")),
+        Req("PATCH", LEASES + "/l", {**lease("l", 30), "metadata": {"name": "l", "resourceVersion": "1"}}, APPLY,
+            _p(fieldManager="m2")),
     ],
     "deletecollection": [
         Req("POST", CM, cm("a", labels={"dc": "yes"})),

@@ -54,9 +54,7 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
     causes = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
     causes += validation.metadata_causes(kind, new["metadata"], creating=False)
     if kind.crd is None:
-        own = validation.object_causes(kind, new)
-        # The real Pod update reports what is wrong with the new spec, or else what changed.
-        causes += own + (validation.update_causes(kind, old, new) if not own or kind.key != ("", "pods") else [])
+        causes += validation.object_causes(kind, new) + validation.update_causes(kind, old, new)
     if causes:
         raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
 

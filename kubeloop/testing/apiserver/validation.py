@@ -30,7 +30,7 @@ _IMMUTABLE = "field is immutable"
 
 
 def _invalid(field: str, value: Any, msg: str) -> Cause:
-    shown = f'"{value}"' if isinstance(value, str) else str(value).replace("'", '"')
+    shown = f'"{value}"' if isinstance(value, str) else "null" if value is None else str(value).replace("'", '"')
     return ("FieldValueInvalid", field, f"Invalid value: {shown}: {msg}")
 
 
@@ -289,23 +289,32 @@ def object_causes(kind: Kind, obj: dict[str, Any]) -> list[Cause]:
 # --- immutability per kind ---------------------------------------------------------------------------
 
 def _pod_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
-    """A Pod's spec may change only in its images and (downwards) its active deadline."""
+    """A Pod's spec may change only in its images and (downwards) its active deadline. As the real
+    check runs: the containers (adding or removing one stops it; each needs an image), the deadline
+    (raising it stops it), then any other change of the spec."""
     before, after = copy.deepcopy(old.get("spec") or {}), copy.deepcopy(new.get("spec") or {})
     out: list[Cause] = []
+    for field in ("containers", "initContainers"):
+        was, now = before.get(field) or [], after.get(field) or []
+        if len(was) != len(now):
+            return [("FieldValueForbidden", f"spec.{field}", "Forbidden: pod updates may not add or remove "
+                     "containers")]
+        out += [_required(f"spec.{field}[{i}].image") for i, c in enumerate(now)
+                if isinstance(c, dict) and not c.get("image")]
     old_deadline, new_deadline = before.get("activeDeadlineSeconds"), after.get("activeDeadlineSeconds")
     if new_deadline is None and old_deadline is not None:
-        out.append(_invalid("spec.activeDeadlineSeconds", "null", "must not update from a positive integer to nil "
+        out.append(_invalid("spec.activeDeadlineSeconds", None, "must not update from a positive integer to nil "
                             "value"))
     elif isinstance(new_deadline, int) and isinstance(old_deadline, int) and new_deadline > old_deadline:
-        out.append(_invalid("spec.activeDeadlineSeconds", new_deadline, "must be less than or equal to previous "
-                            "value"))
+        return out + [_invalid("spec.activeDeadlineSeconds", new_deadline, "must be less than or equal to "
+                               "previous value")]
     for spec in (before, after):
         spec.pop("activeDeadlineSeconds", None)
         for field in ("containers", "initContainers"):
             for c in spec.get(field) or []:
                 if isinstance(c, dict):
                     c.pop("image", None)
-    if not out and before != after:
+    if before != after:
         out.append(("FieldValueForbidden", "spec", "Forbidden: pod updates may not change fields other than "
                     "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
                     "`spec.tolerations` (only additions to existing tolerations),"

@@ -174,6 +174,8 @@ class Api:
     def update(self, kind: Kind, version: str, ns: str | None, name: str, body: Any, manager: str,
                subresource: str | None = None, *, require_rv: bool | None = None) -> Obj:
         body = _require_object(body, kind)
+        if kind.crd is None:  # the body is decoded first: a wrongly typed value fails before any other check
+            builtin.check_types(kind, version, body)
         meta = body.get("metadata") or {}
         if not meta.get("name"):
             raise errors.bad_request(f"the name of the object ({name} based on URL) was undeterminable: name must be "
@@ -296,13 +298,13 @@ class Api:
             fixed["metadata"]["managedFields"] = managers.entries()
             return self._replace_managed(kind, obj, fixed)
         applied_rv = (config.get("metadata") or {}).get("resourceVersion")
-        if applied_rv and applied_rv != old["metadata"]["resourceVersion"]:
-            raise errors.conflict(kind.plural, kind.group, name)
         managers = self.managers(kind, old, subresource)
         if subresource == "status":
             config = {"status": config.get("status", {})} if "status" in config else {}
         merged = managers.apply(field_manager, api_version, subresource or "", _plain(old), config, force,
-                                self.clock.stamp())
+                                self.clock.stamp())  # field conflicts first, then the precondition
+        if applied_rv and applied_rv != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(kind.plural, kind.group, name)
         merged["apiVersion"], merged["kind"] = old["apiVersion"], old["kind"]
         merged.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
         return self._write(kind, version, old, merged, field_manager, subresource, managers)
