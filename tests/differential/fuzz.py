@@ -17,6 +17,7 @@ that controllers write (a Deployment's status, a Pod's node) are not compared.
 from __future__ import annotations
 
 import base64
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,10 @@ KINDS: dict[str, KindSpec] = {k.kind: k for k in (
     KindSpec("Service", "v1", "services", pick=("spec.ports.*.port", "spec.selector")),
     KindSpec("Deployment", "apps/v1", "deployments", pick=("spec.replicas", "spec.selector", "spec.minReadySeconds",
                                                             "spec.template.metadata")),
+    KindSpec("StatefulSet", "apps/v1", "statefulsets", pick=("spec.replicas", "spec.selector", "spec.minReadySeconds",
+                                                              "spec.serviceName", "spec.template.metadata")),
+    KindSpec("DaemonSet", "apps/v1", "daemonsets", pick=("spec.selector", "spec.minReadySeconds",
+                                                          "spec.template.metadata")),
     KindSpec("Job", "batch/v1", "jobs", pick=("spec.selector", "spec.template.metadata", "spec.suspend",
                                                "spec.activeDeadlineSeconds")),
     KindSpec("CronJob", "batch/v1", "cronjobs", pick=("spec.schedule", "spec.suspend")),
@@ -83,6 +88,12 @@ def template(kind: str, name: str, variant: int) -> dict[str, Any]:
         body["spec"] = {"replicas": 0, "selector": {"matchLabels": {"app": "f"}},
                         "template": {**_TEMPLATE, "spec": {"containers": [_CONTAINER]}},
                         "minReadySeconds": variant + 1}  # (0 is omitted by the real server: not modelled)
+    elif kind == "StatefulSet":
+        body["spec"] = {"replicas": 0, "serviceName": "s", "selector": {"matchLabels": {"app": "f"}},
+                        "template": {**_TEMPLATE, "spec": {"containers": [_CONTAINER]}}, "minReadySeconds": variant + 1}
+    elif kind == "DaemonSet":  # for no node: the real controller makes no pods
+        body["spec"] = {"selector": {"matchLabels": {"app": "f"}}, "minReadySeconds": variant + 1, "template": {
+            **_TEMPLATE, "spec": {"containers": [_CONTAINER], "nodeSelector": {"fuzz.kubeloop.dev/none": "x"}}}}
     elif kind == "Job":
         body["spec"] = {"suspend": True, "template": _TEMPLATE, "activeDeadlineSeconds": 100 + variant}
     elif kind == "CronJob":
@@ -190,6 +201,17 @@ KIND_MUTATIONS: dict[str, dict[str, Any]] = {
     "Deployment": {"no-selector": _field("spec.selector", _DROP), "selector-mismatch": _field(
         "spec.selector", {"matchLabels": {"app": "other"}}), "negative-replicas": _field("spec.replicas", -1),
         "replicas-string": _field("spec.replicas", "3"), "unknown-spec-field": _field("spec.bogus", 1)},
+    "StatefulSet": {"no-selector": _field("spec.selector", _DROP), "selector-mismatch": _field(
+        "spec.selector", {"matchLabels": {"app": "other"}}), "negative-replicas": _field("spec.replicas", -1),
+        "other-service": _field("spec.serviceName", "t"), "restart-never": _field(
+            "spec.template.spec", {"containers": [_CONTAINER], "restartPolicy": "Never"}),
+        "template-image": _field("spec.template.spec", {"containers": [{"name": "c", "image": "busybox:2"}]})},
+    "DaemonSet": {"no-selector": _field("spec.selector", _DROP), "selector-other": _field(
+        "spec.selector", {"matchLabels": {"app": "f", "tier": "t"}}), "empty-selector": _field("spec.selector", {}),
+        "negative-min-ready": _field("spec.minReadySeconds", -1), "template-labels": _field(
+            "spec.template.metadata", {"labels": {"app": "f", "v": "2"}}),
+        "restart-never": _field("spec.template.spec", {"containers": [_CONTAINER], "restartPolicy": "Never",
+                                                       "nodeSelector": {"fuzz.kubeloop.dev/none": "x"}})},
     "Job": {"restart-always": _field("spec.template.spec.restartPolicy", "Always"),
             "no-template-containers": _field("spec.template", {"spec": {"restartPolicy": "Never"}})},
     "CronJob": {"bad-schedule": _field("spec.schedule", "every day"), "no-schedule": _field("spec.schedule", _DROP)},
@@ -346,7 +368,8 @@ def cross_namespace_ops() -> st.SearchStrategy[Op]:
     return st.one_of(n.map(create), n.map(create_first), st.integers(1, 2).map(paged))
 
 
-FUZZ_KINDS = tuple(KINDS)
+# ``KUBELOOP_FUZZ_KINDS=StatefulSet,DaemonSet`` focuses a run on some kinds (all by default).
+FUZZ_KINDS = tuple(k for k in os.environ.get("KUBELOOP_FUZZ_KINDS", "").split(",") if k in KINDS) or tuple(KINDS)
 
 
 @st.composite

@@ -135,6 +135,23 @@ def lease(name: str, duration: Any) -> dict[str, Any]:
             "spec": {"holderIdentity": "h", "leaseDurationSeconds": duration}}
 
 
+STS = "/apis/apps/v1/namespaces/{ns}/statefulsets"
+DS = "/apis/apps/v1/namespaces/{ns}/daemonsets"
+_WL_PICK = ("metadata.name", "metadata.generation", "metadata.annotations", "spec.minReadySeconds")
+_WL_TEMPLATE = {"metadata": {"labels": {"app": "w"}}, "spec": {
+    "containers": [{"name": "c", "image": "busybox:1"}], "nodeSelector": {"diff.kubeloop.dev/none": "x"}}}
+
+
+def sts(name: str) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name}, "spec": {
+        "replicas": 0, "serviceName": "s", "selector": {"matchLabels": {"app": "w"}}, "template": _WL_TEMPLATE}}
+
+
+def ds(name: str) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name}, "spec": {
+        "selector": {"matchLabels": {"app": "w"}}, "template": _WL_TEMPLATE}}
+
+
 def _p(**kw: str) -> dict[str, str]:
     return kw
 
@@ -499,6 +516,26 @@ SEQUENCES: dict[str, list[Step]] = {
             _p(fieldManager="m2")),
         Req("PATCH", LEASES + "/l", {**lease("l", 30), "metadata": {"name": "l", "resourceVersion": "1"}}, APPLY,
             _p(fieldManager="m2")),
+    ],
+    "workload_names_and_template_generation": [
+        # StatefulSet names become pod names and label values; a DaemonSet's template generation is the
+        # server's to keep.
+        Req("POST", STS, sts("a.b"), pick=_WL_PICK),
+        Req("POST", STS, sts("y" * 63), pick=_WL_PICK),
+        Req("POST", STS, sts("y" * 64), pick=_WL_PICK),
+        Req("POST", STS, {**sts("z"), "spec": {**sts("z")["spec"], "selector": None}}),
+        Req("POST", DS, ds("d.e"), pick=_WL_PICK),
+        Req("POST", DS, ds("y" * 64), pick=_WL_PICK),
+        Req("POST", DS, {**ds("n"), "spec": {**ds("n")["spec"], "selector": None}}),
+        Req("PATCH", DS + "/d.e", {"metadata": {"annotations": {"deprecated.daemonset.template.generation": "7"}}},
+            MERGE, pick=_WL_PICK),
+        Req("PATCH", DS + "/d.e", {"spec": {"minReadySeconds": 3}}, MERGE, pick=_WL_PICK),
+        Req("PATCH", DS + "/d.e", {"spec": {"template": {"metadata": {"labels": {"v": "2"}}}}}, MERGE, pick=_WL_PICK),
+        Req("PATCH", DS + "/d.e", {"spec": {"selector": {"matchLabels": {"v": "2"}}}}, MERGE, brief=True),
+        Req("POST", STS, sts("w"), pick=_WL_PICK),
+        Req("PATCH", STS + "/w", {"spec": {"serviceName": "other"}}, MERGE, brief=True),
+        Req("PATCH", STS + "/w", {"spec": {"selector": {"matchLabels": {"app": "w", "v": "2"}}}}, MERGE, brief=True),
+        Req("PATCH", STS + "/w", {"spec": {"replicas": 0, "minReadySeconds": 4}}, MERGE, pick=_WL_PICK),
     ],
     "deletecollection": [
         Req("POST", CM, cm("a", labels={"dc": "yes"})),

@@ -119,6 +119,8 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         from kubeloop.testing.apiserver import admission
 
         admission.admit_pod(obj)
+    if kind.key == ("apps", "daemonsets"):
+        obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
     if kind.key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}
         obj["status"] = {"phase": "Active"}
@@ -273,6 +275,21 @@ def check_immutable(kind: Kind, old: dict[str, Any], new: dict[str, Any]) -> Non
         raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
 
 
+# A DaemonSet's template generation (a field of the internal type, an annotation in apps/v1): set by the
+# server, moved on by each change of the template, never by a client.
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _template_generation(old: dict[str, Any], new: dict[str, Any]) -> None:
+    kept = (old["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION)
+    changed = (old.get("spec") or {}).get("template") != (new.get("spec") or {}).get("template")
+    annotations = new["metadata"].setdefault("annotations", {})
+    if kept is None:
+        annotations.pop(TEMPLATE_GENERATION, None)
+    else:
+        annotations[TEMPLATE_GENERATION] = str(int(kept) + 1) if changed else kept
+
+
 def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresource: str | None) -> dict:
     """The object an update stores: server-owned metadata from ``old``; with a status subresource the
     main resource keeps the old status and ``/status`` keeps everything but status from ``old``."""
@@ -306,6 +323,8 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         out["spec"] = copy.deepcopy(old.get("spec", {}))
     if kind.plural == "secrets":
         _decode_string_data(out)
+    if kind.key == ("apps", "daemonsets"):
+        _template_generation(old, out)
     # A Deployment's annotations count too (they are copied to its ReplicaSets).
     annotations_moved = kind.key == ("apps", "deployments") and (
         (meta.get("annotations") or {}) != (old["metadata"].get("annotations") or {}))
