@@ -22,7 +22,7 @@ TALLY: dict[str, Any] = {"sequences": 0, "agreeing_sequences": 0, "steps": 0, "a
                          "differences": [], "namespaces": []}
 # The fuzzer's tally: per kind [steps, agreeing steps]; per "kind op mutation" the steps that differed.
 FUZZ: dict[str, Any] = {"sequences": 0, "agreeing_sequences": 0, "kinds": {}, "labels": {}, "differences": [],
-                        "explained": {}, "namespaces": []}
+                        "explained": {}, "namespaces": [], "crds": [], "watches": 0, "watch_events": 0}
 
 _ECHO_READY = WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/echoes.test.kubeloop.dev",
                       "status.acceptedNames.kind", "Echo")
@@ -52,6 +52,8 @@ async def real(kube_cluster: Any, http: aiohttp.ClientSession) -> AsyncIterator[
     # the sequences' namespaces, now that the session's tests are done
     for ns in TALLY["namespaces"] + FUZZ["namespaces"]:
         await backend.request("DELETE", f"/api/v1/namespaces/{ns}")
+    for name in FUZZ["crds"]:
+        await backend.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
@@ -84,6 +86,7 @@ def _fuzz_report() -> None:
     agree = sum(k[1] for k in FUZZ["kinds"].values())
     lines = [f"kubeloop fake vs real, fuzzed: {FUZZ['agreeing_sequences']}/{FUZZ['sequences']} sequences and "
              f"{agree}/{steps} steps agree ({100.0 * agree / max(1, steps):.1f} %)"]
+    lines.append(f"  watches compared: {FUZZ['watches']} ({FUZZ['watch_events']} events on the real server)")
     for kind, (n, ok) in sorted(FUZZ["kinds"].items()):
         lines.append(f"  {kind:<11} {ok:>6}/{n:<6} {100.0 * ok / max(1, n):5.1f} %")
     for why, n in sorted(FUZZ["explained"].items()):
@@ -103,5 +106,5 @@ def write_fuzz_report() -> None:
     steps = sum(k[0] for k in FUZZ["kinds"].values())
     agree = sum(k[1] for k in FUZZ["kinds"].values())
     with open(path, "w") as out:
-        json.dump({k: v for k, v in FUZZ.items() if k != "namespaces"} | {"steps": steps, "agreeing_steps": agree},
-                  out, indent=1)
+        shown = {k: v for k, v in FUZZ.items() if k not in ("namespaces", "crds")}
+        json.dump(shown | {"steps": steps, "agreeing_steps": agree}, out, indent=1)

@@ -252,6 +252,9 @@ class Op:
     ct: str = "application/json"
     params: dict[str, str] = field(default_factory=dict)
     paged: int = 0
+    # "mark": lists the kind and keeps the list's resourceVersion; "watch": watches the kind from the
+    # latest mark (or the sequence's start) and records the events until none come.
+    special: str = ""
 
     def __repr__(self) -> str:
         shown = repr(self.body)[:300] if self.body is not None else ""
@@ -342,7 +345,17 @@ def ops(kind: str) -> st.SearchStrategy[Op]:
     ]
     if spec.strategic:
         choices.append(mb.map(lambda t: strategic(*t)))
+    if kind in WATCHED:
+        choices += [st.just(Op(kind, "mark", "GET", base, special="mark")),
+                    st.builds(lambda sel: Op(kind, "watch" + (f" {sel}" if sel else ""), "GET", base,
+                                             params={"labelSelector": sel} if sel else {}, special="watch"),
+                              st.sampled_from(["", "", "app=x", "app"]))]
     return st.one_of(*choices)
+
+
+# Kinds whose watches are compared event by event: nothing but the sequence writes them on the real
+# server (no controller updates their status or annotations in the background).
+WATCHED = ("ConfigMap", "Secret", "Pod", "Service", "Lease", "Event", "Echo")
 
 
 def cross_namespace_ops() -> st.SearchStrategy[Op]:
@@ -368,8 +381,93 @@ def cross_namespace_ops() -> st.SearchStrategy[Op]:
     return st.one_of(n.map(create), n.map(create_first), st.integers(1, 2).map(paged))
 
 
-# ``KUBELOOP_FUZZ_KINDS=StatefulSet,DaemonSet`` focuses a run on some kinds (all by default).
-FUZZ_KINDS = tuple(k for k in os.environ.get("KUBELOOP_FUZZ_KINDS", "").split(",") if k in KINDS) or tuple(KINDS)
+# --- CRDs -----------------------------------------------------------------------------------------
+
+CRD_GROUP = "{ns}.fuzz.kubeloop.dev"
+CRD_PLURALS = ("widgets", "gadgets")
+CRD_BASE = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def crd_template(plural: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "size": {"type": "integer", "minimum": 0}}}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{CRD_GROUP}"},
+            "spec": {"group": CRD_GROUP, "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": plural[:-1], "kind": plural[:-1].capitalize()},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+def _crd_field(path: str, value: Any) -> Any:
+    """Sets (or with _DROP removes) a dotted path; a number in the path indexes a list."""
+    def apply(body: dict[str, Any]) -> dict[str, Any]:
+        *parents, last = path.split(".")
+        cur: Any = body
+        for p in parents:
+            cur = cur[int(p)] if p.isdigit() else cur.setdefault(p, {})
+        if value is _DROP:
+            cur.pop(last, None)
+        else:
+            cur[last] = value
+        return body
+    return apply
+
+
+_SCHEMA = "spec.versions.0.schema.openAPIV3Schema"
+_SIZE = _SCHEMA + ".properties.spec.properties.size"
+CRD_MUTATIONS: dict[str, Any] = {
+    "name-mismatch": _crd_field("metadata.name", "others." + CRD_GROUP),
+    "group-no-dot": lambda b: _crd_field("metadata.name", b["spec"]["names"]["plural"] + ".{ns}")(
+        _crd_field("spec.group", "{ns}")(b)),
+    "plural-upper": lambda b: _crd_field("metadata.name", "Widgets." + CRD_GROUP)(
+        _crd_field("spec.names.plural", "Widgets")(b)),
+    "no-kind": _crd_field("spec.names.kind", _DROP),
+    "kind-lower": _crd_field("spec.names.kind", "widget"),
+    "bad-scope": _crd_field("spec.scope", "Global"),
+    "no-versions": _crd_field("spec.versions", []),
+    "no-storage": _crd_field("spec.versions.0.storage", False),
+    "two-storage": lambda b: {**b, "spec": {**b["spec"], "versions": b["spec"]["versions"] + [
+        {**b["spec"]["versions"][0], "name": "v2"}]}},
+    "bad-version-name": _crd_field("spec.versions.0.name", "V1"),
+    "no-schema": _crd_field("spec.versions.0.schema", _DROP),
+    "root-not-object": _crd_field(_SCHEMA + ".type", "string"),
+    "untyped-property": _crd_field(_SIZE, {"minimum": 0}),
+    "cel-bad": _crd_field(_SIZE + ".x-kubernetes-validations", [{"rule": "self >"}]),
+    "cel-unknown-field": _crd_field(_SCHEMA + ".properties.spec.x-kubernetes-validations",
+                                    [{"rule": "self.nope > 0"}]),
+    "cel-ok": _crd_field(_SIZE + ".x-kubernetes-validations", [{"rule": "self >= 0", "message": "m"}]),
+    "label-bad-key": _meta("labels", {"-bad": "x"}),
+    "finalizer-unqualified": _meta("finalizers", ["nodomain"]),
+}
+
+
+def crd_ops() -> st.SearchStrategy[Op]:
+    """CRDs created valid or broken by one mutation (names, scope, versions, storage, schema, CEL rules),
+    read and deleted. Their group embeds the sequence's namespace so runs never collide."""
+    kind = "CustomResourceDefinition"
+
+    def create(plural: str, choice: str) -> Op:
+        import copy
+
+        body = copy.deepcopy(crd_template(plural))
+        mutate = CRD_MUTATIONS.get(choice)
+        return Op(kind, f"create {choice}", "POST", CRD_BASE, mutate(body) if mutate else body)
+
+    def named(verb: str, plural: str) -> Op:
+        return Op(kind, verb, "GET" if verb == "get" else "DELETE", f"{CRD_BASE}/{plural}.{CRD_GROUP}")
+
+    plurals = st.sampled_from(CRD_PLURALS)
+    return st.one_of(st.builds(create, plurals, st.sampled_from(["valid", "valid", *CRD_MUTATIONS])),
+                     st.builds(named, st.just("get"), plurals), st.builds(named, st.just("delete"), plurals))
+
+
+# ``KUBELOOP_FUZZ_KINDS=StatefulSet,DaemonSet`` focuses a run on some kinds (all by default; name
+# CustomResourceDefinition, or none, for CRDs too).
+_ASKED = [k for k in os.environ.get("KUBELOOP_FUZZ_KINDS", "").split(",") if k]
+CRD_ASKED = "CustomResourceDefinition" in _ASKED
+FUZZ_KINDS = tuple(k for k in _ASKED if k in KINDS) or (("ConfigMap",) if CRD_ASKED else tuple(KINDS))
+FUZZ_CRDS = CRD_ASKED or not _ASKED
 
 
 @st.composite
@@ -379,6 +477,8 @@ def sequences(draw: Any, max_ops: int = 8) -> list[Op]:
     pool = [ops(k) for k in focus]
     if draw(st.integers(0, 5)) == 0:
         pool.append(cross_namespace_ops())
+    if FUZZ_CRDS and (CRD_ASKED or draw(st.integers(0, 5)) == 0):
+        pool.append(crd_ops())
     # Each kind starts with a valid object named "a" (most later requests name it).
     prelude = [prelude_create(k) for k in focus]
     return prelude + draw(st.lists(st.one_of(*pool), min_size=1, max_size=max_ops))
@@ -419,6 +519,22 @@ class FuzzNormaliser(Normaliser):
 
 def project(op: Op, outcome: dict[str, Any], norm: FuzzNormaliser) -> Any:
     """What the fuzzer compares of one answer (see the module's docstring)."""
+    if op.special == "mark":
+        return {"status": outcome["status"]}
+    if op.special == "watch":
+        if outcome["status"] != 200:
+            return project(Op(op.kind, op.label, "GET", op.path), {"status": outcome["status"],
+                                                                  "body": (outcome["events"] or [None])[0]}, norm)
+        events = []
+        for e in outcome["events"]:
+            norm.learn(e.get("object"))
+            if e.get("type") == "ERROR":
+                obj = e.get("object") or {}
+                events.append(["ERROR", obj.get("code"), obj.get("reason")])
+            else:
+                events.append([e.get("type"), norm.text(_ident(e.get("object") or {})),
+                               _object(op, e.get("object") or {}, norm)])
+        return {"status": 200, "events": events}
     if op.paged:
         for page in outcome.get("pages", []):
             norm.learn(page)
@@ -445,9 +561,13 @@ def _ident(item: dict[str, Any]) -> str:
     return f"{meta.get('namespace', '')}/{name}"
 
 
+_CRD_PICK = ("spec.group", "spec.names", "spec.scope", "spec.versions.*.name", "spec.versions.*.storage")
+
+
 def _object(op: Op, body: dict[str, Any], norm: Normaliser) -> Any:
     meta = dict(body.get("metadata") or {})
-    if KINDS[op.kind].full:
+    spec = KINDS.get(op.kind) or KindSpec(op.kind, "", "", pick=_CRD_PICK)
+    if spec.full:
         out = {k: v for k, v in body.items() if k != "metadata"}
         meta.pop("managedFields", None)
         meta.pop("resourceVersion", None)
@@ -461,7 +581,7 @@ def _object(op: Op, body: dict[str, Any], norm: Normaliser) -> Any:
         if not shown["annotations"]:
             del shown["annotations"]
     out: dict[str, Any] = {"metadata": norm(shown, "metadata")}
-    for path in KINDS[op.kind].pick:
+    for path in spec.pick:
         out[path] = norm(_pick(body, path.split(".")))
     return out
 

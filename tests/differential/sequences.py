@@ -152,6 +152,21 @@ def ds(name: str) -> dict[str, Any]:
         "selector": {"matchLabels": {"app": "w"}}, "template": _WL_TEMPLATE}}
 
 
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+# Mutations of the fuzzer's CRD (each makes it invalid, or is valid where a check might think otherwise).
+_CRD_CHECKS = ("name-mismatch", "group-no-dot", "plural-upper", "no-kind", "kind-lower", "bad-scope", "no-versions",
+               "no-storage", "two-storage", "bad-version-name", "no-schema", "root-not-object", "untyped-property",
+               "cel-bad", "cel-unknown-field")
+
+
+def _crd_mutated(mutation: str) -> dict[str, Any]:
+    import copy
+
+    from tests.differential.fuzz import CRD_MUTATIONS, crd_template
+
+    return CRD_MUTATIONS[mutation](copy.deepcopy(crd_template("widgets")))
+
+
 def _p(**kw: str) -> dict[str, str]:
     return kw
 
@@ -536,6 +551,11 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", STS + "/w", {"spec": {"serviceName": "other"}}, MERGE, brief=True),
         Req("PATCH", STS + "/w", {"spec": {"selector": {"matchLabels": {"app": "w", "v": "2"}}}}, MERGE, brief=True),
         Req("PATCH", STS + "/w", {"spec": {"replicas": 0, "minReadySeconds": 4}}, MERGE, pick=_WL_PICK),
+    ],
+    "crd_validation": [
+        # A CRD is validated as the real server does: its name, group, names, scope, versions (one of them
+        # the storage version), a structural schema for each, CEL rules that compile.
+        *[Req("POST", CRDS, _crd_mutated(m), brief=True) for m in _CRD_CHECKS],
     ],
     "deletecollection": [
         Req("POST", CM, cm("a", labels={"dc": "yes"})),

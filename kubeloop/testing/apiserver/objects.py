@@ -9,10 +9,11 @@ import random
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import builtin, errors, schema, validation
+from kubeloop.testing.apiserver import builtin, crds, errors, schema, validation
 from kubeloop.testing.apiserver.kinds import Kind
 
 GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 # Fields the server owns: a client's values are ignored (create) or kept from the stored object (update).
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
                "resourceVersion", "selfLink")
@@ -34,6 +35,8 @@ def validate_create(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, 
     """Metadata and the kind's own rules (a custom resource's schema, after pruning and defaults), all
     causes in one 422 as the real server reports them; returns the object as stored."""
     causes = validation.metadata_causes(kind, obj["metadata"], creating=True)
+    if kind.key == CRD_KEY:
+        causes += crds.causes(obj, creating=True)
     if kind.crd is None:
         causes += validation.object_causes(kind, obj)
     else:
@@ -55,6 +58,8 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
     causes += validation.metadata_causes(kind, new["metadata"], creating=False)
     if kind.crd is None:
         causes += validation.object_causes(kind, new) + validation.update_causes(kind, old, new)
+    if kind.key == CRD_KEY:
+        causes += crds.causes(new, creating=False)
     if causes:
         raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
 
@@ -103,6 +108,10 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
         _decode_string_data(obj)
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
+        names = obj["spec"].get("names")
+        if isinstance(names, dict) and isinstance(names.get("kind"), str) and names["kind"]:
+            names.setdefault("singular", names["kind"].lower())
+            names.setdefault("listKind", names["kind"] + "List")
     if kind.key == ("batch", "jobs"):  # defaulting: a Job without labels gets its pod template's
         template = (obj.get("spec") or {}).get("template")
         labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
