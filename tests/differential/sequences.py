@@ -167,6 +167,9 @@ def _crd_mutated(mutation: str) -> dict[str, Any]:
     return CRD_MUTATIONS[mutation](copy.deepcopy(crd_template("widgets")))
 
 
+_BAD_BINARY = {"apiVersion": "v1", "kind": "ConfigMap", "binaryData": {"b": "not base64!"}}
+
+
 def _p(**kw: str) -> dict[str, str]:
     return kw
 
@@ -319,6 +322,8 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", CM + "/t", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"},
                                  "data": {"a": "2"}, "bogus": 1}, APPLY, _p(fieldManager="m1")),
         Req("GET", CM + "/t"),
+        Req("PATCH", CM + "/t", {**_BAD_BINARY, "metadata": {"name": "t"}}, APPLY, _p(fieldManager="m1")),
+        Req("PATCH", CM + "/new", {**_BAD_BINARY, "metadata": {"name": "new"}}, APPLY, _p(fieldManager="m1")),
     ],
     "scale_subresource": [
         Req("POST", DEPLOY, deployment("s", [{"name": "app", "image": "nginx:1"}]), pick=_DEPLOY_PICK),

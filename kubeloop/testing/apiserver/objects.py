@@ -238,7 +238,7 @@ def _check_data(kind: Kind, version: str, obj: dict[str, Any]) -> None:
                 try:
                     base64.b64decode(value, validate=True)
                 except (binascii.Error, ValueError):
-                    raise refuse("illegal base64 data at input byte 0") from None
+                    raise refuse(f"illegal base64 data at input byte {builtin.bad_base64_byte(value)}") from None
 
 
 def _json_type(value: Any) -> str:
