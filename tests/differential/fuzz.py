@@ -481,7 +481,12 @@ def sequences(draw: Any, max_ops: int = 8) -> list[Op]:
         pool.append(crd_ops())
     # Each kind starts with a valid object named "a" (most later requests name it).
     prelude = [prelude_create(k) for k in focus]
-    return prelude + draw(st.lists(st.one_of(*pool), min_size=1, max_size=max_ops))
+    steps = prelude + draw(st.lists(st.one_of(*pool), min_size=1, max_size=max_ops))
+    watched = [k for k in focus if k in WATCHED]
+    if watched and draw(st.booleans()):  # every event of the sequence on one kind, compared one by one
+        kind = draw(st.sampled_from(watched))
+        steps.append(Op(kind, "watch from the start", "GET", KINDS[kind].base(), special="watch-start"))
+    return steps
 
 
 def prelude_create(kind: str) -> Op:
@@ -521,7 +526,7 @@ def project(op: Op, outcome: dict[str, Any], norm: FuzzNormaliser) -> Any:
     """What the fuzzer compares of one answer (see the module's docstring)."""
     if op.special == "mark":
         return {"status": outcome["status"]}
-    if op.special == "watch":
+    if op.special.startswith("watch"):
         if outcome["status"] != 200:
             return project(Op(op.kind, op.label, "GET", op.path), {"status": outcome["status"],
                                                                   "body": (outcome["events"] or [None])[0]}, norm)

@@ -105,6 +105,7 @@ def event(name: str) -> dict[str, Any]:
 
 
 PODS = "/api/v1/namespaces/{ns}/pods"
+JOBS = "/apis/batch/v1/namespaces/{ns}/jobs"
 _POD_PICK = ("metadata.name", "metadata.finalizers", "metadata.deletionGracePeriodSeconds", "spec.nodeName")
 
 
@@ -561,6 +562,17 @@ SEQUENCES: dict[str, list[Step]] = {
         # A CRD is validated as the real server does: its name, group, names, scope, versions (one of them
         # the storage version), a structural schema for each, CEL rules that compile.
         *[Req("POST", CRDS, _crd_mutated(m), brief=True) for m in _CRD_CHECKS],
+    ],
+    "job_generated_selector_follows_the_uid": [
+        # A patch changing a Job's uid is refused, and its generated selector and template labels are
+        # judged against the uid asked for.
+        Req("POST", JOBS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {
+            "suspend": True, "template": {"spec": {"containers": [{"name": "c", "image": "busybox:1"}],
+                                                   "restartPolicy": "Never"}}}}, pick=("metadata.name",)),
+        Req("PATCH", JOBS + "/j", [{"op": "replace", "path": "/metadata/uid", "value": _GONE_UID}], JSON, brief=True),
+        Req("PATCH", JOBS + "/j", [{"op": "replace", "path": "/metadata/uid", "value": _GONE_UID},
+                                   {"op": "replace", "path": "/spec/selector", "value": {"matchLabels": {"a": "b"}}}],
+            JSON, brief=True),
     ],
     "deletecollection": [
         Req("POST", CM, cm("a", labels={"dc": "yes"})),

@@ -55,6 +55,9 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
     """``sent``: the object as the client's update or patch left it, before server-owned fields were
     restored from ``old`` (so a changed uid or name is seen)."""
     causes = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    asked_uid = (sent.get("metadata") or {}).get("uid")
+    if kind.key == ("batch", "jobs") and asked_uid and asked_uid != old["metadata"].get("uid"):
+        causes += validation.job_uid_causes(new, asked_uid)
     causes += validation.metadata_causes(kind, new["metadata"], creating=False)
     if kind.crd is None:
         causes += validation.object_causes(kind, new) + validation.update_causes(kind, old, new)

@@ -385,7 +385,8 @@ def _job_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
 
     if shape(old) != shape(new):
         out.append(_invalid("spec.template", "", _IMMUTABLE))
-    selector = ((old.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    chosen = (new.get("spec") or {}).get("selector") or (old.get("spec") or {}).get("selector")
+    selector = (chosen or {}).get("matchLabels") or {}
     labels = (((new.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
     if any(labels.get(k) != v for k, v in selector.items()):
         out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
@@ -405,6 +406,24 @@ def _statefulset_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]
     return [("FieldValueForbidden", "spec", "Forbidden: updates to statefulset spec for fields other than "
              "'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
              "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")]
+
+
+def job_uid_causes(job: dict[str, Any], uid: str) -> list[Cause]:
+    """A Job whose selector was generated checks it, and its template's uid labels, against ``uid`` (on
+    an update, the uid the body asked for, which is refused anyway)."""
+    spec = job.get("spec") or {}
+    if spec.get("manualSelector"):
+        return []
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    if not isinstance(labels, dict):
+        return [_required("spec.template.metadata.labels")]
+    path = "spec.template.metadata.labels"
+    out = [_invalid(f"{path}[{key}]", labels.get(key, ""), f"must be '{uid}'")
+           for key in ("controller-uid", "batch.kubernetes.io/controller-uid") if labels.get(key) != uid]
+    selector = spec.get("selector")
+    if selector != {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}:
+        out.append(_invalid("spec.selector", selector, "`selector` not auto-generated"))
+    return out
 
 
 _UPDATE: dict[tuple[str, str], Any] = {
