@@ -1,16 +1,18 @@
 """The differential fuzzer's vocabulary: hypothesis strategies for request sequences over the kinds
 operators use, with valid and invalid input, and the projection its comparison looks at.
 
-A sequence is a list of ``Op`` (one request, or a paged list that follows ``continue`` to the end). Each
-op names its kind, so the tally can give an agreement figure per kind. Bodies are built from a valid
-template per kind, then maybe broken by one mutation (a label value with a space, a finalizer without
-a domain, an ownerReference without uid, a ConfigMap value that is not a string...).
+A sequence is a list of ``Op`` (one request, a paged list that follows ``continue`` to the end, a mark
+or a watch from one). Each op names its kind, so the tally can give an agreement figure per kind.
+Bodies are built from a valid template per kind, then maybe broken by one mutation (a label value with
+a space, a finalizer without a domain, an ownerReference without uid, a ConfigMap value that is not a
+string...).
 
 What is compared (``project``): the status code; for errors the reason and the field paths of the
 causes; for objects the metadata a client relies on (name, labels, annotations, finalizers,
 ownerReferences, generation, whether deletion started) and, for kinds the real server does not default
 or reconcile (ConfigMap, Secret, Lease, the custom resource), the whole object after the harness's
-normalisation; for lists the names in order. Messages, resourceVersions and defaulted fields of kinds
+normalisation; for lists the names in order; for watches each event's type and that projection of its
+object. Messages, resourceVersions and defaulted fields of kinds
 that controllers write (a Deployment's status, a Pod's node) are not compared.
 """
 
@@ -581,6 +583,9 @@ def _object(op: Op, body: dict[str, Any], norm: Normaliser) -> Any:
         return norm({**out, "metadata": {**meta, "deletionTimestamp": bool(meta.get("deletionTimestamp"))}})
     shown = {k: meta[k] for k in _META_KEYS if k in meta}
     shown["deleting"] = bool(meta.get("deletionTimestamp"))
+    if op.kind == "Namespace" and isinstance(shown.get("finalizers"), list):
+        # A namespace's delete rebuilds its finalizers from a Go map: their order is random on the real server.
+        shown["finalizers"] = sorted(shown["finalizers"])
     if isinstance(shown.get("annotations"), dict):  # written later by a controller the fake does not run
         shown["annotations"] = {k: v for k, v in shown["annotations"].items() if k not in _CONTROLLER_ANNOTATIONS}
         if not shown["annotations"]:

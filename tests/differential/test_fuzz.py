@@ -1,18 +1,21 @@
 """The differential fuzzer: generated request sequences (fuzz.py) over ConfigMaps, Secrets, Namespaces,
-Pods, Services, Deployments, Jobs, CronJobs, Leases, Events and a custom resource — valid and invalid
-input, every verb and patch type, selectors, paging — run on the fake and on the real control plane and
-compared step by step. A difference fails the test and hypothesis shrinks it to a minimal sequence,
-unless ``explained`` recognises it as one the docs list as not modelled (counted apart; so is every later
+Pods, Services, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, Leases, Events, a custom resource
+and CRDs themselves — valid and invalid input, every verb and patch type, selectors, paging, watches
+from a mark compared event by event — run on the fake and on the real control plane and compared step
+by step. A difference fails the test and hypothesis shrinks it to a minimal sequence, unless
+``explained`` recognises it as one the docs list as not modelled (counted apart; so is every later
 step of a sequence that already differs).
 
 Budget: ``KUBELOOP_FUZZ_EXAMPLES`` sequences (default 20: well under a minute once the cluster is up).
-Long run (record, do not stop at the first difference; per-kind figures to a JSON file)::
+Long run (record, do not stop at the first difference; per-kind figures and every differing sequence
+in full to a JSON file; no time limit per test)::
 
-    KUBELOOP_FUZZ_EXAMPLES=2000 KUBELOOP_FUZZ_RECORD=1 KUBELOOP_FUZZ_REPORT=fuzz-report.json \\
-        python -m pytest tests/differential/test_fuzz.py -p no:cacheprovider -q -s
+    KUBELOOP_FUZZ_EXAMPLES=20000 KUBELOOP_FUZZ_RECORD=1 KUBELOOP_FUZZ_REPORT=fuzz-report.json \\
+        python -m pytest tests/differential/test_fuzz.py -p no:cacheprovider -q -s --time-limit=0
 
 The default run is derandomized (the same 20 sequences each time); setting ``KUBELOOP_FUZZ_EXAMPLES``
-explores, and ``--hypothesis-seed=N`` replays an exploring run.
+explores, ``--hypothesis-seed=N`` replays an exploring run, and ``KUBELOOP_FUZZ_KINDS=Pod,DaemonSet``
+(``CustomResourceDefinition`` for CRDs) focuses one.
 """
 
 from __future__ import annotations
