@@ -534,6 +534,8 @@ def project(op: Op, outcome: dict[str, Any], norm: FuzzNormaliser) -> Any:
                                                                   "body": (outcome["events"] or [None])[0]}, norm)
         events = []
         for e in outcome["events"]:
+            if not _written_here(op, e.get("object") or {}):
+                continue
             norm.learn(e.get("object"))
             if e.get("type") == "ERROR":
                 obj = e.get("object") or {}
@@ -545,7 +547,8 @@ def project(op: Op, outcome: dict[str, Any], norm: FuzzNormaliser) -> Any:
     if op.paged:
         for page in outcome.get("pages", []):
             norm.learn(page)
-        names = [norm.text(_ident(i)) for page in outcome.get("pages", []) for i in page.get("items", [])]
+        names = [norm.text(_ident(i)) for page in outcome.get("pages", []) for i in page.get("items", [])
+                 if _written_here(op, i)]
         return {"status": outcome["status"], "names": names}
     status, body = outcome["status"], outcome.get("body")
     norm.learn(body)
@@ -558,8 +561,16 @@ def project(op: Op, outcome: dict[str, Any], norm: FuzzNormaliser) -> Any:
         causes = sorted({c.get("field", "") for c in details.get("causes") or []})
         return {"status": status, "reason": body.get("reason"), "causes": causes}
     if isinstance(body.get("items"), list):
-        return {"status": status, "names": [norm.text(_ident(i)) for i in body["items"]]}
+        return {"status": status, "names": [norm.text(_ident(i)) for i in body["items"] if _written_here(op, i)]}
     return {"status": status, "object": _object(op, body, norm)}
+
+
+def _written_here(op: Op, item: Any) -> bool:
+    """Not an Event a real controller recorded (a Job's ``Suspended``...): the fake runs no such controller,
+    and the sequence did not write it."""
+    if op.kind != "Event" or not isinstance(item, dict) or item.get("kind") not in (None, "Event"):
+        return True
+    return str(item.get("reportingController") or "").startswith("fuzz.kubeloop.dev")
 
 
 def _ident(item: dict[str, Any]) -> str:

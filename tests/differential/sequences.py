@@ -574,6 +574,33 @@ SEQUENCES: dict[str, list[Step]] = {
                                    {"op": "replace", "path": "/spec/selector", "value": {"matchLabels": {"a": "b"}}}],
             JSON, brief=True),
     ],
+    "a_second_delete_changes_the_collectors_finalizers": [
+        # An object already being deleted still takes the orphan or foregroundDeletion finalizer a later
+        # delete asks for (a pod in its grace period too).
+        Req("POST", CM, cm("s", finalizers=["diff.kubeloop.dev/hold"]), pick=("metadata.finalizers",)),
+        Req("DELETE", CM + "/s", pick=("metadata.finalizers",)),
+        Req("DELETE", CM + "/s", params=_p(propagationPolicy="Orphan"), pick=("metadata.finalizers",)),
+        WaitFor(CM + "/s", "metadata.finalizers", ["diff.kubeloop.dev/hold"]),
+        Req("DELETE", CM + "/s", params=_p(propagationPolicy="Foreground"), pick=("metadata.finalizers",)),
+        WaitFor(CM + "/s", "metadata.finalizers", ["diff.kubeloop.dev/hold"]),
+        Req("PATCH", CM + "/s", {"metadata": {"finalizers": None}}, MERGE, pick=("metadata.finalizers",)),
+        WaitGone(CM + "/s"),
+        Req("POST", PODS, pod("g"), pick=_POD_PICK),
+        Req("DELETE", PODS + "/g", pick=_POD_PICK),
+        Req("DELETE", PODS + "/g", params=_p(propagationPolicy="Orphan"), pick=_POD_PICK),
+        WaitFor(PODS + "/g", "metadata.finalizers", None),
+        Req("GET", PODS + "/g", pick=_POD_PICK),
+        Req("DELETE", PODS + "/g", params=_p(gracePeriodSeconds="0"), pick=_POD_PICK),
+        WaitGone(PODS + "/g"),
+    ],
+    "strategic_merge_of_finalizers": [
+        # A list of scalars merged by a strategic patch: the patch's elements first, then the others.
+        Req("POST", CM, cm("m", finalizers=["a.dev/x"]), pick=("metadata.finalizers",)),
+        Req("PATCH", CM + "/m", {"metadata": {"finalizers": ["b.dev/y"]}}, STRATEGIC, pick=("metadata.finalizers",)),
+        Req("PATCH", CM + "/m", {"metadata": {"finalizers": ["a.dev/x", "c.dev/z"]}}, STRATEGIC,
+            pick=("metadata.finalizers",)),
+        Req("PATCH", CM + "/m", {"metadata": {"finalizers": None}}, MERGE, pick=("metadata.finalizers",)),
+    ],
     "deletecollection": [
         Req("POST", CM, cm("a", labels={"dc": "yes"})),
         Req("POST", CM, cm("b", labels={"dc": "yes"})),

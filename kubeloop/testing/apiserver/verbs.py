@@ -332,18 +332,8 @@ class Api:
                                          f"record ({old['metadata'].get(field)}). The object might have been {why}",
                                          {"name": name, **({"group": kind.group} if kind.group else {}),
                                           "kind": kind.kind})
-        policy = options.get("propagationPolicy") or ("Orphan" if options.get("orphanDependents") else None)
-        if policy is None and options.get("orphanDependents") is None and kind.key == ("batch", "jobs"):
-            policy = "Orphan"  # batch/v1 Jobs' default, kept for compatibility: their pods stay
-        if kind.plural == "events" and kind.group in ("", "events.k8s.io"):
-            policy = None  # Events have no garbage-collection policy: any propagation is ignored
         meta = old["metadata"]
-        finalizers = list(meta.get("finalizers") or [])
-        if not meta.get("deletionTimestamp"):
-            if policy == "Orphan" and "orphan" not in finalizers:
-                finalizers.append("orphan")
-            if policy == "Foreground" and "foregroundDeletion" not in finalizers:
-                finalizers.append("foregroundDeletion")
+        finalizers = _gc_finalizers(kind, list(meta.get("finalizers") or []), options)
         if kind.plural == "namespaces" and kind.group == "":
             if name in IMMORTAL_NAMESPACES:  # the NamespaceLifecycle admission plugin
                 raise errors.StatusError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may '
@@ -365,8 +355,14 @@ class Api:
                     gone["metadata"]["generation"] += 1
                 return gone
             return _success(kind, old)
-        if meta.get("deletionTimestamp"):
-            return old
+        if meta.get("deletionTimestamp"):  # deleting already: only the collector's finalizers may change
+            if finalizers == (meta.get("finalizers") or []):
+                return old
+            new = copy.deepcopy(old)
+            new["metadata"]["finalizers"] = finalizers
+            self.store.put(kind.key, (ns or "", name), new)
+            self.kick()
+            return new
         new = copy.deepcopy(old)
         new["metadata"]["finalizers"] = finalizers
         new["metadata"]["deletionTimestamp"] = self.clock.stamp()
@@ -389,7 +385,7 @@ class Api:
         meta = old["metadata"]
         current = meta.get("deletionGracePeriodSeconds")
         if meta.get("deletionTimestamp") and current is not None and current <= grace:
-            return old
+            return old  # (nor does a pod in its grace period take the collector's finalizers)
         new = copy.deepcopy(old)
         deadline = self.clock.now() + dt.timedelta(seconds=grace)
         new["metadata"]["deletionTimestamp"] = deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -413,6 +409,28 @@ class Api:
         self.store.put(kind.key, ("", old["metadata"]["name"]), new)
         self.kick()
         return new
+
+
+_GC_FINALIZERS = ("orphan", "foregroundDeletion")
+
+
+def _gc_finalizers(kind: Kind, existing: list[str], options: dict[str, Any]) -> list[str]:
+    """The finalizers a delete leaves: the garbage collector's ``orphan`` or ``foregroundDeletion`` as
+    the options ask (an explicit ``orphanDependents``, then ``propagationPolicy``, then the one the object
+    already has, then the kind's default: orphan for batch/v1 Jobs), also on an object already being
+    deleted; none for Events, which have no collection policy. Unchanged as a set, the order stays."""
+    if kind.plural == "events" and kind.group in ("", "events.k8s.io"):
+        return existing
+    asked, policy = options.get("orphanDependents"), options.get("propagationPolicy")
+    had = next((f for f in existing if f in _GC_FINALIZERS), None)
+    if asked is not None:
+        wanted = "orphan" if asked else None
+    elif policy:
+        wanted = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(policy)
+    else:
+        wanted = had or ("orphan" if kind.key == ("batch", "jobs") else None)
+    out = [f for f in existing if f not in _GC_FINALIZERS] + ([wanted] if wanted else [])
+    return existing if sorted(out) == sorted(existing) else out
 
 
 def _finalized(old: Obj, new: Obj) -> bool:
