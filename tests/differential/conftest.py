@@ -44,16 +44,33 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
         yield session
 
 
+# The nodes the sequences bind pods to, so that no scheduler or kubelet touches them. On the real cluster
+# they must exist (as Node objects no kubelet runs, tainted against scheduling): the pod garbage collector
+# deletes pods bound to a node that does not, tens of seconds into a session.
+IDLE_NODES = ("fuzz-node", "diff-node")
+
+
+async def _idle_nodes(backend: Backend) -> None:
+    for name in IDLE_NODES:
+        status, body = await backend.request("POST", "/api/v1/nodes", {
+            "apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "spec": {"taints": [{"key": "kubeloop.dev/idle", "effect": "NoSchedule"}]}})
+        assert status in (201, 409), body
+
+
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def real(kube_cluster: Any, http: aiohttp.ClientSession) -> AsyncIterator[Backend]:
     backend = Backend("real", Config.from_kubeconfig(str(kube_cluster.kubeconfig)), http)
     await _install_echo(backend)
+    await _idle_nodes(backend)
     yield backend
     # the sequences' namespaces, now that the session's tests are done
     for ns in TALLY["namespaces"] + FUZZ["namespaces"]:
         await backend.request("DELETE", f"/api/v1/namespaces/{ns}")
     for name in FUZZ["crds"]:
         await backend.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+    for name in IDLE_NODES:
+        await backend.request("DELETE", f"/api/v1/nodes/{name}")
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
