@@ -19,11 +19,20 @@ SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePe
                "resourceVersion", "selfLink")
 
 
-def check_name(kind: Kind, meta: dict[str, Any]) -> None:
-    """Fills ``generateName``; a missing name is a 422 at once (the rest of the name rules are in
-    ``validation``, reported with the other causes)."""
+# Its own source of randomness: a test's seeding of the ``random`` module (hypothesis does it for every
+# example) must not make generated names repeat.
+RNG = random.SystemRandom()
+
+
+def check_name(kind: Kind, meta: dict[str, Any], taken: Any = lambda name: False) -> None:
+    """Fills ``generateName`` (trying again, as the real server does, while ``taken(name)``, up to 8
+    times); a missing name is a 422 at once (the rest of the name rules are in ``validation``, reported
+    with the other causes)."""
     if not meta.get("name") and meta.get("generateName"):
-        meta["name"] = meta["generateName"] + "".join(random.choices(GEN_ALPHABET, k=5))
+        for _ in range(8):
+            meta["name"] = meta["generateName"] + "".join(RNG.choices(GEN_ALPHABET, k=5))
+            if not taken(meta["name"]):
+                break
         if kind.key == ("", "namespaces"):  # the name label, once there is a name
             meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
     if not meta.get("name"):

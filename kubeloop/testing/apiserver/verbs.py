@@ -126,7 +126,7 @@ class Api:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
                                      "on the request")
         obj = objects.decode_defaults(kind, version, body)
-        objects.check_name(kind, obj["metadata"])
+        objects.check_name(kind, obj["metadata"], lambda name: self.store.get(kind.key, (ns or "", name)) is not None)
         uid = str(uuid.uuid4())
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
             objects.job_selector(obj, uid)
