@@ -22,7 +22,7 @@ TALLY: dict[str, Any] = {"sequences": 0, "agreeing_sequences": 0, "steps": 0, "a
                          "differences": [], "namespaces": []}
 # The fuzzer's tally: per kind [steps, agreeing steps]; per "kind op mutation" the steps that differed.
 FUZZ: dict[str, Any] = {"sequences": 0, "agreeing_sequences": 0, "kinds": {}, "labels": {}, "differences": [],
-                        "explained": {}, "namespaces": []}
+                        "explained": {}, "namespaces": [], "crds": [], "watches": 0, "watch_events": 0}
 
 _ECHO_READY = WaitFor("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/echoes.test.kubeloop.dev",
                       "status.acceptedNames.kind", "Echo")
@@ -44,14 +44,33 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
         yield session
 
 
+# The nodes the sequences bind pods to, so that no scheduler or kubelet touches them. On the real cluster
+# they must exist (as Node objects no kubelet runs, tainted against scheduling): the pod garbage collector
+# deletes pods bound to a node that does not, tens of seconds into a session.
+IDLE_NODES = ("fuzz-node", "diff-node")
+
+
+async def _idle_nodes(backend: Backend) -> None:
+    for name in IDLE_NODES:
+        status, body = await backend.request("POST", "/api/v1/nodes", {
+            "apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "spec": {"taints": [{"key": "kubeloop.dev/idle", "effect": "NoSchedule"}]}})
+        assert status in (201, 409), body
+
+
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def real(kube_cluster: Any, http: aiohttp.ClientSession) -> AsyncIterator[Backend]:
     backend = Backend("real", Config.from_kubeconfig(str(kube_cluster.kubeconfig)), http)
     await _install_echo(backend)
+    await _idle_nodes(backend)
     yield backend
     # the sequences' namespaces, now that the session's tests are done
     for ns in TALLY["namespaces"] + FUZZ["namespaces"]:
         await backend.request("DELETE", f"/api/v1/namespaces/{ns}")
+    for name in FUZZ["crds"]:
+        await backend.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+    for name in IDLE_NODES:
+        await backend.request("DELETE", f"/api/v1/nodes/{name}")
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
@@ -84,6 +103,7 @@ def _fuzz_report() -> None:
     agree = sum(k[1] for k in FUZZ["kinds"].values())
     lines = [f"kubeloop fake vs real, fuzzed: {FUZZ['agreeing_sequences']}/{FUZZ['sequences']} sequences and "
              f"{agree}/{steps} steps agree ({100.0 * agree / max(1, steps):.1f} %)"]
+    lines.append(f"  watches compared: {FUZZ['watches']} ({FUZZ['watch_events']} events on the real server)")
     for kind, (n, ok) in sorted(FUZZ["kinds"].items()):
         lines.append(f"  {kind:<11} {ok:>6}/{n:<6} {100.0 * ok / max(1, n):5.1f} %")
     for why, n in sorted(FUZZ["explained"].items()):
@@ -103,5 +123,5 @@ def write_fuzz_report() -> None:
     steps = sum(k[0] for k in FUZZ["kinds"].values())
     agree = sum(k[1] for k in FUZZ["kinds"].values())
     with open(path, "w") as out:
-        json.dump({k: v for k, v in FUZZ.items() if k != "namespaces"} | {"steps": steps, "agreeing_steps": agree},
-                  out, indent=1)
+        shown = {k: v for k, v in FUZZ.items() if k not in ("namespaces", "crds")}
+        json.dump(shown | {"steps": steps, "agreeing_steps": agree}, out, indent=1)

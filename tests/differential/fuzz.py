@@ -1,22 +1,25 @@
 """The differential fuzzer's vocabulary: hypothesis strategies for request sequences over the kinds
 operators use, with valid and invalid input, and the projection its comparison looks at.
 
-A sequence is a list of ``Op`` (one request, or a paged list that follows ``continue`` to the end). Each
-op names its kind, so the tally can give an agreement figure per kind. Bodies are built from a valid
-template per kind, then maybe broken by one mutation (a label value with a space, a finalizer without
-a domain, an ownerReference without uid, a ConfigMap value that is not a string...).
+A sequence is a list of ``Op`` (one request, a paged list that follows ``continue`` to the end, a mark
+or a watch from one). Each op names its kind, so the tally can give an agreement figure per kind.
+Bodies are built from a valid template per kind, then maybe broken by one mutation (a label value with
+a space, a finalizer without a domain, an ownerReference without uid, a ConfigMap value that is not a
+string...).
 
 What is compared (``project``): the status code; for errors the reason and the field paths of the
 causes; for objects the metadata a client relies on (name, labels, annotations, finalizers,
 ownerReferences, generation, whether deletion started) and, for kinds the real server does not default
 or reconcile (ConfigMap, Secret, Lease, the custom resource), the whole object after the harness's
-normalisation; for lists the names in order. Messages, resourceVersions and defaulted fields of kinds
+normalisation; for lists the names in order; for watches each event's type and that projection of its
+object. Messages, resourceVersions and defaulted fields of kinds
 that controllers write (a Deployment's status, a Pod's node) are not compared.
 """
 
 from __future__ import annotations
 
 import base64
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +56,10 @@ KINDS: dict[str, KindSpec] = {k.kind: k for k in (
     KindSpec("Service", "v1", "services", pick=("spec.ports.*.port", "spec.selector")),
     KindSpec("Deployment", "apps/v1", "deployments", pick=("spec.replicas", "spec.selector", "spec.minReadySeconds",
                                                             "spec.template.metadata")),
+    KindSpec("StatefulSet", "apps/v1", "statefulsets", pick=("spec.replicas", "spec.selector", "spec.minReadySeconds",
+                                                              "spec.serviceName", "spec.template.metadata")),
+    KindSpec("DaemonSet", "apps/v1", "daemonsets", pick=("spec.selector", "spec.minReadySeconds",
+                                                          "spec.template.metadata")),
     KindSpec("Job", "batch/v1", "jobs", pick=("spec.selector", "spec.template.metadata", "spec.suspend",
                                                "spec.activeDeadlineSeconds")),
     KindSpec("CronJob", "batch/v1", "cronjobs", pick=("spec.schedule", "spec.suspend")),
@@ -83,6 +90,12 @@ def template(kind: str, name: str, variant: int) -> dict[str, Any]:
         body["spec"] = {"replicas": 0, "selector": {"matchLabels": {"app": "f"}},
                         "template": {**_TEMPLATE, "spec": {"containers": [_CONTAINER]}},
                         "minReadySeconds": variant + 1}  # (0 is omitted by the real server: not modelled)
+    elif kind == "StatefulSet":
+        body["spec"] = {"replicas": 0, "serviceName": "s", "selector": {"matchLabels": {"app": "f"}},
+                        "template": {**_TEMPLATE, "spec": {"containers": [_CONTAINER]}}, "minReadySeconds": variant + 1}
+    elif kind == "DaemonSet":  # for no node: the real controller makes no pods
+        body["spec"] = {"selector": {"matchLabels": {"app": "f"}}, "minReadySeconds": variant + 1, "template": {
+            **_TEMPLATE, "spec": {"containers": [_CONTAINER], "nodeSelector": {"fuzz.kubeloop.dev/none": "x"}}}}
     elif kind == "Job":
         body["spec"] = {"suspend": True, "template": _TEMPLATE, "activeDeadlineSeconds": 100 + variant}
     elif kind == "CronJob":
@@ -190,6 +203,17 @@ KIND_MUTATIONS: dict[str, dict[str, Any]] = {
     "Deployment": {"no-selector": _field("spec.selector", _DROP), "selector-mismatch": _field(
         "spec.selector", {"matchLabels": {"app": "other"}}), "negative-replicas": _field("spec.replicas", -1),
         "replicas-string": _field("spec.replicas", "3"), "unknown-spec-field": _field("spec.bogus", 1)},
+    "StatefulSet": {"no-selector": _field("spec.selector", _DROP), "selector-mismatch": _field(
+        "spec.selector", {"matchLabels": {"app": "other"}}), "negative-replicas": _field("spec.replicas", -1),
+        "other-service": _field("spec.serviceName", "t"), "restart-never": _field(
+            "spec.template.spec", {"containers": [_CONTAINER], "restartPolicy": "Never"}),
+        "template-image": _field("spec.template.spec", {"containers": [{"name": "c", "image": "busybox:2"}]})},
+    "DaemonSet": {"no-selector": _field("spec.selector", _DROP), "selector-other": _field(
+        "spec.selector", {"matchLabels": {"app": "f", "tier": "t"}}), "empty-selector": _field("spec.selector", {}),
+        "negative-min-ready": _field("spec.minReadySeconds", -1), "template-labels": _field(
+            "spec.template.metadata", {"labels": {"app": "f", "v": "2"}}),
+        "restart-never": _field("spec.template.spec", {"containers": [_CONTAINER], "restartPolicy": "Never",
+                                                       "nodeSelector": {"fuzz.kubeloop.dev/none": "x"}})},
     "Job": {"restart-always": _field("spec.template.spec.restartPolicy", "Always"),
             "no-template-containers": _field("spec.template", {"spec": {"restartPolicy": "Never"}})},
     "CronJob": {"bad-schedule": _field("spec.schedule", "every day"), "no-schedule": _field("spec.schedule", _DROP)},
@@ -230,6 +254,9 @@ class Op:
     ct: str = "application/json"
     params: dict[str, str] = field(default_factory=dict)
     paged: int = 0
+    # "mark": lists the kind and keeps the list's resourceVersion; "watch": watches the kind from the
+    # latest mark (or the sequence's start) and records the events until none come.
+    special: str = ""
 
     def __repr__(self) -> str:
         shown = repr(self.body)[:300] if self.body is not None else ""
@@ -320,7 +347,17 @@ def ops(kind: str) -> st.SearchStrategy[Op]:
     ]
     if spec.strategic:
         choices.append(mb.map(lambda t: strategic(*t)))
+    if kind in WATCHED:
+        choices += [st.just(Op(kind, "mark", "GET", base, special="mark")),
+                    st.builds(lambda sel: Op(kind, "watch" + (f" {sel}" if sel else ""), "GET", base,
+                                             params={"labelSelector": sel} if sel else {}, special="watch"),
+                              st.sampled_from(["", "", "app=x", "app"]))]
     return st.one_of(*choices)
+
+
+# Kinds whose watches are compared event by event: nothing but the sequence writes them on the real
+# server (no controller updates their status or annotations in the background).
+WATCHED = ("ConfigMap", "Secret", "Pod", "Service", "Lease", "Event", "Echo")
 
 
 def cross_namespace_ops() -> st.SearchStrategy[Op]:
@@ -346,7 +383,93 @@ def cross_namespace_ops() -> st.SearchStrategy[Op]:
     return st.one_of(n.map(create), n.map(create_first), st.integers(1, 2).map(paged))
 
 
-FUZZ_KINDS = tuple(KINDS)
+# --- CRDs -----------------------------------------------------------------------------------------
+
+CRD_GROUP = "{ns}.fuzz.kubeloop.dev"
+CRD_PLURALS = ("widgets", "gadgets")
+CRD_BASE = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def crd_template(plural: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "size": {"type": "integer", "minimum": 0}}}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{CRD_GROUP}"},
+            "spec": {"group": CRD_GROUP, "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": plural[:-1], "kind": plural[:-1].capitalize()},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+def _crd_field(path: str, value: Any) -> Any:
+    """Sets (or with _DROP removes) a dotted path; a number in the path indexes a list."""
+    def apply(body: dict[str, Any]) -> dict[str, Any]:
+        *parents, last = path.split(".")
+        cur: Any = body
+        for p in parents:
+            cur = cur[int(p)] if p.isdigit() else cur.setdefault(p, {})
+        if value is _DROP:
+            cur.pop(last, None)
+        else:
+            cur[last] = value
+        return body
+    return apply
+
+
+_SCHEMA = "spec.versions.0.schema.openAPIV3Schema"
+_SIZE = _SCHEMA + ".properties.spec.properties.size"
+CRD_MUTATIONS: dict[str, Any] = {
+    "name-mismatch": _crd_field("metadata.name", "others." + CRD_GROUP),
+    "group-no-dot": lambda b: _crd_field("metadata.name", b["spec"]["names"]["plural"] + ".{ns}")(
+        _crd_field("spec.group", "{ns}")(b)),
+    "plural-upper": lambda b: _crd_field("metadata.name", "Widgets." + CRD_GROUP)(
+        _crd_field("spec.names.plural", "Widgets")(b)),
+    "no-kind": _crd_field("spec.names.kind", _DROP),
+    "kind-lower": _crd_field("spec.names.kind", "widget"),
+    "bad-scope": _crd_field("spec.scope", "Global"),
+    "no-versions": _crd_field("spec.versions", []),
+    "no-storage": _crd_field("spec.versions.0.storage", False),
+    "two-storage": lambda b: {**b, "spec": {**b["spec"], "versions": b["spec"]["versions"] + [
+        {**b["spec"]["versions"][0], "name": "v2"}]}},
+    "bad-version-name": _crd_field("spec.versions.0.name", "V1"),
+    "no-schema": _crd_field("spec.versions.0.schema", _DROP),
+    "root-not-object": _crd_field(_SCHEMA + ".type", "string"),
+    "untyped-property": _crd_field(_SIZE, {"minimum": 0}),
+    "cel-bad": _crd_field(_SIZE + ".x-kubernetes-validations", [{"rule": "self >"}]),
+    "cel-unknown-field": _crd_field(_SCHEMA + ".properties.spec.x-kubernetes-validations",
+                                    [{"rule": "self.nope > 0"}]),
+    "cel-ok": _crd_field(_SIZE + ".x-kubernetes-validations", [{"rule": "self >= 0", "message": "m"}]),
+    "label-bad-key": _meta("labels", {"-bad": "x"}),
+    "finalizer-unqualified": _meta("finalizers", ["nodomain"]),
+}
+
+
+def crd_ops() -> st.SearchStrategy[Op]:
+    """CRDs created valid or broken by one mutation (names, scope, versions, storage, schema, CEL rules),
+    read and deleted. Their group embeds the sequence's namespace so runs never collide."""
+    kind = "CustomResourceDefinition"
+
+    def create(plural: str, choice: str) -> Op:
+        import copy
+
+        body = copy.deepcopy(crd_template(plural))
+        mutate = CRD_MUTATIONS.get(choice)
+        return Op(kind, f"create {choice}", "POST", CRD_BASE, mutate(body) if mutate else body)
+
+    def named(verb: str, plural: str) -> Op:
+        return Op(kind, verb, "GET" if verb == "get" else "DELETE", f"{CRD_BASE}/{plural}.{CRD_GROUP}")
+
+    plurals = st.sampled_from(CRD_PLURALS)
+    return st.one_of(st.builds(create, plurals, st.sampled_from(["valid", "valid", *CRD_MUTATIONS])),
+                     st.builds(named, st.just("get"), plurals), st.builds(named, st.just("delete"), plurals))
+
+
+# ``KUBELOOP_FUZZ_KINDS=StatefulSet,DaemonSet`` focuses a run on some kinds (all by default; name
+# CustomResourceDefinition, or none, for CRDs too).
+_ASKED = [k for k in os.environ.get("KUBELOOP_FUZZ_KINDS", "").split(",") if k]
+CRD_ASKED = "CustomResourceDefinition" in _ASKED
+FUZZ_KINDS = tuple(k for k in _ASKED if k in KINDS) or (("ConfigMap",) if CRD_ASKED else tuple(KINDS))
+FUZZ_CRDS = CRD_ASKED or not _ASKED
 
 
 @st.composite
@@ -356,9 +479,16 @@ def sequences(draw: Any, max_ops: int = 8) -> list[Op]:
     pool = [ops(k) for k in focus]
     if draw(st.integers(0, 5)) == 0:
         pool.append(cross_namespace_ops())
+    if FUZZ_CRDS and (CRD_ASKED or draw(st.integers(0, 5)) == 0):
+        pool.append(crd_ops())
     # Each kind starts with a valid object named "a" (most later requests name it).
     prelude = [prelude_create(k) for k in focus]
-    return prelude + draw(st.lists(st.one_of(*pool), min_size=1, max_size=max_ops))
+    steps = prelude + draw(st.lists(st.one_of(*pool), min_size=1, max_size=max_ops))
+    watched = [k for k in focus if k in WATCHED]
+    if watched and draw(st.booleans()):  # every event of the sequence on one kind, compared one by one
+        kind = draw(st.sampled_from(watched))
+        steps.append(Op(kind, "watch from the start", "GET", KINDS[kind].base(), special="watch-start"))
+    return steps
 
 
 def prelude_create(kind: str) -> Op:
@@ -396,10 +526,29 @@ class FuzzNormaliser(Normaliser):
 
 def project(op: Op, outcome: dict[str, Any], norm: FuzzNormaliser) -> Any:
     """What the fuzzer compares of one answer (see the module's docstring)."""
+    if op.special == "mark":
+        return {"status": outcome["status"]}
+    if op.special.startswith("watch"):
+        if outcome["status"] != 200:
+            return project(Op(op.kind, op.label, "GET", op.path), {"status": outcome["status"],
+                                                                  "body": (outcome["events"] or [None])[0]}, norm)
+        events = []
+        for e in outcome["events"]:
+            if not _written_here(op, e.get("object") or {}):
+                continue
+            norm.learn(e.get("object"))
+            if e.get("type") == "ERROR":
+                obj = e.get("object") or {}
+                events.append(["ERROR", obj.get("code"), obj.get("reason")])
+            else:
+                events.append([e.get("type"), norm.text(_ident(e.get("object") or {})),
+                               _object(op, e.get("object") or {}, norm)])
+        return {"status": 200, "events": events}
     if op.paged:
         for page in outcome.get("pages", []):
             norm.learn(page)
-        names = [norm.text(_ident(i)) for page in outcome.get("pages", []) for i in page.get("items", [])]
+        names = [norm.text(_ident(i)) for page in outcome.get("pages", []) for i in page.get("items", [])
+                 if _written_here(op, i)]
         return {"status": outcome["status"], "names": names}
     status, body = outcome["status"], outcome.get("body")
     norm.learn(body)
@@ -412,8 +561,16 @@ def project(op: Op, outcome: dict[str, Any], norm: FuzzNormaliser) -> Any:
         causes = sorted({c.get("field", "") for c in details.get("causes") or []})
         return {"status": status, "reason": body.get("reason"), "causes": causes}
     if isinstance(body.get("items"), list):
-        return {"status": status, "names": [norm.text(_ident(i)) for i in body["items"]]}
+        return {"status": status, "names": [norm.text(_ident(i)) for i in body["items"] if _written_here(op, i)]}
     return {"status": status, "object": _object(op, body, norm)}
+
+
+def _written_here(op: Op, item: Any) -> bool:
+    """Not an Event a real controller recorded (a Job's ``Suspended``...): the fake runs no such controller,
+    and the sequence did not write it."""
+    if op.kind != "Event" or not isinstance(item, dict) or item.get("kind") not in (None, "Event"):
+        return True
+    return str(item.get("reportingController") or "").startswith("fuzz.kubeloop.dev")
 
 
 def _ident(item: dict[str, Any]) -> str:
@@ -422,9 +579,13 @@ def _ident(item: dict[str, Any]) -> str:
     return f"{meta.get('namespace', '')}/{name}"
 
 
+_CRD_PICK = ("spec.group", "spec.names", "spec.scope", "spec.versions.*.name", "spec.versions.*.storage")
+
+
 def _object(op: Op, body: dict[str, Any], norm: Normaliser) -> Any:
     meta = dict(body.get("metadata") or {})
-    if KINDS[op.kind].full:
+    spec = KINDS.get(op.kind) or KindSpec(op.kind, "", "", pick=_CRD_PICK)
+    if spec.full:
         out = {k: v for k, v in body.items() if k != "metadata"}
         meta.pop("managedFields", None)
         meta.pop("resourceVersion", None)
@@ -433,12 +594,15 @@ def _object(op: Op, body: dict[str, Any], norm: Normaliser) -> Any:
         return norm({**out, "metadata": {**meta, "deletionTimestamp": bool(meta.get("deletionTimestamp"))}})
     shown = {k: meta[k] for k in _META_KEYS if k in meta}
     shown["deleting"] = bool(meta.get("deletionTimestamp"))
+    if op.kind == "Namespace" and isinstance(shown.get("finalizers"), list):
+        # A namespace's delete rebuilds its finalizers from a Go map: their order is random on the real server.
+        shown["finalizers"] = sorted(shown["finalizers"])
     if isinstance(shown.get("annotations"), dict):  # written later by a controller the fake does not run
         shown["annotations"] = {k: v for k, v in shown["annotations"].items() if k not in _CONTROLLER_ANNOTATIONS}
         if not shown["annotations"]:
             del shown["annotations"]
     out: dict[str, Any] = {"metadata": norm(shown, "metadata")}
-    for path in KINDS[op.kind].pick:
+    for path in spec.pick:
         out[path] = norm(_pick(body, path.split(".")))
     return out
 

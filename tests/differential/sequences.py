@@ -92,6 +92,85 @@ def _owner(name: str, uid: str, block: bool = True) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "name": name, "uid": uid, "blockOwnerDeletion": block}
 
 
+EVENTS = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
+CORE_EVENTS = "/api/v1/namespaces/{ns}/events"
+_GONE_UID = "0d6a1bc0-1111-4222-8333-444455556666"  # an owner that never existed
+
+
+def event(name: str) -> dict[str, Any]:
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": name},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "diff.kubeloop.dev/c",
+            "reportingInstance": "i", "action": "Do", "reason": "Did", "type": "Normal", "note": "n",
+            "regarding": {"kind": "ConfigMap", "namespace": "{ns}", "name": "x", "apiVersion": "v1"}}
+
+
+PODS = "/api/v1/namespaces/{ns}/pods"
+JOBS = "/apis/batch/v1/namespaces/{ns}/jobs"
+_POD_PICK = ("metadata.name", "metadata.finalizers", "metadata.deletionGracePeriodSeconds", "spec.nodeName")
+
+
+def pod(name: str, activeDeadlineSeconds: int | None = None, **meta: Any) -> dict[str, Any]:
+    """A pod bound to a node nobody runs: no scheduler or kubelet touches it."""
+    spec: dict[str, Any] = {"nodeName": "diff-node", "containers": [{"name": "c", "image": "busybox:1"}]}
+    if activeDeadlineSeconds is not None:
+        spec["activeDeadlineSeconds"] = activeDeadlineSeconds
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, **meta}, "spec": spec}
+
+
+def _pod_patch(*ops: tuple[Any, ...]) -> Req:
+    """A JSON patch of pod ``p`` (it keeps what admission added); errors compared by their causes."""
+    patch = [{"op": o[0], "path": o[1], **({"value": o[2]} if len(o) > 2 else {})} for o in ops]
+    return Req("PATCH", PODS + "/p", patch, JSON, brief=True,
+               pick=("spec.activeDeadlineSeconds", "spec.containers.*.image"))
+
+
+def _pod_put(spec: dict[str, Any]) -> Req:
+    return Req("PUT", PODS + "/p", {**pod("p"), "spec": spec}, brief=True)
+
+
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
+
+
+def lease(name: str, duration: Any) -> dict[str, Any]:
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name},
+            "spec": {"holderIdentity": "h", "leaseDurationSeconds": duration}}
+
+
+STS = "/apis/apps/v1/namespaces/{ns}/statefulsets"
+DS = "/apis/apps/v1/namespaces/{ns}/daemonsets"
+_WL_PICK = ("metadata.name", "metadata.generation", "metadata.annotations", "spec.minReadySeconds")
+_WL_TEMPLATE = {"metadata": {"labels": {"app": "w"}}, "spec": {
+    "containers": [{"name": "c", "image": "busybox:1"}], "nodeSelector": {"diff.kubeloop.dev/none": "x"}}}
+
+
+def sts(name: str) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name}, "spec": {
+        "replicas": 0, "serviceName": "s", "selector": {"matchLabels": {"app": "w"}}, "template": _WL_TEMPLATE}}
+
+
+def ds(name: str) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name}, "spec": {
+        "selector": {"matchLabels": {"app": "w"}}, "template": _WL_TEMPLATE}}
+
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+# Mutations of the fuzzer's CRD (each makes it invalid, or is valid where a check might think otherwise).
+_CRD_CHECKS = ("name-mismatch", "group-no-dot", "plural-upper", "no-kind", "kind-lower", "bad-scope", "no-versions",
+               "no-storage", "two-storage", "bad-version-name", "no-schema", "root-not-object", "untyped-property",
+               "cel-bad", "cel-unknown-field")
+
+
+def _crd_mutated(mutation: str) -> dict[str, Any]:
+    import copy
+
+    from tests.differential.fuzz import CRD_MUTATIONS, crd_template
+
+    return CRD_MUTATIONS[mutation](copy.deepcopy(crd_template("widgets")))
+
+
+_BAD_BINARY = {"apiVersion": "v1", "kind": "ConfigMap", "binaryData": {"b": "not base64!"}}
+
+
 def _p(**kw: str) -> dict[str, str]:
     return kw
 
@@ -244,6 +323,8 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", CM + "/t", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t"},
                                  "data": {"a": "2"}, "bogus": 1}, APPLY, _p(fieldManager="m1")),
         Req("GET", CM + "/t"),
+        Req("PATCH", CM + "/t", {**_BAD_BINARY, "metadata": {"name": "t"}}, APPLY, _p(fieldManager="m1")),
+        Req("PATCH", CM + "/new", {**_BAD_BINARY, "metadata": {"name": "new"}}, APPLY, _p(fieldManager="m1")),
     ],
     "scale_subresource": [
         Req("POST", DEPLOY, deployment("s", [{"name": "app", "image": "nginx:1"}]), pick=_DEPLOY_PICK),
@@ -387,6 +468,138 @@ SEQUENCES: dict[str, list[Step]] = {
         WaitGone(CM + "/owner"),
         WaitFor(CM + "/dep", "metadata.ownerReferences", None),
         Req("GET", CM + "/dep"),
+    ],
+    "events_have_no_garbage_collection_policy": [
+        # Deleting an Event ignores any propagation policy (no orphan/foreground finalizer: gone at once),
+        # and the garbage collector does not track Events: a dangling owner reference keeps it.
+        Req("POST", EVENTS, event("fg"), pick=("metadata.name", "note")),
+        Req("DELETE", EVENTS + "/fg", params=_p(propagationPolicy="Foreground")),
+        Req("GET", EVENTS + "/fg"),
+        Req("POST", EVENTS, event("or"), pick=("metadata.name", "note")),
+        Req("DELETE", EVENTS + "/or", {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Orphan"}),
+        Req("GET", EVENTS + "/or"),
+        Req("POST", CORE_EVENTS, {"apiVersion": "v1", "kind": "Event", "metadata": {
+            "name": "kept", "ownerReferences": [_owner("gone", _GONE_UID)]}, "reason": "R", "message": "m",
+            "type": "Normal", "involvedObject": {"kind": "ConfigMap", "namespace": "{ns}", "name": "x"}},
+            pick=("metadata.name", "metadata.ownerReferences", "reason")),
+        Req("POST", CM, cm("collected", ownerReferences=[_owner("gone", _GONE_UID)])),
+        WaitGone(CM + "/collected"),
+        Req("GET", CORE_EVENTS + "/kept", pick=("metadata.name", "metadata.ownerReferences")),
+        Req("DELETE", CORE_EVENTS + "/kept", params=_p(propagationPolicy="Foreground")),
+        Req("GET", CORE_EVENTS + "/kept"),
+    ],
+    "pod_grace_period_outlasts_its_finalizers": [
+        # A bound pod's deletion waits for its kubelet (none runs on this node): the garbage collector's
+        # orphan finalizer, or a user's, going does not remove it; a zero grace period then does.
+        Req("POST", PODS, pod("o"), pick=_POD_PICK),
+        Req("DELETE", PODS + "/o", params=_p(propagationPolicy="Orphan"), pick=_POD_PICK),
+        WaitFor(PODS + "/o", "metadata.finalizers", None),
+        Req("GET", PODS + "/o", pick=_POD_PICK),
+        Req("POST", PODS, pod("f", finalizers=["diff.kubeloop.dev/hold"]), pick=_POD_PICK),
+        Req("DELETE", PODS + "/f", pick=_POD_PICK),
+        Req("PATCH", PODS + "/f", {"metadata": {"finalizers": None}}, MERGE, pick=_POD_PICK),
+        Req("GET", PODS + "/f", pick=_POD_PICK),
+        Req("DELETE", PODS + "/f", params=_p(gracePeriodSeconds="0"), pick=_POD_PICK),
+        WaitGone(PODS + "/f"),
+        Req("DELETE", PODS + "/o", params=_p(gracePeriodSeconds="0"), pick=_POD_PICK),
+        WaitGone(PODS + "/o"),
+    ],
+    "pod_update_rules": [
+        # What a pod update reports: the new spec's own errors, the containers' (a count change stops
+        # there), the active deadline's (raising it stops there), and any other change of the spec, which
+        # a PUT without the token volume the ServiceAccount admission added always makes.
+        Req("POST", PODS, pod("p", activeDeadlineSeconds=100), pick=_POD_PICK),
+        _pod_patch(("remove", "/spec/containers/0/image")),
+        _pod_patch(("replace", "/spec/containers/0/image", "")),
+        _pod_patch(("replace", "/spec/restartPolicy", "Sometimes")),
+        _pod_patch(("replace", "/spec/containers", [])),
+        _pod_patch(("add", "/spec/containers/-", {"name": "d", "image": "busybox:1"})),
+        _pod_patch(("remove", "/spec/activeDeadlineSeconds")),
+        _pod_patch(("replace", "/spec/activeDeadlineSeconds", 200)),
+        _pod_patch(("replace", "/spec/activeDeadlineSeconds", 200), ("replace", "/spec/hostname", "h")),
+        _pod_patch(("replace", "/spec/activeDeadlineSeconds", 50),
+                   ("replace", "/spec/containers/0/image", "busybox:2")),
+        _pod_put(pod("p", activeDeadlineSeconds=50)["spec"]),
+        _pod_put({"nodeName": "diff-node", "containers": [{"name": "c"}], "activeDeadlineSeconds": 50}),
+        _pod_put({**pod("p", activeDeadlineSeconds=50)["spec"], "restartPolicy": "Sometimes"}),
+        _pod_put(pod("p")["spec"]),
+    ],
+    "checks_in_the_real_order": [
+        # A body is decoded before anything else is checked (a wrong type is a 400 even without the
+        # resourceVersion a Lease's update needs, or with a name that does not match the URL), and an
+        # apply's field conflicts come before its resourceVersion precondition.
+        Req("POST", LEASES, lease("l", 10), pick=("spec",)),
+        Req("PUT", LEASES + "/l", lease("l", "10"), brief=True),
+        Req("PUT", LEASES + "/l", lease("other", "10"), brief=True),
+        Req("PUT", LEASES + "/l", lease("l", 20)),
+        Req("PATCH", LEASES + "/l", lease("l", 30), APPLY, _p(fieldManager="m1"), pick=("spec",)),
+        Req("PATCH", LEASES + "/l", {**lease("l", 40), "metadata": {"name": "l", "resourceVersion": "1"}}, APPLY,
+            _p(fieldManager="m2")),
+        Req("PATCH", LEASES + "/l", {**lease("l", 30), "metadata": {"name": "l", "resourceVersion": "1"}}, APPLY,
+            _p(fieldManager="m2")),
+    ],
+    "workload_names_and_template_generation": [
+        # StatefulSet names become pod names and label values; a DaemonSet's template generation is the
+        # server's to keep.
+        Req("POST", STS, sts("a.b"), pick=_WL_PICK),
+        Req("POST", STS, sts("y" * 63), pick=_WL_PICK),
+        Req("POST", STS, sts("y" * 64), pick=_WL_PICK),
+        Req("POST", STS, {**sts("z"), "spec": {**sts("z")["spec"], "selector": None}}),
+        Req("POST", DS, ds("d.e"), pick=_WL_PICK),
+        Req("POST", DS, ds("y" * 64), pick=_WL_PICK),
+        Req("POST", DS, {**ds("n"), "spec": {**ds("n")["spec"], "selector": None}}),
+        Req("PATCH", DS + "/d.e", {"metadata": {"annotations": {"deprecated.daemonset.template.generation": "7"}}},
+            MERGE, pick=_WL_PICK),
+        Req("PATCH", DS + "/d.e", {"spec": {"minReadySeconds": 3}}, MERGE, pick=_WL_PICK),
+        Req("PATCH", DS + "/d.e", {"spec": {"template": {"metadata": {"labels": {"v": "2"}}}}}, MERGE, pick=_WL_PICK),
+        Req("PATCH", DS + "/d.e", {"spec": {"selector": {"matchLabels": {"v": "2"}}}}, MERGE, brief=True),
+        Req("POST", STS, sts("w"), pick=_WL_PICK),
+        Req("PATCH", STS + "/w", {"spec": {"serviceName": "other"}}, MERGE, brief=True),
+        Req("PATCH", STS + "/w", {"spec": {"selector": {"matchLabels": {"app": "w", "v": "2"}}}}, MERGE, brief=True),
+        Req("PATCH", STS + "/w", {"spec": {"replicas": 0, "minReadySeconds": 4}}, MERGE, pick=_WL_PICK),
+    ],
+    "crd_validation": [
+        # A CRD is validated as the real server does: its name, group, names, scope, versions (one of them
+        # the storage version), a structural schema for each, CEL rules that compile.
+        *[Req("POST", CRDS, _crd_mutated(m), brief=True) for m in _CRD_CHECKS],
+    ],
+    "job_generated_selector_follows_the_uid": [
+        # A patch changing a Job's uid is refused, and its generated selector and template labels are
+        # judged against the uid asked for.
+        Req("POST", JOBS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {
+            "suspend": True, "template": {"spec": {"containers": [{"name": "c", "image": "busybox:1"}],
+                                                   "restartPolicy": "Never"}}}}, pick=("metadata.name",)),
+        Req("PATCH", JOBS + "/j", [{"op": "replace", "path": "/metadata/uid", "value": _GONE_UID}], JSON, brief=True),
+        Req("PATCH", JOBS + "/j", [{"op": "replace", "path": "/metadata/uid", "value": _GONE_UID},
+                                   {"op": "replace", "path": "/spec/selector", "value": {"matchLabels": {"a": "b"}}}],
+            JSON, brief=True),
+    ],
+    "a_second_delete_changes_the_collectors_finalizers": [
+        # An object already being deleted still takes the orphan or foregroundDeletion finalizer a later
+        # delete asks for (a pod in its grace period too).
+        Req("POST", CM, cm("s", finalizers=["diff.kubeloop.dev/hold"]), pick=("metadata.finalizers",)),
+        Req("DELETE", CM + "/s", pick=("metadata.finalizers",)),
+        Req("DELETE", CM + "/s", params=_p(propagationPolicy="Orphan"), pick=("metadata.finalizers",)),
+        WaitFor(CM + "/s", "metadata.finalizers", ["diff.kubeloop.dev/hold"]),
+        Req("DELETE", CM + "/s", params=_p(propagationPolicy="Foreground"), pick=("metadata.finalizers",)),
+        WaitFor(CM + "/s", "metadata.finalizers", ["diff.kubeloop.dev/hold"]),
+        Req("PATCH", CM + "/s", {"metadata": {"finalizers": None}}, MERGE, pick=("metadata.finalizers",)),
+        WaitGone(CM + "/s"),
+        Req("POST", PODS, pod("g"), pick=_POD_PICK),
+        Req("DELETE", PODS + "/g", pick=_POD_PICK),
+        Req("DELETE", PODS + "/g", params=_p(propagationPolicy="Orphan"), pick=_POD_PICK),
+        WaitFor(PODS + "/g", "metadata.finalizers", None),
+        Req("GET", PODS + "/g", pick=_POD_PICK),
+        Req("DELETE", PODS + "/g", params=_p(gracePeriodSeconds="0"), pick=_POD_PICK),
+        WaitGone(PODS + "/g"),
+    ],
+    "strategic_merge_of_finalizers": [
+        # A list of scalars merged by a strategic patch: the patch's elements first, then the others.
+        Req("POST", CM, cm("m", finalizers=["a.dev/x"]), pick=("metadata.finalizers",)),
+        Req("PATCH", CM + "/m", {"metadata": {"finalizers": ["b.dev/y"]}}, STRATEGIC, pick=("metadata.finalizers",)),
+        Req("PATCH", CM + "/m", {"metadata": {"finalizers": ["a.dev/x", "c.dev/z"]}}, STRATEGIC,
+            pick=("metadata.finalizers",)),
+        Req("PATCH", CM + "/m", {"metadata": {"finalizers": None}}, MERGE, pick=("metadata.finalizers",)),
     ],
     "deletecollection": [
         Req("POST", CM, cm("a", labels={"dc": "yes"})),

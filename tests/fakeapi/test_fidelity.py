@@ -248,3 +248,21 @@ async def test_quantities_are_canonical_in_stored_pods(fake_client: Client) -> N
     err = await refused(fake_client.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
         "name": "d", "namespace": "default"}, "spec": {"replicas": "3"}}))
     assert err.status == 400
+
+
+async def test_generated_names_survive_a_seeded_random_and_a_taken_name(
+        fake_client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    from kubeloop.testing.apiserver import objects
+
+    made = []
+    for _ in range(3):  # hypothesis seeds the random module before every example
+        random.seed(1)
+        made.append((await fake_client.create({**cm(""), "metadata": {"generateName": "g-", "namespace": "default"}}))
+                    ["metadata"]["name"])
+    assert len(set(made)) == 3
+    picks = iter(list(made[0][2:]) + list("zzzzz"))  # the first name again, then a free one
+    monkeypatch.setattr(objects.RNG, "choices", lambda alphabet, k: [next(picks) for _ in range(k)])
+    again = await fake_client.create({**cm(""), "metadata": {"generateName": "g-", "namespace": "default"}})
+    assert again["metadata"]["name"] == "g-zzzzz"

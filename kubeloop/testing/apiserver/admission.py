@@ -11,10 +11,9 @@ immutable but for its images and deadline).
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
-from kubeloop.testing.apiserver.objects import GEN_ALPHABET
+from kubeloop.testing.apiserver.objects import GEN_ALPHABET, RNG
 
 MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -47,7 +46,7 @@ def admit_pod(pod: dict[str, Any]) -> None:
     containers = [c for f in ("initContainers", "containers") for c in spec.get(f) or [] if isinstance(c, dict)]
     if any(m.get("mountPath") == MOUNT for c in containers for m in c.get("volumeMounts") or []):
         return
-    name = "kube-api-access-" + "".join(random.choices(GEN_ALPHABET, k=5))
+    name = "kube-api-access-" + "".join(RNG.choices(GEN_ALPHABET, k=5))
     spec.setdefault("volumes", []).append(_volume(name))
     for container in containers:
         container.setdefault("volumeMounts", []).append({"name": name, "readOnly": True, "mountPath": MOUNT})

@@ -115,16 +115,24 @@ def _first_type_error(value: Any, node: dict[str, Any], path: str) -> tuple[str,
     return None
 
 
+def check_types(kind: Kind, version: str, obj: dict[str, Any]) -> None:
+    """The typed decoder's verdict on a request body, before anything else looks at it: 400 on the
+    first value of the wrong type."""
+    spec = schema_of(kind, version)
+    found = _first_type_error({k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}, spec, "") \
+        if spec is not None else None
+    if found:
+        where, why = found
+        raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: {why} '
+                                 f"(field {where})")
+
+
 def decode(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, Any]:
     """Type checks (400 on the first wrong value) and pruning of undeclared fields."""
     spec = schema_of(kind, version)
     if spec is None:
         return obj
-    found = _first_type_error({k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}, spec, "")
-    if found:
-        where, why = found
-        raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: {why} '
-                                 f"(field {where})")
+    check_types(kind, version, obj)
     try:
         return _canonical(schema.prune(obj, spec), spec)
     except ValueError as exc:
@@ -148,6 +156,14 @@ def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -
         unknown = first_unknown(kind, version, config)
         if unknown:
             raise errors.StatusError(500, "", f"{failed}: .{unknown}: field not declared in schema")
+        if found:  # ... but not to the typed object the merged result is then converted to
+            value: Any = config
+            for part in found[0].split("."):
+                value = value[part]
+            raise errors.StatusError(500, "", f"failed to convert new object ({who}; {kind.group}/{version}, "
+                                     f"Kind={kind.kind}) to proper version: unable to convert unstructured object "
+                                     f"to {kind.group}/{version}, Kind={kind.kind}: error decoding from json: "
+                                     f"illegal base64 data at input byte {bad_base64_byte(value)}")
         return
     where, _ = found
     node: Any = spec
@@ -165,6 +181,17 @@ def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -
     else:
         got = "&value.valueUnstructured{Value:" + json.dumps(value) + "}"
     raise errors.StatusError(500, "", f"{failed}: .{where}: expected {expected}, got {got}")
+
+
+def bad_base64_byte(value: str) -> int:
+    """Where Go's standard base64 decoder gives up on ``value``: its first character outside the
+    alphabet, else the quantum the padding breaks."""
+    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    for i, char in enumerate(value):
+        if char not in alphabet and char != "=":
+            return i
+    padding = value.find("=")
+    return padding if 0 <= padding and padding % 4 < 2 else len(value) - len(value) % 4
 
 
 def _canonical(value: Any, node: dict[str, Any]) -> Any:

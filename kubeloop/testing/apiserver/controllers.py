@@ -4,7 +4,7 @@
 - a terminating namespace is emptied (finalizers respected), then removed;
 - a new CRD is Established (its kind served), a deleted one takes its custom resources with it;
 - garbage collection: dependents whose owners are all gone are deleted (background), ``orphan`` and
-  ``foregroundDeletion`` finalizers are honoured;
+  ``foregroundDeletion`` finalizers are honoured; Events are not tracked (as the real collector ignores them);
 - with ``kubelet=True``, a kwok-like kubelet: every new pod is bound to node ``fake-node`` and reported
   Running and Ready at once (no container runs; a pod whose phase a test sets to Failed stays so).
 
@@ -221,7 +221,7 @@ class Controllers:
         changed = False
         for kind, obj in everything:
             meta = obj["metadata"]
-            fins = meta.get("finalizers") or []
+            fins = meta.get("finalizers") or [] if kind.key not in _GC_IGNORED else []
             if meta.get("deletionTimestamp") and "orphan" in fins:
                 self._orphan(everything, meta["uid"])
                 self._drop_finalizer(kind, self.api.store.get(kind.key, _k(obj)) or obj, "orphan")
@@ -231,6 +231,8 @@ class Controllers:
         owners = {o["metadata"]["uid"]: (k, o) for k, o in everything}
         for kind, obj in everything:
             refs = obj["metadata"].get("ownerReferences") or []
+            if kind.key in _GC_IGNORED:
+                continue
             if refs and not obj["metadata"].get("deletionTimestamp") and not any(
                     _solid(r, obj, owners) for r in refs):
                 if self.api.store.get(kind.key, _k(obj)) is not None:
@@ -239,8 +241,8 @@ class Controllers:
         return changed
 
     def _dependents(self, everything: list[tuple[Kind, Obj]], uid: str) -> list[tuple[Kind, Obj]]:
-        return [(k, o) for k, o in everything
-                if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or [])]
+        return [(k, o) for k, o in everything if k.key not in _GC_IGNORED
+                and any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or [])]
 
     def _orphan(self, everything: list[tuple[Kind, Obj]], uid: str) -> None:
         for kind, obj in self._dependents(everything, uid):
@@ -300,6 +302,10 @@ class Controllers:
 
 
 NODE = "fake-node"  # the fake kubelet's node
+
+
+# Kinds the real garbage collector does not track: their owner references are never acted on.
+_GC_IGNORED = {("", "events"), ("events.k8s.io", "events")}
 
 
 def _solid(ref: dict[str, Any], dependent: Obj, owners: dict[str, tuple[Kind, Obj]]) -> bool:

@@ -9,20 +9,30 @@ import random
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import builtin, errors, schema, validation
+from kubeloop.testing.apiserver import builtin, crds, errors, schema, validation
 from kubeloop.testing.apiserver.kinds import Kind
 
 GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 # Fields the server owns: a client's values are ignored (create) or kept from the stored object (update).
 SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
                "resourceVersion", "selfLink")
 
 
-def check_name(kind: Kind, meta: dict[str, Any]) -> None:
-    """Fills ``generateName``; a missing name is a 422 at once (the rest of the name rules are in
-    ``validation``, reported with the other causes)."""
+# Its own source of randomness: a test's seeding of the ``random`` module (hypothesis does it for every
+# example) must not make generated names repeat.
+RNG = random.SystemRandom()
+
+
+def check_name(kind: Kind, meta: dict[str, Any], taken: Any = lambda name: False) -> None:
+    """Fills ``generateName`` (trying again, as the real server does, while ``taken(name)``, up to 8
+    times); a missing name is a 422 at once (the rest of the name rules are in ``validation``, reported
+    with the other causes)."""
     if not meta.get("name") and meta.get("generateName"):
-        meta["name"] = meta["generateName"] + "".join(random.choices(GEN_ALPHABET, k=5))
+        for _ in range(8):
+            meta["name"] = meta["generateName"] + "".join(RNG.choices(GEN_ALPHABET, k=5))
+            if not taken(meta["name"]):
+                break
         if kind.key == ("", "namespaces"):  # the name label, once there is a name
             meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
     if not meta.get("name"):
@@ -34,6 +44,8 @@ def validate_create(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, 
     """Metadata and the kind's own rules (a custom resource's schema, after pruning and defaults), all
     causes in one 422 as the real server reports them; returns the object as stored."""
     causes = validation.metadata_causes(kind, obj["metadata"], creating=True)
+    if kind.key == CRD_KEY:
+        causes += crds.causes(obj, creating=True)
     if kind.crd is None:
         causes += validation.object_causes(kind, obj)
     else:
@@ -52,11 +64,14 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
     """``sent``: the object as the client's update or patch left it, before server-owned fields were
     restored from ``old`` (so a changed uid or name is seen)."""
     causes = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    asked_uid = (sent.get("metadata") or {}).get("uid")
+    if kind.key == ("batch", "jobs") and asked_uid and asked_uid != old["metadata"].get("uid"):
+        causes += validation.job_uid_causes(new, asked_uid)
     causes += validation.metadata_causes(kind, new["metadata"], creating=False)
     if kind.crd is None:
-        own = validation.object_causes(kind, new)
-        # The real Pod update reports what is wrong with the new spec, or else what changed.
-        causes += own + (validation.update_causes(kind, old, new) if not own or kind.key != ("", "pods") else [])
+        causes += validation.object_causes(kind, new) + validation.update_causes(kind, old, new)
+    if kind.key == CRD_KEY:
+        causes += crds.causes(new, creating=False)
     if causes:
         raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
 
@@ -105,6 +120,10 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
         _decode_string_data(obj)
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
+        names = obj["spec"].get("names")
+        if isinstance(names, dict) and isinstance(names.get("kind"), str) and names["kind"]:
+            names.setdefault("singular", names["kind"].lower())
+            names.setdefault("listKind", names["kind"] + "List")
     if kind.key == ("batch", "jobs"):  # defaulting: a Job without labels gets its pod template's
         template = (obj.get("spec") or {}).get("template")
         labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
@@ -121,6 +140,8 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         from kubeloop.testing.apiserver import admission
 
         admission.admit_pod(obj)
+    if kind.key == ("apps", "daemonsets"):
+        obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
     if kind.key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}
         obj["status"] = {"phase": "Active"}
@@ -229,7 +250,7 @@ def _check_data(kind: Kind, version: str, obj: dict[str, Any]) -> None:
                 try:
                     base64.b64decode(value, validate=True)
                 except (binascii.Error, ValueError):
-                    raise refuse("illegal base64 data at input byte 0") from None
+                    raise refuse(f"illegal base64 data at input byte {builtin.bad_base64_byte(value)}") from None
 
 
 def _json_type(value: Any) -> str:
@@ -275,6 +296,21 @@ def check_immutable(kind: Kind, old: dict[str, Any], new: dict[str, Any]) -> Non
         raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
 
 
+# A DaemonSet's template generation (a field of the internal type, an annotation in apps/v1): set by the
+# server, moved on by each change of the template, never by a client.
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def _template_generation(old: dict[str, Any], new: dict[str, Any]) -> None:
+    kept = (old["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION)
+    changed = (old.get("spec") or {}).get("template") != (new.get("spec") or {}).get("template")
+    annotations = new["metadata"].setdefault("annotations", {})
+    if kept is None:
+        annotations.pop(TEMPLATE_GENERATION, None)
+    else:
+        annotations[TEMPLATE_GENERATION] = str(int(kept) + 1) if changed else kept
+
+
 def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresource: str | None) -> dict:
     """The object an update stores: server-owned metadata from ``old``; with a status subresource the
     main resource keeps the old status and ``/status`` keeps everything but status from ``old``."""
@@ -308,6 +344,8 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         out["spec"] = copy.deepcopy(old.get("spec", {}))
     if kind.plural == "secrets":
         _decode_string_data(out)
+    if kind.key == ("apps", "daemonsets"):
+        _template_generation(old, out)
     # A Deployment's annotations count too (they are copied to its ReplicaSets).
     annotations_moved = kind.key == ("apps", "deployments") and (
         (meta.get("annotations") or {}) != (old["metadata"].get("annotations") or {}))

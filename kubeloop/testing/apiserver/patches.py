@@ -145,21 +145,40 @@ def strategic_merge(target: Any, patch: Any, field: str | None = None) -> Any:
 
 
 def _merge_list(target: list[Any], patch: list[Any], key: str | None) -> list[Any]:
-    if key is None:  # a set of scalars (finalizers) or unkeyed list: union, keeping order
-        if all(not isinstance(x, dict) for x in patch):
-            return list(target) + [x for x in patch if x not in target]
+    if key is None and any(isinstance(x, dict) for x in patch):
+        return copy.deepcopy(patch)  # an unkeyed list of objects is replaced
+    if key is not None and any(not isinstance(item, dict) or key not in item for item in patch):
         return copy.deepcopy(patch)
-    # The real merge puts the patch's elements first (merged with the originals they name), in the
-    # patch's order, then the original elements the patch does not mention.
-    if any(not isinstance(item, dict) or key not in item for item in patch):
-        return copy.deepcopy(patch)
-    named = {item[key] for item in patch}
-    originals = {x.get(key): x for x in target if isinstance(x, dict)}
-    out = []
+
+    def ident(item: Any) -> Any:
+        return item.get(key) if key is not None and isinstance(item, dict) else item
+
+    originals = {ident(x): x for x in target}
+    merged: list[Any] = []
     for item in patch:
-        if item.get("$patch") == "delete":
+        if isinstance(item, dict) and item.get("$patch") == "delete":
             continue
-        found = originals.get(item[key])
-        out.append(strategic_merge(found, item) if found is not None else copy.deepcopy(item))
-    out += [copy.deepcopy(x) for x in target if not (isinstance(x, dict) and x.get(key) in named)]
+        if any(ident(m) == ident(item) for m in merged):
+            continue
+        found = originals.get(ident(item))
+        merged.append(strategic_merge(found, item) if key is not None and found is not None else copy.deepcopy(item))
+    named = {ident(item) for item in patch}
+    server_only = [copy.deepcopy(x) for x in target if ident(x) not in named]
+    return _in_server_order(server_only, merged, [ident(x) for x in target], ident)
+
+
+def _in_server_order(left: list[Any], right: list[Any], order: list[Any], ident: Any) -> list[Any]:
+    """The real merge's interleaving of the original elements the patch does not name (``left``) with
+    the patch's (``right``): the left one goes first only when both are in the original and it came
+    first there; an element new to the list goes before the original ones still waiting."""
+    out: list[Any] = []
+    i = j = 0
+    while i < len(left) or j < len(right):
+        if j >= len(right) or (i < len(left) and ident(right[j]) in order and
+                               order.index(ident(left[i])) < order.index(ident(right[j]))):
+            out.append(left[i])
+            i += 1
+        else:
+            out.append(right[j])
+            j += 1
     return out

@@ -17,6 +17,7 @@ checked: the fake accepts what the real server might refuse for them (docs/refer
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
@@ -30,7 +31,10 @@ _IMMUTABLE = "field is immutable"
 
 
 def _invalid(field: str, value: Any, msg: str) -> Cause:
-    shown = f'"{value}"' if isinstance(value, str) else str(value).replace("'", '"')
+    if isinstance(value, (dict, list)):  # Go's validation prints these as compact JSON
+        shown = json.dumps(value, separators=(",", ":"))
+    else:
+        shown = f'"{value}"' if isinstance(value, str) else "null" if value is None else str(value).replace("'", '"')
     return ("FieldValueInvalid", field, f"Invalid value: {shown}: {msg}")
 
 
@@ -50,6 +54,9 @@ def name_causes(kind: Kind, name: str) -> list[Cause]:
         errs = names.dns1035_label(name)
     else:
         errs = names.dns1123_subdomain(name)
+    if kind.key == ("apps", "statefulsets"):  # its name is its pods' host names, and a label value
+        errs += (["must be no more than 63 characters"] if len(name) > 63 else []) + (
+            ["must not contain dots"] if "." in name else [])
     out = [_invalid("metadata.name", name, e) for e in errs]
     if kind.key == ("batch", "cronjobs") and len(name) > 52:
         out.append(_invalid("metadata.name", name, "must be no more than 52 characters"))
@@ -163,29 +170,33 @@ def _pod(obj: dict[str, Any]) -> list[Cause]:
     return _containers(spec, "spec") + _restart(spec, "spec", ["Always", "OnFailure", "Never"])
 
 
-def _deployment(obj: dict[str, Any]) -> list[Cause]:
-    spec = obj.get("spec") or {}
-    out: list[Cause] = []
-    if isinstance(spec.get("replicas"), int) and spec["replicas"] < 0:
-        out.append(_invalid("spec.replicas", spec["replicas"], "must be greater than or equal to 0"))
-    template = spec.get("template") or {}
-    selector = spec.get("selector")
-    if selector is None:  # and so the template's labels match nothing
-        out.append(_required("spec.selector"))
+def _workload(word: str) -> Any:
+    """A Deployment's, StatefulSet's or DaemonSet's spec: a selector that selects its template's labels,
+    a pod template that restarts Always."""
+    def check(obj: dict[str, Any]) -> list[Cause]:
+        spec = obj.get("spec") or {}
+        out: list[Cause] = []
+        if word != "daemonset" and isinstance(spec.get("replicas"), int) and spec["replicas"] < 0:
+            out.append(_invalid("spec.replicas", spec["replicas"], "must be greater than or equal to 0"))
+        if isinstance(spec.get("minReadySeconds"), int) and spec["minReadySeconds"] < 0:
+            out.append(_invalid("spec.minReadySeconds", spec["minReadySeconds"], "must be greater than or equal "
+                                "to 0"))
+        template = spec.get("template") or {}
+        selector = spec.get("selector")
         labels = (template.get("metadata") or {}).get("labels") or {}
-        out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
-                            "`labels`"))
-    else:
-        labels = (template.get("metadata") or {}).get("labels") or {}
-        wanted = (selector or {}).get("matchLabels") or {}
-        if not wanted and not (selector or {}).get("matchExpressions"):
-            out.append(_invalid("spec.selector", selector, "empty selector is invalid for deployment"))
-        elif any(labels.get(k) != v for k, v in wanted.items()):
-            out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
-                                "`labels`"))
-    out += _containers(template.get("spec"), "spec.template.spec")
-    out += _restart(template.get("spec"), "spec.template.spec", ["Always"])
-    return out
+        mismatch = _invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`")
+        if selector is None:  # and so the template's labels match nothing (a DaemonSet says only that)
+            out += [mismatch] if word == "daemonset" else [_required("spec.selector"), mismatch]
+        else:
+            wanted = (selector or {}).get("matchLabels") or {}
+            if not wanted and not (selector or {}).get("matchExpressions"):
+                out.append(_invalid("spec.selector", selector, f"empty selector is invalid for {word}"))
+            elif any(labels.get(k) != v for k, v in wanted.items()):
+                out.append(mismatch)
+        out += _containers(template.get("spec"), "spec.template.spec")
+        out += _restart(template.get("spec"), "spec.template.spec", ["Always"])
+        return out
+    return check
 
 
 def _job_template(template: Any, path: str) -> list[Cause]:
@@ -275,7 +286,8 @@ def _configmap(obj: dict[str, Any]) -> list[Cause]:
 
 
 _SPEC: dict[tuple[str, str], Any] = {
-    ("", "pods"): _pod, ("apps", "deployments"): _deployment, ("batch", "jobs"): _job,
+    ("", "pods"): _pod, ("apps", "deployments"): _workload("deployment"), ("batch", "jobs"): _job,
+    ("apps", "statefulsets"): _workload("statefulset"), ("apps", "daemonsets"): _workload("daemonset"),
     ("batch", "cronjobs"): _cronjob, ("", "services"): _service, ("coordination.k8s.io", "leases"): _lease,
     ("events.k8s.io", "events"): _event, ("", "configmaps"): _configmap, ("", "secrets"): _configmap,
 }
@@ -289,23 +301,32 @@ def object_causes(kind: Kind, obj: dict[str, Any]) -> list[Cause]:
 # --- immutability per kind ---------------------------------------------------------------------------
 
 def _pod_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
-    """A Pod's spec may change only in its images and (downwards) its active deadline."""
+    """A Pod's spec may change only in its images and (downwards) its active deadline. As the real
+    check runs: the containers (adding or removing one stops it; each needs an image), the deadline
+    (raising it stops it), then any other change of the spec."""
     before, after = copy.deepcopy(old.get("spec") or {}), copy.deepcopy(new.get("spec") or {})
     out: list[Cause] = []
+    for field in ("containers", "initContainers"):
+        was, now = before.get(field) or [], after.get(field) or []
+        if len(was) != len(now):
+            return [("FieldValueForbidden", f"spec.{field}", "Forbidden: pod updates may not add or remove "
+                     "containers")]
+        out += [_required(f"spec.{field}[{i}].image") for i, c in enumerate(now)
+                if isinstance(c, dict) and not c.get("image")]
     old_deadline, new_deadline = before.get("activeDeadlineSeconds"), after.get("activeDeadlineSeconds")
     if new_deadline is None and old_deadline is not None:
-        out.append(_invalid("spec.activeDeadlineSeconds", "null", "must not update from a positive integer to nil "
+        out.append(_invalid("spec.activeDeadlineSeconds", None, "must not update from a positive integer to nil "
                             "value"))
     elif isinstance(new_deadline, int) and isinstance(old_deadline, int) and new_deadline > old_deadline:
-        out.append(_invalid("spec.activeDeadlineSeconds", new_deadline, "must be less than or equal to previous "
-                            "value"))
+        return out + [_invalid("spec.activeDeadlineSeconds", new_deadline, "must be less than or equal to "
+                               "previous value")]
     for spec in (before, after):
         spec.pop("activeDeadlineSeconds", None)
         for field in ("containers", "initContainers"):
             for c in spec.get(field) or []:
                 if isinstance(c, dict):
                     c.pop("image", None)
-    if not out and before != after:
+    if before != after:
         out.append(("FieldValueForbidden", "spec", "Forbidden: pod updates may not change fields other than "
                     "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
                     "`spec.tolerations` (only additions to existing tolerations),"
@@ -364,7 +385,8 @@ def _job_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
 
     if shape(old) != shape(new):
         out.append(_invalid("spec.template", "", _IMMUTABLE))
-    selector = ((old.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    chosen = (new.get("spec") or {}).get("selector") or (old.get("spec") or {}).get("selector")
+    selector = (chosen or {}).get("matchLabels") or {}
     labels = (((new.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
     if any(labels.get(k) != v for k, v in selector.items()):
         out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
@@ -372,7 +394,41 @@ def _job_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     return out
 
 
+# What a StatefulSet update may change in its spec (the rest is fixed at creation).
+_STS_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
+                "persistentVolumeClaimRetentionPolicy", "minReadySeconds")
+
+
+def _statefulset_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    before, after = (({k: v for k, v in (o.get("spec") or {}).items() if k not in _STS_MUTABLE}) for o in (old, new))
+    if before == after:
+        return []
+    return [("FieldValueForbidden", "spec", "Forbidden: updates to statefulset spec for fields other than "
+             "'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
+             "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")]
+
+
+def job_uid_causes(job: dict[str, Any], uid: str) -> list[Cause]:
+    """A Job whose selector was generated checks it, and its template's uid labels, against ``uid`` (on
+    an update, the uid the body asked for, which is refused anyway)."""
+    spec = job.get("spec") or {}
+    if spec.get("manualSelector"):
+        return []
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    if not isinstance(labels, dict):
+        return [_required("spec.template.metadata.labels")]
+    path = "spec.template.metadata.labels"
+    out = [_invalid(f"{path}[{key}]", labels.get(key, ""), f"must be '{uid}'")
+           for key in ("controller-uid", "batch.kubernetes.io/controller-uid") if labels.get(key) != uid]
+    selector = spec.get("selector")
+    if selector != {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}:
+        out.append(_invalid("spec.selector", selector, "`selector` not auto-generated"))
+    return out
+
+
 _UPDATE: dict[tuple[str, str], Any] = {
+    ("apps", "statefulsets"): _statefulset_update,
+    ("apps", "daemonsets"): _immutable("spec.selector"),
     ("events.k8s.io", "events"): _event_update,
     ("", "pods"): _pod_update,
     ("apps", "deployments"): _deployment_update,

@@ -126,7 +126,7 @@ class Api:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
                                      "on the request")
         obj = objects.decode_defaults(kind, version, body)
-        objects.check_name(kind, obj["metadata"])
+        objects.check_name(kind, obj["metadata"], lambda name: self.store.get(kind.key, (ns or "", name)) is not None)
         uid = str(uuid.uuid4())
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
             objects.job_selector(obj, uid)
@@ -174,6 +174,8 @@ class Api:
     def update(self, kind: Kind, version: str, ns: str | None, name: str, body: Any, manager: str,
                subresource: str | None = None, *, require_rv: bool | None = None) -> Obj:
         body = _require_object(body, kind)
+        if kind.crd is None:  # the body is decoded first: a wrongly typed value fails before any other check
+            builtin.check_types(kind, version, body)
         meta = body.get("metadata") or {}
         if not meta.get("name"):
             raise errors.bad_request(f"the name of the object ({name} based on URL) was undeterminable: name must be "
@@ -226,7 +228,7 @@ class Api:
         key = (old["metadata"].get("namespace", ""), old["metadata"]["name"])
         if _same(old, new):
             return old
-        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+        if _finalized(old, new):
             self.store.remove(kind.key, key)  # the last finalizer went: the object goes now
             self.kick()
             return new
@@ -296,13 +298,13 @@ class Api:
             fixed["metadata"]["managedFields"] = managers.entries()
             return self._replace_managed(kind, obj, fixed)
         applied_rv = (config.get("metadata") or {}).get("resourceVersion")
-        if applied_rv and applied_rv != old["metadata"]["resourceVersion"]:
-            raise errors.conflict(kind.plural, kind.group, name)
         managers = self.managers(kind, old, subresource)
         if subresource == "status":
             config = {"status": config.get("status", {})} if "status" in config else {}
         merged = managers.apply(field_manager, api_version, subresource or "", _plain(old), config, force,
-                                self.clock.stamp())
+                                self.clock.stamp())  # field conflicts first, then the precondition
+        if applied_rv and applied_rv != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(kind.plural, kind.group, name)
         merged["apiVersion"], merged["kind"] = old["apiVersion"], old["kind"]
         merged.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
         return self._write(kind, version, old, merged, field_manager, subresource, managers)
@@ -330,16 +332,8 @@ class Api:
                                          f"record ({old['metadata'].get(field)}). The object might have been {why}",
                                          {"name": name, **({"group": kind.group} if kind.group else {}),
                                           "kind": kind.kind})
-        policy = options.get("propagationPolicy") or ("Orphan" if options.get("orphanDependents") else None)
-        if policy is None and options.get("orphanDependents") is None and kind.key == ("batch", "jobs"):
-            policy = "Orphan"  # batch/v1 Jobs' default, kept for compatibility: their pods stay
         meta = old["metadata"]
-        finalizers = list(meta.get("finalizers") or [])
-        if not meta.get("deletionTimestamp"):
-            if policy == "Orphan" and "orphan" not in finalizers:
-                finalizers.append("orphan")
-            if policy == "Foreground" and "foregroundDeletion" not in finalizers:
-                finalizers.append("foregroundDeletion")
+        finalizers = _gc_finalizers(kind, list(meta.get("finalizers") or []), options)
         if kind.plural == "namespaces" and kind.group == "":
             if name in IMMORTAL_NAMESPACES:  # the NamespaceLifecycle admission plugin
                 raise errors.StatusError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may '
@@ -361,8 +355,14 @@ class Api:
                     gone["metadata"]["generation"] += 1
                 return gone
             return _success(kind, old)
-        if meta.get("deletionTimestamp"):
-            return old
+        if meta.get("deletionTimestamp"):  # deleting already: only the collector's finalizers may change
+            if finalizers == (meta.get("finalizers") or []):
+                return old
+            new = copy.deepcopy(old)
+            new["metadata"]["finalizers"] = finalizers
+            self.store.put(kind.key, (ns or "", name), new)
+            self.kick()
+            return new
         new = copy.deepcopy(old)
         new["metadata"]["finalizers"] = finalizers
         new["metadata"]["deletionTimestamp"] = self.clock.stamp()
@@ -385,7 +385,7 @@ class Api:
         meta = old["metadata"]
         current = meta.get("deletionGracePeriodSeconds")
         if meta.get("deletionTimestamp") and current is not None and current <= grace:
-            return old
+            return old  # (nor does a pod in its grace period take the collector's finalizers)
         new = copy.deepcopy(old)
         deadline = self.clock.now() + dt.timedelta(seconds=grace)
         new["metadata"]["deletionTimestamp"] = deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -409,6 +409,35 @@ class Api:
         self.store.put(kind.key, ("", old["metadata"]["name"]), new)
         self.kick()
         return new
+
+
+_GC_FINALIZERS = ("orphan", "foregroundDeletion")
+
+
+def _gc_finalizers(kind: Kind, existing: list[str], options: dict[str, Any]) -> list[str]:
+    """The finalizers a delete leaves: the garbage collector's ``orphan`` or ``foregroundDeletion`` as
+    the options ask (an explicit ``orphanDependents``, then ``propagationPolicy``, then the one the object
+    already has, then the kind's default: orphan for batch/v1 Jobs), also on an object already being
+    deleted; none for Events, which have no collection policy. Unchanged as a set, the order stays."""
+    if kind.plural == "events" and kind.group in ("", "events.k8s.io"):
+        return existing
+    asked, policy = options.get("orphanDependents"), options.get("propagationPolicy")
+    had = next((f for f in existing if f in _GC_FINALIZERS), None)
+    if asked is not None:
+        wanted = "orphan" if asked else None
+    elif policy:
+        wanted = {"Orphan": "orphan", "Foreground": "foregroundDeletion"}.get(policy)
+    else:
+        wanted = had or ("orphan" if kind.key == ("batch", "jobs") else None)
+    out = [f for f in existing if f not in _GC_FINALIZERS] + ([wanted] if wanted else [])
+    return existing if sorted(out) == sorted(existing) else out
+
+
+def _finalized(old: Obj, new: Obj) -> bool:
+    """An update that removes the object: the last finalizer of one being deleted went, and its grace
+    period (a pod's, until its kubelet confirms) is over or was none."""
+    grace = old["metadata"].get("deletionGracePeriodSeconds")
+    return bool(old["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") and not grace)
 
 
 def _pod_grace(pod: Obj, options: dict[str, Any]) -> int:
