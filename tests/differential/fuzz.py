@@ -141,11 +141,12 @@ def _meta(key: str, value: Any) -> Any:
 
 
 def _field(path: str, value: Any) -> Any:
+    """Sets (or with _DROP removes) a dotted path; a number in the path indexes a list."""
     def apply(body: dict[str, Any]) -> dict[str, Any]:
         *parents, last = path.split(".")
-        cur = body
+        cur: Any = body
         for p in parents:
-            cur = cur.setdefault(p, {})
+            cur = cur[int(p)] if p.isdigit() else cur.setdefault(p, {})
         if value is _DROP:
             cur.pop(last, None)
         else:
@@ -401,44 +402,29 @@ def crd_template(plural: str) -> dict[str, Any]:
                                    "schema": {"openAPIV3Schema": schema}}]}}
 
 
-def _crd_field(path: str, value: Any) -> Any:
-    """Sets (or with _DROP removes) a dotted path; a number in the path indexes a list."""
-    def apply(body: dict[str, Any]) -> dict[str, Any]:
-        *parents, last = path.split(".")
-        cur: Any = body
-        for p in parents:
-            cur = cur[int(p)] if p.isdigit() else cur.setdefault(p, {})
-        if value is _DROP:
-            cur.pop(last, None)
-        else:
-            cur[last] = value
-        return body
-    return apply
-
-
 _SCHEMA = "spec.versions.0.schema.openAPIV3Schema"
 _SIZE = _SCHEMA + ".properties.spec.properties.size"
 CRD_MUTATIONS: dict[str, Any] = {
-    "name-mismatch": _crd_field("metadata.name", "others." + CRD_GROUP),
-    "group-no-dot": lambda b: _crd_field("metadata.name", b["spec"]["names"]["plural"] + ".{ns}")(
-        _crd_field("spec.group", "{ns}")(b)),
-    "plural-upper": lambda b: _crd_field("metadata.name", "Widgets." + CRD_GROUP)(
-        _crd_field("spec.names.plural", "Widgets")(b)),
-    "no-kind": _crd_field("spec.names.kind", _DROP),
-    "kind-lower": _crd_field("spec.names.kind", "widget"),
-    "bad-scope": _crd_field("spec.scope", "Global"),
-    "no-versions": _crd_field("spec.versions", []),
-    "no-storage": _crd_field("spec.versions.0.storage", False),
+    "name-mismatch": _field("metadata.name", "others." + CRD_GROUP),
+    "group-no-dot": lambda b: _field("metadata.name", b["spec"]["names"]["plural"] + ".{ns}")(
+        _field("spec.group", "{ns}")(b)),
+    "plural-upper": lambda b: _field("metadata.name", "Widgets." + CRD_GROUP)(
+        _field("spec.names.plural", "Widgets")(b)),
+    "no-kind": _field("spec.names.kind", _DROP),
+    "kind-lower": _field("spec.names.kind", "widget"),
+    "bad-scope": _field("spec.scope", "Global"),
+    "no-versions": _field("spec.versions", []),
+    "no-storage": _field("spec.versions.0.storage", False),
     "two-storage": lambda b: {**b, "spec": {**b["spec"], "versions": b["spec"]["versions"] + [
         {**b["spec"]["versions"][0], "name": "v2"}]}},
-    "bad-version-name": _crd_field("spec.versions.0.name", "V1"),
-    "no-schema": _crd_field("spec.versions.0.schema", _DROP),
-    "root-not-object": _crd_field(_SCHEMA + ".type", "string"),
-    "untyped-property": _crd_field(_SIZE, {"minimum": 0}),
-    "cel-bad": _crd_field(_SIZE + ".x-kubernetes-validations", [{"rule": "self >"}]),
-    "cel-unknown-field": _crd_field(_SCHEMA + ".properties.spec.x-kubernetes-validations",
+    "bad-version-name": _field("spec.versions.0.name", "V1"),
+    "no-schema": _field("spec.versions.0.schema", _DROP),
+    "root-not-object": _field(_SCHEMA + ".type", "string"),
+    "untyped-property": _field(_SIZE, {"minimum": 0}),
+    "cel-bad": _field(_SIZE + ".x-kubernetes-validations", [{"rule": "self >"}]),
+    "cel-unknown-field": _field(_SCHEMA + ".properties.spec.x-kubernetes-validations",
                                     [{"rule": "self.nope > 0"}]),
-    "cel-ok": _crd_field(_SIZE + ".x-kubernetes-validations", [{"rule": "self >= 0", "message": "m"}]),
+    "cel-ok": _field(_SIZE + ".x-kubernetes-validations", [{"rule": "self >= 0", "message": "m"}]),
     "label-bad-key": _meta("labels", {"-bad": "x"}),
     "finalizer-unqualified": _meta("finalizers", ["nodomain"]),
 }
