@@ -26,10 +26,10 @@ import concurrent.futures
 import contextlib
 import inspect
 import logging
-import threading
 import zlib
 from collections.abc import Awaitable, Callable
 
+from kubeloop.loopthread import LoopThread
 from kubeloop.metrics import REGISTRY
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -218,42 +218,14 @@ class HttpServer:
         self.ready, self.healthy, self.threaded = ready, healthy, threaded
         self._servers: list[_Server] = []
         self.bound: dict[str, int] = {}  # "metrics"/"probes" → actual port (useful with port 0)
-        self._owner: asyncio.AbstractEventLoop | None = None  # the process's loop: the exposition runs there
-        self._serving: asyncio.AbstractEventLoop | None = None  # the thread's loop
-        self._thread: threading.Thread | None = None
+        self._thread = LoopThread("kubeloop http")  # its owner, the process's loop, runs the exposition
 
     async def start(self) -> None:
         """Listens (a taken port raises here, as without the thread)."""
-        self._owner = asyncio.get_running_loop()
-        if not self.threaded:
+        if self.threaded:
+            await self._thread.start(self._listen, self._close)
+        else:
             await self._listen()
-            return
-        started: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._serving = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, args=(started,), name="kubeloop http", daemon=True)
-        self._thread.start()
-        try:
-            await asyncio.wrap_future(started)
-        except BaseException:
-            await asyncio.to_thread(self._thread.join)
-            self._thread = self._serving = None
-            raise
-
-    def _run(self, started: concurrent.futures.Future[None]) -> None:
-        loop = self._serving
-        assert loop is not None
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(self._listen())
-        except BaseException as exc:  # noqa: BLE001 - handed to start(), which raises it
-            loop.run_until_complete(self._close())
-            loop.close()
-            started.set_exception(exc)
-            return
-        started.set_result(None)
-        loop.run_forever()
-        loop.run_until_complete(self._close())
-        loop.close()
 
     async def _listen(self) -> None:
         metrics: dict[str, Route] = {"/metrics": self._metrics}
@@ -278,16 +250,14 @@ class HttpServer:
         self._servers.clear()
 
     async def stop(self) -> None:
-        if self._thread is None:
+        if self._thread.running:
+            await self._thread.stop()
+        else:
             await self._close()
-            return
-        assert self._serving is not None
-        self._serving.call_soon_threadsafe(self._serving.stop)
-        await asyncio.to_thread(self._thread.join)
-        self._thread = self._serving = None
 
     def _metrics(self) -> _Reply | Awaitable[_Reply]:
-        if self._serving is None or self._owner is None:
+        owner = self._thread.owner
+        if not self._thread.running or owner is None:
             return _Reply(200, REGISTRY.expose(), CONTENT_TYPE)
         done: concurrent.futures.Future[_Reply] = concurrent.futures.Future()
 
@@ -297,7 +267,7 @@ class HttpServer:
                     done.set_result(_Reply(200, REGISTRY.expose(), CONTENT_TYPE))
                 except Exception as exc:  # noqa: BLE001 - answered as a 500 by the route
                     done.set_exception(exc)
-        self._owner.call_soon_threadsafe(expose)
+        owner.call_soon_threadsafe(expose)
         return asyncio.wrap_future(done)
 
     def _healthz(self) -> _Reply:

@@ -23,11 +23,9 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import copy
 import inspect
 import logging
-import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -38,6 +36,7 @@ import orjson
 from aiohttp import web
 
 from kubeloop import metrics
+from kubeloop.loopthread import LoopThread
 from kubeloop.webhooks.admission import AdmissionRequest, Denied, MalformedReview, allow, deny, parse_admission
 from kubeloop.webhooks.cert_dir import MountedCerts
 from kubeloop.webhooks.certs import WebhookCerts
@@ -99,9 +98,7 @@ class WebhookServer:
         self.certs, self.host, self.port = certs, host, port
         self.rotation_check_every = rotation_check_every
         self.threaded = threaded
-        self._thread: threading.Thread | None = None
-        self._thread_loop: asyncio.AbstractEventLoop | None = None
-        self._owner: asyncio.AbstractEventLoop | None = None  # the operator's loop: non-loop-free handlers run there
+        self._thread = LoopThread("kubeloop webhooks")  # its owner, the operator's loop, runs non-loop-free handlers
         self.webhooks: dict[str, Webhook] = {}
         self.converters: dict[str, Converter] = {}
         self.answered: Counter[str] = Counter()  # reviews answered per path (the test kit waits on it)
@@ -144,37 +141,10 @@ class WebhookServer:
     async def start(self) -> None:
         """Binds the listener (learning the port when 0) and starts the rotation loop; with ``threaded``,
         in the server's own thread (a bind error is raised here all the same)."""
-        self._owner = asyncio.get_running_loop()
-        if not self.threaded:
+        if self.threaded:
+            await self._thread.start(self._listen, self._close)
+        else:
             await self._listen()
-            return
-        started: concurrent.futures.Future[None] = concurrent.futures.Future()
-        self._thread_loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._serve_in_thread, args=(started,), name="kubeloop webhooks",
-                                        daemon=True)
-        self._thread.start()
-        try:
-            await asyncio.wrap_future(started)
-        except BaseException:
-            await asyncio.to_thread(self._thread.join)
-            self._thread = self._thread_loop = None
-            raise
-
-    def _serve_in_thread(self, started: concurrent.futures.Future[None]) -> None:
-        loop = self._thread_loop
-        assert loop is not None
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(self._listen())
-        except BaseException as exc:  # noqa: BLE001 - handed to start(), which raises it
-            loop.run_until_complete(self._close())
-            loop.close()
-            started.set_exception(exc)
-            return
-        started.set_result(None)
-        loop.run_forever()
-        loop.run_until_complete(self._close())
-        loop.close()
 
     async def _listen(self) -> None:
         app = web.Application(client_max_size=MAX_BODY)
@@ -199,13 +169,10 @@ class WebhookServer:
 
     async def stop(self) -> None:
         """Stops listening (open requests are finished by aiohttp's shutdown) and the rotation loop."""
-        if self._thread is None:
+        if self._thread.running:
+            await self._thread.stop()
+        else:
             await self._close()
-            return
-        assert self._thread_loop is not None
-        self._thread_loop.call_soon_threadsafe(self._thread_loop.stop)
-        await asyncio.to_thread(self._thread.join)
-        self._thread = self._thread_loop = None
 
     async def _close(self) -> None:
         if self._rotation:
@@ -273,8 +240,8 @@ class WebhookServer:
 
     async def _call(self, hook: Webhook, req: AdmissionRequest) -> Any:
         """The handler's result, on the loop it belongs to (see the module docstring)."""
-        owner = self._owner
-        if self._thread is None or hook.loop_free or owner is None or owner.is_closed():
+        owner = self._thread.owner
+        if not self._thread.running or hook.loop_free or owner is None or owner.is_closed():
             return await _invoke(hook.handler, req)
         # Cancelling the wrapper (the deadline) cancels the handler's task on the operator's loop.
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_invoke(hook.handler, req), owner))

@@ -24,6 +24,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "metrics": set(),
     "clock": set(),  # the loop's clock and wall time, virtual under the test kit: every layer reads it
     "lazy_names": set(),  # a package's names loaded on first use (start-up CPU)
+    "loopthread": set(),  # a server's own thread and loop: the manager's probes and the webhook server
     "client": {"metrics", "clock"},
     "watch": {"client", "clock"},
     "cache": {"client", "watch"},
@@ -34,12 +35,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "controller": {"client", "watch", "cache", "queue", "reconcile", "helpers", "resources", "metrics",
                    "clock"},
     "manager": {"client", "watch", "cache", "queue", "reconcile", "controller", "helpers", "resources",
-                "metrics", "webhooks", "sharding", "clock"},
+                "metrics", "webhooks", "sharding", "clock", "loopthread"},
     "settings": set(),
     "sharding": {"client", "metrics", "clock"},  # scale-out: its Leases and selectors go through the client
     "builder": RUNTIME | {"helpers", "resources", "settings", "webhooks"},
     "envtest": set(),
-    "webhooks": {"client", "envtest", "metrics", "resources"},
+    "webhooks": {"client", "envtest", "metrics", "resources", "loopthread"},
     "packaging": {"client", "envtest", "helpers", "resources"},
     "scaffold": {"packaging"},
     # The test kit runs operators on a local control plane, so it sits above the runtime and the builder.
