@@ -253,6 +253,12 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", ECHO + "/e", {"spec": {"copies": 2}}, STRATEGIC),
         Req("GET", ECHO + "/e"),
         Req("GET", ECHO, params=_p(limit="5")),
+        # An apply is typed by the schema first: an undeclared field is the real server's 500, not pruned.
+        Req("PATCH", ECHO + "/e", {**echo("e"), "spec": {"message": "m", "unknown": 1}}, APPLY,
+            _p(fieldManager="m1")),
+        Req("PATCH", ECHO + "/a", {**echo("a"), "extra": True}, APPLY, _p(fieldManager="m1")),
+        Req("PATCH", ECHO + "/a", echo("a"), APPLY, _p(fieldManager="m1")),
+        Req("GET", ECHO + "/a"),
     ],
     "merge_patch": [
         Req("POST", CM, cm("a", {"k": "v", "drop": "me"}, {"x": "1"})),

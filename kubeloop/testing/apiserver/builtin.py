@@ -152,6 +152,14 @@ def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -
     found = _first_type_error(config, spec, "") if spec is not None else None
     who = f"{(config.get('metadata') or {}).get('namespace') or ''}/{name}"
     failed = f"failed to create typed patch object ({who}; {kind.group}/{version}, Kind={kind.kind})"
+    if kind.crd is not None:  # a custom resource's configuration is typed by its CRD version's schema
+        from kubeloop.testing.apiserver.strict import first_pruned
+
+        declared = kind.schema(version)
+        unknown = first_pruned(config, schema.prune(config, declared)) if declared is not None else None
+        if unknown:
+            raise errors.StatusError(500, "", f"{failed}: .{unknown}: field not declared in schema")
+        return
     if not found or found[1] == "illegal base64 data":  # a string all the same, to structured-merge-diff
         unknown = first_unknown(kind, version, config)
         if unknown:
