@@ -78,6 +78,10 @@ class Forbidden(ApiError):
     def advice(self) -> str:
         """What to do about it, in a sentence; empty when the refusal is not RBAC's (Pod Security, a
         quota or a webhook refusing: the message says why)."""
+        if "cannot find RESTMapping" in self.message:
+            return ("not a missing rule: the API server's OwnerReferencesPermissionEnforcement admission plugin "
+                    "does not know the owner's kind yet (its CRD was just installed; the plugin learns it within "
+                    "seconds to a minute), so a retry goes through")
         if self.rule is None:
             return ""
         missing = f"the operator's role lacks: {self.rule.describe()}"

@@ -55,7 +55,8 @@ async def test_runs_under_generated_rbac_with_exact_permissions(kube_cluster, ku
                                                                  namespace: str) -> None:
     async with run_operator(kube_cluster, kube_client, greeter_operator(), namespace) as running:
         await kube_client.create(greeter("g1", namespace))
-        await wait_for(kube_client, "configmaps", "g1-greeting", namespace, timeout=20)
+        # 60 s: the API server's owner-reference admission plugin may not map the new CRD's kind at once
+        await wait_for(kube_client, "configmaps", "g1-greeting", namespace, timeout=60)
         await wait_for(kube_client, "greeters.test.kubeloop.dev", "g1", namespace, timeout=20,
                        predicate=lambda o: (o.get("status") or {}).get("configMap") == "g1-greeting")
         await kube_client.patch("greeters.test.kubeloop.dev", "g1", {"spec": {"greeting": "hi"}}, namespace)

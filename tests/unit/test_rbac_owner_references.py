@@ -185,3 +185,14 @@ async def test_a_manager_running_an_operator_lets_its_403s_say_what_the_generate
         assert not client.generated_rbac(errors.Rule("get", "", "secrets", None, "x"))
     finally:
         await client.close()
+
+
+def test_an_owner_kind_the_admission_plugin_cannot_map_yet_is_not_called_a_missing_rule() -> None:
+    # kube-apiserver 1.35's words while its REST mapper has not seen a CRD installed moments before
+    unmapped = errors.Forbidden(403, "Forbidden", 'configmaps "g1-greeting" is forbidden: cannot set '
+                                'blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion '
+                                'test.kubeloop.dev/v1 Kind Greeter: no matches for kind "Greeter" in version '
+                                '"test.kubeloop.dev/v1"')
+    unmapped.rule = errors.Rule("update", "test.kubeloop.dev", "greeters", "finalizers", "default")
+    unmapped.generated = True
+    assert unmapped.advice.startswith("not a missing rule") and "lacks" not in unmapped.advice
