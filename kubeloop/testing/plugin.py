@@ -2,7 +2,8 @@
 
 - ``kube_cluster`` (session): builds (cached) and starts a dedicated LocalCluster, or uses the
   cluster in ``$KUBELOOP_TEST_KUBECONFIG``; stopped and wiped at session end unless
-  ``$KUBELOOP_TEST_KEEP=1`` (then a fixed cluster named ``pytest`` is reused across sessions).
+  ``$KUBELOOP_TEST_KEEP=1`` (then a fixed cluster named ``pytest`` is reused across sessions). The
+  workers of one ``pytest -n N`` run (pytest-xdist) share one cluster, which the last worker out stops.
 - ``kube_client`` (session, async): a ``kubeloop.client.Client`` with the admin kubeconfig.
 - ``namespace`` (function, async): a fresh namespace, deleted afterwards (without waiting for it).
 - ``fake_api`` / ``fake_client`` (function, async): an in-process fake API server
@@ -31,6 +32,7 @@ import re
 import secrets
 import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -167,7 +169,7 @@ def _progress(msg: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def kube_cluster() -> Iterator[Any]:
+def kube_cluster(request: pytest.FixtureRequest) -> Iterator[Any]:
     """The cluster under test: ``.kubeconfig``, ``.kubectl(*args)``, ``.service_account_kubeconfig()``."""
     from kubeloop.envtest import BuildError, ClusterError, ExternalCluster, LocalCluster
 
@@ -176,18 +178,77 @@ def kube_cluster() -> Iterator[Any]:
         yield ExternalCluster(external)
         return
     keep = os.environ.get(ENV_KEEP, "") not in ("", "0", "false")
-    cluster = LocalCluster("pytest" if keep else f"pytest-{os.getpid()}", log=_progress)
+    run = _xdist_run(request.config)
+    name = "pytest" if keep else f"pytest-run-{run[:12]}" if run else f"pytest-{os.getpid()}"
+    cluster = LocalCluster(name, log=_progress)
+    workers = _Workers(cluster.data_dir.with_name(f"{name}.workers")) if run else None
     try:
+        if workers:
+            workers.join()
         with timelimit.extended(BUILD_TIME_LIMIT):
-            cluster.up()
+            cluster.up()  # one process starts it (up holds the cluster's lock); the others find it running
     except (BuildError, ClusterError) as exc:
-        cluster.down(wipe=not keep)
+        if not workers or workers.leave():
+            cluster.down(wipe=not keep)
         pytest.fail(f"kubeloop could not start a local cluster: {exc}", pytrace=False)
     try:
         yield cluster
     finally:
-        if not keep:
+        if not keep and (not workers or workers.leave()):
             cluster.down(wipe=True)
+
+
+def _xdist_run(config: pytest.Config) -> str | None:
+    """The run's id when this process is a pytest-xdist worker: every worker of one run has the same."""
+    workerinput = getattr(config, "workerinput", None)
+    return str(workerinput["testrunuid"]) if workerinput else None
+
+
+class _Workers:
+    """The processes sharing one cluster, in a file beside its data: the last one out stops it. A worker
+    that died without leaving does not count (its pid is gone), so a crash cannot keep a cluster up."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def join(self) -> None:
+        with self._locked() as pids:
+            pids.add(os.getpid())
+
+    def leave(self) -> bool:
+        """True when no other live process still uses the cluster."""
+        with self._locked() as pids:
+            pids.discard(os.getpid())
+            return not pids
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[set[int]]:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The folder is the lock: a lock file of its own could be removed under a waiting process.
+        fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            text = self.path.read_text() if self.path.exists() else ""
+            pids = {int(p) for p in text.split() if _alive(int(p))}
+            yield pids
+            if pids:
+                self.path.write_text(" ".join(map(str, sorted(pids))))
+            else:
+                self.path.unlink(missing_ok=True)
+        finally:
+            os.close(fd)  # releases the lock
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _namespace_name(test_name: str) -> str:

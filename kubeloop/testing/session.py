@@ -1,6 +1,6 @@
-"""What one test session (one pytest process; each pytest-xdist worker is its own) owns outside its
-namespaces, so that sessions sharing a cluster never take each other's objects, and a cluster someone
-cares about keeps everything that is not the session's.
+"""What one test session (one pytest process; each pytest-xdist worker is its own, on the cluster its
+run's workers share) owns outside its namespaces, so that sessions sharing a cluster never take each
+other's objects, and a cluster someone cares about keeps everything that is not the session's.
 
 - Cluster-scoped objects the test kit makes (ClusterRoles, ClusterRoleBindings, webhook configurations)
   are named with the session's suffix (``<name>-t<id>``) and labelled ``kubeloop.dev/test-session=<id>``,

@@ -263,3 +263,58 @@ async def test_a_crd_the_test_kit_did_not_install_is_never_changed(kube_client: 
     finally:
         with contextlib.suppress(NotFound):
             await kube_client.delete("customresourcedefinitions", name)
+
+
+# One `pytest -n 2` run (pytest-xdist, `--dist each`: every worker runs this test): the workers share one
+# local cluster, each runs the operator under its own session's RBAC at the same time as the other.
+WORKERS = textwrap.dedent('''
+    import asyncio, os, pathlib
+
+    from kubeloop.testing import run_operator, wait_for
+    from isolation_op import echo, op
+
+    async def test_each_worker(kube_cluster, kube_client, namespace, worker_id):
+        here = pathlib.Path(os.environ["ISOLATION_DIR"])
+        async with run_operator(kube_cluster, kube_client, op, namespace):
+            await kube_client.create(echo("w1", namespace, worker_id))
+            await wait_for(kube_client, "configmaps", "w1-echo", namespace, timeout=60)
+            (here / f"{worker_id}.seen").write_text(f"{kube_cluster.server} {kube_cluster.data_dir}")
+            for _ in range(1800):  # until the other worker's operator has converged too: side by side
+                if len(list(here.glob("gw*.seen"))) == 2:
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("the other worker never converged")
+            await kube_client.create(echo("w2", namespace, worker_id))
+            await wait_for(kube_client, "configmaps", "w2-echo", namespace, timeout=60)
+''')
+
+
+@pytest.mark.cluster
+async def test_pytest_xdist_workers_share_one_cluster_and_keep_their_own_rights(tmp_path: Path) -> None:
+    pytest.importorskip("xdist", reason="pytest-xdist is in the dev extra: pip install -e '.[dev]'")
+    (tmp_path / "isolation_op.py").write_text(OPERATOR)
+    (tmp_path / "test_workers.py").write_text(WORKERS)
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBELOOP_TEST_KUBECONFIG", "KUBELOOP_TEST_KEEP")}
+    env["ISOLATION_DIR"] = str(tmp_path)
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+            "-c", os.devnull, "-o", "asyncio_mode=auto", "-o", "asyncio_default_fixture_loop_scope=session",
+            "-o", "asyncio_default_test_loop_scope=session", "-n", "2", "--dist", "each", "test_workers.py"]
+    proc = await asyncio.create_subprocess_exec(*argv, cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.STDOUT)
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), 480)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    text = out.decode(errors="replace")
+    assert proc.returncode == 0, text[-4000:]
+    assert "2 passed" in text, text[-4000:]
+    seen = {p.name: p.read_text().split() for p in tmp_path.glob("gw*.seen")}
+    assert sorted(seen) == ["gw0.seen", "gw1.seen"]
+    (server, data_dir), other = seen["gw0.seen"], seen["gw1.seen"]
+    assert other == [server, data_dir], "the two workers used different clusters"
+    # The last worker out stopped and wiped it; nothing of the run is left on disk.
+    assert not Path(data_dir).exists()
+    assert not Path(data_dir).with_name(f"{Path(data_dir).name}.workers").exists()
