@@ -39,8 +39,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "settings": set(),
     "sharding": {"client", "metrics", "clock"},  # scale-out: its Leases and selectors go through the client
     "builder": RUNTIME | {"helpers", "resources", "settings", "webhooks"},
-    "envtest": set(),
-    "webhooks": {"client", "envtest", "metrics", "resources", "loopthread"},
+    "pki": set(),  # a CA and the certificates it issues: the local control plane's and the webhook server's
+    "envtest": {"pki"},
+    "webhooks": {"client", "pki", "metrics", "resources", "loopthread"},
     "packaging": {"client", "envtest", "helpers", "resources"},
     "scaffold": {"packaging"},
     # The test kit runs operators on a local control plane, so it sits above the runtime and the builder.
