@@ -37,7 +37,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "manager": {"client", "watch", "cache", "queue", "reconcile", "controller", "helpers", "resources",
                 "metrics", "webhooks", "sharding", "clock", "loopthread"},
     "settings": set(),
-    "sharding": {"client", "metrics", "clock"},  # scale-out: its Leases and selectors go through the client
+    # Scale-out: its Leases go through the client; it drives the controllers and primary informers it splits.
+    "sharding": {"client", "cache", "controller", "metrics", "clock"},
     "builder": RUNTIME | {"helpers", "resources", "settings", "webhooks"},
     "pki": set(),  # a CA and the certificates it issues: the local control plane's and the webhook server's
     "envtest": {"pki"},
