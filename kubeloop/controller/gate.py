@@ -101,11 +101,11 @@ class GatedQueue:
         """``reconcile(key)`` if this replica owns ``key`` when awaited, as a task listed in ``in_flight``."""
         if self.gate is None:
             return reconcile(key)  # no fence to pass: not wrapped in one more coroutine (the hot path)
-        return self._fenced(key, reconcile)
+        return self._fenced(key, self.gate, reconcile)
 
-    async def _fenced(self, key: str, reconcile: Callable[[str], Awaitable[None]]) -> None:
+    async def _fenced(self, key: str, gate: KeyGate, reconcile: Callable[[str], Awaitable[None]]) -> None:
         h = self.hash_of(key)
-        if h is None or not self.gate.owns(h):
+        if h is None or not gate.owns(h):
             self.queue.forget(key)  # its owner reconciles it
             self._forget_if_gone(key)
             return None
