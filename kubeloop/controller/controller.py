@@ -11,17 +11,18 @@ import contextlib
 import logging
 import os
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from kubeloop import clock, metrics
 from kubeloop.cache import Cache, Event, Informer
 from kubeloop.client import Client, Conflict, Forbidden, NotFound, Resource, is_transient
 from kubeloop.client.api import Obj
+from kubeloop.controller import handler
 from kubeloop.controller.daemons import Daemons
 from kubeloop.controller.echo import OwnWrites
-from kubeloop.controller.gate import Fenced, KeyGate
+from kubeloop.controller.gate import Fenced, GatedQueue, KeyGate
 from kubeloop.controller.giveup import GaveUp, clear_stalled, stalled_here
 from kubeloop.controller.predicates import passes
 from kubeloop.controller.spec import ControllerSpec, Watch
@@ -41,9 +42,10 @@ __all__ = ["Controller", "Wiring"]
 
 class Controller:
     """Reconciles one resource as its ``ControllerSpec`` says: its informer and those of owned and
-    watched kinds feed keys into a de-duplicating ``WorkQueue``; ``concurrency`` workers call
-    ``reconcile`` (never twice at once for one key), send failures through ``error_policy`` and
-    backoff, and run ``cleanup`` under ``finalizer``.
+    watched kinds feed keys (``handler.py``) into a de-duplicating ``WorkQueue``, through the shard gate
+    when replicas share the work (``gate.py``); ``concurrency`` workers call ``reconcile`` (never twice
+    at once for one key), send failures through ``error_policy`` and backoff, and run ``cleanup`` under
+    ``finalizer``.
 
     Built with ``await Controller.build(spec, client, cache, events)`` (the manager does it when it
     starts): the informers exist and events queue up from then on, even before ``start`` (a standby
@@ -59,6 +61,8 @@ class Controller:
         self.primary: Resource = wiring.primary.resource  # resolved through discovery
         self._owned = wiring.owned
         self.queue = WorkQueue(self.name, ExponentialBackoff(spec.backoff_base, spec.backoff_cap))
+        self.gated = GatedQueue(self.queue, self.informer.store)  # the queue as this replica's shard sees it
+        self.in_flight = self.gated.in_flight  # gated reconciles running now (see gate.py)
         self.own_writes = OwnWrites()
         self._tasks: list[asyncio.Task[None]] = []
         self._per_object: dict[str, dict[Any, Any]] = {}
@@ -68,10 +72,7 @@ class Controller:
         self.gave_up = GaveUp()  # keys left alone until their object changes (see giveup.py)
         self.daemons = Daemons(self.name, spec.daemons, self._daemon_args)  # this run's, stopped with it
         self._active = 0
-        self.gate: KeyGate | None = None  # set by the manager when replicas share the work (gate.py)
         self.deps: Any = None  # the operator's dependencies (ctx.deps), set by the manager before it starts
-        self._hashes: dict[str, int] = {}  # key → hash of its object's uid, kept while the key may run
-        self.in_flight: dict[str, tuple[int, asyncio.Task[None]]] = {}  # gated reconciles running now
         # Bound metric children: labels() lookups on every reconcile showed up in CPU profiles (the
         # work queue binds its children the same way); outcomes are bound on first use. The gauge is
         # read at scrape time instead of being set twice per reconcile.
@@ -80,10 +81,11 @@ class Controller:
         self._m_total: dict[str, Any] = {}
         metrics.max_concurrent_reconciles.labels(self.name).set(spec.concurrency)
         self.informer.subscribe(self._on_primary)
+        owners = handler.OwnerKeys(self.primary, self.informer.store)
         for informer in self._owned.values():
-            informer.subscribe(self._on_owned)
+            informer.subscribe(handler.for_owner(owners, self.gated.add))
         for watch, informer in wiring.watched:
-            informer.subscribe(self._mapped_handler(watch))
+            informer.subscribe(handler.for_watch(watch, owners, self.gated.add))
 
     @classmethod
     async def build(cls, spec: ControllerSpec, client: Client, cache: Cache,
@@ -91,10 +93,20 @@ class Controller:
         """Creates (or joins) the spec's informers on ``cache`` and the controller on them."""
         return cls(spec, client, cache, events, await Wiring.of(spec, cache))
 
+    @property
+    def gate(self) -> KeyGate | None:
+        """Which keys this replica may reconcile: None (all of them) unless the manager sets its shard
+        member here, when replicas share the work (gate.py)."""
+        return self.gated.gate
+
+    @gate.setter
+    def gate(self, gate: KeyGate | None) -> None:
+        self.gated.gate = gate
+
     def _on_primary(self, event: Event) -> None:
-        key = _key(event.object)
-        if self.gate is not None and (uid := event.object.get("metadata", {}).get("uid")):
-            self._hashes[key] = self.gate.hash(uid)
+        """The primary informer's subscriber (server-side sharding recognises it by this name)."""
+        key = handler.key_of(event.object)
+        self.gated.note(key, event.object)
         if not self.own_writes.stash(key, event):  # else judged once our write in flight returns
             self._primary_event(key, event)
 
@@ -114,74 +126,23 @@ class Controller:
                 self._failures.pop(key, None)
                 self.gave_up.forget(key)
             return
-        self._add(key, LOW if event.initial else HIGH)
-
-    def _on_owned(self, event: Event) -> None:
-        for obj in (event.object, event.old):
-            key = self._owner_key(obj) if obj else None
-            if key:
-                self._add(key, LOW if event.initial else HIGH)
-
-    def _owner_key(self, child: Obj) -> str | None:
-        primary = self.primary
-        for ref in child.get("metadata", {}).get("ownerReferences") or ():
-            if not ref.get("controller") or ref.get("kind") != primary.kind:
-                continue
-            if ref.get("apiVersion", "").rpartition("/")[0] != primary.group:
-                continue
-            owners = self.informer.store.index_keys("uid", ref["uid"])
-            if owners:
-                return owners[0]
-            ns = child["metadata"].get("namespace") if primary.namespaced else None
-            return f"{ns}/{ref['name']}" if ns else ref["name"]
-        return None
-
-    def _mapped_handler(self, watch: Watch) -> Callable[[Event], None]:
-        def handle(event: Event) -> None:
-            if watch.predicates and not passes(watch.predicates, event):
-                return
-            objs = [event.object] if event.old is None else [event.object, event.old]
-            for obj in objs:
-                keys = self._owner_key_list(obj) if watch.mapper is None else watch.mapper(obj)
-                for key in keys:
-                    self._add(_as_key(key), LOW if event.initial else HIGH)
-        return handle
-
-    def _add(self, key: str, priority: int) -> None:
-        """Queues ``key`` unless another replica owns it (see gate.py)."""
-        if self.gate is None or self.owns_key(key):
-            self.queue.add(key, priority)
-        elif self.informer.store.get(key) is None:
-            self._hashes.pop(key, None)  # gone, and its owner reconciles the deletion
+        self.gated.add(key, handler.priority(event))
 
     def owns_key(self, key: str) -> bool:
         """Whether this replica may reconcile ``key`` now (always, without a gate)."""
-        if self.gate is None:
-            return True
-        h = self.key_hash(key)
-        return h is not None and self.gate.owns(h)
+        return self.gated.owns(key)
 
     def key_hash(self, key: str) -> int | None:
         """The shard hash of ``key`` (None: never seen, so nothing of it to reconcile)."""
-        h = self._hashes.get(key)
-        if h is None and self.gate is not None and (obj := self.informer.store.get(key)) is not None:
-            h = self._hashes[key] = self.gate.hash(obj["metadata"]["uid"])
-        return h
+        return self.gated.hash_of(key)
 
     def owned_keys(self) -> list[str]:
         """The cached keys this replica owns now."""
-        return [k for k in self.informer.store.keys() if self.owns_key(k)]
+        return self.gated.owned_keys()
 
     def requeue_owned(self) -> int:
         """Queues every cached key this replica owns now (slots were gained); returns how many."""
-        keys = self.owned_keys()
-        for key in keys:
-            self.queue.add(key, LOW)
-        return len(keys)
-
-    def _owner_key_list(self, obj: Obj) -> list[str]:
-        key = self._owner_key(obj)
-        return [key] if key else []
+        return self.gated.requeue_owned()
 
     # --- running -----------------------------------------------------------------------------------
 
@@ -244,32 +205,12 @@ class Controller:
     async def process(self, key: str) -> None:
         """One reconcile of ``key``; with a gate, only if this replica owns it, and as a task a handoff
         can wait for or cancel (``in_flight``)."""
-        if self.gate is None:
-            return await self._process(key)
-        h = self.key_hash(key)
-        if h is None or not self.gate.owns(h):
-            self.queue.forget(key)  # its owner reconciles it
-            if self.informer.store.get(key) is None:
-                self._hashes.pop(key, None)
-            return None
-        task = asyncio.ensure_future(self._process(key))
-        self.in_flight[key] = (h, task)
-        try:
-            await task
-        except asyncio.CancelledError:
-            if asyncio.current_task().cancelling():  # type: ignore[union-attr]  # the worker itself stops
-                task.cancel()
-                raise
-            log.warning("reconcile of %s cancelled: its slot was handed off or this replica was fenced", key)
-        finally:
-            del self.in_flight[key]
-            if self.informer.store.get(key) is None:
-                self._hashes.pop(key, None)
-        return None
+        await self.gated.run(key, self._reconcile_handler)
 
-    async def _process(self, key: str) -> None:
-        """One reconcile of one key, with metrics, logging context and the error policy; none while the
-        cache lacks this controller's last write to the object (its echo brings the key back)."""
+    async def _reconcile_handler(self, key: str) -> None:
+        """Reconcile ``key``, then queue it as the result or the error says, with metrics and the
+        logging context; none while the cache lacks this controller's last write to the object (its
+        echo brings the key back)."""
         if self.spec.skip_own_writes and self.own_writes.hold(key):
             return  # its failures (backoff) are kept: the released reconcile may fail again
         request = Request.from_key(key)
@@ -282,55 +223,68 @@ class Controller:
         outcome = "success"
         try:
             result = await self._reconcile_once(request, reconcile_id)
-            self._failures.pop(key, None)
-            raw = self.informer.store.get(key)
-            if raw is not None and stalled_here(raw) and key not in self.gave_up:
-                await clear_stalled(self.client, self.primary, raw)  # a give-up, even a past run's, is over
-            if result is not None and result.requeue_after:
-                outcome = "requeue_after"
-                self.queue.forget(key)
-                self.queue.add_after(key, result.requeue_after)
-            elif result is not None and result.requeue:
-                outcome = "requeue"
-                self.queue.add_rate_limited(key)
-            else:
-                self.queue.forget(key)
+            if (stalled := self._succeeded(key)) is not None:
+                await clear_stalled(self.client, self.primary, stalled)
+            outcome = self._requeue(key, result)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # every failure goes through the error policy, never kills a worker
             if self._deleted_meanwhile(exc, request):
-                # controller-runtime's IgnoreNotFound: not a failure; its deletion event reconciles it.
-                log.info("the object was deleted during its reconcile: %s", exc.message)
-                self.queue.forget(key)
-                self._failures.pop(key, None)
-                return
-            outcome = "error"
-            metrics.reconcile_errors.labels(self.name).inc()
-            failures = self._failures[key] = self._failures.get(key, 0) + 1
-            delay = GIVE_UP if isinstance(exc, PermanentError) else self.spec.error_policy(exc, request, failures)
-            if isinstance(exc, Conflict):
-                log.info("conflict, will retry: %s", exc.message)
-            elif isinstance(exc, Forbidden):  # a permission or a policy, not a bug: no traceback, say what to do
-                log.error("reconcile failed: %s; %s", exc.message,
-                          f"{exc.advice}; retrying with backoff" if exc.advice else "retrying with backoff")
+                self._ignore_deleted(key, exc)
             else:
-                log.error("reconcile failed: %s", exc, exc_info=not isinstance(exc, NotFound | PermanentError))
-            if delay is None:
-                self.queue.add_rate_limited(key, transient=is_transient(exc))
-            elif delay == GIVE_UP:
-                await self._give_up(key, exc, failures)
-            elif delay > 0:
-                self.queue.add_after(key, delay)
+                outcome = "error"
+                await self._failed(key, request, exc)
         finally:
-            total = self._m_total.get(outcome)
-            if total is None:
-                total = self._m_total[outcome] = metrics.reconcile_total.labels(self.name, outcome)
-            total.inc()
-            self._m_time.observe(clock.monotonic() - started)
+            self._observe(outcome, started)
             logs.current.reset(token)
             loop_lag.holding.pop(task, None)
 
-    def _deleted_meanwhile(self, exc: Exception, request: Request) -> bool:
+    def _succeeded(self, key: str) -> Obj | None:
+        """A reconcile of ``key`` succeeded: its failures are over, and so is a give-up, even a past
+        run's; returns the object if its ``Stalled`` condition is to be cleared."""
+        self._failures.pop(key, None)
+        raw = self.informer.store.get(key)
+        return raw if raw is not None and stalled_here(raw) and key not in self.gave_up else None
+
+    def _requeue(self, key: str, result: Result | None) -> str:
+        """Queues ``key`` again as the reconcile's ``result`` asks; returns the outcome's metric label."""
+        if result is not None and result.requeue_after:
+            self.queue.forget(key)
+            self.queue.add_after(key, result.requeue_after)
+            return "requeue_after"
+        if result is not None and result.requeue:
+            self.queue.add_rate_limited(key)
+            return "requeue"
+        self.queue.forget(key)
+        return "success"
+
+    def _ignore_deleted(self, key: str, exc: NotFound) -> None:
+        """controller-runtime's IgnoreNotFound: not a failure; its deletion event reconciles it."""
+        log.info("the object was deleted during its reconcile: %s", exc.message)
+        self.queue.forget(key)
+        self._failures.pop(key, None)
+
+    async def _failed(self, key: str, request: Request, exc: Exception) -> None:
+        """A failed reconcile: logged, and retried when the error policy says (or given up)."""
+        metrics.reconcile_errors.labels(self.name).inc()
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        delay = GIVE_UP if isinstance(exc, PermanentError) else self.spec.error_policy(exc, request, failures)
+        _log_failure(exc)
+        if delay is None:
+            self.queue.add_rate_limited(key, transient=is_transient(exc))
+        elif delay == GIVE_UP:
+            await self._give_up(key, exc, failures)
+        elif delay > 0:
+            self.queue.add_after(key, delay)
+
+    def _observe(self, outcome: str, started: float) -> None:
+        total = self._m_total.get(outcome)
+        if total is None:
+            total = self._m_total[outcome] = metrics.reconcile_total.labels(self.name, outcome)
+        total.inc()
+        self._m_time.observe(clock.monotonic() - started)
+
+    def _deleted_meanwhile(self, exc: Exception, request: Request) -> TypeGuard[NotFound]:
         """A 404 naming the reconciled object itself: it was deleted while its reconcile ran."""
         if not isinstance(exc, NotFound):
             return False
@@ -473,15 +427,11 @@ def _without_finalizer(name: str) -> Change:
     return change
 
 
-def _key(obj: Obj) -> str:
-    meta = obj.get("metadata", {})
-    ns = meta.get("namespace")
-    return f"{ns}/{meta['name']}" if ns else meta["name"]
-
-
-def _as_key(value: str | Request | Obj) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Request):
-        return value.key
-    return _key(value)
+def _log_failure(exc: Exception) -> None:
+    if isinstance(exc, Conflict):
+        log.info("conflict, will retry: %s", exc.message)
+    elif isinstance(exc, Forbidden):  # a permission or a policy, not a bug: no traceback, say what to do
+        log.error("reconcile failed: %s; %s", exc.message,
+                  f"{exc.advice}; retrying with backoff" if exc.advice else "retrying with backoff")
+    else:
+        log.error("reconcile failed: %s", exc, exc_info=False if isinstance(exc, NotFound | PermanentError) else exc)

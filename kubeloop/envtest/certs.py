@@ -6,21 +6,19 @@ kubeconfigs handed out earlier keep working. Private keys are written with mode 
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from kubeloop.pki import PrivateKey, cert_pem, issue, key_pem, make_ca
 
 SERVING_DNS_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc")
 # 10.0.0.1 is the ClusterIP of the `kubernetes` Service for --service-cluster-ip-range=10.0.0.0/24.
 SERVING_IPS = ("127.0.0.1", "10.0.0.1")
-VALIDITY = dt.timedelta(days=365)
 
 # Client identities: file stem -> (CN, O). The bootstrap RBAC policy binds the system:kube-* users.
 CLIENTS = {
@@ -30,8 +28,6 @@ CLIENTS = {
 }
 
 FRONT_PROXY_CLIENT = "front-proxy-client"
-
-PrivateKey = ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
 
 
 @dataclass(frozen=True)
@@ -60,9 +56,7 @@ class ClusterPKI:
 
 
 def _write_private(path: Path, key: PrivateKey) -> None:
-    data = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
+    data = key_pem(key)
     # Create with 0600 directly instead of chmod-after-write, so the key is never world readable.
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as fh:
@@ -71,93 +65,7 @@ def _write_private(path: Path, key: PrivateKey) -> None:
 
 
 def _write_cert(path: Path, cert: x509.Certificate) -> None:
-    path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-
-
-def _name(cn: str, org: str | None = None) -> x509.Name:
-    attrs = [x509.NameAttribute(NameOID.COMMON_NAME, cn)]
-    if org:
-        attrs.insert(0, x509.NameAttribute(NameOID.ORGANIZATION_NAME, org))
-    return x509.Name(attrs)
-
-
-def _new_key() -> ec.EllipticCurvePrivateKey:
-    # P-256 is accepted everywhere in Kubernetes and is much faster to generate than RSA.
-    return ec.generate_private_key(ec.SECP256R1())
-
-
-def _builder(subject: x509.Name, issuer: x509.Name, public_key: object,
-             validity: dt.timedelta = VALIDITY) -> x509.CertificateBuilder:
-    now = dt.datetime.now(dt.UTC)
-    return (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(issuer)
-        .public_key(public_key)  # type: ignore[arg-type]
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))  # tolerate small clock skew
-        .not_valid_after(now + validity)
-    )
-
-
-def make_ca(cn: str = "kubeloop-ca", *, validity: dt.timedelta = VALIDITY,
-            ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    """A self-signed CA (``validity``: how long it is valid; the webhook server issues shorter leaves)."""
-    key = _new_key()
-    name = _name(cn)
-    cert = (
-        _builder(name, name, key.public_key(), validity)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                key_encipherment=False, data_encipherment=False, key_agreement=False,
-                encipher_only=False, decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    return key, cert
-
-
-def issue(
-    ca_key: PrivateKey,
-    ca_cert: x509.Certificate,
-    cn: str,
-    org: str | None = None,
-    *,
-    server: bool = False,
-    dns_names: tuple[str, ...] = (),
-    ips: tuple[str, ...] = (),
-    validity: dt.timedelta = VALIDITY,
-) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    """A leaf certificate signed by the CA: a client cert, or a serving cert with SANs."""
-    key = _new_key()
-    usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
-    builder = (
-        _builder(_name(cn, org), ca_cert.subject, key.public_key(), validity)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True, key_encipherment=False, content_commitment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
-                encipher_only=False, decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()),  # type: ignore[arg-type]
-            critical=False,
-        )
-    )
-    if dns_names or ips:
-        sans: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
-        sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
-        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
-    return key, builder.sign(ca_key, hashes.SHA256())
+    path.write_bytes(cert_pem(cert))
 
 
 def ensure_pki(directory: Path) -> ClusterPKI:

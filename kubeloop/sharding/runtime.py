@@ -24,31 +24,22 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from kubeloop import clock, metrics
+from kubeloop.cache import Informer
 from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
 from kubeloop.sharding.hashing import fnv1a64
 from kubeloop.sharding.membership import HOLDS, LABEL, LeaseObserver, Member, Timings, encode_slots
 from kubeloop.sharding.ring import DEFAULT_SLOTS, slot_of
-from kubeloop.sharding.serverside import Informer, ServerSide, primary_only, served
+from kubeloop.sharding.serverside import ServerSide, primary_only, served
+
+if TYPE_CHECKING:
+    from kubeloop.controller import Controller
 
 log = logging.getLogger("kubeloop.sharding")
 
 LEASES = "leases.coordination.k8s.io"
-
-
-class Sharded(Protocol):
-    """What the shard member needs of a controller (``kubeloop.controller.Controller`` is one)."""
-
-    name: str
-    in_flight: dict[str, tuple[int, asyncio.Task[None]]]
-
-    def owned_keys(self) -> list[str]: ...
-
-    def requeue_owned(self) -> int: ...
-
-    async def stop_unowned_daemons(self) -> int: ...
 
 
 def lease_name(operator: str, identity: str) -> str:
@@ -57,7 +48,7 @@ def lease_name(operator: str, identity: str) -> str:
     return f"{operator}-shard-{clean}"[:253].rstrip("-")
 
 
-def _counter(controller: Sharded) -> Callable[[], float]:
+def _counter(controller: Controller) -> Callable[[], float]:
     """The gauge's reading of ``controller``'s owned keys (counted at scrape time)."""
     return lambda: len(controller.owned_keys())
 
@@ -82,7 +73,7 @@ class ShardMember:
         self.name = lease_name(operator, identity)
         # Bounded below the fence: a drain that outlived renew_deadline would stop every slot anyway.
         self.handoff_timeout = handoff_timeout or max(0.1, timings.renew_deadline - 2 * timings.retry_period)
-        self.controllers: Sequence[Sharded] = ()
+        self.controllers: Sequence[Controller] = ()
         self.members: dict[str, set[int]] = {}  # live identity → claimed slots, as last listed
         self._lease: dict[str, Any] | None = None
         self.server_side: ServerSide | None = None  # set by choose_mode when the API server filters
@@ -106,7 +97,7 @@ class ShardMember:
 
     # --- running -------------------------------------------------------------------------------------
 
-    def attach(self, controllers: Sequence[Sharded]) -> None:
+    def attach(self, controllers: Sequence[Controller]) -> None:
         """The controllers whose keys follow this member's slots."""
         self.controllers = controllers
         for c in controllers:

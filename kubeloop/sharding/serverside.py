@@ -21,28 +21,18 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence, Sized
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from kubeloop.client import ApiError, Client
 from kubeloop.sharding.hashing import SPACE, Range, fnv1a64, hex_bound, merge, parse_shard_info, selector
 from kubeloop.sharding.ring import owns, slot_bounds
 
+if TYPE_CHECKING:
+    from kubeloop.cache import Informer
+    from kubeloop.controller import Controller
+
 log = logging.getLogger("kubeloop.sharding")
-
-
-@runtime_checkable
-class Informer(Protocol):
-    """What server-side mode needs of a ``kubeloop.cache.Informer`` (sharding sits below the cache)."""
-
-    resource: Any
-    watchers: list[Any]  # each with .options.namespace and .options.shard_selector
-    store: Sized
-
-    @property
-    def handlers(self) -> tuple[Callable[..., None], ...]: ...
-
-    def reselect(self, shard_selector: str | None, keep: Callable[[dict[str, Any]], bool]) -> None: ...
 
 FIELD = "object.metadata.uid"
 # A selector any KEP-5866 server accepts and that keeps every object: the probe's.
@@ -64,7 +54,7 @@ def selector_for(slots: set[int], total: int) -> str | None:
     return selector(ranges_of(slots, total), FIELD) or None
 
 
-def primary_only(informer: Informer, primaries: Sequence[Any]) -> bool:
+def primary_only(informer: Informer, primaries: Sequence[Controller]) -> bool:
     """Whether every subscriber of ``informer`` is a controller's primary handler (safe to filter)."""
     return all(getattr(h, "__self__", None) in primaries and getattr(h, "__name__", "") == "_on_primary"
                for h in informer.handlers)

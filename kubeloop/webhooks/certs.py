@@ -28,7 +28,8 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from kubeloop.envtest.certs import PrivateKey, issue, make_ca
+from kubeloop import pki
+from kubeloop.pki import PrivateKey
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +45,6 @@ def service_dns_names(service: str, namespace: str) -> tuple[str, ...]:
             f"{service}.{namespace}.svc.cluster.local")
 
 
-def _pem(cert: x509.Certificate) -> bytes:
-    return cert.public_bytes(serialization.Encoding.PEM)
-
-
-def _key_pem(key: PrivateKey) -> bytes:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption())
-
-
 @dataclass(frozen=True)
 class CertAuthority:
     """A CA key and certificate; ``bundle`` is the PEM the API server is given as ``caBundle``."""
@@ -63,7 +55,7 @@ class CertAuthority:
     @classmethod
     def generate(cls, cn: str = "kubeloop-webhook-ca", validity: dt.timedelta = CA_VALIDITY) -> CertAuthority:
         """A new self-signed CA."""
-        key, cert = make_ca(cn, validity=validity)
+        key, cert = pki.make_ca(cn, validity=validity)
         return cls(key, cert)
 
     @classmethod
@@ -75,11 +67,11 @@ class CertAuthority:
     @property
     def bundle(self) -> bytes:
         """The CA certificate as PEM."""
-        return _pem(self.cert)
+        return pki.cert_pem(self.cert)
 
     def key_pem(self) -> bytes:
         """The CA key as PEM, to store it where the other replicas can read it (never log it)."""
-        return _key_pem(self.key)
+        return pki.key_pem(self.key)
 
 
 class WebhookCerts:
@@ -121,12 +113,12 @@ class WebhookCerts:
 
     def rotate(self) -> None:
         """Issues a new serving certificate and loads it for new handshakes (open connections keep theirs)."""
-        key, cert = issue(self.ca.key, self.ca.cert, "kubeloop-webhook", server=True,
+        key, cert = pki.issue(self.ca.key, self.ca.cert, "kubeloop-webhook", server=True,
                           dns_names=self.dns_names, ips=self.ips, validity=self.validity)
         crt_path, key_path = self._dir / f"tls-{self.rotations}.crt", self._dir / f"tls-{self.rotations}.key"
-        crt_path.write_bytes(_pem(cert))
+        crt_path.write_bytes(pki.cert_pem(cert))
         key_path.touch(mode=0o600)
-        key_path.write_bytes(_key_pem(key))
+        key_path.write_bytes(pki.key_pem(key))
         self.ssl_context.load_cert_chain(crt_path, key_path)
         # The context has copied them: the files are no longer needed, and a key on disk is a liability.
         crt_path.unlink()

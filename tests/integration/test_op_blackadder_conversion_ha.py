@@ -38,7 +38,7 @@ from cryptography.hazmat.primitives import serialization
 
 from kubeloop.client import ApiError, Client, NotFound
 from kubeloop.envtest import ExternalCluster
-from kubeloop.envtest.certs import issue
+from kubeloop.pki import issue
 from kubeloop.testing import wait_for, wait_for_crd, wait_for_deletion
 from kubeloop.testing.session import CRD_LABEL
 from kubeloop.testing.session import current as current_session

@@ -18,7 +18,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from kubeloop.envtest.certs import issue, make_ca
+from kubeloop.pki import issue, make_ca
 from kubeloop.webhooks import WebhookServer
 from kubeloop.webhooks.admission import AdmissionRequest
 from kubeloop.webhooks.cert_dir import CertDirError, MountedCerts

@@ -54,7 +54,7 @@ def test_a_shared_ca_round_trips_through_pem() -> None:
 
 
 def test_leaf_validity() -> None:
-    from kubeloop.envtest.certs import issue
+    from kubeloop.pki import issue
     ca = CertAuthority.generate()
     _, cert = issue(ca.key, ca.cert, "x", server=True, dns_names=service_dns_names("s", "n"), ips=("127.0.0.1",),
                     validity=dt.timedelta(days=1))
