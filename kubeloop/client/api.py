@@ -11,7 +11,7 @@ from kubeloop.client.config import Config
 from kubeloop.client.discovery import Registry
 from kubeloop.client.errors import ApiError, Forbidden, Rule
 from kubeloop.client.resource import Resource
-from kubeloop.client.transport import Transport
+from kubeloop.client.transport import BURST, QPS, WATCH_INACTIVITY_TIMEOUT, Transport
 
 log = logging.getLogger("kubeloop.client")
 
@@ -53,7 +53,7 @@ class Client:
     used, which the RBAC audit compares with a generated role.
     """
 
-    def __init__(self, config: Config, *, qps: float = 0.0, burst: int = 400,
+    def __init__(self, config: Config, *, qps: float = QPS, burst: int = BURST,
                  field_manager: str = "kubeloop", record_permissions: bool = False) -> None:
         self.config = config
         self.transport = Transport(config, qps=qps, burst=burst)
@@ -148,7 +148,7 @@ class Client:
     async def watch(self, ref: ResourceRef, namespace: str | None = None, *,
                     resource_version: str | None = None, label_selector: str | None = None,
                     field_selector: str | None = None, timeout_seconds: int | None = None,
-                    allow_bookmarks: bool = True, read_timeout: float = 330.0,
+                    allow_bookmarks: bool = True, read_timeout: float = WATCH_INACTIVITY_TIMEOUT,
                     metadata_only: bool = False, send_initial_events: bool = False,
                     shard_selector: str | None = None) -> AsyncIterator[dict[str, Any]]:
         """Yields watch events (``{"type": ..., "object": ...}``) until the server closes the stream.
