@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.cache.informer import Informer, InformerKey
-from kubeloop.cache.store import IndexFunc, Obj
+from kubeloop.cache.store import IndexFunc
 from kubeloop.client import Client
-from kubeloop.client.api import ResourceRef
+from kubeloop.client.api import Obj, ResourceRef
 from kubeloop.client.transport import WATCH_INACTIVITY_TIMEOUT
 from kubeloop.watch.watcher import Transform, describe_error
 

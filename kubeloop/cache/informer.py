@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.cache.store import IndexFunc, Obj, Store, object_key
+from kubeloop.cache.store import IndexFunc, Store, object_key
 from kubeloop.client import Client, Resource
+from kubeloop.client.api import Obj
 from kubeloop.client.transport import WATCH_INACTIVITY_TIMEOUT
 from kubeloop.watch.watcher import Changed, Relisted, Transform, Watcher, WatchOptions
 

@@ -200,7 +200,8 @@ def _click_type(hint: Any, spec: Flag) -> Any:
     bounded = spec.ge is not None or spec.gt is not None or spec.le is not None
     low = spec.ge if spec.ge is not None else spec.gt
     if kind is int:
-        return click.IntRange(low, spec.le, min_open=spec.gt is not None) if bounded else int
+        whole = (None if low is None else int(low), None if spec.le is None else int(spec.le))
+        return click.IntRange(*whole, min_open=spec.gt is not None) if bounded else int
     if kind is float:
         return click.FloatRange(low, spec.le, min_open=spec.gt is not None) if bounded else float
     choices = _choices(kind)

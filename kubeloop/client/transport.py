@@ -290,7 +290,7 @@ class Transport:
             raise error
 
     async def stream(self, path: str, params: dict[str, Any], *, read_timeout: float,
-                     accept: str = "application/json") -> AsyncIterator[dict]:
+                     accept: str = "application/json") -> AsyncIterator[dict[str, Any]]:
         """A watch: yields each JSON line as a dict. ``read_timeout`` bounds silence between lines,
         which catches half-open connections (no bytes, no FIN) that would otherwise hang forever."""
         await self.limiter.acquire()
@@ -363,7 +363,7 @@ def _policy_refusal(error: ApiError) -> bool:
 
 
 def _backoff(attempt: int, base: float = 0.2, cap: float = 10.0) -> float:
-    return min(cap, base * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+    return min(cap, base * 2.0 ** (attempt - 1)) * (0.5 + random.random() / 2)
 
 
 def _retry_delay(attempt: int, retry_after: float | None) -> float:

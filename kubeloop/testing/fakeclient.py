@@ -316,7 +316,7 @@ class FakeClient(Client):
 
     async def delete_collection(self, ref: ResourceRef, namespace: str | None = None, *,
                                 label_selector: str | None = None, field_selector: str | None = None,
-                                propagation_policy: str | None = None, dry_run: bool = False) -> dict:
+                                propagation_policy: str | None = None, dry_run: bool = False) -> Obj:
         res = self._lookup(ref)
         page = await anext(self.list_pages(res, namespace, label_selector=label_selector,
                                            field_selector=field_selector))
