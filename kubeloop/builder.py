@@ -514,7 +514,7 @@ def resolve_offline(ref: ResourceRef) -> Any:
     if isinstance(ref, Resource):
         return ref
     if isinstance(ref, type):
-        return ref.resource()  # type: ignore[attr-defined]
+        return ref.resource()
     low = ref.lower()
     for res in builtin.ALL:
         if low in (res.plural, res.kind.lower(), res.group_resource, f"{res.api_version}/{res.kind}".lower()):

@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubeloop.cache.informer import Informer, InformerKey
-from kubeloop.cache.store import IndexFunc, Obj
+from kubeloop.cache.store import IndexFunc
 from kubeloop.client import Client
-from kubeloop.client.api import ResourceRef
+from kubeloop.client.api import Obj, ResourceRef
+from kubeloop.client.transport import WATCH_INACTIVITY_TIMEOUT
 from kubeloop.watch.watcher import Transform, describe_error
 
 log = logging.getLogger("kubeloop.cache")
@@ -31,7 +32,7 @@ class Cache:
     watched in just those namespaces (one watch each), cluster-scoped ones everywhere."""
 
     def __init__(self, client: Client, namespaces: list[str] | None = None, *,
-                 freeze_gc: bool = True, page_size: int = 500, inactivity_timeout: float = 330.0,
+                 freeze_gc: bool = True, page_size: int = 500, inactivity_timeout: float = WATCH_INACTIVITY_TIMEOUT,
                  strip_managed_fields: bool = True) -> None:
         self.client = client
         self.namespaces = tuple(namespaces) if namespaces else None

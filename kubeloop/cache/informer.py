@@ -12,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop.cache.store import IndexFunc, Obj, Store, object_key
+from kubeloop.cache.store import IndexFunc, Store, object_key
 from kubeloop.client import Client, Resource
+from kubeloop.client.api import Obj
+from kubeloop.client.transport import WATCH_INACTIVITY_TIMEOUT
 from kubeloop.watch.watcher import Changed, Relisted, Transform, Watcher, WatchOptions
 
 log = logging.getLogger("kubeloop.cache")
@@ -50,7 +52,7 @@ class Informer:
 
     def __init__(self, client: Client, key: InformerKey, *, transform: Transform | None = None,
                  indexes: dict[str, IndexFunc] | None = None, page_size: int = 500,
-                 inactivity_timeout: float = 330.0) -> None:
+                 inactivity_timeout: float = WATCH_INACTIVITY_TIMEOUT) -> None:
         self.client = client
         self.key = key
         self.resource = key.resource

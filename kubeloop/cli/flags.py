@@ -38,7 +38,13 @@ def _is_bool(type_: Any) -> bool:
     return type_ is bool or isinstance(type_, click.types.BoolParamType)
 
 
-class _Text(click.ParamType):
+if TYPE_CHECKING:
+    _ParamType = click.ParamType[str]  # generic from click 8.4 on (8.1 to 8.3 run it too)
+else:
+    _ParamType = click.ParamType
+
+
+class _Text(_ParamType):
     """A string whose environment variable, for a list setting, splits at ``separator`` only."""
 
     name = "text"

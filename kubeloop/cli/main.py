@@ -30,7 +30,8 @@ class _LazyGroup(click.Group):
         if not module:
             return None
         try:
-            return getattr(importlib.import_module(module), attr or "command")
+            command: click.Command = getattr(importlib.import_module(module), attr or "command")
+            return command
         except ModuleNotFoundError as exc:
             if exc.name == module:
                 return None

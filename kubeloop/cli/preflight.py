@@ -131,7 +131,7 @@ async def _unserved_message(client: Client, operator: Operator, target: str, ref
                             install: bool) -> str:
     server = client.config.server
     if isinstance(ref, type) and hasattr(ref, "crd_info"):
-        info = ref.crd_info()  # type: ignore[attr-defined]
+        info = ref.crd_info()
         head = (f"the API server {server} does not serve {info.kind} ({info.crd_name}, version "
                 f"{info.version}), which operator {operator.name!r} watches: ")
         other = await _other_version(client, f"{info.plural}.{info.group}")

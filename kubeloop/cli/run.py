@@ -1,7 +1,8 @@
 """``kubeloop run TARGET``: runs an operator (a bundled short name, a module path or a file).
 
 Every setting is a flag and an environment variable ``KUBELOOP_<FLAG>``; flag names follow
-controller-runtime's where one exists.
+controller-runtime's where one exists. The framework's are the fields of ``RunOptions``
+(kubeloop/cli/options.py), the operator's those of its settings model (kubeloop/settings.py).
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ import click
 
 from kubeloop.builder import Operator
 from kubeloop.cli import peer_flags
-from kubeloop.cli.flags import leader_lease, settings_from, settings_options, with_framework_flags
-from kubeloop.cli.flags import option as _opt
-from kubeloop.controller import DEFAULT_CONCURRENCY
+from kubeloop.cli.flags import settings_from, settings_options, with_framework_flags
+from kubeloop.cli.options import framework_options, from_values
 
 BUNDLED = ("immortal", "blackadder", "copyrator", "reloader")
 log = logging.getLogger("kubeloop.run")
@@ -108,80 +108,9 @@ def _describe(exc: BaseException, file: str | None) -> str:
 
 
 def common_options(webhooks: bool = False) -> list[click.Option]:
-    """The framework's flags; the ``--webhook-*`` ones only for an operator with webhooks (``webhooks``)."""
-    return [*_common_options(), *(webhook_options() if webhooks else [])]
-
-
-def webhook_options() -> list[click.Option]:
-    """Where the webhook server listens and how the API server reaches it (see WebhookOptions)."""
-    return [
-        _opt("webhook-port", default=9443, type=click.IntRange(0, 65535),
-             help="Port of the webhook server (operators with @validate/@mutate/convert); 0 picks a free one."),
-        _opt("webhook-host", default="127.0.0.1",
-             help="Address the webhook server binds (0.0.0.0 in a cluster, as the generated Deployment sets)."),
-        _opt("webhook-url-host", default=None,
-             help="Host the API server calls, as https://HOST:PORT (default: --webhook-host, or 127.0.0.1 "
-                  "for 0.0.0.0); used unless --webhook-service is set."),
-        _opt("webhook-url-port", default=None, type=click.IntRange(1, 65535),
-             help="Port the API server calls in that URL when something listens there for this process (a "
-                  "tunnel, a proxy in front of several replicas); default: --webhook-port."),
-        _opt("webhook-drain-seconds", default=None, type=click.FloatRange(0),
-             help="Seconds the webhook server keeps answering after SIGTERM, not ready meanwhile, while the "
-                  "replica leaves the Service's endpoints (default: 3 with --webhook-service, else 0)."),
-        _opt("webhook-service", default=None,
-             help="In a cluster: the Service the API server calls instead of a URL (generated as <name>-webhook)."),
-        _opt("webhook-namespace", default=None,
-             help="The operator's namespace, for the Service and the namespaceSelector that excludes it "
-                  "(default with --webhook-service: the pod's namespace)."),
-        _opt("webhook-cert-dir", default=None,
-             help="Serve tls.crt/tls.key from this directory (a cert-manager Secret mounted there), reloaded "
-                  "when they change, instead of making a certificate; no caBundle is written "
-                  "(cert-manager's cainjector does: generate with --cert-manager-certificate)."),
-    ]
-
-
-def _common_options() -> list[click.Option]:
-    return [
-        _opt("kubeconfig", help="Path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config, else in-cluster)."),
-        _opt("context", help="The kubeconfig context to use."),
-        _opt("namespace", ("-n",), multiple=True,
-             help="Watch only these namespaces (repeat or comma-separate); default all namespaces."),
-        _opt("leader-elect", is_flag=True, default=False,
-             help="Run leader election so that only one replica acts."),
-        _opt("leader-election-id", default=None,
-             help=f"Lease name (default: {leader_lease('<operator name>')})."),
-        _opt("leader-election-namespace", default=None,
-             help="Lease namespace (default: the pod's namespace or the kubeconfig's)."),
-        _opt("shards", default="off", type=click.Choice(["off", "auto"]),
-             help="auto: every replica acts on its own share of the objects, found through one Lease per "
-                  "replica in the leader election namespace (docs/SHARDING.md); excludes --leader-elect."),
-        _opt("lease-duration", default=15.0, type=click.FloatRange(min=1),
-             help="Seconds a Lease (leader election, shards) lasts without renewal."),
-        _opt("renew-deadline", default=10.0, type=click.FloatRange(min=0, min_open=True),
-             help="Seconds a replica may fail to renew its Lease before it stops acting."),
-        _opt("retry-period", default=2.0, type=click.FloatRange(min=0, min_open=True),
-             help="Seconds between Lease renewals."),
-        _opt("metrics-bind-address", default=":8080", help="Address of /metrics; 0 disables it."),
-        _opt("health-probe-bind-address", default=":8081", help="Address of /healthz and /readyz; 0 disables."),
-        _opt("log-level", default="info", type=click.Choice(["debug", "info", "warning", "error"])),
-        _opt("log-format", default="human", type=click.Choice(["human", "json"])),
-        _opt("max-concurrent-reconciles", default=DEFAULT_CONCURRENCY, type=int, help="Workers per controller."),
-        _opt("resync-period", default=None, type=float,
-             help="Seconds between full re-checks of every object (default: each controller's own)."),
-        # Off by default, like controller-runtime since its PR #3119: the API server's Priority and
-        # Fairness protects it, and its 429s (with Retry-After) are honoured.
-        _opt("qps", default=0.0, type=float, help="Client-side rate limit in requests/s (0 = none)."),
-        _opt("burst", default=400, type=int, help="Client-side burst, when --qps is set."),
-        _opt("graceful-shutdown-timeout", default=30.0, type=float,
-             help="Seconds in-flight reconciles get to finish on SIGTERM."),
-        _opt("watch-inactivity-timeout", default=330.0, type=float,
-             help="Seconds a watch may stay silent (no event, no bookmark) before it is taken for a dead "
-                  "connection and reopened."),
-        _opt("install-crds", is_flag=True, default=False,
-             help="Development: apply the CRDs of the operator's CustomResource models before starting "
-                  "(in production apply `kubeloop generate crd TARGET` instead)."),
-        _opt("debug", is_flag=True, default=False, help="Show the Python traceback of a start-up error."),
-    ]
+    """The framework's flags (``RunOptions``' fields); the ``--webhook-*`` ones only for an operator with
+    webhooks (``webhooks``)."""
+    return framework_options(webhooks)
 
 
 def build_command(operator: Operator, target: str | None = None) -> click.Command:
@@ -194,20 +123,14 @@ def build_command(operator: Operator, target: str | None = None) -> click.Comman
         peer_flags.check_accepted(values, kopf_defaults)
         if model is not None:
             operator.settings = settings_from(model, values, click.get_current_context().command)
-        if values["leader_elect"] and values["shards"] != "off":
-            raise click.UsageError(f"--leader-elect and --shards {values['shards']} are exclusive: one replica "
-                                   "acting (--leader-elect) or every replica acting on its share (--shards "
-                                   "auto); drop one of them")
-        if not values["retry_period"] < values["renew_deadline"] < values["lease_duration"]:
-            raise click.UsageError("--retry-period < --renew-deadline < --lease-duration is required (got "
-                                   f"{values['retry_period']}, {values['renew_deadline']}, {values['lease_duration']})")
+        options = from_values(values)  # what is left: the framework's flags
         try:  # a definition the builder refuses (@reconcile beside cause handlers): one line, not a traceback
             operator.specs()
         except ValueError as exc:
             raise click.ClickException(f"{target or operator.name}: {exc}") from exc
         from kubeloop.cli.runner import run_operator
-        values["target"] = target or operator.name
-        sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, values)), bool(values["debug"])))
+        sys.exit(_guarded(lambda: asyncio.run(run_operator(operator, options, target or operator.name)),
+                          options.debug))
 
     common = common_options(webhooks=operator.may_serve_webhooks)
     params: list[click.Parameter] = [*common] if model is None else [*with_framework_flags(model, common),

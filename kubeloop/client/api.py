@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from kubeloop.client.config import Config
 from kubeloop.client.discovery import Registry
 from kubeloop.client.errors import ApiError, Forbidden, Rule
 from kubeloop.client.resource import Resource
-from kubeloop.client.transport import Transport
+from kubeloop.client.transport import BURST, QPS, WATCH_INACTIVITY_TIMEOUT, Transport
 
 log = logging.getLogger("kubeloop.client")
 
@@ -53,7 +54,7 @@ class Client:
     used, which the RBAC audit compares with a generated role.
     """
 
-    def __init__(self, config: Config, *, qps: float = 0.0, burst: int = 400,
+    def __init__(self, config: Config, *, qps: float = QPS, burst: int = BURST,
                  field_manager: str = "kubeloop", record_permissions: bool = False) -> None:
         self.config = config
         self.transport = Transport(config, qps=qps, burst=burst)
@@ -111,7 +112,8 @@ class Client:
         res = await self.resource(ref)
         ns = self._ns(res, namespace)
         self._record("get", res, subresource, ns)
-        return await self.transport.request("GET", res.path(ns, name, subresource), verb="GET")
+        obj: Obj = await self.transport.request("GET", res.path(ns, name, subresource), verb="GET")
+        return obj
 
     async def list_pages(self, ref: ResourceRef, namespace: str | None = None, *,
                          label_selector: str | None = None, field_selector: str | None = None,
@@ -148,7 +150,7 @@ class Client:
     async def watch(self, ref: ResourceRef, namespace: str | None = None, *,
                     resource_version: str | None = None, label_selector: str | None = None,
                     field_selector: str | None = None, timeout_seconds: int | None = None,
-                    allow_bookmarks: bool = True, read_timeout: float = 330.0,
+                    allow_bookmarks: bool = True, read_timeout: float = WATCH_INACTIVITY_TIMEOUT,
                     metadata_only: bool = False, send_initial_events: bool = False,
                     shard_selector: str | None = None) -> AsyncIterator[dict[str, Any]]:
         """Yields watch events (``{"type": ..., "object": ...}``) until the server closes the stream.
@@ -186,8 +188,9 @@ class Client:
             await self._record_owners(body, ns)
         path = res.path(ns, name, subresource) if subresource else res.path(ns)
         try:
-            return await self.transport.request("POST", path, body=body, params=_write_params(
+            obj: Obj = await self.transport.request("POST", path, body=body, params=_write_params(
                 dry_run, field_validation, None, None), verb="POST")
+            return obj
         except Forbidden as exc:
             raise await self._explained(exc, body, ns) from None
 
@@ -202,9 +205,10 @@ class Client:
         if self.used_permissions is not None:
             await self._record_owners(body, ns)
         try:
-            return await self.transport.request("PUT", res.path(ns, meta["name"], subresource), body=body,
-                                                params=_write_params(dry_run, field_validation, None, None),
-                                                verb="PUT")
+            obj: Obj = await self.transport.request("PUT", res.path(ns, meta["name"], subresource), body=body,
+                                                    params=_write_params(dry_run, field_validation, None, None),
+                                                    verb="PUT")
+            return obj
         except Forbidden as exc:
             raise await self._explained(exc, body, ns) from None
 
@@ -224,10 +228,11 @@ class Client:
             await self._record_owners(patch, ns)
         manager = field_manager or (self.field_manager if type == "apply" else None)
         try:
-            return await self.transport.request(
+            obj: Obj = await self.transport.request(
                 "PATCH", res.path(ns, name, subresource), body=patch, content_type=_PATCH_CONTENT[type],
                 params=_write_params(dry_run, field_validation, manager, force if type == "apply" else None),
                 verb="PATCH")
+            return obj
         except Forbidden as exc:
             raise await self._explained(exc, patch, ns) from None
 
@@ -251,19 +256,21 @@ class Client:
         res = await self.resource(ref)
         ns = self._ns(res, namespace)
         self._record("delete", res, None, ns)
-        return await self.transport.request("DELETE", res.path(ns, name), body=_delete_options(
+        obj: Obj = await self.transport.request("DELETE", res.path(ns, name), body=_delete_options(
             propagation_policy, grace_period_seconds, uid, resource_version, dry_run), verb="DELETE")
+        return obj
 
     async def delete_collection(self, ref: ResourceRef, namespace: str | None = None, *,
                                 label_selector: str | None = None, field_selector: str | None = None,
-                                propagation_policy: str | None = None, dry_run: bool = False) -> dict:
+                                propagation_policy: str | None = None, dry_run: bool = False) -> Obj:
         """Deletes the objects matching the selectors in one request."""
         res = await self.resource(ref)
         self._record("deletecollection", res, None, namespace)
-        return await self.transport.request(
+        obj: Obj = await self.transport.request(
             "DELETE", res.path(namespace), params={"labelSelector": label_selector,
                                                    "fieldSelector": field_selector},
             body=_delete_options(propagation_policy, None, None, None, dry_run), verb="DELETECOLLECTION")
+        return obj
 
     async def patch_status(self, ref: ResourceRef, name: str, status: dict[str, Any],
                            namespace: str | None = None) -> dict[str, Any]:
@@ -281,7 +288,7 @@ class Client:
         if self.used_permissions is not None:
             self.used_permissions.add(UsedPermission(verb, res.group, res.plural, subresource, namespace))
 
-    async def _owner_rules(self, body: Any, namespace: str | None) -> list[Rule]:
+    async def _owner_rules(self, body: Any, namespace: str | None) -> builtins.list[Rule]:
         """The rules an API server with the OwnerReferencesPermissionEnforcement admission plugin checks
         for this write: ``update`` on ``<owner>/finalizers`` of every ownerReference that sets
         ``blockOwnerDeletion`` (in the child's namespace when the owner is namespaced)."""

@@ -284,7 +284,8 @@ def _read_kubeconfig(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _named(merged: dict[str, Any], section: str, name: str | None, key: str, required: bool = True) -> dict:
+def _named(merged: dict[str, Any], section: str, name: str | None, key: str,
+           required: bool = True) -> dict[str, Any]:
     for item in merged[section]:
         if item.get("name") == name:
             return item.get(key) or {}

@@ -49,6 +49,12 @@ _JUDGED_VERBS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 # acknowledges but whose program went mute passes these checks: the probe above covers requests.)
 KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 4, 2, 3
 USER_TIMEOUT = 10.0
+# Client-side rate limit (client-go's QPS/burst): off by default, like controller-runtime since its
+# PR #3119: the API server's Priority and Fairness protects it, and its 429s (with Retry-After) are honoured.
+QPS, BURST = 0.0, 400
+# Seconds a watch may stay silent (no event, no bookmark) before it is taken for a dead, half-open
+# connection and reopened: the default of the watcher, the cache and the manager.
+WATCH_INACTIVITY_TIMEOUT = 330.0
 
 
 class RateLimiter:
@@ -77,7 +83,7 @@ class RateLimiter:
 class Transport:
     """Sends requests to one API server. Create with a ``Config``; close when done."""
 
-    def __init__(self, config: Config, *, qps: float = 0.0, burst: int = 400,
+    def __init__(self, config: Config, *, qps: float = QPS, burst: int = BURST,
                  timeout: float = 60.0, user_agent: str = "kubeloop",
                  silent_after: float = SILENT_AFTER, probe_timeout: float = PROBE_TIMEOUT,
                  keepalive: tuple[float, float, int, float] = (KEEPALIVE_IDLE, KEEPALIVE_INTERVAL,
@@ -284,7 +290,7 @@ class Transport:
             raise error
 
     async def stream(self, path: str, params: dict[str, Any], *, read_timeout: float,
-                     accept: str = "application/json") -> AsyncIterator[dict]:
+                     accept: str = "application/json") -> AsyncIterator[dict[str, Any]]:
         """A watch: yields each JSON line as a dict. ``read_timeout`` bounds silence between lines,
         which catches half-open connections (no bytes, no FIN) that would otherwise hang forever."""
         await self.limiter.acquire()
@@ -357,7 +363,7 @@ def _policy_refusal(error: ApiError) -> bool:
 
 
 def _backoff(attempt: int, base: float = 0.2, cap: float = 10.0) -> float:
-    return min(cap, base * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+    return min(cap, base * 2.0 ** (attempt - 1)) * (0.5 + random.random() / 2)
 
 
 def _retry_delay(attempt: int, retry_after: float | None) -> float:

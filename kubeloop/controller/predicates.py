@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from kubeloop.cache.informer import Event
 
@@ -30,7 +31,7 @@ def passes(predicates: Sequence[Predicate], event: Event) -> bool:
     return ok
 
 
-def _meta(obj: dict | None, field: str) -> object:
+def _meta(obj: dict[str, Any] | None, field: str) -> object:
     return (obj or {}).get("metadata", {}).get(field)
 
 

@@ -352,7 +352,7 @@ class Builder:
         self.log(f"fetching {module} (Go module proxy)")
         proc = self._go(["go", "mod", "download", "-json", module], cwd, capture=True)
         try:
-            info = json.loads(proc.stdout)
+            info: dict[str, str] = json.loads(proc.stdout)
         except ValueError as exc:
             raise BuildError(f"cannot download {module}: {proc.stderr.strip()}") from exc
         if proc.returncode != 0 or info.get("Error"):

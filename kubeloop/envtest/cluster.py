@@ -149,7 +149,7 @@ def _free_port(taken: set[int], preferred: int | None = None) -> int:
                 sock.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            chosen = sock.getsockname()[1]
+            chosen: int = sock.getsockname()[1]
             if chosen not in taken:
                 return chosen
     return _free_port(taken)
@@ -563,7 +563,10 @@ class LocalCluster(_KubectlMixin):
 
     def _write_kubeconfigs(self, pki: ClusterPKI, port: int) -> None:
         server = f"https://127.0.0.1:{port}"
-        b64 = lambda p: base64.b64encode(p.read_bytes()).decode()  # noqa: E731
+
+        def b64(p: Path) -> str:
+            return base64.b64encode(p.read_bytes()).decode()
+
         # The admin kubeconfig is self-contained (embedded data) so it can be copied anywhere.
         admin = {"client-certificate-data": b64(pki.crt("admin")), "client-key-data": b64(pki.key("admin"))}
         _write_secret(self.kubeconfig, yaml.safe_dump(

@@ -25,7 +25,8 @@ def controller_reference(owner: Obj, *, block_owner_deletion: bool = True) -> di
 
 def controller_of(obj: Obj) -> dict[str, Any] | None:
     """The ownerReference of ``obj`` that has ``controller: true``, or None."""
-    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
+    refs: list[dict[str, Any]] = obj.get("metadata", {}).get("ownerReferences") or []
+    for ref in refs:
         if ref.get("controller"):
             return ref
     return None

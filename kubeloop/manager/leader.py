@@ -32,6 +32,8 @@ from kubeloop.controller.gate import Fenced
 log = logging.getLogger("kubeloop.leader")
 
 LEASES = "leases.coordination.k8s.io"
+# controller-runtime's timings, in seconds: the defaults of the elector, the manager and `kubeloop run`.
+LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 15.0, 10.0, 2.0
 
 
 def _now() -> str:
@@ -48,9 +50,9 @@ class LeaderElector:
     name: str
     namespace: str
     identity: str = field(default_factory=default_identity)
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
+    lease_duration: float = LEASE_DURATION
+    renew_deadline: float = RENEW_DEADLINE
+    retry_period: float = RETRY_PERIOD
 
     def __post_init__(self) -> None:
         self.leading = asyncio.Event()

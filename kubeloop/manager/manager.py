@@ -17,12 +17,13 @@ from typing import Any, Protocol
 from kubeloop import clock
 from kubeloop.cache import Cache
 from kubeloop.client import Client
+from kubeloop.client.transport import WATCH_INACTIVITY_TIMEOUT
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, ControllerSpec
 from kubeloop.controller.gate import Fenced
 from kubeloop.helpers.events import EventRecorder
 from kubeloop.manager.fence import FencedClient
 from kubeloop.manager.http import HttpServer
-from kubeloop.manager.leader import LeaderElector, default_identity
+from kubeloop.manager.leader import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElector, default_identity
 from kubeloop.metrics.loop import LoopMonitor
 from kubeloop.reconcile.context import close_process_pool
 from kubeloop.sharding.membership import Timings
@@ -62,9 +63,9 @@ class ManagerOptions:
     leader_election_id: str = "kubeloop"
     leader_election_namespace: str | None = None
     identity: str = field(default_factory=default_identity)
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
+    lease_duration: float = LEASE_DURATION
+    renew_deadline: float = RENEW_DEADLINE
+    retry_period: float = RETRY_PERIOD
     metrics_bind_address: str = ":8080"
     health_probe_bind_address: str = ":8081"
     graceful_shutdown_timeout: float = 30.0
@@ -72,7 +73,7 @@ class ManagerOptions:
     freeze_gc: bool = True
     strip_managed_fields: bool = True  # cached objects without metadata.managedFields (see Cache)
     # Seconds without a byte on a watch (bookmarks included) before it counts as dead and reconnects.
-    watch_inactivity_timeout: float = 330.0
+    watch_inactivity_timeout: float = WATCH_INACTIVITY_TIMEOUT
     # Where an operator's webhooks listen and how the API server reaches them (unused without webhooks).
     webhook: WebhookOptions = field(default_factory=WebhookOptions)
     # Scale-out (docs/SHARDING.md): every replica acts on its own share of the keys, found through one
@@ -97,9 +98,15 @@ class ManagerOptions:
             raise ValueError("loop_lag_warning and loop_unhealthy_after are seconds >= 0 (0 turns them off)")
         if self.switch_interval is not None and not 0 < self.switch_interval <= 1:
             raise ValueError(f"switch_interval {self.switch_interval} must be seconds in (0, 1], or None")
-        if self.leader_elect and self.shards:
-            raise ValueError("leader election and sharding are exclusive: use --leader-elect (one replica "
-                             "acts) or --shards auto (every replica acts on its share), not both")
+        check_one_role(self.leader_elect, self.shards)
+
+
+def check_one_role(leader_elect: bool, shards: bool) -> None:
+    """Leader election (one replica acts) and sharding (every replica acts on its share) exclude each
+    other: raises ValueError for both. ``ManagerOptions`` and ``kubeloop run``'s options check with it."""
+    if leader_elect and shards:
+        raise ValueError("--leader-elect and --shards auto are exclusive: one replica acting (--leader-elect) "
+                         "or every replica acting on its share (--shards auto); drop one of them")
 
 
 class Manager:

@@ -344,7 +344,7 @@ class Registry:
         text = "".join(line for metric in list(self._metrics) for line in _render(metric))
         if self._foreign:  # prometheus_client is loaded already: its user registered these collectors
             from prometheus_client.exposition import generate_latest
-            text += generate_latest(_Collectors(list(self._foreign))).decode()  # type: ignore[arg-type]
+            text += generate_latest(_Collectors(list(self._foreign))).decode()
         return text.encode()
 
     def collect(self) -> Iterator[Any]:

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TypedDict
 
 from kubeloop.packaging.dockerfile import dockerfile, dockerignore
 
@@ -36,7 +37,19 @@ HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 VENV = "/opt/venv"
 
 # Everything that decides the image's content: its hash is the tag.
-RECIPE: dict[str, object] = {
+class Recipe(TypedDict):
+    """What the base image is made of (its name is the hash of this)."""
+
+    suite: str
+    mirror: str
+    variant: str
+    packages: list[str]
+    dpkg: list[str]
+    hooks: list[str]
+    config: list[str]
+
+
+RECIPE: Recipe = {
     "suite": "bookworm",
     "mirror": "http://deb.debian.org/debian",
     "variant": "minbase",
@@ -56,7 +69,7 @@ class ImageError(RuntimeError):
     """A tool is missing or a build failed; the message names the fix."""
 
 
-def base_image_name(recipe: dict[str, object] = RECIPE) -> str:
+def base_image_name(recipe: Recipe = RECIPE) -> str:
     digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:12]
     return f"{BASE_REPOSITORY}:{digest}"
 
@@ -80,7 +93,7 @@ def image_exists(name: str) -> bool:
     return subprocess.run([*podman(), "image", "exists", name], capture_output=True).returncode == 0
 
 
-def ensure_base_image(recipe: dict[str, object] = RECIPE, *, log: bool = True) -> str:
+def ensure_base_image(recipe: Recipe = RECIPE, *, log: bool = True) -> str:
     """The base image's name, built first if podman does not have it yet."""
     name = base_image_name(recipe)
     if image_exists(name):

@@ -320,7 +320,7 @@ def _mount_cert_secret(deployment: str, serving: str | None = None) -> str:
 def _placeholders(obj: dict[str, Any]) -> dict[str, Any]:
     """A copy whose Service references and excluded namespace are placeholders for the release's. The
     chart's objects are generated in the namespace "default" (see ``kubeloop generate chart``)."""
-    out = json.loads(json.dumps(obj))
+    out: dict[str, Any] = json.loads(json.dumps(obj))
     conversion = (out.get("spec") or {}).get("conversion", {}).get("webhook")
     for config in [h["clientConfig"] for h in out.get("webhooks", [])] + ([conversion["clientConfig"]]
                                                                           if conversion else []):

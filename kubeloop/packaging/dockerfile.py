@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kubeloop.resources.manifests import HEALTH_PORT, METRICS_PORT
+
 PYTHON_IMAGE = "python:3.12-slim"
 # The conventional "nonroot" uid/gid; numeric so the kubelet can verify runAsNonRoot.
 NONROOT = 65532
-METRICS_PORT, HEALTH_PORT = 8080, 8081
 VENV = "/opt/operator"  # the operator and its dependencies, built in the first stage
 
 DOCKERIGNORE = """\

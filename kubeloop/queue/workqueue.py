@@ -33,10 +33,7 @@ class ShutDown(Exception):
 def namespace_of(key: Hashable) -> Hashable:
     """A key's fairness lane: the namespace of a ``namespace/name`` key; ``""`` (one lane shared by all,
     never a namespace's name) for a cluster-scoped ``name`` or a key that is not a string."""
-    try:
-        return key.rpartition("/")[0]  # type: ignore[attr-defined]
-    except AttributeError:
-        return ""
+    return key.rpartition("/")[0] if isinstance(key, str) else ""
 
 
 class ExponentialBackoff:
@@ -49,7 +46,7 @@ class ExponentialBackoff:
     def when(self, key: Hashable) -> float:
         n = self._failures.get(key, 0)
         self._failures[key] = n + 1
-        return min(self.cap, self.base * 2 ** n)
+        return min(self.cap, self.base * 2.0 ** n)
 
     def forget(self, key: Hashable) -> None:
         self._failures.pop(key, None)

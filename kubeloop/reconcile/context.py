@@ -189,7 +189,7 @@ class Context(Generic[D]):
         """The informer of an owned kind (``KeyError`` naming the fix if ``ref`` is not owned)."""
         for res, informer in self.owned_informers.items():
             if ref == res or ref in (res.kind, res.plural, res.group_resource) or (
-                    hasattr(ref, "resource") and ref.resource() == res):  # type: ignore[union-attr]
+                    hasattr(ref, "resource") and ref.resource() == res):
                 return informer
         raise KeyError(f"the controller of {self.resource.kind} does not own {ref}; add it to owns=[...]")
 

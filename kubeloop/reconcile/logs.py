@@ -6,8 +6,14 @@ import contextvars
 import logging
 import sys
 import time
+from typing import Literal
 
 import orjson
+
+Level = Literal["debug", "info", "warning", "error"]
+Format = Literal["human", "json"]
+LEVEL: Level = "info"  # the defaults of setup() and of kubeloop run's --log-level and --log-format
+FORMAT: Format = "human"
 
 # Set by the controller around each reconcile; read by the log filter for every record.
 current: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("kubeloop_reconcile",
@@ -32,7 +38,7 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(line).decode()
 
 
-def setup(level: str = "info", fmt: str = "human") -> None:
+def setup(level: str = LEVEL, fmt: str = FORMAT) -> None:
     """Configures the root logger once: ``fmt`` is "human" or "json"."""
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(ReconcileFilter())

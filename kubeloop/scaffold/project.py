@@ -102,7 +102,7 @@ def project_settings(root: Path) -> dict[str, str]:
         data = tomllib.loads((root / "pyproject.toml").read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ScaffoldError(f"{root}: no readable pyproject.toml ({exc})") from exc
-    settings = data.get("tool", {}).get("kubeloop")
+    settings: dict[str, str] | None = data.get("tool", {}).get("kubeloop")
     if not settings or not {"name", "package", "group"} <= settings.keys():
         raise ScaffoldError(f"{root}/pyproject.toml has no [tool.kubeloop] name/package/group: "
                             "not a project made by `kubeloop init`")

@@ -56,7 +56,7 @@ def _other_than(schema: dict[str, Any], name: str) -> Any:
 def full_sample(model: type, name: str = "sample") -> Obj:
     """An object of ``model`` (a CustomResource) with every field set, checked by the model itself."""
     r = resource_of(model)
-    schema = crd_root_schema(model)  # type: ignore[arg-type]
+    schema = crd_root_schema(model)
     obj: Obj = {"apiVersion": r.api_version, "kind": r.kind, "metadata": {"name": name}}
     for field, sub in schema.get("properties", {}).items():
         if field not in _SERVER_OWNED:

@@ -39,6 +39,7 @@ from kubeloop.client.api import Client, Obj, PatchType, ResourceRef
 from kubeloop.client.discovery import Registry
 from kubeloop.client.errors import AlreadyExists, Conflict, Invalid, NotFound
 from kubeloop.client.resource import Resource
+from kubeloop.client.transport import WATCH_INACTIVITY_TIMEOUT
 from kubeloop.resources import builtin
 from kubeloop.testing import fakewrites as writes
 
@@ -209,7 +210,7 @@ class FakeClient(Client):
     async def watch(self, ref: ResourceRef, namespace: str | None = None, *,
                     resource_version: str | None = None, label_selector: str | None = None,
                     field_selector: str | None = None, timeout_seconds: int | None = None,
-                    allow_bookmarks: bool = True, read_timeout: float = 330.0,
+                    allow_bookmarks: bool = True, read_timeout: float = WATCH_INACTIVITY_TIMEOUT,
                     metadata_only: bool = False, send_initial_events: bool = False,
                     shard_selector: str | None = None) -> AsyncIterator[Obj]:
         res = self._lookup(ref)
@@ -315,7 +316,7 @@ class FakeClient(Client):
 
     async def delete_collection(self, ref: ResourceRef, namespace: str | None = None, *,
                                 label_selector: str | None = None, field_selector: str | None = None,
-                                propagation_policy: str | None = None, dry_run: bool = False) -> dict:
+                                propagation_policy: str | None = None, dry_run: bool = False) -> Obj:
         res = self._lookup(ref)
         page = await anext(self.list_pages(res, namespace, label_selector=label_selector,
                                            field_selector=field_selector))

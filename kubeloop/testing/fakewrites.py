@@ -84,7 +84,8 @@ def patched(current: Obj, patch: Any, type: PatchType) -> Obj:
                                   "differs for lists (merge keys are not modelled): this one holds a list")
     rv = (patch.get("metadata") or {}).get("resourceVersion") if type in ("merge", "strategic") else None
     check_version(current, rv)
-    return merge_patch(copy.deepcopy(current), patch)
+    merged: Obj = merge_patch(copy.deepcopy(current), patch)
+    return merged
 
 
 def has_list(value: Any) -> bool:

@@ -31,7 +31,7 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +131,8 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """A phase that ran out of time fails, its report led by the stacks taken when it did."""
     report = yield
     watch = item.stash.get(_EXPIRED, {}).get(call.when)

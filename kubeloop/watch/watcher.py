@@ -23,6 +23,7 @@ import aiohttp
 
 from kubeloop.client import Client, Resource
 from kubeloop.client.errors import ApiError, BadRequest, Forbidden, Gone, Invalid, NotFound, TooManyRequests
+from kubeloop.client.transport import WATCH_INACTIVITY_TIMEOUT
 from kubeloop.watch.backoff import Backoff
 
 log = logging.getLogger("kubeloop.watch")
@@ -68,7 +69,7 @@ class WatchOptions:
     # client-go picks a random watch timeout in [5, 10) minutes so many watches do not reconnect together.
     min_watch_timeout: int = 300
     # No byte for this long (bookmarks included) means a dead, half-open connection.
-    inactivity_timeout: float = 330.0
+    inactivity_timeout: float = WATCH_INACTIVITY_TIMEOUT
     metadata_only: bool = False
     transform: Transform | None = None
     # Streaming lists are on by default from Kubernetes 1.34 (1.33 shipped the feature off); a server

@@ -135,7 +135,8 @@ def _mutating(fn: TypedHandler, model: type | None) -> Callable[[AdmissionReques
         result = await fn(typed, req)
         if result is None or sent is None:
             return None
-        return apply(sent, diff(seen, _plain(result)))
+        patched: dict[str, Any] = apply(sent, diff(seen, _plain(result)))
+        return patched
     return handle
 
 

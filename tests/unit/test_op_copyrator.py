@@ -369,8 +369,8 @@ def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], en
 
     seen: dict[str, Any] = {}
 
-    async def fake_run(op: Any, values: dict[str, Any]) -> int:
-        seen.update(settings=op.settings, values=values,
+    async def fake_run(op: Any, options: Any, target: str | None = None) -> int:
+        seen.update(settings=op.settings, options=options,
                     selector=[c.field_selector for c in op.specs() if c.resource is CopyratorRule])
         return 0
 
@@ -380,7 +380,7 @@ def test_flags_and_env_vars(monkeypatch: pytest.MonkeyPatch, args: list[str], en
     op = build_operator()  # its own: the settings parsed here stay out of the default instance
     result = CliRunner().invoke(build_command(op), args, env=env)
     assert result.exit_code == 0, result.output
-    assert op.settings.rule == rule_name and tuple(seen["values"]["namespace"]) == namespaces
+    assert op.settings.rule == rule_name and seen["options"].namespace == namespaces
     assert seen["selector"] == [f"metadata.name={rule_name}" if rule_name else None]
 
 
@@ -388,7 +388,7 @@ def test_rule_type_and_rule_name_must_agree(monkeypatch: pytest.MonkeyPatch) -> 
     import kubeloop.cli.runner as runner
     from kubeloop.cli.run import build_command
 
-    async def fake_run(op: Any, values: dict[str, Any]) -> int:
+    async def fake_run(op: Any, options: Any, target: str | None = None) -> int:
         op.specs()  # as the real runner does, before anything reaches the cluster
         return 0
 
@@ -406,7 +406,7 @@ def test_boundary_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
     seen: dict[str, Any] = {}
 
-    async def fake_run(op: Any, values: dict[str, Any]) -> int:
+    async def fake_run(op: Any, options: Any, target: str | None = None) -> int:
         seen["boundary"] = Boundary.from_settings(op.settings, own_namespace(op.settings))
         return 0
 

@@ -332,7 +332,7 @@ def test_every_setting_is_a_flag_and_an_env_var(monkeypatch: pytest.MonkeyPatch)
 
     seen: dict = {}
 
-    async def fake_run(op, values):  # noqa: ANN001, ANN202 - stands in for the real runner
+    async def fake_run(op, options, target=None):  # noqa: ANN001, ANN202 - stands in for the real runner
         seen["settings"] = op.settings
         return 0
 

@@ -4,6 +4,7 @@ reads them."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -29,16 +30,16 @@ RELOADER_FLAGS = {
 def invoke(args: list[str], monkeypatch: pytest.MonkeyPatch,
            env: dict[str, str] | None = None) -> tuple[Result, ReloaderSettings, dict[str, Any]]:
     """Runs ``kubeloop run reloader ARGS`` up to the point where it would start: (result, the
-    operator's settings, the framework's values)."""
+    operator's settings, the framework's options as a dict)."""
     import kubeloop.cli.runner as runner
     from kubeloop.cli.run import build_command
 
     seen: dict[str, ReloaderSettings] = {}
     framework: dict[str, Any] = {}
 
-    async def fake_run(op, values):  # noqa: ANN001, ANN202 - stands in for the real runner
+    async def fake_run(op, options, target=None):  # noqa: ANN001, ANN202 - stands in for the real runner
         seen["settings"] = op.settings
-        framework.update(values)
+        framework.update(dataclasses.asdict(options))
         op.specs()  # what the real runner does first
         return 0
 

@@ -10,8 +10,11 @@ from click.testing import CliRunner
 
 import kubeloop.cli.runner as runner
 from kubeloop import Operator, Settings, setting
+from kubeloop.cli.options import RunOptions
 from kubeloop.cli.peer_flags import PEER_FLAGS
 from kubeloop.cli.run import build_command
+
+Started = list[tuple[RunOptions, str | None]]
 
 
 def plain() -> Operator:
@@ -24,12 +27,12 @@ def plain() -> Operator:
 
 
 @pytest.fixture
-def started(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """The settings ``kubeloop run`` would start the operator with (nothing is started)."""
-    seen: list[dict[str, Any]] = []
+def started(monkeypatch: pytest.MonkeyPatch) -> Started:
+    """The options (and the target) ``kubeloop run`` would start the operator with (nothing is started)."""
+    seen: Started = []
 
-    async def run_operator(operator: Operator, settings: dict[str, Any]) -> int:
-        seen.append(settings)
+    async def run_operator(operator: Operator, options: RunOptions, target: str | None = None) -> int:
+        seen.append((options, target))
         return 0
     monkeypatch.setattr(runner, "run_operator", run_operator)
     return seen
@@ -40,16 +43,16 @@ def invoke(op: Operator, *args: str) -> Any:
 
 
 @pytest.mark.parametrize("args", [["-A"], ["--all-namespaces"], ["--standalone"], ["--standalone", "-A"]])
-def test_kopfs_spellings_of_the_defaults_are_accepted(started: list[dict[str, Any]], args: list[str]) -> None:
+def test_kopfs_spellings_of_the_defaults_are_accepted(started: Started, args: list[str]) -> None:
     result = invoke(plain(), *args)
     assert result.exit_code == 0, result.output
-    assert started[0]["namespace"] == () and not started[0]["leader_elect"] and started[0]["shards"] == "off"
-    assert "all_namespaces" not in started[0] and "standalone" not in started[0]
+    options = started[0][0]
+    assert options.namespace == () and not options.leader_elect and options.shards == "off"
 
 
-def test_n_is_namespace(started: list[dict[str, Any]]) -> None:
+def test_n_is_namespace(started: Started) -> None:
     assert invoke(plain(), "-n", "team-a").exit_code == 0
-    assert started[0]["namespace"] == ("team-a",)
+    assert started[0][0].namespace == ("team-a",)
 
 
 @pytest.mark.parametrize(("args", "says"), [
@@ -57,13 +60,13 @@ def test_n_is_namespace(started: list[dict[str, Any]]) -> None:
     (["--standalone", "--leader-elect"], "--standalone (Kopf's) contradicts --leader-elect"),
     (["--standalone", "--shards", "auto"], "--standalone (Kopf's) contradicts --leader-elect/--shards"),
 ])
-def test_a_kopf_default_contradicted_is_refused(started: list[dict[str, Any]], args: list[str], says: str) -> None:
+def test_a_kopf_default_contradicted_is_refused(started: Started, args: list[str], says: str) -> None:
     result = invoke(plain(), *args)
     assert result.exit_code == 2 and says in result.output and not started
 
 
 @pytest.mark.parametrize("flag", sorted(PEER_FLAGS))
-def test_every_peer_flag_is_refused_with_ours(started: list[dict[str, Any]], flag: str) -> None:
+def test_every_peer_flag_is_refused_with_ours(started: Started, flag: str) -> None:
     result = invoke(plain(), flag)
     whose, ours = PEER_FLAGS[flag]
     assert result.exit_code == 2 and not started
@@ -71,12 +74,12 @@ def test_every_peer_flag_is_refused_with_ours(started: list[dict[str, Any]], fla
 
 
 @pytest.mark.parametrize("args", [["--verbose=true"], ["--zap-log-level=debug"], ["--liveness", "http://x/healthz"]])
-def test_a_peer_flag_with_a_value_is_refused_the_same_way(started: list[dict[str, Any]], args: list[str]) -> None:
+def test_a_peer_flag_with_a_value_is_refused_the_same_way(started: Started, args: list[str]) -> None:
     result = invoke(plain(), *args)
     assert result.exit_code == 2 and "'s flag; use --" in result.output
 
 
-def test_an_operators_own_setting_of_that_name_wins(started: list[dict[str, Any]]) -> None:
+def test_an_operators_own_setting_of_that_name_wins(started: Started) -> None:
     class Chatty(Settings):
         verbose: bool = setting(False, "Its own --verbose.")
         standalone: bool = setting(False, "Its own --standalone.")
@@ -88,10 +91,10 @@ def test_an_operators_own_setting_of_that_name_wins(started: list[dict[str, Any]
         return None
     result = invoke(op, "--verbose", "--standalone", "--leader-elect")
     assert result.exit_code == 0, result.output
-    assert op.settings == Chatty(verbose=True, standalone=True) and started[0]["leader_elect"]
+    assert op.settings == Chatty(verbose=True, standalone=True) and started[0][0].leader_elect
 
 
-def test_an_unknown_flag_is_still_clicks_error(started: list[dict[str, Any]]) -> None:
+def test_an_unknown_flag_is_still_clicks_error(started: Started) -> None:
     result = invoke(plain(), "--no-such-flag")
     assert result.exit_code == 2 and "No such option" in result.output
 
@@ -100,7 +103,7 @@ def test_an_unknown_flag_is_still_clicks_error(started: list[dict[str, Any]]) ->
     ["-v"], ["-d"], ["-p", "100"], ["-L", "http://0.0.0.0:8080/healthz"], ["--no-log-prefix"], ["--log-prefix"],
     ["--log-refkey", "k8s"], ["--zap-stacktrace-level=error"], ["--zap-time-encoding", "iso8601"]])
 def test_kopfs_and_zaps_short_and_logging_flags_are_refused_with_ours(
-        started: list[dict[str, Any]], args: list[str]) -> None:
+        started: Started, args: list[str]) -> None:
     result = invoke(plain(), *args)
     whose, ours = PEER_FLAGS[args[0].partition("=")[0]]
     assert result.exit_code == 2 and not started
@@ -125,20 +128,20 @@ def target(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> str:
 @pytest.mark.parametrize("args", [
     ["--standalone", "{t}"], ["-A", "--log-level", "debug", "{t}"], ["--namespace", "a", "{t}", "-n", "b"],
     ["{t}", "--standalone"]])
-def test_flags_go_before_or_after_the_target(started: list[dict[str, Any]], target: str, args: list[str]) -> None:
+def test_flags_go_before_or_after_the_target(started: Started, target: str, args: list[str]) -> None:
     result = run_command(*[a.format(t=target) for a in args])
     assert result.exit_code == 0, result.output
-    assert started and started[0]["target"] == target
+    assert started and started[0][1] == target
 
 
 @pytest.mark.parametrize("args", [["-v", "{t}"], ["-p", "100", "{t}"], ["--zap-time-encoding", "epoch", "{t}"]])
 def test_a_peer_flag_before_the_target_is_refused_with_ours(
-        started: list[dict[str, Any]], target: str, args: list[str]) -> None:
+        started: Started, target: str, args: list[str]) -> None:
     result = run_command(*[a.format(t=target) for a in args])
     assert result.exit_code == 2 and not started and f"{args[0]} is " in result.output
     assert "not a bundled operator" not in result.output
 
 
-def test_kopfs_module_flag_without_a_target_names_target(started: list[dict[str, Any]]) -> None:
+def test_kopfs_module_flag_without_a_target_names_target(started: Started) -> None:
     result = run_command("-m", "mypackage.handlers")
     assert result.exit_code == 2 and "-m is Kopf's flag; give the module as kubeloop run's TARGET" in result.output

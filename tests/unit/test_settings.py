@@ -26,20 +26,20 @@ def example() -> Any:
 
 
 def run(op: Operator, args: list[str], monkeypatch: pytest.MonkeyPatch,
-        env: dict[str, str] | None = None) -> tuple[Result, Any, dict[str, Any]]:
-    """``kubeloop run`` up to the point where it would connect: (result, op.settings, framework values)."""
+        env: dict[str, str] | None = None) -> tuple[Result, Any, Any]:
+    """``kubeloop run`` up to the point where it would connect: (result, op.settings, framework options)."""
     import kubeloop.cli.runner as runner
     from kubeloop.cli.run import build_command
 
     seen: dict[str, Any] = {}
 
-    async def fake_run(operator: Operator, values: dict[str, Any]) -> int:
-        seen.update(settings=operator.settings, values=values)
+    async def fake_run(operator: Operator, options: Any, target: str | None = None) -> int:
+        seen.update(settings=operator.settings, options=options)
         return 0
 
     monkeypatch.setattr(runner, "run_operator", fake_run)
     result = CliRunner().invoke(build_command(op), args, env=env or {})
-    return result, seen.get("settings"), seen.get("values", {})
+    return result, seen.get("settings"), seen.get("options")
 
 
 def test_flag_names_env_help_and_defaults_come_from_the_fields() -> None:
@@ -109,11 +109,11 @@ def test_aliases_of_a_setting_and_of_framework_flags(monkeypatch: pytest.MonkeyP
         argo: bool = setting(False, "Roll Argo Rollouts.", aliases=["--is-Argo-Rollouts"])
 
     op = Operator("c", settings=Compatible)
-    result, settings, values = run(op, ["--is-Argo-Rollouts=true", "--enable-ha"], monkeypatch,
+    result, settings, options = run(op, ["--is-Argo-Rollouts=true", "--enable-ha"], monkeypatch,
                                    env={"WATCH_NAMESPACE": "team-a"})
     assert result.exit_code == 0, result.output
-    assert settings.argo and values["leader_elect"] is True and values["namespace"] == ("team-a",)
-    assert "argo" not in values  # settings go to operator.settings, not to the framework's values
+    assert settings.argo and options.leader_elect is True and options.namespace == ("team-a",)
+    assert not hasattr(options, "argo")  # settings go to operator.settings, not to the framework's options
 
 
 @pytest.mark.parametrize(("args", "flag", "expected"), [

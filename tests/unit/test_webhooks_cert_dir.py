@@ -174,9 +174,9 @@ def test_the_run_flag_reaches_the_webhook_options() -> None:
     from click.testing import CliRunner
 
     from kubeloop.cli.main import main
-    from kubeloop.cli.runner import webhook_options
+    from kubeloop.cli.options import RunOptions
 
-    assert webhook_options({"webhook_cert_dir": "/certs"}, "ns").cert_dir == "/certs"
-    assert webhook_options({}, "ns").cert_dir is None
+    assert RunOptions(webhook_cert_dir="/certs").webhook_options("ns").cert_dir == "/certs"
+    assert RunOptions().webhook_options("ns").cert_dir is None
     help_text = CliRunner().invoke(main, ["run", "blackadder", "--help"]).output
     assert "--webhook-cert-dir" in help_text

@@ -37,7 +37,8 @@ class Action:
 
     @property
     def name(self) -> str:
-        return self.obj["metadata"]["name"]
+        name: str = self.obj["metadata"]["name"]
+        return name
 
     def record(self, round_no: int, when: str) -> dict[str, Any]:
         """The ``status.recentActions`` entry."""

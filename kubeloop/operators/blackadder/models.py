@@ -140,19 +140,19 @@ _NAMES = dict(group="blackadder.io", kind="ChaosAgent", scope="Cluster", short_n
 _ARTICLE = dict(_NAMES, printer_columns=_columns("podTolerance", "pauseDuration"))
 
 
-class ChaosAgent(CustomResource, version="v1beta2", storage=False, **_NAMES,  # type: ignore[call-arg]
+class ChaosAgent(CustomResource, version="v1beta2", storage=False, **_NAMES,
                  printer_columns=_columns("minRunningPods", "pauseSeconds")):
     # The hub: what the reconciler reads. Not the storage version (see the README's "Versions").
     spec: ChaosAgentSpec
     status: ChaosAgentStatus | None = None
 
 
-class ChaosAgentV1Beta1(CustomResource, version="v1beta1", storage=True, **_ARTICLE):  # type: ignore[call-arg]
+class ChaosAgentV1Beta1(CustomResource, version="v1beta1", storage=True, **_ARTICLE):
     spec: ArticleSpec
     status: ChaosAgentStatus | None = None
 
 
-class ChaosAgentV1Alpha1(CustomResource, version="v1alpha1", storage=False, deprecated=True,  # type: ignore[call-arg]
+class ChaosAgentV1Alpha1(CustomResource, version="v1alpha1", storage=False, deprecated=True,
                          deprecation_warning="blackadder.io/v1alpha1 ChaosAgent is deprecated; use v1beta2",
                          **_ARTICLE):
     spec: ArticleSpec

@@ -38,7 +38,8 @@ def candidate_pods(pods: list[Obj], spec: ChaosAgentSpec, now: datetime) -> list
 def owner_of(pod: Obj) -> str:
     """The controller's UID, or the pod's own for an orphan (its own owner)."""
     ref = ownership.controller_of(pod)
-    return ref["uid"] if ref else pod["metadata"]["uid"]
+    uid: str = ref["uid"] if ref else pod["metadata"]["uid"]
+    return uid
 
 
 def choose_victims(rng: random.Random, pods: list[Obj], eagerness: int,

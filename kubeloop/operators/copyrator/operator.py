@@ -31,10 +31,10 @@ from kubeloop import (
 )
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.authority import CONDITION, Screened, screen
-from kubeloop.operators.copyrator.boundary import UNTRUSTED, Boundary
+from kubeloop.operators.copyrator.boundary import DOMAIN, UNTRUSTED, Boundary
 from kubeloop.operators.copyrator.foreign import EVENT_REASON, describe, foreign_annotations
 from kubeloop.operators.copyrator.models import MAX_LISTED, MAX_MESSAGE, MAX_NAMESPACES_LISTED, CopyratorRule
-from kubeloop.operators.copyrator.plan import DOMAIN, Plan, planning
+from kubeloop.operators.copyrator.plan import Plan, planning
 from kubeloop.operators.copyrator.receiving import LIMITED
 from kubeloop.operators.copyrator.settings import CopyratorSettings
 from kubeloop.operators.copyrator.sync import Outcome, Sync, collect_leftovers

@@ -280,7 +280,7 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
 
 def planning(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
              namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT,
-             reception: Reception | None = None) -> Steps[Any]:
+             reception: Reception | None = None) -> Steps[Plan]:
     """Every copy the rule wants now, as steps (one per candidate, target namespace and source) that the
     reconcile drives with ``kubeloop.cooperatively``: a rule meets as many sources as its namespace holds,
     which no schema bounds, so the loop is handed back between them. Sources are taken in the order of

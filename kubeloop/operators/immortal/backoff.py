@@ -26,7 +26,7 @@ class BackoffPolicy:
         healthy: 0, then initial, 2·initial, 4·initial, … capped."""
         if streak <= 0:
             return 0.0
-        return min(self.cap, self.initial * 2 ** min(streak - 1, 64))
+        return min(self.cap, self.initial * 2.0 ** min(streak - 1, 64))
 
 
 @dataclass

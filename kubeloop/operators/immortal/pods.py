@@ -104,7 +104,7 @@ def is_current(pod: Obj, desired: Obj) -> bool:
     labels = pod["metadata"].get("labels") or {}
     want = desired["metadata"]["labels"][HASH_LABEL]
     if HASH_LABEL in labels:
-        return labels[HASH_LABEL] == want
+        return bool(labels[HASH_LABEL] == want)
     images = [c.get("image") for c in pod.get("spec", {}).get("containers") or []]
     return images == [c["image"] for c in desired["spec"]["containers"]]
 
@@ -143,8 +143,8 @@ def is_from_previous_incarnation(pod: Obj, owner: Obj) -> bool:
     """Controlled by an ImmortalContainer of the same name that was deleted (another UID): the garbage
     collector is about to remove it, so it is waited for, not reported as a conflict."""
     ref = ownership.controller_of(pod) or {}
-    return (ref.get("kind") == owner["kind"] and ref.get("apiVersion", "").startswith(GROUP + "/")
-            and ref.get("name") == owner["metadata"]["name"] and ref.get("uid") != owner["metadata"]["uid"])
+    return bool(ref.get("kind") == owner["kind"] and ref.get("apiVersion", "").startswith(GROUP + "/")
+                and ref.get("name") == owner["metadata"]["name"] and ref.get("uid") != owner["metadata"]["uid"])
 
 
 def _parse_time(stamp: str) -> dt.datetime:

@@ -118,9 +118,9 @@ class Runtime:
 
     def sources_named(self, kind: str, namespace: str | None, patterns: tuple[str, ...]) -> list[str]:
         """The names in the namespace that match any of ``patterns``: one compiled matcher, one pass."""
-        return to_completion(self.naming(kind, namespace, patterns))  # type: ignore[no-any-return]
+        return to_completion(self.naming(kind, namespace, patterns))
 
-    def naming(self, kind: str, namespace: str | None, patterns: tuple[str, ...]) -> Steps[Any]:
+    def naming(self, kind: str, namespace: str | None, patterns: tuple[str, ...]) -> Steps[list[str]]:
         """``sources_named`` in steps, one per object of the namespace (``kubeloop.cooperatively``): a
         namespace may hold any number of them."""
         if not patterns:

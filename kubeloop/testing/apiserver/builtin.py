@@ -61,7 +61,8 @@ def _json_type(value: Any) -> str:
         return "bool"
     if isinstance(value, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+    names: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return names.get(type(value), "value")
 
 
 def _wrong(value: Any, node: dict[str, Any]) -> str | None:
@@ -134,7 +135,8 @@ def decode(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, Any]:
         return obj
     check_types(kind, version, obj)
     try:
-        return _canonical(schema.prune(obj, spec), spec)
+        decoded: dict[str, Any] = _canonical(schema.prune(obj, spec), spec)
+        return decoded
     except ValueError as exc:
         raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: '
                                  f"{exc}") from None
@@ -175,7 +177,7 @@ def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -
         return
     where, _ = found
     node: Any = spec
-    value: Any = config
+    value = config
     for part in where.replace("[", ".[").split("."):
         index = part[1:-1] if part.startswith("[") else None
         node = (node.get("items") if index is not None else

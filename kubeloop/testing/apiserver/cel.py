@@ -80,20 +80,21 @@ def _invalid(value: Any) -> str:
 def _evaluate(rule: dict[str, Any], value: Any, old: Any) -> str | None:
     """None if the rule holds (or does not apply), else the failure message."""
     import celpy
+    from celpy.adapter import json_to_cel
 
     text = rule["rule"]
     transition = "oldSelf" in text
     if transition and old is None and not rule.get("optionalOldSelf"):
         return None
     env = celpy.Environment()
-    activation: dict[str, Any] = {"self": celpy.json_to_cel(value)}
+    activation: dict[str, Any] = {"self": json_to_cel(value)}
     if transition:
-        activation["oldSelf"] = celpy.json_to_cel(old)
+        activation["oldSelf"] = json_to_cel(old)
     try:
         result = env.program(env.compile(text)).evaluate(activation)
     except Exception as exc:  # noqa: BLE001 - a rule that cannot be evaluated fails, as on the real server
         return f"failed rule: {text}: {exc}"
-    if result is True or (not isinstance(result, Exception) and bool(result) is True):
+    if not isinstance(result, Exception) and bool(result) is True:
         return None
     if rule.get("messageExpression"):
         try:

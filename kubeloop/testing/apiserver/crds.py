@@ -29,7 +29,8 @@ RULES = "x-kubernetes-validations"
 
 
 def causes(crd: dict[str, Any], *, creating: bool) -> list[Cause]:
-    spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
+    given = crd.get("spec")
+    spec: dict[str, Any] = given if isinstance(given, dict) else {}
     out = _names(crd, spec) + _scope(spec)
     versions = [v for v in spec.get("versions") or [] if isinstance(v, dict)]
     out += _versions(versions, creating)
@@ -45,7 +46,8 @@ def _invalid(field: str, value: Any, msg: str) -> Cause:
 def _names(crd: dict[str, Any], spec: dict[str, Any]) -> list[Cause]:
     out: list[Cause] = []
     group = spec.get("group") or ""
-    crd_names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+    given = spec.get("names")
+    crd_names: dict[str, Any] = given if isinstance(given, dict) else {}
     plural = crd_names.get("plural") or ""
     name = (crd.get("metadata") or {}).get("name") or ""
     if name != f"{plural}.{group}":

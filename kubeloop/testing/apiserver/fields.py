@@ -162,7 +162,8 @@ class Managers:
             if e.get("time"):
                 self.times[key] = e["time"]
 
-    def update(self, manager: str, api_version: str, sub: str, old: dict | None, new: dict, now: str,
+    def update(self, manager: str, api_version: str, sub: str, old: dict[str, Any] | None, new: dict[str, Any],
+               now: str,
                *, creating: bool = False, track_untracked: bool = False) -> None:
         """Records an Update (``old``: the Go zero value of the kind when ``creating``). Like the real
         server, an update of an object that has no managedFields (created with none) is not tracked."""
@@ -178,8 +179,8 @@ class Managers:
             self.times[key] = now
         self._prune()
 
-    def apply(self, manager: str, api_version: str, sub: str, live: dict, config: dict, force: bool,
-              now: str) -> dict:
+    def apply(self, manager: str, api_version: str, sub: str, live: dict[str, Any], config: dict[str, Any],
+              force: bool, now: str) -> dict[str, Any]:
         """Merges ``config`` into ``live`` as ``manager``; returns the new object or raises the conflict."""
         if live and not self.sets:  # an untracked object: its fields so far belong to "before-first-apply"
             self.update(BEFORE_FIRST_APPLY, api_version, sub, {}, live, now, track_untracked=True)
@@ -200,7 +201,7 @@ class Managers:
             raise _conflict_error([(p, self._who(o)) for p, _, o in conflicts])
         for path, _, other in conflicts:
             self.sets[other].discard(path)
-        result = merged
+        result: dict[str, Any] = merged
         others = set().union(*(s for k, s in self.sets.items() if k != key))
         for path in sorted(self.sets.get(key, set()) - mine, key=len, reverse=True):
             # gone from this apply and nobody else's: removed (unless this apply now sets fields inside it)

@@ -311,7 +311,8 @@ def _template_generation(old: dict[str, Any], new: dict[str, Any]) -> None:
         annotations[TEMPLATE_GENERATION] = str(int(kept) + 1) if changed else kept
 
 
-def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresource: str | None) -> dict:
+def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresource: str | None
+                 ) -> dict[str, Any]:
     """The object an update stores: server-owned metadata from ``old``; with a status subresource the
     main resource keeps the old status and ``/status`` keeps everything but status from ``old``."""
     if subresource == "status":

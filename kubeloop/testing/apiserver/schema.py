@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import operator
 import re
 from typing import Any
 
@@ -116,8 +117,8 @@ def validate(obj: Any, schema: dict[str, Any] | None, path: str = "") -> list[Ca
     if isinstance(obj, str):
         causes += _string(obj, schema, where)
     if isinstance(obj, list):
-        for limit, word, bad in (("minItems", "should have at least", lambda n, m: n < m),
-                                 ("maxItems", "Too many", lambda n, m: n > m)):
+        for limit, word, bad in (("minItems", "should have at least", operator.lt),
+                                 ("maxItems", "Too many", operator.gt)):
             if limit in schema and bad(len(obj), schema[limit]):
                 if limit == "minItems":
                     causes.append(("FieldValueInvalid", where, f"Invalid value: {len(obj)}: {where} in body "

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubeloop.client.api import Obj
+from kubeloop.client.api import Obj as Obj  # the fake server's modules take it from here
 
 KindKey = tuple[str, str]  # (group, plural)
 ObjKey = tuple[str, str]   # (namespace or "", name)

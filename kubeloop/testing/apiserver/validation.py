@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from kubeloop.testing.apiserver import names
@@ -334,7 +335,7 @@ def _pod_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     return out
 
 
-def _immutable(*paths: str) -> Any:
+def _immutable(*paths: str) -> Callable[[dict[str, Any], dict[str, Any]], list[Cause]]:
     def check(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
         return [_invalid(p, _dig(new, p), _IMMUTABLE) for p in paths if _dig(old, p) != _dig(new, p)]
     return check

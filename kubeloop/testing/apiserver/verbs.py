@@ -8,6 +8,7 @@ but in ``controllers.py``, which ``kick`` wakes after every write.
 from __future__ import annotations
 
 import base64
+import builtins
 import copy
 import datetime as dt
 import json
@@ -379,7 +380,7 @@ class Api:
         self.kick()
         return new
 
-    def _graceful(self, kind: Kind, old: Obj, grace: int, finalizers: list[str]) -> Obj:
+    def _graceful(self, kind: Kind, old: Obj, grace: int, finalizers: builtins.list[str]) -> Obj:
         """A bound pod's deletion: marked to go in ``grace`` seconds, and gone when its kubelet says so
         (the fake's kubelet at once; without one it stays, as on a cluster whose node is gone)."""
         meta = old["metadata"]
@@ -398,7 +399,7 @@ class Api:
         self.kick()
         return new
 
-    def _terminate_namespace(self, kind: Kind, old: Obj, finalizers: list[str]) -> Obj:
+    def _terminate_namespace(self, kind: Kind, old: Obj, finalizers: builtins.list[str]) -> Obj:
         if old["metadata"].get("deletionTimestamp"):
             return old
         new = copy.deepcopy(old)

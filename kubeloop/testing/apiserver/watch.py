@@ -64,7 +64,7 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
     unsubscribe = store.subscribe(on_change)
     # The server stopping wakes the stream at once (a None in its queue), so shutdown never waits on it.
     closer = asyncio.ensure_future(closing.wait())
-    closer.add_done_callback(lambda _: queue.put_nowait(None))  # type: ignore[arg-type]
+    closer.add_done_callback(lambda _: queue.put_nowait(None))
     try:
         resp = web.StreamResponse(headers={"Content-Type": "application/json"})
         resp.enable_chunked_encoding()
@@ -74,7 +74,9 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
             await resp.write(orjson.dumps({"type": kind_, "object": obj}) + b"\n")
 
         rv = q.get("resourceVersion") or ""
-        mine = lambda o: (ns is None or o["metadata"].get("namespace") == ns) and match(o)  # noqa: E731
+        def mine(o: Obj) -> bool:
+            return (ns is None or o["metadata"].get("namespace") == ns) and match(o)
+
         start = store.rv
         if _truthy(q.get("sendInitialEvents")) or rv in ("", "0"):
             for obj in store.items(kind.key):
@@ -89,9 +91,9 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
             if wanted < floor:
                 await send("ERROR", errors.expired(f"too old resource version: {rv} ({floor + 1})").body())
                 return resp
-            for change in store.changes_since(wanted):
-                if change.rv <= start and change.kind == kind.key:
-                    await _emit(send, change, mine, view)
+            for past in store.changes_since(wanted):
+                if past.rv <= start and past.kind == kind.key:
+                    await _emit(send, past, mine, view)
         timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout if timeout else None
