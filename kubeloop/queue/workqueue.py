@@ -46,7 +46,9 @@ class ExponentialBackoff:
     def when(self, key: Hashable) -> float:
         n = self._failures.get(key, 0)
         self._failures[key] = n + 1
-        return min(self.cap, self.base * 2.0 ** n)
+        # 2**n is a float overflow past n = 1023 (a key failing at the cap for days): the cap is reached
+        # long before 2**64, so the exponent stops growing there.
+        return min(self.cap, self.base * 2.0 ** min(n, 64))
 
     def forget(self, key: Hashable) -> None:
         self._failures.pop(key, None)

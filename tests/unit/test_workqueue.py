@@ -64,6 +64,12 @@ def test_exponential_backoff_and_forget():
     assert b.when("k") == 0.005
 
 
+def test_backoff_stays_at_its_cap_however_often_a_key_fails():
+    b = ExponentialBackoff(base=0.005, cap=300.0)
+    delays = [b.when("k") for _ in range(2000)]  # 2**1024 is past a float: it used to raise OverflowError
+    assert delays[-1] == 300.0 and b.failures("k") == 2000
+
+
 async def test_rate_limited_requeue_counts_failures():
     q = WorkQueue("t", ExponentialBackoff(base=0.01, cap=1))
     assert q.add_rate_limited("k") == 0.01
