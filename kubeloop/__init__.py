@@ -56,7 +56,7 @@ _LAZY = {
     "Conditions": "kubeloop.resources", "CustomResource": "kubeloop.resources", "Int32": "kubeloop.resources",
     "Int64": "kubeloop.resources", "IntOrString": "kubeloop.resources", "builtin": "kubeloop.resources.builtin",
     "opaque": "kubeloop.resources", "printer_column": "kubeloop.resources", "validation": "kubeloop.resources",
-    "LabelSelector": "kubeloop.resources.types",
+    "LabelSelector": "kubeloop.resources.types", "BoundedLabelSelector": "kubeloop.resources.types",
     "Flag": "kubeloop.settings", "Settings": "kubeloop.settings", "setting": "kubeloop.settings",
     "AdmissionRequest": "kubeloop.webhooks", "Denied": "kubeloop.webhooks",
     "Author": "kubeloop.webhooks.author", "UnverifiedAuthor": "kubeloop.webhooks.author",
@@ -79,7 +79,7 @@ if TYPE_CHECKING:
         printer_column,
         validation,
     )
-    from kubeloop.resources.types import LabelSelector
+    from kubeloop.resources.types import BoundedLabelSelector, LabelSelector
     from kubeloop.settings import Flag, Settings, setting
     from kubeloop.webhooks import AdmissionRequest, Denied
     from kubeloop.webhooks.author import Author, UnverifiedAuthor
@@ -100,8 +100,8 @@ __all__ = [
     # the tenancy guard (op.record_author): who wrote an object, and what they may do
     "Author", "AuthorGuard", "UnverifiedAuthor", "Access", "AccessReviewer", "access",
     # custom resources and the built-in kinds
-    "CustomResource", "Conditions", "Int32", "Int64", "IntOrString", "LabelSelector", "opaque", "printer_column",
-    "validation", "builtin",
+    "CustomResource", "Conditions", "Int32", "Int64", "IntOrString", "LabelSelector", "BoundedLabelSelector",
+    "opaque", "printer_column", "validation", "builtin",
     # the client, its objects and errors
     "Client", "Resource", "Obj", "Cache", "Informer", "Event", "ApiError", "AlreadyExists", "BadRequest",
     "Conflict", "Forbidden", "Gone", "Invalid", "NotFound", "TooManyRequests", "WaitTimeout", "wait_for",

@@ -48,6 +48,8 @@ D = DefaultedTypeVar("D", default=Any)  # the operator's dependencies, built by 
 # no controller for it. ``settings`` is ``Operator.settings``.
 Configure = Callable[[ControllerSpec, Any], "ControllerSpec | None"]
 Condition = Callable[[Any], bool]  # of the operator's settings
+_RECONCILE_TAKES = ("the resource, owns=, watches=, predicates=, label_selector=, field_selector=, resync=, "
+                    "concurrency=, error_policy=, name=, skip_own_writes=, transform=, indexes=")
 
 
 @dataclass
@@ -157,11 +159,14 @@ class Operator(Generic[S, D]):
                   resync: float | None = 600.0, concurrency: int | None = None,
                   error_policy: ErrorPolicy | None = None, name: str | None = None,
                   skip_own_writes: bool = True, transform: Transform | None = None,
-                  indexes: Mapping[str, IndexFunc] | None = None) -> Callable[[F], F]:
+                  indexes: Mapping[str, IndexFunc] | None = None, **kopf: Any) -> Callable[[F], F]:
         """Registers ``async def fn(obj, ctx) -> Result | None`` as the reconciler of ``resource``; the
         arguments are those of ``ControllerSpec``. ``skip_own_writes=False`` reconciles on the echo of
         this controller's own writes too (``kubeloop.controller.echo`` says when that is needed).
-        ``transform`` and ``indexes``: the primary informer's (see ``Watch``)."""
+        ``transform`` and ``indexes``: the primary informer's (see ``Watch``). Kopf's options
+        (``labels=``, ``when=``, ``retries=``, ...) are refused naming these."""
+        cause_habits.refuse_foreign_options("reconcile", _RECONCILE_TAKES, kopf)
+
         def register(fn: F) -> F:
             entry = self._entry(resource)
             if entry.reconcile is not None:
@@ -176,17 +181,21 @@ class Operator(Generic[S, D]):
             return fn
         return register
 
-    def finalize(self, resource: ResourceRef, *, finalizer: str | None = None) -> Callable[[F], F]:
+    def finalize(self, resource: ResourceRef, *, finalizer: str | None = None, **kopf: Any) -> Callable[[F], F]:
         """Registers ``async def fn(obj, ctx)`` to clean up before ``resource`` objects are deleted.
         A finalizer is added before the first reconcile and removed once ``fn`` succeeds."""
+        cause_habits.refuse_foreign_options("finalize", "the resource and finalizer=", kopf)
+
         def register(fn: F) -> F:
             entry = self._entry(resource)
             entry.cleanup, entry.finalizer = fn, finalizer
             return fn
         return register
 
-    def on_deleted(self, resource: ResourceRef) -> Callable[[F], F]:
+    def on_deleted(self, resource: ResourceRef, **kopf: Any) -> Callable[[F], F]:
         """``async def fn(request, ctx=None)`` once an object is gone from the cache (no finalizer)."""
+        cause_habits.refuse_foreign_options("on_deleted", "the resource", kopf)
+
         def register(fn: F) -> F:
             self._entry(resource).on_deleted = fn
             return fn
@@ -194,8 +203,8 @@ class Operator(Generic[S, D]):
 
     # --- by cause (compiled onto the same engine) ----------------------------------------------------
 
-    # Kopf's options (labels=, when=, retries=, ...) are refused naming what to do instead, see
-    # kubeloop.controller.habits.
+    # Kopf's options (labels=, when=, retries=, ...) are refused naming what to do instead, here as on
+    # the level-based decorators above: kubeloop.controller.habits.
 
     def on_create(self, resource: ResourceRef, **kopf: Any) -> Callable[[F], F]:
         """``async def fn(obj, ctx)`` the first time this process sees an object, Kopf-style, compiled onto

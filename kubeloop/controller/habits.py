@@ -1,8 +1,13 @@
-"""Kopf's options on the cause-handler decorators (``@op.on_create``, ``on_update``, ``on_field``,
+"""Kopf's options on the handler decorators of ``Operator`` (the level-based ``@op.reconcile``,
+``finalize`` and ``on_deleted``, and the cause handlers ``on_create``, ``on_update``, ``on_field``,
 ``on_delete``, ``timer``, ``daemon``), refused when the decorator is called with what kubeloop does
 instead. A filter dropped silently would run a handler on objects it was written to skip, and Python's
 own "unexpected keyword argument" says nothing of where the option went. (The webhook decorators do
 the same for theirs: ``kubeloop.webhooks.habits``.)
+
+``FOREIGN_OPTIONS`` says it for the cause handlers; ``LEVEL_BASED`` words it again where the answer
+differs on a level-based decorator (``@op.reconcile`` itself takes ``label_selector=`` and
+``predicates=``, so it is not sent to write one).
 """
 
 from __future__ import annotations
@@ -57,12 +62,73 @@ FOREIGN_OPTIONS: dict[str, str] = {
 }
 
 
+_RECONCILE_FILTER = ("is Kopf's filter; @op.reconcile spells it label_selector='k=v' (server-side: only those "
+                     "objects are cached and reconciled) or predicates=[predicates.has_label('k', 'v')] "
+                     "(kubeloop.controller.predicates; fn(event) -> bool for any other test)")
+_CLEANUP_FILTER = ("is Kopf's filter; the cleanup runs for the objects the kind's @op.reconcile handles (the "
+                   "finalizer goes on before their first reconcile): narrow those with its label_selector='k=v', "
+                   "or return early in the cleanup")
+_DELETED_FILTER = ("is Kopf's filter; on_deleted is called for the deletions that pass the kind's @op.reconcile "
+                   "label_selector= and predicates= (a predicate sees the deleted event with the last known "
+                   "object: predicates.has_label('k', 'v'), or fn(event) -> bool)")
+_RECONCILE_ERRORS = ("is Kopf's; a reconcile that raises is retried with backoff: give @op.reconcile "
+                     "error_policy=fn(error, request, failures) returning a delay in seconds or GIVE_UP "
+                     "(failures: the consecutive failed reconciles, 1 the first time), or raise "
+                     "kubeloop.PermanentError to stop until the object changes")
+_CLEANUP_ERRORS = ("is Kopf's; a cleanup that raises is retried as a failed reconcile, with the kind's "
+                   "@op.reconcile error_policy= (fn(error, request, failures) returning a delay or GIVE_UP), "
+                   "while the finalizer holds the deletion; kubeloop.PermanentError stops the retries until "
+                   "the object changes (the deletion waits)")
+_DELETED_ERRORS = ("is Kopf's; an on_deleted that raises is retried as a failed reconcile of its key, with the "
+                   "kind's @op.reconcile error_policy= (fn(error, request, failures) returning a delay or GIVE_UP)")
+_TIMEOUT = "is Kopf's; bound the work with asyncio.timeout(seconds) inside the function"
+_ID = "is Kopf's; the function is the handler (its name is logged), there is no separate id"
+
+# decorator → option → what to do instead, where it differs from FOREIGN_OPTIONS.
+LEVEL_BASED: dict[str, dict[str, str]] = {
+    "reconcile": {
+        **dict.fromkeys(("labels", "annotations"), _RECONCILE_FILTER),
+        "when": "is Kopf's filter; @op.reconcile spells it predicates=[fn] (fn(event) -> bool, asked for every event)",
+        **dict.fromkeys(("field", "value", "old", "new"), (
+            "is Kopf's filter; give @op.reconcile predicates=[fn] comparing event.old and event.object at the "
+            "path (kubeloop.controller.predicates.generation_changed skips status-only writes), or "
+            "field_selector='metadata.name=x' for the fields the API server selects on")),
+        **dict.fromkeys(("errors", "retries", "backoff"), _RECONCILE_ERRORS),
+        "timeout": _TIMEOUT,
+        "id": "is Kopf's; the function is the reconciler, and name= names its controller (logs, metrics)",
+        "deleted": "is Kopf's; @op.finalize(Kind) cleans up with a finalizer, @op.on_deleted(Kind) after the fact",
+    },
+    "finalize": {
+        **dict.fromkeys(("labels", "annotations", "when", "field", "value"), _CLEANUP_FILTER),
+        **dict.fromkeys(("errors", "retries", "backoff"), _CLEANUP_ERRORS),
+        "timeout": _TIMEOUT,
+        "id": _ID,
+        "optional": ("is Kopf's on.delete option; @op.finalize always holds the deletion with a finalizer: "
+                     "for Kopf's optional=True write @op.on_deleted(Kind) instead"),
+        "requires_finalizer": ("is Kopf's; @op.finalize always holds the deletion with a finalizer "
+                               "(name it with finalizer=)"),
+    },
+    "on_deleted": {
+        **dict.fromkeys(("labels", "annotations", "when", "field", "value"), _DELETED_FILTER),
+        **dict.fromkeys(("errors", "retries", "backoff"), _DELETED_ERRORS),
+        "timeout": _TIMEOUT,
+        "id": _ID,
+        "optional": ("is Kopf's on.delete option; @op.on_deleted already is Kopf's optional=True (no finalizer): "
+                     "drop it"),
+        "requires_finalizer": ("is Kopf's; @op.on_deleted never holds the deletion: @op.finalize(Kind) (or "
+                               "@op.on_delete) does, with a finalizer"),
+    },
+}
+
+
 def refuse_foreign_options(decorator: str, ours: str, options: dict[str, Any]) -> None:
     """Refuses every keyword argument ``@op.<decorator>`` does not take, naming kubeloop's spelling;
     ``ours``: the arguments it takes."""
     if not options:
         return
-    lines = [f"{key}={value!r} {FOREIGN_OPTIONS.get(key, 'is not an option of kubeloop cause handlers')}"
+    instead = LEVEL_BASED.get(decorator, {})
+    lines = [f"{key}={value!r} "
+             f"{instead.get(key) or FOREIGN_OPTIONS.get(key) or f'is not an option of @op.{decorator}'}"
              for key, value in options.items()]
     raise TypeError(f"@op.{decorator} takes {ours} only:\n  " + "\n  ".join(lines))
 

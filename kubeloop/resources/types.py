@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from kubeloop.resources.schema import validation
 
@@ -28,3 +28,38 @@ class LabelSelector(BaseModel):
 
     matchLabels: dict[str, str] | None = None
     matchExpressions: list[LabelSelectorRequirement] | None = None
+
+
+# Kubernetes' own limits for labels (apimachinery's validation): a key is an optional DNS-subdomain prefix
+# (253) and "/" before a name (63), a value at most 63 characters. The counts are kubeloop's: a selector
+# in a custom resource is tenant input, and its terms are matched against every candidate object.
+MAX_LABEL_KEY = 317
+MAX_LABEL_VALUE = 63
+MAX_SELECTOR_LABELS = 32
+MAX_SELECTOR_EXPRESSIONS = 16
+MAX_SELECTOR_VALUES = 64
+_BoundedKey = Annotated[str, Field(max_length=MAX_LABEL_KEY)]
+_BoundedValue = Annotated[str, Field(max_length=MAX_LABEL_VALUE)]
+# A map's keys have no maxLength in a structural schema: CEL bounds them (its cost: the map's maxProperties).
+_KEYS_BOUNDED = validation(f"self.all(k, size(k) <= {MAX_LABEL_KEY})", f"keys are at most {MAX_LABEL_KEY} characters")
+
+
+class BoundedLabelSelectorRequirement(BaseModel):
+    """One ``matchExpressions`` entry of a label selector."""
+
+    __validations__ = LabelSelectorRequirement.__validations__
+
+    key: _BoundedKey
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: Annotated[list[_BoundedValue], Field(max_length=MAX_SELECTOR_VALUES)] | None = None
+
+
+class BoundedLabelSelector(LabelSelector):
+    """A LabelSelector with maxima on every list and string."""
+
+    # The API server enforces them: keys at most 317 characters and values 63 (Kubernetes' own label
+    # limits), at most 32 ``matchLabels``, 16 ``matchExpressions`` and 64 values in each.
+    matchLabels: Annotated[dict[str, _BoundedValue], Field(max_length=MAX_SELECTOR_LABELS),
+                           _KEYS_BOUNDED] | None = None
+    matchExpressions: Annotated[list[BoundedLabelSelectorRequirement],  # type: ignore[assignment]
+                                Field(max_length=MAX_SELECTOR_EXPRESSIONS)] | None = None

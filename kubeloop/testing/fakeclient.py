@@ -112,7 +112,8 @@ class FakeClient(Client):
     def add(self, obj: Obj, resource: ResourceRef | None = None) -> Obj:
         """Stores ``obj`` as if it were created (no call recorded, no failure injected); returns it. A
         ``resourceVersion`` it carries is kept, so that fixtures may name theirs (versions only grow:
-        a smaller one than the last handed out is refused)."""
+        a smaller one than the last handed out is refused); so is a ``uid`` (labels and owner references
+        may name it)."""
         res = self._lookup(resource) if resource is not None else self._of_body(obj)
         given = obj.get("metadata", {}).get("resourceVersion")
         if given is not None:
@@ -120,7 +121,8 @@ class FakeClient(Client):
                 raise ValueError(f"FakeClient.add: resourceVersion {given!r} must be a number above the last "
                                  f"one handed out ({self.resource_version}); leave it out to get the next")
             self.resource_version = int(given) - 1
-        return copy.deepcopy(self._create(res, copy.deepcopy(obj), obj.get("metadata", {}).get("namespace")))
+        meta = obj.get("metadata", {})
+        return copy.deepcopy(self._create(res, copy.deepcopy(obj), meta.get("namespace"), uid=meta.get("uid")))
 
     def stored(self, ref: ResourceRef, name: str, namespace: str | None = None) -> Obj | None:
         """A copy of the stored object, or None."""
@@ -257,7 +259,10 @@ class FakeClient(Client):
             raise NotImplementedError(f"FakeClient does not model creating subresource {subresource!r}")
         obj = copy.deepcopy(body)
         if dry_run:
-            self._existing(res, ns, obj["metadata"]["name"], absent=True)
+            meta = obj.setdefault("metadata", {})
+            if not meta.get("name") and meta.get("generateName"):  # a name is generated, and not kept
+                meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
+            self._existing(res, ns, meta.get("name", ""), absent=True)
             return obj
         return copy.deepcopy(self._create(res, obj, ns))
 
@@ -298,7 +303,8 @@ class FakeClient(Client):
         res = self._lookup(ref)
         ns = self._ns(res, namespace)
         self._request(Call("delete", res, ns, name, options={"uid": uid, "resource_version": resource_version,
-                                                             "propagation_policy": propagation_policy}))
+                                                             "propagation_policy": propagation_policy,
+                                                             "dry_run": dry_run}))
         current = self._existing(res, ns, name)
         meta = current["metadata"]
         if (uid and uid != meta.get("uid")) or (resource_version and resource_version != meta["resourceVersion"]):
@@ -369,7 +375,7 @@ class FakeClient(Client):
             raise NotFound(404, "NotFound", f'{res.plural} "{name}" not found')
         return obj or {}
 
-    def _create(self, res: Resource, obj: Obj, ns: str | None) -> Obj:
+    def _create(self, res: Resource, obj: Obj, ns: str | None, uid: str | None = None) -> Obj:
         meta = obj.setdefault("metadata", {})
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
@@ -380,7 +386,7 @@ class FakeClient(Client):
         obj.setdefault("kind", res.kind)
         if ns:
             meta["namespace"] = ns
-        meta.update(uid=str(uuid.uuid4()), creationTimestamp=writes.now(), generation=1)
+        meta.update(uid=uid or str(uuid.uuid4()), creationTimestamp=writes.now(), generation=1)
         meta.pop("deletionTimestamp", None)
         return self._commit(res, obj, "ADDED")
 

@@ -93,11 +93,28 @@ async def test_continue_token_and_exact_list_expire_with_compaction(fake_api: Fa
 
 
 async def test_unserved_answers_501(fake_api: FakeApiServer, fake_client: Client) -> None:
+    await fake_client.create(CM)
     for call in (fake_client.get("pods", "p", "default", subresource="log"),
-                 fake_client.create({**CM, "metadata": {"name": "z", "namespace": "default"}}, dry_run=True)):
+                 fake_client.patch("configmaps", "a", {"data": {"k": "w"}}, "default", dry_run=True),
+                 fake_client.delete("configmaps", "a", "default", dry_run=True)):
         with pytest.raises(ApiError) as caught:
             await call
         assert caught.value.status == 501 and "does not serve" in caught.value.message
+    assert (await fake_client.get("configmaps", "a", "default"))["data"] == {"k": "v"}, "a dry run changes nothing"
+
+
+async def test_a_dry_run_create_checks_everything_and_stores_nothing(fake_client: Client) -> None:
+    probe = {**CM, "metadata": {"generateName": "a-", "namespace": "default"}}
+    created = await fake_client.create(probe, dry_run=True)
+    assert created["metadata"]["name"].startswith("a-") and created["metadata"]["uid"]
+    assert [o["metadata"]["name"] for o in (await fake_client.list("configmaps", "default"))["items"]] == [
+        "kube-root-ca.crt"]
+    await fake_client.create(CM)
+    with pytest.raises(ApiError) as taken:
+        await fake_client.create(CM, dry_run=True)
+    assert taken.value.status == 409
+    with pytest.raises(Invalid):
+        await fake_client.create({**CM, "metadata": {"name": "Not_A_Name", "namespace": "default"}}, dry_run=True)
 
 
 async def test_cel_rules_are_checked_or_refused(fake_api: FakeApiServer, fake_client: Client) -> None:

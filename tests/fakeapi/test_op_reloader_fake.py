@@ -60,3 +60,35 @@ async def test_configmap_data_change_annotates_the_template(cluster: Client) -> 
                             lambda d: template_hash(d) is not None, timeout=10)
     assert template_hash(rolled) == recorded(rolled) != recorded(first)
     assert rolled["metadata"]["generation"] == first["metadata"]["generation"] + 1
+
+
+async def test_an_annotated_job_is_recreated_as_reloader_does(cluster: Client) -> None:
+    """The Job strategy's generated selector and labels are the old Job's: the copy goes without them and
+    gets its own (the fake API server generates them as the real one does, and refuses a stale one). A
+    Job created without labels, as `kubectl create job` makes them, has its template's as its own, the
+    generated ones included: the copy's are the new Job's."""
+    client = cluster
+    await client.create({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "1"},
+                         "metadata": {"name": "job-conf", "namespace": "default"}})
+    await client.create({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "migrate", "namespace": "default",
+        "annotations": {"configmap.reloader.stakater.com/reload": "job-conf"}},
+        "spec": {"suspend": True, "template": {"metadata": {"labels": {"app": "db"}}, "spec": {
+            "restartPolicy": "Never", "containers": [{"name": "m", "image": "busybox:1.36", "envFrom": [
+                {"configMapRef": {"name": "job-conf"}}]}]}}}})
+    first = await wait_for(client, "jobs.batch", "migrate", "default", lambda j: recorded(j) is not None,
+                           timeout=10)
+    old_uid = first["metadata"]["uid"]
+    assert first["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"] == old_uid
+    assert first["metadata"]["labels"]["controller-uid"] == old_uid
+    await client.patch("configmaps", "job-conf", {"data": {"k": "2"}}, "default")
+    new = await wait_for(client, "jobs.batch", "migrate", "default",
+                         lambda j: j["metadata"]["uid"] != old_uid and recorded(j) != recorded(first), timeout=10)
+    uid = new["metadata"]["uid"]
+    assert new["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    assert new["spec"]["template"]["metadata"]["labels"]["controller-uid"] == uid
+    assert new["metadata"]["labels"] == new["spec"]["template"]["metadata"]["labels"]
+    assert new["metadata"]["labels"]["app"] == "db" and new["spec"]["suspend"] is True
+    assert template_hash(new) == recorded(new)
+    await asyncio.sleep(0.6)  # three debounce windows: the copy carries its hash, so it is not recreated again
+    assert (await client.get("jobs.batch", "migrate", "default"))["metadata"]["uid"] == uid

@@ -1,9 +1,9 @@
-"""Where stakater/Reloader (chart defaults) acts and kubeloop's reloader, with its defaults, does not: an
-annotated CronJob (Reloader runs a Job from it) and an annotated Job (Reloader recreates it) get a
-Warning Event naming the flag; with that flag, the CronJob's ConfigMap change runs a Job as Reloader's
-does. And a ConfigMap that gains the labels of --resource-label-selector reads as its creation, as it
-does for Reloader, whose watch is filtered by the selector. On the real control plane, under the
-operator's generated RBAC."""
+"""Reloader's (chart defaults) behaviour with the batch kinds: an annotated Job is deleted and created
+again, as by Reloader; an annotated CronJob (Reloader runs a Job from it), which kubeloop's reloader
+reloads only with --reload-cronjobs, gets a Warning Event naming the flag; with that flag, the CronJob's
+ConfigMap change runs a Job as Reloader's does. And a ConfigMap that gains the labels of
+--resource-label-selector reads as its creation, as it does for Reloader, whose watch is filtered by the
+selector. On the real control plane, under the operator's generated RBAC."""
 
 from __future__ import annotations
 
@@ -55,8 +55,8 @@ async def jobs_of(client: Client, ns: str, cronjob_name: str) -> list[Obj]:
                                      for r in j["metadata"].get("ownerReferences") or ())]
 
 
-async def test_annotated_cronjob_and_job_are_told_which_flag(kube_cluster: Any, kube_client: Client,
-                                                             namespace: str) -> None:
+async def test_an_annotated_cronjob_is_told_which_flag_and_an_annotated_job_is_recreated(
+        kube_cluster: Any, kube_client: Client, namespace: str) -> None:
     ns = namespace
     await kube_client.create(config_map("job-conf", ns, {"k": "1"}))
     await kube_client.create(cronjob("nightly", ns, RELOAD_CONF))
@@ -66,11 +66,24 @@ async def test_annotated_cronjob_and_job_are_told_which_flag(kube_cluster: Any, 
         (cron_event,) = await eventually(lambda: events(kube_client, ns, "nightly", "NotReloaded"))
         assert cron_event["type"] == "Warning" and "--reload-cronjobs" in cron_event["note"]
         assert "--cronjob-action create-job" in cron_event["note"]
-        (job_event,) = await eventually(lambda: events(kube_client, ns, "once", "NotReloaded"))
-        assert job_event["type"] == "Warning" and "does not recreate Jobs" in job_event["note"]
+        first = await wait_recorded(kube_client, "jobs.batch", "once", ns)
+        plain = await kube_client.get("jobs.batch", "plain", ns)
         await kube_client.patch("configmaps", "job-conf", {"data": {"k": "2"}}, ns)
+        # As Reloader's ReCreateJobFromjob: deleted (in the background) and created again from its spec.
+        new = await wait_for(kube_client, "jobs.batch", "once", ns,
+                             lambda j: j["metadata"]["uid"] != first["metadata"]["uid"], timeout=30)
+        uid = new["metadata"]["uid"]
+        assert new["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+        old_uid = first["metadata"]["uid"]
+        assert old_uid not in (new["metadata"].get("labels") or {}).values(), "no label names the old Job"
+        assert old_uid not in new["spec"]["template"]["metadata"]["labels"].values()
+        assert new["spec"]["suspend"] is True
+        (reloaded,) = await eventually(lambda: events(kube_client, ns, "once", "Reloaded"))
+        assert reloaded["regarding"]["uid"] == uid and "recreated" in reloaded["note"]
         await asyncio.sleep(QUIET)
+        assert (await kube_client.get("jobs.batch", "once", ns))["metadata"]["uid"] == uid, "recreated once"
         assert await jobs_of(kube_client, ns, "nightly") == [], "not reloaded without the flag, as the Event says"
+        assert (await kube_client.get("jobs.batch", "plain", ns))["metadata"]["uid"] == plain["metadata"]["uid"]
         assert await events(kube_client, ns, "plain", "NotReloaded") == []
     assert running.audit().ok, running.audit().message
 

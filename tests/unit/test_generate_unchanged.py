@@ -7,7 +7,8 @@ Operator (commit 2bc1dc7), with ``PYTHONPATH=<main checkout> python -m kubeloop.
 same commit, saying why. Re-recorded: ``blackadder.yaml``, when blackadder got its conversion webhook
 (a ``v1beta2`` hub, the CRD's ``conversion`` stanza, the webhook Service, port and CA Secret); its
 ``v1alpha1`` and ``v1beta1`` schemas are unchanged; ``reloader.yaml``, when the reloader began to read Jobs
-(list, watch) to warn on those annotated for Reloader, which it does not recreate; ``copyrator.yaml``, when
+(list, watch) to warn on those annotated for Reloader, which it did not recreate, and when it began to
+recreate them as Reloader does (create, patch, delete on jobs); ``copyrator.yaml``, when
 every list and string of its CRD got a maximum (``maxItems``, ``maxLength``, ``maxProperties``, CEL on keys
 and general globs) and its status the ``declined`` and ``foreignAnnotations`` lists. All four, when the
 generated Namespace got the label ``pod-security.kubernetes.io/enforce: restricted`` (the Deployment meets

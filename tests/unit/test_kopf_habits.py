@@ -68,15 +68,97 @@ def test_kopf_options_are_refused_naming_ours(decorator: str, kwargs: dict[str, 
     assert "unexpected keyword" not in message
 
 
+# Kopf's filters and the handler options ports bring most, on each of Operator's decorators: refused by
+# one mechanism (kubeloop.controller.habits), each naming what that decorator's kubeloop spelling is.
+_DECORATORS: dict[str, dict[str, Any]] = {  # decorator → the arguments it needs besides the resource
+    "reconcile": {}, "finalize": {}, "on_deleted": {}, "on_create": {}, "on_update": {}, "on_field": {"field": "x"},
+    "on_delete": {}, "timer": {"interval": 1}, "daemon": {}, "validate": {}, "mutate": {}}
+_KOPF_FILTERS: dict[str, Any] = {"labels": {"k": "v"}, "annotations": {"k": "v"}, "when": lambda **_: True,
+                                 "field": "spec.x", "value": "v"}
+_KOPF_HANDLER_OPTIONS: dict[str, Any] = {"retries": 3, "backoff": 1.0, "timeout": 60, "id": "x", "param": 1,
+                                         "registry": object(), "errors": "PERMANENT"}
+
+
+def _refusal(decorator: str, **kopf: Any) -> str:
+    op = Operator("kopf-everywhere")
+    with pytest.raises(TypeError) as err:
+        getattr(op, decorator)(CONFIG_MAP, **_DECORATORS[decorator], **kopf)
+    message = str(err.value)
+    assert f"@op.{decorator} takes" in message and "unexpected keyword" not in message
+    return message
+
+
+@pytest.mark.parametrize("decorator", sorted(_DECORATORS))
+@pytest.mark.parametrize("option", sorted(_KOPF_FILTERS))
+def test_kopf_filters_are_refused_on_every_decorator(decorator: str, option: str) -> None:
+    if (decorator, option) in {("on_update", "field"), ("on_field", "field")}:
+        return  # ours: a dotted path, taken
+    message = _refusal(decorator, **{option: _KOPF_FILTERS[option]})
+    assert f"{option}=" in message and "is Kopf's filter" in message
+
+
+@pytest.mark.parametrize("decorator", ["reconcile", "finalize", "on_deleted"])
+@pytest.mark.parametrize("option", sorted(_KOPF_HANDLER_OPTIONS))
+def test_kopf_handler_options_are_refused_on_the_level_based_decorators(decorator: str, option: str) -> None:
+    message = _refusal(decorator, **{option: _KOPF_HANDLER_OPTIONS[option]})
+    assert f"{option}=" in message and "is Kopf's" in message
+
+
+@pytest.mark.parametrize(("decorator", "kwargs", "says"), [
+    ("reconcile", {"labels": {"k": "v"}}, "label_selector='k=v'"),
+    ("reconcile", {"annotations": {"k": "v"}}, "predicates=[predicates.has_label"),
+    ("reconcile", {"when": lambda **_: True}, "predicates=[fn]"),
+    ("reconcile", {"field": "spec.x", "value": "v"}, "event.old and event.object"),
+    ("reconcile", {"retries": 3, "backoff": 1.0}, "error_policy=fn(error, request, failures)"),
+    ("reconcile", {"errors": "PERMANENT"}, "kubeloop.PermanentError"),
+    ("reconcile", {"id": "x"}, "name= names its controller"),
+    ("reconcile", {"timeout": 60}, "asyncio.timeout(seconds)"),
+    ("finalize", {"labels": {"k": "v"}}, "the kind's @op.reconcile handles"),
+    ("finalize", {"retries": 3}, "while the finalizer holds the deletion"),
+    ("finalize", {"optional": True}, "@op.on_deleted(Kind) instead"),
+    ("on_deleted", {"when": lambda **_: True}, "the deleted event with the last known object"),
+    ("on_deleted", {"optional": True}, "already is Kopf's optional=True"),
+    ("on_deleted", {"errors": "PERMANENT"}, "retried as a failed reconcile of its key"),
+    ("on_deleted", {"param": 1}, "functools.partial"),
+    ("reconcile", {"registry": object()}, "the Operator is the registry"),
+])
+def test_the_level_based_decorators_name_their_own_spelling(decorator: str, kwargs: dict[str, Any],
+                                                            says: str) -> None:
+    assert says in _refusal(decorator, **kwargs)
+
+
+def test_a_misspelled_option_is_refused_naming_what_the_decorator_takes() -> None:
+    message = _refusal("reconcile", owned=[CONFIG_MAP])
+    assert "owned=[" in message and "is not an option of @op.reconcile" in message
+
+
+def test_the_refusal_lists_every_option_reconcile_takes() -> None:
+    import inspect
+
+    from kubeloop.builder import _RECONCILE_TAKES
+    params = inspect.signature(Operator.reconcile).parameters.values()
+    taken = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    assert _RECONCILE_TAKES == "the resource, " + ", ".join(f"{name}=" for name in taken)
+
+
 def test_options_of_ours_are_still_taken() -> None:
     op = Operator("kopf-ours")
+
+    @op.reconcile("secrets", label_selector="k=v", name="secrets")
+    async def secrets(obj: Any, ctx: Any) -> None: ...
+
+    @op.finalize("secrets", finalizer="example.com/x")
+    async def cleanup(obj: Any, ctx: Any) -> None: ...
+
+    @op.on_deleted("secrets")
+    async def gone(request: Any, ctx: Any = None) -> None: ...
 
     @op.timer(CONFIG_MAP, interval=2)
     @op.on_update(CONFIG_MAP, field="data.k")
     async def handler(obj: Any, ctx: Any, changes: Any = None) -> None: ...
 
-    (spec,) = op.specs()
-    assert spec.resource == CONFIG_MAP
+    secret, cms = op.specs()
+    assert cms.resource == CONFIG_MAP and secret.label_selector == "k=v" and secret.finalizer == "example.com/x"
 
 
 @pytest.mark.parametrize(("name", "says"), [

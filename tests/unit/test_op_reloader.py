@@ -292,11 +292,14 @@ def test_settings_validate_and_filter_controllers() -> None:
     with pytest.raises(ValueError):
         ReloaderSettings(ignored_workload_types="deployments,pods")
     op = build_operator()
-    # CronJobs (without --reload-cronjobs) and Jobs: only watched for the Warning of unreloaded.py.
+    # CronJobs (without --reload-cronjobs): only watched for the Warning of unreloaded.py; Jobs are
+    # reloaded (recreated, as Reloader does), their copy created on_deleted if it could not be at once.
     assert [c.name for c in op.specs()] == ["reloader-deployments", "reloader-statefulsets",
                                             "reloader-daemonsets", "reloader-cronjobs", "reloader-jobs"]
-    assert [c.reconcile.__name__ for c in op.specs()[3:]] == ["warn_cronjobs", "warn_jobs"]
-    assert all(not c.watches for c in op.specs()[3:])
+    cronjobs, jobs = op.specs()[3:]
+    assert (cronjobs.reconcile.__name__, jobs.reconcile.__name__) == ("warn_cronjobs", "reconcile_jobs")
+    assert not cronjobs.watches and [w.resource.kind for w in jobs.watches] == ["ConfigMap", "Secret"]
+    assert jobs.on_deleted is not None and cronjobs.on_deleted is None
     op.settings = ReloaderSettings(ignored_workload_types="cronjobs,jobs")
     assert [c.name for c in op.specs()] == ["reloader-deployments", "reloader-statefulsets",
                                             "reloader-daemonsets"]
@@ -321,7 +324,7 @@ def test_generated_rbac_is_least_privilege() -> None:
                      ("apps", "statefulsets", None): {"list", "watch", "patch"},
                      ("apps", "daemonsets", None): {"list", "watch", "patch"},
                      ("batch", "cronjobs", None): {"list", "watch", "patch"},
-                     ("batch", "jobs", None): {"list", "watch"},
+                     ("batch", "jobs", None): {"list", "watch", "patch", "delete", "create"},
                      ("", "configmaps", None): {"list", "watch"}, ("", "secrets", None): {"list", "watch"},
                      ("", "namespaces", None): {"list", "watch"}}
 

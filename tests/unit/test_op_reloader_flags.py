@@ -195,11 +195,14 @@ def test_rbac_follows_the_settings() -> None:
 
     default = rules()
     assert ("argoproj.io", "rollouts") not in default
-    assert default[("batch", "jobs")] == {"list", "watch"}, "read, for the Warning on annotated Jobs only"
+    recreated = {"list", "watch", "patch", "delete", "create"}
+    assert default[("batch", "jobs")] == recreated, "annotated Jobs are deleted and created again, as by Reloader"
     assert ("batch", "jobs") not in rules(ignored_workload_types="jobs")
     assert rules(argo_rollouts=True)[("argoproj.io", "rollouts")] == {"list", "watch", "patch"}
-    assert rules(cronjob_action="create-job")[("batch", "jobs")] == {"list", "watch"}  # CronJobs not reloaded
-    assert rules(reload_cronjobs=True, cronjob_action="create-job")[("batch", "jobs")] == {"list", "watch", "create"}
+    assert rules(cronjob_action="create-job")[("batch", "jobs")] == recreated
+    assert rules(cronjob_action="create-job", ignored_workload_types="jobs").get(("batch", "jobs")) is None
+    assert rules(reload_cronjobs=True, cronjob_action="create-job",
+                 ignored_workload_types="jobs")[("batch", "jobs")] == {"create"}  # a CronJob's Job only
     assert ("", "secrets") not in rules(resources_to_ignore="secrets")
     assert ("", "secrets") in rules(resources_to_ignore="configmaps")
 

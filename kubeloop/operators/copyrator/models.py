@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kubeloop import Conditions, CustomResource, LabelSelector, opaque, printer_column, validation
+from kubeloop import BoundedLabelSelector, Conditions, CustomResource, opaque, printer_column, validation
 from kubeloop.operators.copyrator.globs import CEL_GENERAL_COUNT, MAX_GENERAL
 
 RuleType = Literal["configmap", "secret"]
@@ -28,7 +28,7 @@ MAX_KEY = 317
 MAX_LABEL_VALUE = 63
 MAX_SOURCE_NAMESPACES = 64  # checked by the operator (``problems``): the field is untyped
 MAX_EXCLUDED = 256
-MAX_SELECTOR_LABELS = 32
+MAX_SELECTOR_LABELS = 32  # these three: kubeloop.BoundedLabelSelector's (namespaceSelector), for the tests
 MAX_EXPRESSIONS = 16
 MAX_EXPRESSION_VALUES = 64
 MAX_KEY_PATTERNS = 64  # copyLabels, copyAnnotations
@@ -50,30 +50,6 @@ _KEYS_BOUNDED = validation(f"self.all(k, size(k) <= {MAX_KEY})", f"keys are at m
 _FEW_GENERAL = validation(f"{CEL_GENERAL_COUNT} <= {MAX_GENERAL}",
                           f"at most {MAX_GENERAL} entries may be globs other than a name, 'prefix*' or '*suffix'")
 
-
-class BoundedRequirement(BaseModel):
-    """One ``matchExpressions`` entry of a label selector."""
-
-    # What the API server checks for its own selectors: a set operator needs values, an existence test none.
-    __validations__ = [validation(
-        "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0)"
-        " : (!has(self.values) || size(self.values) == 0)",
-        "values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist")]
-
-    key: Key
-    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
-    values: Annotated[list[LabelValue], Field(max_length=MAX_EXPRESSION_VALUES)] | None = None
-
-
-class BoundedLabelSelector(LabelSelector):
-    """A LabelSelector with maxima on every list and string."""
-
-    matchLabels: Annotated[dict[str, LabelValue], Field(max_length=MAX_SELECTOR_LABELS),
-                           _KEYS_BOUNDED] | None = None
-    # The same shape as the base's entries, with bounds (the base's type is not public; the selector
-    # helpers read key, operator and values only).
-    matchExpressions: Annotated[list[BoundedRequirement],
-                                Field(max_length=MAX_EXPRESSIONS)] | None = None  # type: ignore[assignment]
 
 # A name or a list of names: no structural type can say that, and CEL cannot see untyped fields, so
 # the value is stored as given and checked by the operator (``problems``), which reports it in status.

@@ -20,20 +20,20 @@ from kubeloop.operators.reloader.reconciler import (
     source_or_metadata_changed,
 )
 from kubeloop.operators.reloader.settings import ReloaderSettings
-from kubeloop.operators.reloader.unreloaded import JOBS, warned_kind
 from kubeloop.operators.reloader.unreloaded import reconciler as warning_reconciler
-from kubeloop.operators.reloader.workloads import KINDS, WorkloadKind
+from kubeloop.operators.reloader.unreloaded import warned_kind
+from kubeloop.operators.reloader.workloads import JOBS, KINDS, WorkloadKind
 
 
 def follow_settings(reloader: Reloader) -> Callable[[ControllerSpec, ReloaderSettings], ControllerSpec | None]:
     """The controllers as the settings want them: ignored workload types get no controller, an ignored
     source kind (``--ignore-secrets``) is not even watched, and namespaces are watched only for
     ``--namespace-selector``. The generated RBAC follows (no list/watch of what is not watched)."""
-    kinds = {f"{reloader.operator.name}-{k.type}": k for k in (*KINDS, JOBS)}
+    kinds = {f"{reloader.operator.name}-{k.type}": k for k in KINDS}
 
     def configure(spec: ControllerSpec, settings: ReloaderSettings) -> ControllerSpec | None:
         kind = kinds[spec.name]
-        if kind is JOBS or not settings.reloads(kind.type):
+        if not settings.reloads(kind.type):
             # Reloader would act on these (chart defaults): an annotated one hears why nothing happens.
             if not warned_kind(kind.type, settings):
                 return None
@@ -78,15 +78,18 @@ def build_operator(name: str = "reloader") -> Operator[ReloaderSettings, Runtime
         op.reconcile(kind.resource, watches=watches, predicates=[workload_changed],
                      name=f"{name}-{kind.type}")(reloader.reconciler(kind))
         # Reading and rolling (the recorded hash too) every workload kind, as the README's RBAC says,
-        # whether or not these settings reload it; Argo Rollouts only with --argo-rollouts.
+        # whether or not these settings reload it; Argo Rollouts only with --argo-rollouts, Jobs unless
+        # --ignored-workload-types jobs.
         op.permission(kind.resource, ["list", "watch", "patch"],
-                      when=_reloads(kind.type) if kind.type == "rollouts" else None)
-    # Jobs are never reloaded here: an annotated one only gets a Warning Event (unreloaded.py).
-    op.reconcile(JOBS.resource, predicates=[workload_changed], name=f"{name}-{JOBS.type}")(
-        warning_reconciler(JOBS, lambda: op.settings))
+                      when=_reloads(kind.type) if kind.type in ("rollouts", "jobs") else None)
+    # A deleted Job whose copy could not be created at once gets it when the cache sees it gone.
+    op.on_deleted(JOBS.resource)(reloader.job_gone)
     op.permission(builtin.NAMESPACE, ["list", "watch"])  # only used with --namespace-selector
-    # A Job runs any pod its creator writes: only with --cronjob-action create-job.
-    op.permission(builtin.JOB, ["create"], when=_create_jobs)
+    # A Job is recreated (deleted, and its copy created), as Reloader does, unless --ignored-workload-types jobs.
+    op.permission(builtin.JOB, ["delete"], when=_reloads("jobs"))
+    # A Job runs any pod its creator writes: only the copy of an annotated Job, or with --cronjob-action
+    # create-job one of a CronJob's job template.
+    op.permission(builtin.JOB, ["create"], when=lambda s: _create_jobs(s) or s.reloads("jobs"))
     return op
 
 

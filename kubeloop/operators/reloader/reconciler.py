@@ -8,7 +8,7 @@ recorded and is not rolled."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,6 +23,7 @@ from kubeloop import (
     NotFound,
     Obj,
     Operator,
+    Request,
     Result,
     State,
     Steps,
@@ -43,7 +44,15 @@ from kubeloop.operators.reloader.fingerprint import (
     value_digests,
     without_data,
 )
-from kubeloop.operators.reloader.jobs import job_from
+from kubeloop.operators.reloader.jobs import (
+    PROPAGATION,
+    REASON,
+    job_from,
+    owned_by_cronjob,
+    probe,
+    recreated,
+    why_not_recreated,
+)
 from kubeloop.operators.reloader.metrics import reload_executed, reload_skipped
 from kubeloop.operators.reloader.pacing import Pacing, TokenBucket, loop_suspected, rolled, settle, settled
 from kubeloop.operators.reloader.policy import (
@@ -71,6 +80,7 @@ from kubeloop.operators.reloader.settings import STRATEGIES, ReloaderSettings
 from kubeloop.operators.reloader.workloads import (
     CRONJOBS,
     DEPLOYMENTS,
+    JOBS,
     KINDS,
     ROLLOUT,
     ROLLOUTS,
@@ -98,6 +108,10 @@ class Runtime:
     namespace_selector: tuple[selectors.Requirement, ...] = ()
     resource_selector: tuple[selectors.Requirement, ...] = ()
     budget: PatternBudget = field(default_factory=PatternBudget)  # expressions per namespace
+    writer: Any = None  # the manager's (fenced) client and event recorder: for a Job's copy once the Job is
+    events: Any = None  # gone from the cache, when no reconcile context is left (Reloader.job_gone)
+    # "namespace/name" → the copy of a Job deleted to be recreated, until it is created.
+    pending_jobs: dict[str, PendingJob] = field(default_factory=dict)
 
     def in_scope(self, namespace: str | None) -> bool:
         if namespace in self.settings.ignored_namespaces:
@@ -157,6 +171,23 @@ class Runtime:
 
 
 @dataclass
+class PendingJob:
+    """A Job deleted to be recreated (``old``, as it was) and its copy, not created yet."""
+
+    old: Obj
+    job: Obj
+    what: str  # describe(): which objects changed
+    how: str  # the strategy and hash, for the Event
+
+    @property
+    def old_uid(self) -> str | None:
+        return _meta(self.old).get("uid")
+
+
+Emit = Callable[[Obj, str, str, str], Awaitable[None]]  # (regarding, type, reason, note)
+
+
+@dataclass
 class Remembered:
     """What the reloader keeps per workload between reconciles (in memory; the recorded hash itself is
     on the workload): its pacing, and what it already said, so that a resync does not say it again."""
@@ -167,6 +198,7 @@ class Remembered:
     skipped: tuple[str, str] | None = None  # (reason, hash) of the rollout last reported skipped
     dry_run: tuple[str, dict[str, str], str] | None = None  # the hash a dry run "rolled", as _recorded
     invalid: dict[str, str] = field(default_factory=dict)  # annotation -> the bad value reported
+    left_alone: str | None = None  # why an annotated Job is not recreated, as last reported
 
 
 # A declaration, not state: each controller keeps its own Remembered per workload (``State.of(ctx)``),
@@ -190,7 +222,8 @@ async def build_runtime(manager: Manager, settings: ReloaderSettings) -> Runtime
         log.warning("--sync-after-restart=false: changes made while the reloader was down still roll the "
                     "workloads they concern (the hashes are compared at start-up); this cannot be turned off")
     return Runtime(settings, TokenBucket(settings.max_reloads_per_second, settings.reload_burst),
-                   sources, workloads, namespaces, settings.namespace_requirements, settings.resource_requirements)
+                   sources, workloads, namespaces, settings.namespace_requirements, settings.resource_requirements,
+                   writer=manager.writer, events=manager.events)
 
 
 class Reloader:
@@ -229,8 +262,14 @@ class Reloader:
 
     async def reconcile(self, kind: WorkloadKind, workload: Obj, ctx: Context[Runtime]) -> Result | None:
         rt = ctx.deps
-        policy = workload_policy(kind, workload, auto_all=rt.settings.auto_reload_all, names=rt.settings.names)
+        if kind is JOBS and await self._copy_pending(rt, ctx, workload):
+            return None
+        # A Job runs once: only one annotated for it is recreated, never --auto-reload-all's every Job.
+        auto_all = rt.settings.auto_reload_all and kind is not JOBS
+        policy = workload_policy(kind, workload, auto_all=auto_all, names=rt.settings.names)
         if not policy.tracks_anything or not rt.in_scope(ctx.namespace):
+            return None
+        if kind is JOBS and await self._job_left_alone(ctx, workload):
             return None
         mem = self.remembered.of(ctx)
         policy = rt.within_budget(kind, workload, policy)
@@ -355,6 +394,10 @@ class Reloader:
         elif already_applied(template, change):
             await self._record(rt, ctx, kind, fingerprint)  # this hash's rollout is already under way
             return
+        elif kind is JOBS:
+            await self._recreate(rt, ctx, workload, change, fingerprint, describe(triggers, recorded),
+                                 f"strategy {strategy}, hash {fingerprint.hash[:12]}")
+            return
         else:
             body = kind.nest(change if kind.patch_type == "strategic" else expand_lists(template, change))
         # One patch rolls and records: the hash can never be recorded without its rollout, or the other
@@ -388,6 +431,110 @@ class Reloader:
                  what, strategy, fingerprint.hash[:12])
         await ctx.event("Normal", "Reloaded", f"{what}; rolling out (strategy {strategy}, "
                                               f"hash {fingerprint.hash[:12]})")
+
+    # --- Jobs: deleted and created again, as Reloader does -------------------------------------------------
+
+    async def _recreate(self, rt: Runtime, ctx: Context, job: Obj, change: Obj, fingerprint: Fingerprint,
+                        what: str, how: str) -> None:
+        """Reloader's ``ReCreateJobFromjob``: the Job deleted (propagation Background: its pods too) and
+        created again from its own spec (``jobs.recreated``), with the strategy's change and the new
+        hash. Its copy is created first as a dry run under a generated name, so a copy the API server
+        would refuse leaves the Job in place; the delete carries the Job's uid and resourceVersion, so
+        only the Job the decision was made on goes. Between the delete and the create the copy is kept
+        (``Runtime.pending_jobs``) and created by the next reconcile of the key, or ``job_gone``, if the
+        create failed."""
+        meta, key = _meta(job), f"{ctx.namespace}/{ctx.name}"
+        replacement = recreated(job, change, record_annotations(fingerprint, rt.settings))
+        preconditions: dict[str, Any] = {"propagation_policy": PROPAGATION, "uid": meta.get("uid"),
+                                         "resource_version": meta.get("resourceVersion")}
+        if rt.settings.dry_run:
+            await ctx.client.create(probe(replacement), ctx.namespace, dry_run=True)
+            await ctx.client.delete(JOBS.resource, ctx.name, ctx.namespace, dry_run=True, **preconditions)
+            self.remembered.of(ctx).dry_run = (fingerprint.hash, _prefixes(fingerprint), hashed_keys(rt.settings))
+            await self._skip(ctx, JOBS, "dry_run", fingerprint, f"would delete and recreate the Job: {what}")
+            return
+        try:
+            await ctx.client.create(probe(replacement), ctx.namespace, dry_run=True)
+        except ApiError as exc:
+            reload_executed.labels("false", ctx.namespace or "", JOBS.resource.kind).inc()
+            await ctx.event("Warning", "ReloadFailed", f"{what}; not recreated: the API server refuses its copy "
+                                                       f"(dry run: {exc.status} {exc.reason}), so the Job is left "
+                                                       "as it is")
+            raise
+        rt.pending_jobs[key] = PendingJob(job, replacement, what, how)
+        try:
+            await ctx.client.delete(JOBS.resource, ctx.name, ctx.namespace, **preconditions)
+        except Conflict:
+            del rt.pending_jobs[key]
+            rt.limiter.give_back()
+            raise  # changed since: decided again on the current Job
+        except NotFound:
+            del rt.pending_jobs[key]
+            return  # deleted by someone else meanwhile: not brought back
+        await self._create_copy(rt, key, ctx.client, _emitter(ctx))
+
+    async def _create_copy(self, rt: Runtime, key: str, client: Any, emit: Emit) -> bool:
+        """Creates the pending copy of a deleted Job (False: a Job of that name exists, which stands).
+        On a failure the copy stays pending and the error is raised, so that the key is retried with
+        backoff."""
+        pending = rt.pending_jobs[key]
+        ns = _meta(pending.job).get("namespace") or ""
+        try:
+            created = await client.create(pending.job, ns)
+        except AlreadyExists:
+            del rt.pending_jobs[key]  # a Job of that name exists again: it stands
+            log.warning("Job %s: a Job of that name exists; its pending copy is dropped", key)
+            return False
+        except ApiError as exc:
+            reload_executed.labels("false", ns, JOBS.resource.kind).inc()
+            await emit(pending.old, "Warning", "ReloadFailed", f"{pending.what}; the Job was deleted to be "
+                                                               f"recreated and its copy not created yet "
+                                                               f"({exc.status} {exc.reason}): retried")
+            raise
+        del rt.pending_jobs[key]
+        reload_executed.labels("true", ns, JOBS.resource.kind).inc()
+        log.info("recreated Job %s: %s (%s)", key, pending.what, pending.how)
+        await emit(created, "Normal", "Reloaded", f"{pending.what}; Job deleted and recreated ({pending.how})")
+        return True
+
+    async def _copy_pending(self, rt: Runtime, ctx: Context, job: Obj) -> bool:
+        """Whether this reconcile of a Job key was the creation of a pending copy (the cache still shows
+        the deleted Job). A Job of another uid under that name ends the pending copy: it stands."""
+        key = f"{ctx.namespace}/{ctx.name}"
+        pending = rt.pending_jobs.get(key)
+        if pending is None:
+            return False
+        if _meta(job).get("uid") != pending.old_uid:
+            del rt.pending_jobs[key]
+            return False
+        # The cache still shows the deleted Job: its copy now. A Job of that name found there after all (the
+        # delete's reply was lost before it was done, or the cache is behind a copy created meanwhile) is
+        # decided again like any Job: the delete's uid precondition tells the two apart.
+        return await self._create_copy(rt, key, ctx.client, _emitter(ctx))
+
+    async def job_gone(self, request: Request, ctx: Any = None) -> None:
+        """``on_deleted`` of Jobs: a deleted Job whose copy is still pending gets it now."""
+        rt = self.operator.deps
+        if request.key not in rt.pending_jobs:
+            return
+
+        async def emit(regarding: Obj, type: str, reason: str, note: str) -> None:
+            await rt.events.emit(regarding, type, reason, note)
+        await self._create_copy(rt, request.key, rt.writer, emit)
+
+    async def _job_left_alone(self, ctx: Context, job: Obj) -> bool:
+        """A Job annotated for Reloader that is not recreated here: one of a CronJob's (the CronJob is
+        the workload), one being deleted, and those ``why_not_recreated`` names (a Warning, once)."""
+        if owned_by_cronjob(job) or _meta(job).get("deletionTimestamp"):
+            return True
+        why = why_not_recreated(job)
+        if why is None:
+            return False
+        mem = self.remembered.of(ctx)
+        if mem.left_alone != why:
+            mem.left_alone = why
+            await ctx.event("Warning", REASON, why)
+        return True
 
     async def _record(self, rt: Runtime, ctx: Context, kind: WorkloadKind, fingerprint: Fingerprint) -> None:
         """Remembers the hash on the workload's metadata: never touches the pod template."""
@@ -501,6 +648,12 @@ async def _refused_patterns(ctx: Context, mem: Remembered, policy: Policy) -> No
         await _invalid(ctx, mem, "reload annotation", "; ".join(refused),
                        "these match nothing: expressions are RE2's (Go's) syntax, at most "
                        f"{MAX_PATTERNS} per workload and {MAX_PER_NAMESPACE} distinct ones per namespace")
+
+
+def _emitter(ctx: Context) -> Emit:
+    async def emit(regarding: Obj, type: str, reason: str, note: str) -> None:
+        await ctx.event(type, reason, note, regarding=regarding)
+    return emit
 
 
 async def _create_once(ctx: Context, job: Obj) -> None:

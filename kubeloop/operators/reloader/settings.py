@@ -21,10 +21,8 @@ Strategy = Literal["annotations", "env-vars", "restarted-at"]
 CronJobAction = Literal["update-template", "create-job"]
 STRATEGIES: tuple[str, ...] = typing.get_args(Strategy)
 CRONJOB_ACTIONS: tuple[str, ...] = typing.get_args(CronJobAction)
-WORKLOAD_TYPES = ("deployments", "statefulsets", "daemonsets", "cronjobs", "rollouts")
-# Reloader also restarts Jobs (by deleting and recreating them); kubeloop never touches a Job, so
-# ignoring them is accepted and changes nothing.
-IGNORABLE_TYPES = (*WORKLOAD_TYPES, "jobs")
+WORKLOAD_TYPES = ("deployments", "statefulsets", "daemonsets", "cronjobs", "rollouts", "jobs")
+IGNORABLE_TYPES = WORKLOAD_TYPES
 SOURCE_TYPES = {"configmaps": CONFIG_MAP, "secrets": SECRET}
 # A list flag: comma-separated and/or repeated, the quotes of Reloader's chart dropped (compat.items).
 Items = Annotated[tuple[str, ...], BeforeValidator(compat.items)]

@@ -1,9 +1,10 @@
 """Workloads annotated for Reloader that this reloader leaves alone with its settings, where Reloader
 (chart defaults) would act: CronJobs without ``--reload-cronjobs`` (Reloader runs a Job from the job
-template) and Jobs (Reloader deletes and recreates them; this reloader never does). Each such workload
-gets a Warning Event saying so and naming the flag, once per process and set of annotations, rather
-than nothing happening silently when its ConfigMap changes. ``--ignored-workload-types cronjobs`` (or
-``jobs``) says the user wants them left alone: then no Event either.
+template). Each such CronJob gets a Warning Event saying so and naming the flag, once per process and set
+of annotations, rather than nothing happening silently when its ConfigMap changes.
+``--ignored-workload-types cronjobs`` says the user wants them left alone: then no Event either. (Jobs
+are recreated, as by Reloader; the few that are not get the same Warning from the reconcile, saying why:
+``jobs.why_not_recreated``.)
 """
 
 from __future__ import annotations
@@ -11,13 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubeloop import Context, Obj, State, builtin
+from kubeloop import Context, Obj, State
+from kubeloop.operators.reloader.jobs import REASON
 from kubeloop.operators.reloader.reconciler import workload_policy
 from kubeloop.operators.reloader.settings import ReloaderSettings
-from kubeloop.operators.reloader.workloads import CRONJOBS, SPEC_TEMPLATE, WorkloadKind
-
-REASON = "NotReloaded"
-JOBS = WorkloadKind("jobs", builtin.JOB, SPEC_TEMPLATE)
+from kubeloop.operators.reloader.workloads import CRONJOBS, WorkloadKind
 
 NOTES = {
     "cronjobs": ("this CronJob is annotated for Reloader, but CronJobs are reloaded only with --reload-cronjobs: "
@@ -25,10 +24,6 @@ NOTES = {
                  "Secret changes, as Reloader does (the default, update-template, changes the template for the "
                  "next scheduled Jobs). Until then its changes are not acted on; --ignored-workload-types "
                  "cronjobs silences this"),
-    "jobs": ("this Job is annotated for Reloader, which deletes and recreates a Job when its ConfigMap or Secret "
-             "changes; kubeloop's reloader does not recreate Jobs (no flag enables it): delete and recreate it, or "
-             "run it from a CronJob (--reload-cronjobs --cronjob-action create-job). --ignored-workload-types "
-             "jobs silences this"),
 }
 
 
@@ -44,14 +39,12 @@ def warned_kind(kind_type: str, settings: ReloaderSettings) -> bool:
     """Whether workloads of this type get the Warning instead of a reload with these settings."""
     if kind_type in settings.ignored_workload_types:
         return False
-    return kind_type == "jobs" or (kind_type == "cronjobs" and not settings.reload_cronjobs)
+    return kind_type == "cronjobs" and not settings.reload_cronjobs
 
 
 async def warn_if_annotated(kind: WorkloadKind, workload: Obj, ctx: Context, settings: ReloaderSettings) -> None:
     """One Warning Event on ``workload`` if its annotations ask Reloader to reload it."""
     meta = workload.get("metadata") or {}
-    if kind is JOBS and any(ref.get("kind") == "CronJob" for ref in meta.get("ownerReferences") or ()):
-        return  # a CronJob's Job: its CronJob carries the Warning
     policy = workload_policy(kind, workload, names=settings.names)  # annotated, not opt-out mode's every one
     if not policy.tracks_anything:
         return
@@ -71,4 +64,4 @@ def reconciler(kind: WorkloadKind, settings: Any) -> Any:
     return reconcile
 
 
-__all__ = ["CRONJOBS", "JOBS", "REASON", "reconciler", "warn_if_annotated", "warned_kind"]
+__all__ = ["CRONJOBS", "REASON", "reconciler", "warn_if_annotated", "warned_kind"]

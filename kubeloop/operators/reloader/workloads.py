@@ -52,7 +52,9 @@ CRONJOBS = WorkloadKind("cronjobs", builtin.CRON_JOB, ("spec", "jobTemplate", "s
 # ``spec.restartAt`` when annotated ``reloader.stakater.com/rollout-strategy: restart`` (Reloader's two).
 ROLLOUT = Resource("argoproj.io", "v1alpha1", "rollouts", "Rollout")
 ROLLOUTS = WorkloadKind("rollouts", ROLLOUT, SPEC_TEMPLATE, patch_type="merge")
-KINDS = (DEPLOYMENTS, STATEFULSETS, DAEMONSETS, CRONJOBS, ROLLOUTS)
+# A Job's pod template cannot change: it is deleted and created again (jobs.recreated), as Reloader does.
+JOBS = WorkloadKind("jobs", builtin.JOB, SPEC_TEMPLATE)
+KINDS = (DEPLOYMENTS, STATEFULSETS, DAEMONSETS, CRONJOBS, ROLLOUTS, JOBS)
 
 
 # --- strategies ----------------------------------------------------------------------------------------

@@ -114,8 +114,10 @@ class Router:
 
     async def _verb(self, request: web.Request, t: Target) -> web.StreamResponse:
         q = request.query
-        if q.get("dryRun"):
-            raise errors.not_served("dryRun")
+        dry_run = q.get("dryRun")
+        if dry_run and not (dry_run == "All" and request.method == "POST" and t.name is None
+                            and t.subresource is None):
+            raise errors.not_served("dryRun but that of a create (dryRun=All)")
         _check_params(request.method, t, q)
         method = request.method
         strict = q.get("fieldValidation") == "Strict"
@@ -130,12 +132,12 @@ class Router:
                 body = await _body(request)
                 if strict and isinstance(body, dict):
                     checks.check(t.kind, t.version, body)
-                return json_response(self._view(t, self.api.create(t.kind, t.version, t.namespace, body, manager)),
-                                     201)
+                created = self.api.create(t.kind, t.version, t.namespace, body, manager, dry_run=bool(dry_run))
+                return json_response(self._view(t, created), 201)
             if method == "DELETE":
                 if t.kind.key == ("", "namespaces"):  # namespaces have no deletecollection
                     raise errors.method_not_allowed()
-                return json_response(self._delete_collection(t, q, await _body(request, optional=True)))
+                return json_response(self._delete_collection(t, q, _no_dry_run(await _body(request, optional=True))))
             raise errors.method_not_allowed()
         if method == "GET":
             return json_response(self._view(t, self.api.get(t.kind, t.namespace, t.name), meta_only))
@@ -159,7 +161,8 @@ class Router:
         if method == "DELETE":
             if t.subresource:
                 raise errors.method_not_allowed()
-            out = self.api.delete(t.kind, t.namespace, t.name, await _body(request, optional=True) or _query_opts(q))
+            options = _no_dry_run(await _body(request, optional=True))
+            out = self.api.delete(t.kind, t.namespace, t.name, options or _query_opts(q))
             return json_response(out if out.get("kind") == "Status" else self._view(t, out))
         raise errors.method_not_allowed()
 
@@ -256,6 +259,13 @@ def _check_params(method: str, t: Target, q: Any) -> None:
     if unknown:
         raise errors.not_served(f"the query parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} on "
                                 f"{method} {errors.qualified(t.kind.plural, t.kind.group)}")
+
+
+def _no_dry_run(options: Any) -> Any:
+    """DeleteOptions as sent; a dry run asked for there is refused (never carried out as a real delete)."""
+    if isinstance(options, dict) and options.get("dryRun"):
+        raise errors.not_served("dryRun but that of a create (dryRun=All)")
+    return options
 
 
 def _query_opts(q: Any) -> dict[str, Any] | None:

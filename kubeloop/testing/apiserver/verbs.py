@@ -118,7 +118,9 @@ class Api:
     # --- writes -------------------------------------------------------------------------------------
 
     def create(self, kind: Kind, version: str, ns: str | None, body: Any, manager: str,
-               subresource: str | None = None, *, managed: bool = True) -> Obj:
+               subresource: str | None = None, *, managed: bool = True, dry_run: bool = False) -> Obj:
+        """``dry_run``: every check of a create (name, defaults, validation, the namespace, a taken name),
+        and the object as it would be stored, but nothing stored."""
         if subresource:
             raise errors.not_served(f"POST to the {subresource} subresource of {kind.plural}")
         body = _require_object(body, kind)
@@ -150,6 +152,8 @@ class Api:
         else:
             obj["metadata"].pop("namespace", None)
         _set_managed(obj, managers)
+        if dry_run:
+            return obj
         self.store.put(kind.key, key, obj)
         self.kick()
         return obj
