@@ -61,5 +61,6 @@ class BoundedLabelSelector(LabelSelector):
     # limits), at most 32 ``matchLabels``, 16 ``matchExpressions`` and 64 values in each.
     matchLabels: Annotated[dict[str, _BoundedValue], Field(max_length=MAX_SELECTOR_LABELS),
                            _KEYS_BOUNDED] | None = None
-    matchExpressions: Annotated[list[BoundedLabelSelectorRequirement],  # type: ignore[assignment]
-                                Field(max_length=MAX_SELECTOR_EXPRESSIONS)] | None = None
+    # A narrower item type than the base's (lists are invariant, hence the ignore).
+    matchExpressions: Annotated[list[BoundedLabelSelectorRequirement],
+                                Field(max_length=MAX_SELECTOR_EXPRESSIONS)] | None = None  # type: ignore[assignment]
