@@ -547,6 +547,22 @@ def merged(previous: Any, entries: dict[str, Any]) -> dict[str, Any]:
     return {"comparisons": {**kept, **entries}}
 
 
+def binaries_named(argv: list[str]) -> list[str]:
+    """The command line with each peer binary by its file name: where it was built is this machine's."""
+    flags = {c.peer.flag for c in COMPARISONS.values()}
+    out, after_flag = [], False
+    for arg in argv:
+        flag, eq, value = arg.partition("=")
+        if after_flag:
+            out.append(Path(arg).name)
+        elif flag in flags and eq:
+            out.append(f"{flag}={Path(value).name}")
+        else:
+            out.append(arg)
+        after_flag = arg in flags
+    return out
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -603,7 +619,8 @@ async def main_async(args: argparse.Namespace, argv: list[str]) -> int:
                     entries[comparison.name] = await run_comparison(cluster, client, comparison, base, args, Path(tmp))
         finally:
             await client.close()
-    command = invocation("python -m harness.bench.images", argv, {"--results": True, "--kubeconfig": True})
+    command = invocation("python -m harness.bench.images", binaries_named(argv),
+                         {"--results": True, "--kubeconfig": True})
     for entry in entries.values():
         entry["command"], entry["revision"] = command, git_revision()
     path = Path(args.results)
