@@ -261,7 +261,7 @@ async def reloader_work(client: Client, ns: str, ours: bool, args: argparse.Name
         await client.patch("configmaps", "cm-0", {"data": {"v": secrets.token_hex(8)}}, ns)
 
     async def rolled() -> bool:
-        return (await client.get("deployments", "web", ns))["spec"]["template"] != before
+        return bool((await client.get("deployments", "web", ns))["spec"]["template"] != before)
     return Work(ns, [ns], change=change, changed=rolled)
 
 
@@ -300,7 +300,7 @@ async def blackadder_work(client: Client, ns: str, ours: bool, args: argparse.Na
         return sorted(p["metadata"]["uid"] for p in pods)
 
     async def all_running() -> bool:
-        return len(await running()) >= args.pods
+        return len(await running()) >= int(args.pods)
     await until(all_running, f"{args.pods} running pods", timeout=max(120, args.pods / 5))
     uids = set(await running())
     agent = f"bench-{ns}"
