@@ -9,7 +9,9 @@ termination grace period as podman's stop timeout.
 
 One difference: the container shares the host's network (the API server listens on 127.0.0.1 only),
 where the ports a pod owns (metrics, probes) may be taken, so they are moved to the given loopback
-ports with the manager's ``--metrics-bind-address``/``--health-probe-bind-address`` flags.
+ports with the manager's ``--metrics-bind-address``/``--health-probe-bind-address`` flags; and no
+Service routes to the pod, so an operator's webhooks are served on a loopback port and its webhook
+configurations and CRD conversions point there (``webhooks_on_loopback``).
 """
 
 from __future__ import annotations
@@ -72,6 +74,27 @@ def pod_run(deployment: Mapping[str, Any], *, name: str, service_account_dir: st
              f"--health-probe-bind-address=127.0.0.1:{health_port}", *extra_args]
     return PodRun(name, namespace, argv, grace, metrics_port, health_port,
                   container["livenessProbe"]["httpGet"]["path"], container["readinessProbe"]["httpGet"]["path"])
+
+
+def webhooks_on_loopback(objs: list[dict[str, Any]], port: int) -> tuple[str, ...]:
+    """An operator's webhooks called at https://127.0.0.1:PORT instead of through its Service, which
+    no node routes here: the configurations and CRD conversions are rewritten to that URL, and the
+    flags that make the process serve it there are returned."""
+    def url(config: dict[str, Any]) -> dict[str, Any]:
+        return {"url": f"https://127.0.0.1:{port}{config.get('service', {}).get('path', '')}",
+                **({"caBundle": config["caBundle"]} if "caBundle" in config else {})}
+
+    found = False
+    for obj in objs:
+        if obj["kind"] in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+            for hook in obj.get("webhooks") or []:
+                hook["clientConfig"], found = url(hook["clientConfig"]), True
+        conversion = obj.get("spec", {}).get("conversion", {}) if obj["kind"] == "CustomResourceDefinition" else {}
+        if conversion.get("strategy") == "Webhook":
+            conversion["webhook"]["clientConfig"], found = url(conversion["webhook"]["clientConfig"]), True
+    if not found:
+        return ()
+    return ("--webhook-host=127.0.0.1", f"--webhook-port={port}", "--webhook-service=")
 
 
 def _security(ctx: Mapping[str, Any]) -> list[str]:

@@ -38,7 +38,7 @@ from kubeloop.client.config import Config
 from kubeloop.operators.reloader.policy import HASH
 from kubeloop.packaging import baseimage
 from kubeloop.packaging.deploy import deploy
-from kubeloop.packaging.podrun import PodRun, ServiceAccountDir, memory_bytes, pod_run
+from kubeloop.packaging.podrun import PodRun, ServiceAccountDir, memory_bytes, pod_run, webhooks_on_loopback
 from kubeloop.testing import wait_for
 from kubeloop.testing.podsecurity import relax
 from kubeloop.testing.session import CRD_LABEL
@@ -235,27 +235,6 @@ SCENARIOS = {"immortal": Scenario(_immortal), "blackadder": Scenario(_blackadder
 
 
 # --- the run ---------------------------------------------------------------------------------------
-
-
-def webhooks_on_loopback(objs: list[Obj], port: int) -> tuple[str, ...]:
-    """An operator's webhooks called at https://127.0.0.1:PORT instead of through its Service, which
-    no node routes here: the configurations and CRD conversions are rewritten to that URL, and the
-    flags that make the process serve it there are returned."""
-    def url(config: Obj) -> Obj:
-        return {"url": f"https://127.0.0.1:{port}{config.get('service', {}).get('path', '')}",
-                **({"caBundle": config["caBundle"]} if "caBundle" in config else {})}
-
-    found = False
-    for obj in objs:
-        if obj["kind"] in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
-            for hook in obj.get("webhooks") or []:
-                hook["clientConfig"], found = url(hook["clientConfig"]), True
-        conversion = obj.get("spec", {}).get("conversion", {}) if obj["kind"] == "CustomResourceDefinition" else {}
-        if conversion.get("strategy") == "Webhook":
-            conversion["webhook"]["clientConfig"], found = url(conversion["webhook"]["clientConfig"]), True
-    if not found:
-        return ()
-    return ("--webhook-host=127.0.0.1", f"--webhook-port={port}", "--webhook-service=")
 
 
 async def run_as_deployed(kube_cluster: Any, kube_client: Client, tmp_path: Path, target: str, image: str,
