@@ -28,12 +28,12 @@ from typing import Any
 from kubeloop import clock, metrics
 from kubeloop.client import AlreadyExists, ApiError, Client, Conflict, NotFound
 from kubeloop.controller.gate import Fenced
+from kubeloop.lease import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD
 
 log = logging.getLogger("kubeloop.leader")
 
 LEASES = "leases.coordination.k8s.io"
 # controller-runtime's timings, in seconds: the defaults of the elector, the manager and `kubeloop run`.
-LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 15.0, 10.0, 2.0
 
 
 def _now() -> str:

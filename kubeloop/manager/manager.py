@@ -21,9 +21,10 @@ from kubeloop.client.transport import WATCH_INACTIVITY_TIMEOUT
 from kubeloop.controller import DEFAULT_CONCURRENCY, Controller, ControllerSpec
 from kubeloop.controller.gate import Fenced
 from kubeloop.helpers.events import EventRecorder
+from kubeloop.lease import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD
 from kubeloop.manager.fence import FencedClient
 from kubeloop.manager.http import HttpServer
-from kubeloop.manager.leader import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElector, default_identity
+from kubeloop.manager.leader import LeaderElector, default_identity
 from kubeloop.metrics.loop import LoopMonitor
 from kubeloop.reconcile.context import close_process_pool
 from kubeloop.sharding.membership import Timings

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubeloop.lease import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD
 from kubeloop.sharding.ring import DEFAULT_SLOTS, assign
 
 LABEL = "sharding.kubeloop.dev/operator"
@@ -41,9 +42,9 @@ HOLDS = "sharding.kubeloop.dev/holds"
 class Timings:
     """Leader election's durations (``LeaderElector``'s defaults), in seconds."""
 
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
+    lease_duration: float = LEASE_DURATION
+    renew_deadline: float = RENEW_DEADLINE
+    retry_period: float = RETRY_PERIOD
 
     def __post_init__(self) -> None:
         if not 0 < self.retry_period < self.renew_deadline < self.lease_duration:
@@ -83,7 +84,7 @@ class LeaseObserver:
     """
 
     operator: str
-    default_duration: float = 15.0
+    default_duration: float = LEASE_DURATION
     _seen: dict[str, tuple[Any, float]] = field(default_factory=dict)  # lease name → (content, seen at)
 
     def observe(self, leases: Iterable[Mapping[str, Any]], now: float) -> dict[str, set[int]]:

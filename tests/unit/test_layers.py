@@ -35,11 +35,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "reconcile": {"client", "cache", "helpers"},
     "controller": {"client", "cache", "queue", "reconcile", "helpers", "metrics", "clock"},
     # Scale-out: its Leases go through the client; it drives the controllers and primary informers it splits.
-    "sharding": {"client", "cache", "controller", "metrics", "clock"},
+    "lease": set(),  # how long a Lease holds: leader election's and each shard member's
+    "sharding": {"client", "cache", "controller", "metrics", "clock", "lease"},
     "pki": set(),  # a CA and the certificates it issues: the local control plane's and the webhook server's
     "webhooks": {"client", "pki", "metrics", "resources", "loopthread"},
     "manager": {"client", "cache", "reconcile", "controller", "helpers", "resources", "metrics", "webhooks",
-                "sharding", "clock", "loopthread"},
+                "sharding", "clock", "loopthread", "lease"},
     "settings": set(),
     "builder": {"client", "reconcile", "controller", "manager", "resources", "settings", "webhooks"},
     "envtest": {"pki"},
