@@ -360,13 +360,27 @@ class Operator(Generic[S, D]):
         """Declares a request the operator's own code makes beyond what the framework derives (which is:
         list/watch of every watched kind, apply/delete of owned kinds and ``update`` on the owner's
         ``finalizers`` for their ownerReferences, finalizer patches, status, events, leases). Children
-        given an ownerReference by hand (``kubeloop.helpers.ownership``) outside ``owns`` need
-        ``op.permission(Owner, ["update"], subresource="finalizers")``. The generated RBAC grants exactly
-        the union. ``own_namespace``: only needed in the namespace the operator runs in, so it goes to a
-        Role there instead of the ClusterRole.
+        given an ownerReference by hand (``kubeloop.helpers.ownership``) outside ``owns``: see
+        ``owner_references_to``. The generated RBAC grants exactly the union. ``own_namespace``: only
+        needed in the namespace the operator runs in, so it goes to a Role there instead of the
+        ClusterRole.
         ``when(settings)``: only needed with these settings (least privilege for the others)."""
         target = self._own_namespace_permissions if own_namespace else self._extra_permissions
         target.append((resource, tuple(verbs), subresource, when))
+
+    def owner_references_to(self, *owners: ResourceRef, when: Condition | None = None) -> None:
+        """Declares that the operator's own code makes objects of ``owners`` the owners of children
+        outside ``owns=``: ownerReferences with ``blockOwnerDeletion`` written with
+        ``kubeloop.helpers.ownership`` (``set_controller``, ``controller_reference``,
+        ``adoption_patch``) and sent through ``ctx.client``, e.g. children of a kind watched with a
+        label-selected ``Watch`` rather than owned. Wherever the API server runs the admission plugin
+        OwnerReferencesPermissionEnforcement (OpenShift, hardened clusters, ``kubeloop cluster up``),
+        such a write needs ``update`` on the owner's ``finalizers``: the generated RBAC grants it, as
+        it does for every kind reconciled with ``owns=``, and nothing else on the owner.
+        ``when(settings)``: only with these settings. The writes themselves (create, patch, ... of the
+        children) are declared with ``permission``."""
+        for owner in owners:
+            self.permission(owner, ["update"], subresource="finalizers", when=when)
 
     def serve(self, *models: type) -> None:
         """Ships more custom resource models in the operator's CRDs without reconciling them, e.g. an

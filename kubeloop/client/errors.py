@@ -89,8 +89,11 @@ class Forbidden(ApiError):
             return (f"{missing}; the generated RBAC has it, so the role bound in the cluster is older or another "
                     "one: apply the current `kubeloop generate rbac` output")
         if self.generated is False:
+            owners = self.rule.verb == "update" and self.rule.subresource == "finalizers"
+            declare = ("op.owner_references_to(Owner), the kind the children's ownerReferences name" if owners
+                       else "op.permission(...)")
             return (f"{missing}; the generated RBAC does not have it either: declare it in the operator "
-                    "(op.permission(...)) and apply `kubeloop generate rbac` again")
+                    f"({declare}) and apply `kubeloop generate rbac` again")
         return f"{missing}; grant it to the operator's role"
 
     def __str__(self) -> str:

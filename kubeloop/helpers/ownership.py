@@ -5,7 +5,8 @@ A reference with ``blockOwnerDeletion: true`` (what these helpers write) needs `
 ``finalizers`` subresource wherever the API server runs the admission plugin
 OwnerReferencesPermissionEnforcement (OpenShift, hardened distributions, ``kubeloop cluster up``): the
 generated RBAC has it for every kind reconciled with ``owns=``; an operator that sets references by hand on
-other children declares it, ``op.permission(Owner, ["update"], subresource="finalizers")``."""
+other children declares the owner's kind with ``op.owner_references_to(Owner)``, and the generated RBAC
+(``kubeloop generate rbac``) then has it too."""
 
 from __future__ import annotations
 

@@ -15,7 +15,9 @@ generated Namespace got the label ``pod-security.kubernetes.io/enforce: restrict
 that standard); blackadder's, when its conversion stanza got ``url: null`` beside the Service (kubectl apply
 removes a local run's URL) and its RBAC ``get`` on its own CRD; blackadder's, when an operator serving a
 conversion webhook got two replicas by default, a rolling update with ``maxUnavailable: 0``, a preferred
-anti-affinity and a PodDisruptionBudget (a restart no longer makes the converted versions unreadable)."""
+anti-affinity and a PodDisruptionBudget (a restart no longer makes the converted versions unreadable);
+``immortal.yaml`` and ``blackadder.yaml``, when every list, string and map of their CRDs got a maximum
+(``maxLength``, ``maxItems``, ``maxProperties``, CEL on map keys), the same in every blackadder version."""
 
 from __future__ import annotations
 

@@ -28,14 +28,16 @@ times = st.tuples(st.integers(0, 23), st.integers(0, 59), st.integers(0, 23), st
 specs = st.fixed_dictionaries({}, optional={
     "tantrumMode": st.booleans(), "cancerMode": st.booleans(), "ipsumMode": st.booleans(),
     "minRunningPods": st.integers(0, 1000), "pauseSeconds": st.integers(1, 86400),
-    "eagerness": st.integers(1, 100), "excludedNamespaces": st.lists(st.sampled_from(["a", "b", "kube-system"])),
+    "eagerness": st.integers(1, 100), "excludedNamespaces": st.lists(st.sampled_from(["a", "b", "kube-system"]),
+                                                                     max_size=8),
     "dryRun": st.booleans(), "suspend": st.booleans(), "seed": st.none() | st.integers(0, 2**40),
     "minPodAgeSeconds": st.integers(0, 10**5), "gracePeriodSeconds": st.none() | st.integers(0, 600),
     "onePerOwner": st.booleans(), "killOrphans": st.booleans(), "respectPodDisruptionBudgets": st.booleans(),
     "maxExtraReplicasPerRound": st.integers(0, 50), "maxExtraReplicas": st.integers(0, 500),
     "restoreAfterSeconds": st.none() | st.integers(1, 10**5), "namespaceSelector": selectors,
     "podSelector": selectors, "deploymentSelector": selectors, "configMapSelector": selectors,
-    "excludedWeekdays": st.lists(st.sampled_from(WEEKDAYS), unique=True), "excludedTimesOfDay": st.lists(times),
+    "excludedWeekdays": st.lists(st.sampled_from(WEEKDAYS), unique=True),
+    "excludedTimesOfDay": st.lists(times, max_size=8),
     "timezone": st.sampled_from(["UTC", "Europe/Berlin"])})
 statuses = st.one_of(st.none(), st.fixed_dictionaries({}, optional={
     "round": st.integers(0, 10**6), "seed": st.integers(0, 2**40), "extraReplicas": st.integers(0, 100),

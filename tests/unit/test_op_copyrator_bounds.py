@@ -17,35 +17,15 @@ from kubeloop.operators.copyrator.models import MAX_SOURCE_NAMESPACES, Copyrator
 from kubeloop.operators.copyrator.plan import plan, planning
 from kubeloop.resources.crd import crd_for
 from tests.copyrator_worst import worst_consent, worst_rule
+from tests.schema_bounds import FRAMEWORK, unbounded
 
-# Written by the framework or untyped on purpose (checked by the operator): no bound from the schema.
-UNBOUNDED = {".namespace", ".status.conditions", ".metadata", ".apiVersion", ".kind"}
-
-
-def _unbounded(node: dict[str, Any], path: str) -> list[str]:
-    if path in UNBOUNDED:
-        return []
-    out = []
-    kind = node.get("type")
-    if kind == "string" and "maxLength" not in node and "enum" not in node:
-        out.append(path)
-    if kind == "array":
-        if "maxItems" not in node:
-            out.append(path)
-        out += _unbounded(node["items"], path + "[]")
-    if kind == "object":
-        if "additionalProperties" in node:
-            if "maxProperties" not in node:
-                out.append(path)
-            out += _unbounded(node["additionalProperties"], path + "{}")
-        for name, child in (node.get("properties") or {}).items():
-            out += _unbounded(child, f"{path}.{name}")
-    return out
+# Untyped on purpose (checked by the operator), beside what the framework writes: no bound from the schema.
+SKIP = FRAMEWORK | {".namespace"}
 
 
 def test_every_list_and_string_of_the_crd_has_a_maximum() -> None:
     schema = crd_for(CopyratorRule)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-    assert _unbounded(schema, "") == []
+    assert unbounded(schema, skip=SKIP) == []
     assert schema["properties"]["excludedNamespaces"]["maxItems"] == 256
     assert schema["properties"]["selector"]["x-kubernetes-validations"][0]["rule"] == "self.all(k, size(k) <= 317)"
 

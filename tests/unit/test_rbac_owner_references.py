@@ -196,3 +196,66 @@ def test_an_owner_kind_the_admission_plugin_cannot_map_yet_is_not_called_a_missi
     unmapped.rule = errors.Rule("update", "test.kubeloop.dev", "greeters", "finalizers", "default")
     unmapped.generated = True
     assert unmapped.advice.startswith("not a missing rule") and "lacks" not in unmapped.advice
+
+
+# --- ownerReferences set by hand, outside owns= ------------------------------------------------------------
+
+def test_owner_references_set_by_hand_are_declared_with_owner_references_to() -> None:
+    """kubeloop.helpers.ownership outside ``owns=`` (children watched with a label-selected Watch, say):
+    ``op.owner_references_to(Owner)`` gives the generated RBAC the same rule as ``owns=``, and only it."""
+    op = Operator("echo")
+    op.reconcile(Echo, watches=[])(_noop)
+    op.permission(CONFIG_MAP, ["create", "patch"])
+    assert FINALIZERS not in op.permissions()
+    op.owner_references_to(Echo, Fleet)
+    assert FINALIZERS in op.permissions()
+    assert Permission("demo.kubeloop.dev", "fleets", {"update"}, "finalizers", namespaced=False) in op.permissions()
+    rules = [r for o in render_rbac("echo", "echo-system", op.permissions()) if o["kind"] == "ClusterRole"
+             for r in o["rules"]]
+    assert {"apiGroups": ["demo.kubeloop.dev"], "resources": ["echos/finalizers", "fleets/finalizers"],
+            "verbs": ["update"]} in rules
+    grants = generated_grants(op.permissions(), op.namespaced_permissions(), "echo-system")
+    assert grants(errors.Rule("update", "demo.kubeloop.dev", "echos", "finalizers", "default"))
+    assert not grants(errors.Rule("update", "demo.kubeloop.dev", "echos", None, "default")), "nothing else"
+
+
+def test_owner_references_to_follows_the_settings() -> None:
+    op = Operator("echo")
+    op.reconcile(Echo)(_noop)
+    op.owner_references_to(Echo, when=lambda settings: False)
+    assert FINALIZERS not in op.permissions()
+
+
+async def test_a_child_written_by_hand_uses_the_declared_rule_and_the_audit_counts_it() -> None:
+    from kubeloop.helpers.ownership import set_controller
+
+    op = Operator("echo")
+    op.reconcile(Echo)(_noop)
+    op.permission(CONFIG_MAP, ["create"])
+    op.owner_references_to(Echo)
+    owner = {"apiVersion": "demo.kubeloop.dev/v1", "kind": "Echo", "metadata": {"name": "e", "uid": "u"}}
+    child = set_controller({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}, owner)
+    client = _client()
+    try:
+        await client._record_owners(child, "ns1")
+        assert client.used_permissions is not None
+        report = RbacAudit.from_manifests(render_rbac("echo", "echo-system", op.permissions())).check(
+            client.used_permissions)
+        assert report.ok, report.message
+        assert not [p for p in report.unused if p.subresource == "finalizers"], report.message
+    finally:
+        await client.close()
+
+
+async def test_a_refusal_for_an_undeclared_owner_names_owner_references_to() -> None:
+    client = _client()
+    client.generated_rbac = lambda rule: False
+    try:
+        exc = await client._explained(errors.Forbidden(403, "Forbidden", OWNER_DENIAL),
+                                      {"metadata": {"ownerReferences": [REF]}}, "default")
+    finally:
+        await client.close()
+    assert "op.owner_references_to(Owner)" in exc.advice and "op.permission" not in exc.advice
+    other = errors.Forbidden(403, "Forbidden", RBAC_DENIAL)
+    other.generated = False
+    assert "op.permission(...)" in other.advice

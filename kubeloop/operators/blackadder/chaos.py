@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from kubeloop import Client, Conflict, NotFound, Obj, Resource
 from kubeloop.operators.blackadder import marks, schedule
+from kubeloop.operators.blackadder.models import MAX_DETAIL
 from kubeloop.operators.blackadder.safety import Settings
 
 log = logging.getLogger("kubeloop.blackadder")
@@ -45,7 +46,7 @@ class Action:
         out: dict[str, Any] = {"time": when, "round": round_no, "mode": self.mode, "action": self.action,
                                "namespace": self.namespace, "name": self.name}
         if self.detail:
-            out["detail"] = self.detail
+            out["detail"] = self.detail[:MAX_DETAIL]  # an API server's message may be long
         if self.dry_run:
             out["dryRun"] = True
         return out

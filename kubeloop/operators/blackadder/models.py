@@ -16,13 +16,30 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kubeloop import Conditions, CustomResource, LabelSelector, printer_column
+from kubeloop import BoundedLabelSelector, Conditions, CustomResource, printer_column
+
+# Every list and string here has a maximum that the API server enforces (README, "Bounds and the cost of
+# one reconcile"), the same in every version, so that a conversion can never make an object invalid.
+# Kubernetes' own limits where it has them: a namespace name 63 characters, an object name 253; the
+# selectors are kubeloop.BoundedLabelSelector (Kubernetes' label limits; 32 labels, 16 expressions).
+MAX_NAMESPACE = 63
+MAX_NAME = 253
+# Each excluded namespace is a field-selector term (metadata.namespace!=name) of every LIST a round makes:
+# 128 of them are a query of about 11 KB, well inside what the API server reads.
+MAX_EXCLUDED = 128
+MAX_TIME_RANGES = 24  # excludedTimesOfDay: "HH:MM-HH:MM", 11 characters each
+MAX_TIMEZONE = 64  # the longest IANA zone name is 32 characters ("America/Argentina/ComodRivadavia")
+MAX_RECENT_ACTIONS = 100  # status.recentActions (--recent-actions is at most this)
+MAX_WORD = 64  # an action's time (RFC 3339) and verb, written by the operator
+MAX_DETAIL = 1024  # an action's detail (cut to this length when written)
 
 Weekday = Literal["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 WEEKDAYS: tuple[Weekday, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 # "22:00-06:00" wraps past midnight; equal ends mean the whole day.
-TimeRange = Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]$")]
+TimeRange = Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]-([01][0-9]|2[0-3]):[0-5][0-9]$",
+                                 max_length=11)]
 Mode = Literal["tantrum", "cancer", "ipsum", "restore"]
+Namespace = Annotated[str, Field(max_length=MAX_NAMESPACE)]
 
 
 class _Spec(BaseModel):
@@ -34,8 +51,9 @@ class _Spec(BaseModel):
     ipsumMode: bool = Field(False, description="Overwrite ConfigMaps' data with lorem ipsum at random.")
     eagerness: int = Field(10, ge=1, le=100, description="Chance, in percent, that a candidate is hit "
                            "per round.")
-    excludedNamespaces: list[str] = Field([], description="Namespaces never touched (kube-system, "
-                                          "kube-public, kube-node-lease and the operator's own always are).")
+    excludedNamespaces: list[Namespace] = Field([], max_length=MAX_EXCLUDED, description=(
+        "Namespaces never touched (kube-system, kube-public, kube-node-lease and the operator's own always "
+        f"are); at most {MAX_EXCLUDED}."))
     # --- safety ---
     dryRun: bool = Field(False, description="Choose victims, log and record events, but change nothing.")
     suspend: bool = Field(False, description="Do no rounds until unset.")
@@ -60,15 +78,16 @@ class _Spec(BaseModel):
     restoreAfterSeconds: int | None = Field(None, ge=1, description="Undo scaled Deployments and rewritten "
                                             "ConfigMaps this long after the first change.")
     # --- selection ---
-    namespaceSelector: LabelSelector | None = Field(None, description="Only namespaces with these labels.")
-    podSelector: LabelSelector | None = Field(None, description="Only pods with these labels.")
-    deploymentSelector: LabelSelector | None = Field(None, description="Only Deployments with these labels.")
-    configMapSelector: LabelSelector | None = Field(None, description="Only ConfigMaps with these labels.")
+    namespaceSelector: BoundedLabelSelector | None = Field(None, description="Only namespaces with these labels.")
+    podSelector: BoundedLabelSelector | None = Field(None, description="Only pods with these labels.")
+    deploymentSelector: BoundedLabelSelector | None = Field(None, description="Only Deployments with these labels.")
+    configMapSelector: BoundedLabelSelector | None = Field(None, description="Only ConfigMaps with these labels.")
     # --- time windows (like chaoskube's) ---
-    excludedWeekdays: list[Weekday] = Field([], description="No rounds on these days (Mon..Sun).")
-    excludedTimesOfDay: list[TimeRange] = Field([], description='No rounds in these local times, e.g. '
-                                                '"22:00-06:00".')
-    timezone: str = Field("UTC", description="IANA zone the time windows are in, e.g. Europe/Berlin.")
+    excludedWeekdays: list[Weekday] = Field([], max_length=7, description="No rounds on these days (Mon..Sun).")
+    excludedTimesOfDay: list[TimeRange] = Field([], max_length=MAX_TIME_RANGES, description=(
+        f'No rounds in these local times, e.g. "22:00-06:00"; at most {MAX_TIME_RANGES}.'))
+    timezone: str = Field("UTC", max_length=MAX_TIMEZONE,
+                          description="IANA zone the time windows are in, e.g. Europe/Berlin.")
 
 
 class ChaosAgentSpec(_Spec):
@@ -99,13 +118,13 @@ class Counters(BaseModel):
 class Action(BaseModel):
     """One thing the agent did (or, in dry run, would have done)."""
 
-    time: str
+    time: Annotated[str, Field(max_length=MAX_WORD)]
     round: int
     mode: Mode
-    action: str
-    namespace: str
-    name: str
-    detail: str | None = None
+    action: Annotated[str, Field(max_length=MAX_WORD)]
+    namespace: Namespace
+    name: Annotated[str, Field(max_length=MAX_NAME)]
+    detail: Annotated[str, Field(max_length=MAX_DETAIL)] | None = None
     dryRun: bool | None = None
 
 
@@ -118,7 +137,8 @@ class ChaosAgentStatus(BaseModel):
     counters: Counters | None = None
     extraReplicas: int | None = Field(None, description="Replicas cancerMode has added and not yet "
                                       "restored, over all Deployments the agent holds.")
-    recentActions: list[Action] | None = Field(None, description="The latest actions, newest last.")
+    recentActions: Annotated[list[Action], Field(max_length=MAX_RECENT_ACTIONS)] | None = Field(
+        None, description="The latest actions, newest last.")
     conditions: Conditions | None = None
 
 

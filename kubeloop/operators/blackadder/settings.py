@@ -7,6 +7,7 @@ from pydantic import field_validator
 
 from kubeloop import Settings, setting
 from kubeloop.operators.blackadder import safety
+from kubeloop.operators.blackadder.models import MAX_RECENT_ACTIONS
 
 
 class BlackadderSettings(Settings):
@@ -18,7 +19,8 @@ class BlackadderSettings(Settings):
         (), "More namespaces no agent may touch (besides kube-system, kube-public, kube-node-lease and the "
         "operator's own); repeat or comma-separate.")
     max_concurrent_actions: int = setting(8, "Requests one round makes at the same time.", ge=1)
-    recent_actions: int = setting(20, "How many recent actions status.recentActions keeps.", ge=0)
+    recent_actions: int = setting(20, "How many recent actions status.recentActions keeps.", ge=0,
+                                  le=MAX_RECENT_ACTIONS)  # the CRD's maxItems
     annotation_limit: int = setting(64 * 1024, "Original ConfigMap data up to this many bytes is kept in an "
                                     "annotation, larger goes to a backup ConfigMap in the operator's namespace.",
                                     ge=0)

@@ -61,9 +61,10 @@ remembered = State(Remembered)
 def build_operator(name: str = "immortal") -> Operator[ImmortalSettings]:
     """A fresh operator with expectations of its own (tests build their own, with their own settings)."""
     op = Operator(name, settings=ImmortalSettings)
-    # Setting blockOwnerDeletion on the pods needs "update" on the owner's finalizers wherever the
-    # OwnerReferencesPermissionEnforcement admission plugin is on (OpenShift and hardened clusters).
-    op.permission(ImmortalContainer, ["update"], subresource="finalizers")
+    # Its pods get a controller reference with blockOwnerDeletion by hand (pods.desired_pod): the
+    # generated RBAC then grants "update" on immortalcontainers/finalizers, which the
+    # OwnerReferencesPermissionEnforcement admission plugin checks (OpenShift and hardened clusters).
+    op.owner_references_to(ImmortalContainer)
     # Pods are watched through a label-selected Watch (below), not ``owns``, whose informer would cache
     # every pod of the cluster; so the writes ``owns`` implies are declared here.
     op.permission(builtin.POD, ["get", "create", "patch", "delete"])  # get: see name_taken

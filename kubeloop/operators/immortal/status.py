@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 from kubeloop import Obj, conditions
 from kubeloop.operators.immortal import pods
-
-HISTORY_LIMIT = 10
+from kubeloop.operators.immortal.models import HISTORY_LIMIT
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,9 @@ def validate(obj: Any, schema: dict[str, Any] | None, path: str = "") -> list[Ca
             for i, item in enumerate(obj):
                 causes += validate(item, schema["items"], f"{where}[{i}]")
     if isinstance(obj, dict):
+        if "maxProperties" in schema and len(obj) > schema["maxProperties"]:  # said as of maxItems
+            causes.append(("FieldValueTooMany", where, f"Too many: {len(obj)}: must have at most "
+                           f"{schema['maxProperties']} items"))
         for req in schema.get("required") or []:
             if req not in obj:
                 causes.append(("FieldValueRequired", _join(path, req), "Required value"))
