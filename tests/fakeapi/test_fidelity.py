@@ -266,3 +266,65 @@ async def test_generated_names_survive_a_seeded_random_and_a_taken_name(
     monkeypatch.setattr(objects.RNG, "choices", lambda alphabet, k: [next(picks) for _ in range(k)])
     again = await fake_client.create({**cm(""), "metadata": {"generateName": "g-", "namespace": "default"}})
     assert again["metadata"]["name"] == "g-zzzzz"
+
+
+@pytest.mark.parametrize(("params", "causes"), [
+    ({"resourceVersionMatch": "Exact"},
+     ["Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"]),
+    ({"resourceVersionMatch": "Bogus", "resourceVersion": "5"},
+     ['Unsupported value: "Bogus": supported values: "Exact", "NotOlderThan", ""']),
+    ({"resourceVersionMatch": "Exact", "resourceVersion": "0"},
+     ['Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"']),
+    ({"resourceVersionMatch": "NotOlderThan", "resourceVersion": "1", "continue": "x"},
+     ["Forbidden: resourceVersionMatch is forbidden when continue is provided"]),
+    ({"sendInitialEvents": "true"}, ["Forbidden: sendInitialEvents is forbidden for list"]),
+    ({"watch": "1", "resourceVersionMatch": "NotOlderThan", "resourceVersion": "0"},
+     ["Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"]),
+    ({"watch": "1", "sendInitialEvents": "false"},
+     ["Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"]),
+])
+async def test_invalid_list_options_are_422(fake_client: Client, params: dict[str, str], causes: list[str]) -> None:
+    err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps", params=params))
+    assert err.status == 422 and err.message.startswith('ListOptions.meta.k8s.io "" is invalid: ')
+    assert [c["message"] for c in err.causes or []] == causes
+    assert {c["field"] for c in err.causes or []} <= {"resourceVersionMatch", "sendInitialEvents"}
+
+
+async def test_a_resource_version_that_is_not_a_number(fake_client: Client) -> None:
+    why = 'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax'
+    err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps",
+                                                      params={"resourceVersion": "abc"}))
+    assert (err.status, err.message) == (400, f"invalid resource version: {why}")
+    err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt",
+                                                      params={"resourceVersion": "abc"}))
+    assert (err.status, err.message) == (500, why)
+
+
+async def test_send_initial_events_without_bookmarks_or_false(fake_client: Client) -> None:
+    """The real server sends the initial state without ``allowWatchBookmarks`` (no bookmark then), and
+    nothing of it for ``sendInitialEvents=false``."""
+    await fake_client.create(cm("i", labels={"init": "x"}))
+    base = {"watch": "1", "timeoutSeconds": "1", "resourceVersionMatch": "NotOlderThan", "labelSelector": "init=x"}
+    seen = [e async for e in fake_client.transport.stream(CMS.format(ns="default"), params={
+        **base, "sendInitialEvents": "true"}, read_timeout=5)]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in seen] == [("ADDED", "i")]
+    seen = [e async for e in fake_client.transport.stream(CMS.format(ns="default"), params={
+        **base, "sendInitialEvents": "false"}, read_timeout=5)]
+    assert seen == []
+
+
+async def test_legacy_watch_paths_are_watches(fake_client: Client) -> None:
+    await fake_client.create(cm("a"))
+    await fake_client.create(cm("b"))
+    seen = [e async for e in fake_client.transport.stream("/api/v1/watch/namespaces/default/configmaps/a",
+                                                          params={"timeoutSeconds": "1"}, read_timeout=5)]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in seen] == [("ADDED", "a")]
+    seen = [e async for e in fake_client.transport.stream("/api/v1/watch/namespaces/default/configmaps",
+                                                          params={"timeoutSeconds": "1"}, read_timeout=5)]
+    assert {e["object"]["metadata"]["name"] for e in seen} == {"a", "b", "kube-root-ca.crt"}
+    err = await refused(fake_client.transport.request("GET", "/api/v1/watch/namespaces/default/configmaps/a",
+                                                      params={"fieldSelector": "metadata.name=b"}))
+    assert (err.status, err.message) == (400, "fieldSelector metadata.name doesn't match requested name")
+    err = await refused(fake_client.transport.request("POST", "/api/v1/watch/namespaces/default/configmaps",
+                                                      body=cm("c")))
+    assert err.status == 405

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kubeloop.testing.apiserver import builtin, errors, objects, patches
+from kubeloop.testing.apiserver import builtin, errors, listopts, objects, patches
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.fields import Managers
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -85,8 +85,8 @@ class Api:
         return {"metadata": meta, "items": items}
 
     def _list_rv(self, wanted: int, raw: str, rv_match: str | None) -> int | None:
-        if wanted < 0:
-            raise errors.bad_request(f'resourceVersion: Invalid value: "{raw}": must be a valid resource version')
+        if wanted < 0:  # (the router refuses a resourceVersion that is not a number first)
+            raise errors.bad_request(f"invalid resource version: {listopts.parse_error(raw)}")
         if wanted > self.store.rv:
             raise errors.StatusError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, "
                                      f"current: {self.store.rv}", {"causes": [
