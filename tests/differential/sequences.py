@@ -657,6 +657,32 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("GET", "/api/v1/watch/namespaces/{ns}/nothings"),
         Req("GET", "/api/v1/watch/namespaces/{ns}/configmaps", params=_p(resourceVersion="abc")),
     ],
+    "size_limits": [
+        # A ConfigMap's values (binaryData decoded) and a Secret's decoded data (stringData merged) hold at
+        # most 1 MiB; a custom resource must fit etcd's 1.5 MiB request (the real server drops its
+        # managedFields to make it fit, but not for an apply); over 2 MiB the etcd client refuses to send.
+        Req("POST", CM, cm("full", {"k": "x" * 1048576}), pick=("metadata.name",)),
+        Req("POST", CM, cm("over", {"k": "x" * 1048577}), pick=("metadata.name",)),
+        Req("POST", CM, {**cm("both", {"k": "x" * 600000}), "binaryData": {"b": "eHh4" * 200000}},
+            pick=("metadata.name",)),
+        Req("POST", CM, {**cm("dup", {"k": "x"}), "binaryData": {"k": "eA=="}}),
+        Req("PATCH", CM + "/full", {"data": {"k": "x" * 1048577}}, MERGE, pick=("metadata.name",)),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s1"},
+                              "data": {"k": "eHh4" * 349526}}, pick=("metadata.name",)),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s2"},
+                              "data": {"k": "eHh4" * 349525}, "stringData": {"z": "yy"}}, pick=("metadata.name",)),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s3"},
+                              "data": {"k": "eHh4" * 349525}}, pick=("metadata.name",)),
+        Req("POST", ECHO, echo("a", message="x" * 1400000), pick=("metadata.name", "metadata.managedFields")),
+        Req("POST", ECHO, echo("m", message="x" * 1572400), pick=("metadata.name", "metadata.managedFields")),
+        Req("POST", ECHO, echo("b", message="x" * 1600000), pick=("metadata.name",)),
+        Req("POST", ECHO, echo("c", message="x" * 2500000), pick=("metadata.name",)),
+        Req("PATCH", ECHO + "/d", echo("d", message="x" * 1572300), APPLY, _p(fieldManager="m"),
+            pick=("metadata.name",)),
+        Req("PATCH", ECHO + "/a", {"spec": {"message": "y" * 1572200}}, MERGE, pick=("metadata.managedFields",)),
+        Req("PATCH", ECHO + "/a", {"spec": {"message": "y" * 1600000}}, MERGE, pick=("metadata.name",)),
+        Req("GET", ECHO + "/a", pick=("spec.message",)),
+    ],
     "not_found_paths": [
         Req("GET", CM + "/a/status"),
         Req("GET", "/api/v1/namespaces/{ns}/nothings"),

@@ -328,3 +328,49 @@ async def test_legacy_watch_paths_are_watches(fake_client: Client) -> None:
     err = await refused(fake_client.transport.request("POST", "/api/v1/watch/namespaces/default/configmaps",
                                                       body=cm("c")))
     assert err.status == 405
+
+
+async def test_configmap_and_secret_data_hold_at_most_1_mib(fake_client: Client) -> None:
+    await fake_client.create({**cm("full"), "data": {"k": "x" * 1048576}})
+    err = await refused(fake_client.create({**cm("over"), "data": {"k": "x" * 1048577}}))
+    assert err.status == 422 and err.causes == [
+        {"reason": "FieldValueTooLong", "message": "Too long: may not be more than 1048576 bytes", "field": "[]"}]
+    err = await refused(fake_client.create({**cm("dup"), "binaryData": {"k": "eA=="}}))
+    assert err.status == 422 and fields(err) == ["data[k]"]
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"},
+              "data": {"k": "eHh4" * 349525}}  # 1048575 bytes decoded
+    err = await refused(fake_client.create({**secret, "stringData": {"z": "yy"}}))
+    assert err.status == 422 and fields(err) == ["data"]
+    await fake_client.create(secret)
+
+
+async def test_custom_resources_must_fit_etcd(fake_api: FakeApiServer, fake_client: Client) -> None:
+    """About 1.5 MiB stored: the real server drops managedFields to make a create or patch fit (not an
+    apply), then etcd refuses (500); over 2 MiB its client refuses to send."""
+    await fake_client.create(_THINGS)
+    await fake_api.settle()
+    path = "/apis/x.dev/v1/namespaces/default/things"
+
+    def thing(name: str, size: int) -> dict[str, Any]:
+        return {"apiVersion": "x.dev/v1", "kind": "Thing", "metadata": {"name": name}, "spec": {"m": "x" * size}}
+
+    made = await fake_client.transport.request("POST", path, body=thing("a", 1_400_000))
+    assert made["metadata"]["managedFields"]
+    made = await fake_client.transport.request("POST", path, body=thing("b", 1_572_450))
+    assert "managedFields" not in made["metadata"]
+    err = await refused(fake_client.transport.request("POST", path, body=thing("c", 1_600_000)))
+    assert (err.status, err.message) == (500, "etcdserver: request is too large")
+    err = await refused(fake_client.transport.request("POST", path, body=thing("d", 2_500_000)))
+    assert err.status == 500 and "trying to send message larger than max" in err.message
+    err = await refused(fake_client.transport.request(
+        "PATCH", f"{path}/e", body=thing("e", 1_572_450), content_type="application/apply-patch+yaml",
+        params={"fieldManager": "m"}))
+    assert err.status == 500
+
+
+_THINGS = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "things.x.dev"}, "spec": {
+               "group": "x.dev", "scope": "Namespaced", "names": {"kind": "Thing", "plural": "things"},
+               "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                   "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                       "m": {"type": "string"}}}}}}}]}}

@@ -16,6 +16,8 @@ checked: the fake accepts what the real server might refuse for them (docs/refer
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
 import json
 import re
@@ -275,14 +277,44 @@ def _event(obj: dict[str, Any]) -> list[Cause]:
     return out
 
 
+# What a ConfigMap's or Secret's values may hold together (api.MaxSecretSize): 1 MiB.
+MAX_DATA_BYTES = 1024 * 1024
+_TOO_BIG = f"Too long: may not be more than {MAX_DATA_BYTES} bytes"
+
+
+def _decoded_size(value: Any) -> int:
+    try:
+        return len(base64.b64decode(value or "", validate=True))
+    except (binascii.Error, ValueError):
+        return 0  # (refused when decoded)
+
+
 def _configmap(obj: dict[str, Any]) -> list[Cause]:
+    """Keys, a key in both data and binaryData, and the values' total size: over 1 MiB is too long (on
+    the field ``[]``, as the real server names the whole object); binaryData counts decoded."""
     out: list[Cause] = []
+    binary = obj.get("binaryData") or {}
+    total = 0
     for field in ("data", "binaryData"):
-        for key in obj.get(field) or {}:
+        for key, value in (obj.get(field) or {}).items():
             if not re.fullmatch(r"[-._a-zA-Z0-9]+", key) or len(key) > 253:
                 out.append(_invalid(f"{field}[{key}]", key, "a valid config key must consist of alphanumeric "
                                     "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or "
                                     "'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
+            if field == "data" and key in binary:
+                out.append(_invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
+            total += len((value or "").encode()) if field == "data" else _decoded_size(value)
+    if total > MAX_DATA_BYTES:
+        out.append(("FieldValueTooLong", "[]", _TOO_BIG))
+    return out
+
+
+def _secret(obj: dict[str, Any]) -> list[Cause]:
+    """A ConfigMap's key rules; the decoded values (stringData merged in) at most 1 MiB, on ``data``."""
+    out = _configmap({"data": obj.get("data")})
+    out = [c for c in out if c[1] != "[]"]
+    if sum(_decoded_size(v) for v in (obj.get("data") or {}).values()) > MAX_DATA_BYTES:
+        out.append(("FieldValueTooLong", "data", _TOO_BIG))
     return out
 
 
@@ -290,7 +322,7 @@ _SPEC: dict[tuple[str, str], Any] = {
     ("", "pods"): _pod, ("apps", "deployments"): _workload("deployment"), ("batch", "jobs"): _job,
     ("apps", "statefulsets"): _workload("statefulset"), ("apps", "daemonsets"): _workload("daemonset"),
     ("batch", "cronjobs"): _cronjob, ("", "services"): _service, ("coordination.k8s.io", "leases"): _lease,
-    ("events.k8s.io", "events"): _event, ("", "configmaps"): _configmap, ("", "secrets"): _configmap,
+    ("events.k8s.io", "events"): _event, ("", "configmaps"): _configmap, ("", "secrets"): _secret,
 }
 
 

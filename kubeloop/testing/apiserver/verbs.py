@@ -118,9 +118,12 @@ class Api:
     # --- writes -------------------------------------------------------------------------------------
 
     def create(self, kind: Kind, version: str, ns: str | None, body: Any, manager: str,
-               subresource: str | None = None, *, managed: bool = True, dry_run: bool = False) -> Obj:
-        """``dry_run``: every check of a create (name, defaults, validation, the namespace, a taken name),
-        and the object as it would be stored, but nothing stored."""
+               subresource: str | None = None, *, managed: bool = True, applied: Managers | None = None,
+               dry_run: bool = False) -> Obj:
+        """``applied``: the field managers of an apply that creates (its fields are recorded already).
+        ``dry_run``: every check of a create (name, defaults, validation, the namespace, a taken name),
+        and the object as it would be stored, but nothing stored (nor sent to etcd, whose size limit a
+        dry run does not meet)."""
         if subresource:
             raise errors.not_served(f"POST to the {subresource} subresource of {kind.plural}")
         body = _require_object(body, kind)
@@ -151,9 +154,13 @@ class Api:
             obj["metadata"]["namespace"] = ns
         else:
             obj["metadata"].pop("namespace", None)
-        _set_managed(obj, managers)
+        if applied is not None:
+            obj["metadata"]["managedFields"] = applied.entries()
+        else:
+            _set_managed(obj, managers)
         if dry_run:
             return obj
+        obj = objects.fit_in_etcd(kind, obj, update=applied is not None, retry=applied is None)
         self.store.put(kind.key, key, obj)
         self.kick()
         return obj
@@ -226,6 +233,7 @@ class Api:
             objects.validate_update(kind, old, body, new)
         if kind.crd is not None and subresource != "status":
             new = objects.custom_checks(kind, version, new, old)
+        applying = managers is not None
         if managers is None:
             managers = self.managers(kind, old, subresource)
             managers.update(manager, kind.api_version(version), subresource or "", old, new, self.clock.stamp())
@@ -237,6 +245,7 @@ class Api:
             self.store.remove(kind.key, key)  # the last finalizer went: the object goes now
             self.kick()
             return new
+        new = objects.fit_in_etcd(kind, new, update=True, retry=not applying)
         self.store.put(kind.key, key, new)
         self.kick()
         return new
@@ -297,11 +306,8 @@ class Api:
             merged = managers.apply(field_manager, api_version, "", {}, config, force, self.clock.stamp())
             merged.setdefault("metadata", {})["name"] = name
             merged["metadata"].pop("resourceVersion", None)  # an apply that creates ignores it
-            obj = self.create(kind, version, ns, {**merged, "apiVersion": api_version, "kind": kind.kind},
-                              field_manager, managed=False)
-            fixed = copy.deepcopy(obj)
-            fixed["metadata"]["managedFields"] = managers.entries()
-            return self._replace_managed(kind, obj, fixed)
+            return self.create(kind, version, ns, {**merged, "apiVersion": api_version, "kind": kind.kind},
+                               field_manager, managed=False, applied=managers)
         applied_rv = (config.get("metadata") or {}).get("resourceVersion")
         managers = self.managers(kind, old, subresource)
         if subresource == "status":
@@ -313,15 +319,6 @@ class Api:
         merged["apiVersion"], merged["kind"] = old["apiVersion"], old["kind"]
         merged.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
         return self._write(kind, version, old, merged, field_manager, subresource, managers)
-
-    def _replace_managed(self, kind: Kind, stored: Obj, fixed: Obj) -> Obj:
-        """Swaps the managedFields of an object just created by apply (same RV: one write to clients)."""
-        key = (stored["metadata"].get("namespace", ""), stored["metadata"]["name"])
-        versions = self.store._versions[kind.key][key]  # noqa: SLF001 - same write, fields only
-        versions[-1] = (versions[-1][0], fixed)
-        stored.clear()
-        stored.update(fixed)
-        return stored
 
     def delete(self, kind: Kind, ns: str | None, name: str, options: dict[str, Any] | None) -> Obj:
         """Deletes now, or marks for deletion while finalizers remain; returns what the server answers."""
