@@ -84,6 +84,71 @@ def gizmo(group: str, name: str, **spec: Any) -> dict[str, Any]:
             "spec": {"minReplicas": 1, "maxReplicas": 2, **spec}}
 
 
+def _fmt(name: str) -> dict[str, Any]:
+    return {"type": "string", "format": name}
+
+
+_FORMATS = ("date-time", "datetime", "date", "duration", "byte", "uuid", "uuid4", "ipv4", "ipv6", "cidr", "mac",
+            "hostname", "email", "uri", "password", "bsonobjectid", "isbn", "creditcard", "ssn", "hexcolor",
+            "rgbcolor", "int32", "nosuchformat")
+
+
+def keyword_crd(group: str, **extra_properties: Any) -> dict[str, Any]:
+    """A CRD with every format and keyword the fake validates custom resources by (and CEL rules)."""
+    spec = {"type": "object", "properties": {
+        **{f.replace("-", "_"): _fmt(f) for f in _FORMATS},
+        "ios": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "i32": {"type": "integer", "format": "int32"},
+        "obj": {"type": "object", "maxProperties": 2, "minProperties": 1, "additionalProperties": {"type": "string"}},
+        "one": {"type": "object", "maxProperties": 1, "additionalProperties": {"type": "string"}},
+        "short": {"type": "string", "maxLength": 1},
+        "few": {"type": "array", "maxItems": 1, "items": {"type": "string"}},
+        "set": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "iset": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "integer"}},
+        "map": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "required": ["name"], "properties": {
+                    "name": {"type": "string"}, "v": {"type": "integer"}}}},
+        "map2": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "port"],
+                 "items": {"type": "object", "required": ["name"], "properties": {
+                     "name": {"type": "string"}, "port": {"type": "integer", "default": 80}}}},
+        "any": {"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 1}]},
+        "one_of": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                   "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        "any_of": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                   "anyOf": [{"required": ["a"]}, {"properties": {"b": {"maxLength": 1}}, "required": ["b"]}]},
+        "all": {"type": "integer", "allOf": [{"minimum": 5}, {"maximum": 6}]},
+        "not": {"type": "integer", "not": {"minimum": 5}},
+        "arr": {"type": "array", "items": {"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 1}]}},
+        "mult": {"type": "integer", "multipleOf": 3}, "multf": {"type": "number", "multipleOf": 0.5},
+        "mult25": {"type": "number", "multipleOf": 2.5}, "multi": {"type": "integer", "multipleOf": 0.1},
+        "cel": {"type": "integer", "maximum": 10, "x-kubernetes-validations": [{"rule": "self != 7",
+                                                                               "message": "not seven"}]},
+        **extra_properties},
+        "x-kubernetes-validations": [{"rule": "!has(self.mult) || self.mult != 9", "message": "mult not nine"}]}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"probes.{group}"},
+            "spec": {"group": group, "scope": "Namespaced", "names": {"kind": "Probe", "plural": "probes"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]}}
+
+
+_K = "{ns}.keywords.kubeloop.dev"
+_PROBES = "/apis/{ns}.keywords.kubeloop.dev/v1/namespaces/{ns}/probes"
+_KW_CRD = CRDS_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def _probe(name: str, **spec: Any) -> Req:
+    body = {"apiVersion": f"{_K}/v1", "kind": "Probe", "metadata": {"name": name}, "spec": spec}
+    return Req("POST", _PROBES, body, pick=("spec",))
+
+
+def _bad_keyword(**extra: Any) -> list[Step]:
+    """A CRD with one more property: refused, or created and deleted."""
+    name = f"{CRDS_PATH}/probes.{_K}"
+    return [Req("POST", CRDS_PATH, keyword_crd(_K, **extra), pick=("metadata.name", "spec.versions")),
+            Req("DELETE", name, pick=("metadata.name",)), WaitGone(name)]
+
+
 _G = "{ns}.cel.kubeloop.dev"
 _GIZMOS = "/apis/{ns}.cel.kubeloop.dev/v1/namespaces/{ns}/gizmos"
 
@@ -682,6 +747,67 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", ECHO + "/a", {"spec": {"message": "y" * 1572200}}, MERGE, pick=("metadata.managedFields",)),
         Req("PATCH", ECHO + "/a", {"spec": {"message": "y" * 1600000}}, MERGE, pick=("metadata.name",)),
         Req("GET", ECHO + "/a", pick=("spec.message",)),
+    ],
+    "custom_resource_formats_and_keywords": [
+        # format (as kube-openapi's strfmt checks them; an unknown format, or int32, is not checked),
+        # min/maxProperties, multipleOf (an integer against the factor truncated), list-type set and map
+        # (each second appearance), allOf/anyOf/oneOf/not; CEL rules run unless a type, format, required,
+        # enum, too long or too many error blocks them (then a cause says they were not checked).
+        Req("POST", CRDS_PATH, keyword_crd(_K), pick=("metadata.name",)),
+        WaitFor(f"{CRDS_PATH}/probes.{_K}", "status.conditions.1.status", "True"),
+        WaitFor("/apis/" + _K + "/v1", "kind", "APIResourceList"),
+        WaitFor(_PROBES, "kind", "ProbeList"),
+        _probe("ok", date_time="2026-01-01T00:00:00Z", date="2026-01-01", duration="1h", byte="aGk=",
+               uuid="0d6a1bc0-1111-4222-8333-444455556666", ipv4="1.2.3.4", ipv6="::1", cidr="10.0.0.0/8",
+               mac="00:11:22:33:44:55", hostname="ab.cd", email="a@b.c", uri="http://x/y", ios=3, obj={"a": "b"},
+               set=["a", "b"], map=[{"name": "a"}, {"name": "b"}], any=7, mult=6, multf=1.5, mult25=7.5),
+        *[_probe(f"f{i}", **{field: value}) for i, (field, value) in enumerate((
+            ("date_time", "nope"), ("date_time", "2026-01-01"), ("date_time", "2026-01-01t00:00:00z"),
+            ("date_time", "2026-01-01T00:00:00"), ("date_time", "2026-01-01T25:00:00Z"), ("datetime", "x"),
+            ("date", "2026-13-01"), ("date", "2026-1-1"), ("duration", "5 days"), ("duration", "10"),
+            ("duration", "P1D"), ("duration", "-1h"), ("byte", "aGk"), ("byte", ""), ("uuid", "nope"),
+            ("uuid", "0D6A1BC0111142228333444455556666"), ("uuid4", "0d6a1bc0-1111-3222-8333-444455556666"),
+            ("ipv4", "1.2.3"), ("ipv4", "01.2.3.4"), ("ipv4", "::ffff:1.2.3.4"), ("ipv6", "1.2.3.4"),
+            ("cidr", "10.0.0.1/8"), ("cidr", "10.0.0.0"), ("mac", "0011.2233.4455"), ("mac", "00:11:22"),
+            ("hostname", "a.b"), ("hostname", "my-host"), ("hostname", "a-b.com"), ("hostname", "1a.b"),
+            ("email", "A <a@b.c>"), ("email", "nope"), ("uri", "/rel/path"), ("uri", "nope"), ("uri", "http://x y"),
+            ("password", ""), ("bsonobjectid", "nope"), ("isbn", "123"), ("creditcard", "1234"), ("ssn", "12"),
+            ("hexcolor", "#12"), ("rgbcolor", "rgb(1,2)"), ("int32", "abc"), ("nosuchformat", "any"),
+            ("i32", 4294967296)))],
+        _probe("obj-max", obj={"a": "1", "b": "2", "c": "3"}), _probe("obj-min", obj={}),
+        _probe("one", one={"a": "1", "b": "2"}), _probe("short", short="ab"), _probe("few", few=["a", "b"]),
+        _probe("set", set=["a", "b", "a", "a"]), _probe("iset", iset=[1, 2, 1]),
+        _probe("map", map=[{"name": "a", "v": 1}, {"name": "a", "v": 2}]),
+        _probe("map2", map2=[{"name": "a"}, {"name": "a", "port": 80}]),
+        _probe("any", any=3), _probe("one-of-0", one_of={}), _probe("one-of-2", one_of={"a": "x", "b": "y"}),
+        _probe("any-of-1", any_of={"b": "xy"}), _probe("all", all=7), _probe("not", **{"not": 6}),
+        _probe("arr", arr=[7, 3, 0]), _probe("mult", mult=4), _probe("multf", multf=1.2), _probe("mult25", mult25=7),
+        _probe("multi", multi=3),
+        _probe("cel", cel=7), _probe("cel-max", cel=11),
+        _probe("cel-and-max", cel=7, obj={"a": "1", "b": "2", "c": "3"}),
+        _probe("cel-and-dup", mult=9, set=["a", "a"]), _probe("cel-and-format", mult=9, date="x"),
+        _probe("cel-and-any", mult=9, any=3),
+        Req("DELETE", f"{CRDS_PATH}/probes.{_K}", pick=("metadata.name",)),
+        WaitGone(f"{CRDS_PATH}/probes.{_K}"),
+        # What the CRD's own validation refuses in a schema, and an unknown key it drops.
+        *_bad_keyword(typo={"type": "integer", "minimun": 3, "x-kubernetes-bogus": 1}),
+        *_bad_keyword(u={"type": "array", "uniqueItems": True, "items": {"type": "string"}}),
+        *_bad_keyword(r={"$ref": "#/definitions/x"}),
+        *_bad_keyword(pp={"type": "object", "patternProperties": {"^a": {"type": "string"}}}),
+        *_bad_keyword(defs={"type": "object", "definitions": {"a": {"type": "string"}}}),
+        *_bad_keyword(sch={"type": "string", "$schema": "x"}),
+        *_bad_keyword(items={"type": "array", "items": [{"type": "string"}]}),
+        *_bad_keyword(both={"type": "object", "properties": {"a": {"type": "string"}},
+                            "additionalProperties": {"type": "string"}}),
+        *_bad_keyword(pu={"type": "object", "x-kubernetes-preserve-unknown-fields": False}),
+        *_bad_keyword(setobj={"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "object"}}),
+        *_bad_keyword(mapnokey={"type": "array", "x-kubernetes-list-type": "map", "items": {"type": "object"}}),
+        *_bad_keyword(anyt={"type": "integer", "anyOf": [{"type": "integer", "minimum": 1}]}),
+        *_bad_keyword(anyd={"type": "integer", "anyOf": [{"minimum": 1, "description": "d", "default": 2}]}),
+        *_bad_keyword(anyn={"type": "integer", "anyOf": [{"nullable": True}], "not": {"title": "t"}}),
+        *_bad_keyword(anyx={"type": "integer", "allOf": [{"x-kubernetes-validations": [{"rule": "self > 1"}]}]}),
+        *_bad_keyword(ok={"type": "string", "externalDocs": {"url": "http://x"}, "example": "e", "title": "t",
+                          "uniqueItems": False}),
     ],
     "not_found_paths": [
         Req("GET", CM + "/a/status"),

@@ -119,6 +119,7 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
         obj.setdefault("type", "Opaque")
         _decode_string_data(obj)
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+        crds.clean(obj)
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
         names = obj["spec"].get("names")
         if isinstance(names, dict) and isinstance(names.get("kind"), str) and names["kind"]:
@@ -265,8 +266,18 @@ def _decode_string_data(obj: dict[str, Any]) -> None:
         obj.setdefault("data", {})[key] = base64.b64encode(str(value).encode()).decode()
 
 
+# The errors that keep CEL rules from running (apiextensions' hasBlockingErr): a wrong type or format, a
+# missing required field, an unsupported enum value, too long a string, too many items or properties.
+_BLOCKING = ("FieldValueTypeInvalid", "FieldValueRequired", "FieldValueNotSupported", "FieldValueTooLong",
+             "FieldValueTooMany")
+_UNCHECKED = ("FieldValueInvalid", "<nil>", "Invalid value: null: some validation rules were not checked because "
+              "the object was invalid; correct the existing errors to complete validation")
+
+
 def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
-    """Prunes, defaults and validates a custom resource against its CRD version's schema."""
+    """Prunes, defaults and validates a custom resource against its CRD version's schema: the schema's
+    rules and its list types, then the CEL rules, unless an error of the first kind blocks them (then a
+    cause says so, as on the real server)."""
     if kind.crd is None:
         return obj
     spec_schema = kind.schema(version)
@@ -274,12 +285,16 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
         return obj
     obj = schema.prune(obj, spec_schema)
     obj = schema.default(obj, spec_schema)
-    causes = schema.validate(obj, spec_schema)
-    if causes:
-        raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
+    causes = schema.validate(obj, spec_schema) + schema.list_causes(obj, spec_schema)
     from kubeloop.testing.apiserver import cel
 
-    cel.check(kind, spec_schema, obj, old)
+    if cel.has_rules(spec_schema):
+        if any(c[0] in _BLOCKING for c in causes):
+            causes.append(_UNCHECKED)
+        else:
+            causes += cel.causes(kind, spec_schema, obj, old)
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
     return obj
 
 
