@@ -374,3 +374,24 @@ _THINGS = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefin
                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
                    "type": "object", "properties": {"spec": {"type": "object", "properties": {
                        "m": {"type": "string"}}}}}}}]}}
+
+
+@pytest.mark.parametrize("path", [
+    "/api/v1/nodes", "/api/v1/nodes/n", "/api/v1/watch/nodes", "/api/v1/namespaces/default/endpoints",
+    "/api/v1/namespaces/default/persistentvolumeclaims/x", "/api/v1/namespaces/default/replicationcontrollers",
+    "/api/v1/namespaces/default/resourcequotas", "/api/v1/namespaces/default/limitranges",
+    "/apis/apps/v1/namespaces/default/replicasets", "/apis/apps/v1/watch/namespaces/default/replicasets",
+    "/apis/apps/v1/namespaces/default/controllerrevisions/r",
+    "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
+    "/apis/policy/v1", "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+    "/apis/networking.k8s.io/v1/namespaces/default/ingresses", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", "/apis/storage.k8s.io/v1/storageclasses",
+])
+@pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
+async def test_unmodelled_kinds_are_refused_by_name(fake_client: Client, path: str, method: str) -> None:
+    """Built-in kinds and groups the real server serves and the fake does not model: 501 naming them and
+    --real-cluster, whatever the verb (never a 404, nor accepted)."""
+    err = await refused(fake_client.transport.request(method, path, body={} if method == "POST" else None))
+    assert err.status == 501 and "--real-cluster" in err.message
+    named = path.split("/")[-2] if path.rsplit("/", 1)[-1] in ("n", "x", "r") else path.rsplit("/", 1)[-1]
+    assert named in err.message

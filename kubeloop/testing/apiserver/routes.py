@@ -120,6 +120,8 @@ class Router:
             inner = self.kinds.get(group, version, rest[2])
             if inner is not None and inner.namespaced:
                 ns, rest = rest[1], rest[2:]
+            elif inner is None:  # a namespaced kind the real server serves (endpoints...): 501, not a 404
+                _refuse_real_builtin(group, version, rest)
         kind = self.kinds.get(group, version, rest[0])
         if kind is None:
             _refuse_real_builtin(group, version, rest)
