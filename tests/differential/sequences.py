@@ -170,6 +170,7 @@ def event(name: str) -> dict[str, Any]:
 
 
 PODS = "/api/v1/namespaces/{ns}/pods"
+SVCS = "/api/v1/namespaces/{ns}/services"
 JOBS = "/apis/batch/v1/namespaces/{ns}/jobs"
 _POD_PICK = ("metadata.name", "metadata.finalizers", "metadata.deletionGracePeriodSeconds", "spec.nodeName")
 
@@ -808,6 +809,64 @@ SEQUENCES: dict[str, list[Step]] = {
         *_bad_keyword(anyx={"type": "integer", "allOf": [{"x-kubernetes-validations": [{"rule": "self > 1"}]}]}),
         *_bad_keyword(ok={"type": "string", "externalDocs": {"url": "http://x"}, "example": "e", "title": "t",
                           "uniqueItems": False}),
+    ],
+    "status_writes": [
+        # A built-in's /status write keeps the writer's metadata (not a pod's owner references, nor a
+        # Deployment's labels) and is checked by its status rules; a custom resource's status is pruned and
+        # checked by the status schema (its messages name fields from there); an apply names its type.
+        Req("POST", CM, cm("o"), save={"owner": "metadata.uid"}, pick=("metadata.name",)),
+        *[step for base, body in (
+            (PODS, pod("p")), (SVCS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+                                      "spec": {"ports": [{"port": 80}]}}),
+            (DEPLOY, deployment("d", [{"name": "app", "image": "nginx:1"}])), (STS, sts("w")), (DS, ds("w")),
+            (JOBS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {
+                "suspend": True, "template": {"spec": {"containers": [{"name": "c", "image": "busybox:1"}],
+                                                       "restartPolicy": "Never"}}}}),
+            ("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "{ns}-z"}}))
+          for step in (
+            Req("POST", base, body, pick=("metadata.name", "metadata.labels")),
+            Req("PATCH", f"{base}/{body['metadata']['name']}/status", {"metadata": {
+                "labels": {"x": "y"}, "annotations": {"a": "b"}, "finalizers": ["x.dev/f"],
+                **({} if body["kind"] == "Namespace" else {  # (a namespace has no namespaced owner)
+                    "ownerReferences": [_owner("o", "{m:owner}", block=False)]})}}, MERGE,
+                pick=("metadata.labels", "metadata.annotations", "metadata.finalizers", "metadata.ownerReferences")),
+            Req("PATCH", f"{base}/{body['metadata']['name']}/status", {"metadata": {"labels": {"a b": "c"}}}, MERGE,
+                brief=True, pick=("metadata.labels",)),
+            Req("PATCH", f"{base}/{body['metadata']['name']}", {"metadata": {"finalizers": None,
+                                                                            "ownerReferences": None}}, MERGE,
+                pick=("metadata.finalizers",)))],
+        Req("PATCH", PODS + "/p/status", {"status": {"phase": "Running"}}, MERGE, pick=("status.phase",)),
+        Req("PATCH", PODS + "/p/status", {"status": {"phase": "Bogus"}}, MERGE, pick=("status.phase",)),
+        Req("PATCH", PODS + "/p/status", {"status": {"conditions": [{"type": "Ready", "status": "Maybe"}]}}, MERGE,
+            pick=("status.conditions",)),
+        Req("PATCH", PODS + "/p/status", {"status": {"podIP": "nope"}}, MERGE, brief=True),
+        Req("PATCH", PODS + "/p/status", {"metadata": {"labels": {"x": "z"}}, "spec": {"nodeName": "other"}}, MERGE,
+            pick=("metadata.labels", "spec.nodeName")),
+        Req("PATCH", SVCS + "/s/status", {"status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}}, MERGE,
+            brief=True),
+        Req("PATCH", SVCS + "/s/status", {"status": {"conditions": [{"type": "x", "status": "True"}]}}, MERGE,
+            pick=("status",)),
+        Req("PATCH", DEPLOY + "/d/status", {"status": {"replicas": -1}}, MERGE, brief=True),
+        Req("PATCH", DEPLOY + "/d/status", {"status": {"replicas": 1, "readyReplicas": 2}}, MERGE, brief=True),
+        Req("PATCH", DEPLOY + "/d/status", {"status": {"replicas": "x"}}, MERGE, brief=True),
+        Req("PATCH", STS + "/w/status", {"status": {"replicas": 0, "readyReplicas": 1}}, MERGE, brief=True),
+        Req("PATCH", DS + "/w/status", {"status": {"numberReady": -1}}, MERGE, brief=True),
+        Req("PATCH", "/api/v1/namespaces/{ns}-z/status", {"status": {"phase": "Terminating"}}, MERGE),
+        Req("POST", ECHO, echo("e"), pick=("metadata.name",)),
+        Req("PATCH", ECHO + "/e/status", {"status": {"seen": 5}}, MERGE),
+        Req("PATCH", ECHO + "/e/status", {"status": 5}, MERGE),
+        Req("PATCH", ECHO + "/e/status", {"status": {"conditions": "x"}}, MERGE),
+        Req("PATCH", ECHO + "/e/status", {"status": {"seen": "x", "bogus": 1, "conditions": [{"a": 1}]}}, MERGE),
+        Req("PATCH", ECHO + "/e/status", {"status": {"seen": "y"}}, APPLY, _p(fieldManager="m")),
+        Req("PATCH", ECHO + "/e/status", {"apiVersion": "test.kubeloop.dev/v1", "kind": "Echo",
+                                          "metadata": {"name": "e"}, "status": {"seen": 3}}, APPLY,
+            _p(fieldManager="m")),
+        Req("PATCH", ECHO + "/e", {"apiVersion": "test.kubeloop.dev/v1", "kind": "Echo", "metadata": {"name": "e"},
+                                   "spec": {"copies": "x"}}, APPLY, _p(fieldManager="m")),
+        Req("PATCH", CM + "/x", {"apiVersion": "v1", "metadata": {"name": "x"}, "data": {"a": "b"}}, APPLY,
+            _p(fieldManager="m")),
+        Req("GET", ECHO + "/e"),
+        Req("DELETE", "/api/v1/namespaces/{ns}-z", pick=("metadata.name",)),
     ],
     "not_found_paths": [
         Req("GET", CM + "/a/status"),

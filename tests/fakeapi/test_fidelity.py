@@ -395,3 +395,48 @@ async def test_unmodelled_kinds_are_refused_by_name(fake_client: Client, path: s
     assert err.status == 501 and "--real-cluster" in err.message
     named = path.split("/")[-2] if path.rsplit("/", 1)[-1] in ("n", "x", "r") else path.rsplit("/", 1)[-1]
     assert named in err.message
+
+
+async def test_status_writes(fake_api: FakeApiServer, fake_client: Client) -> None:
+    """A built-in's /status write keeps the writer's metadata (not a pod's owner references) and is
+    checked by its status rules; a custom resource's status is pruned and checked by its schema."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}]}}
+    await fake_client.create(pod)
+    merge = "application/merge-patch+json"
+    status = "/api/v1/namespaces/default/pods/p/status"
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "0d6a1bc0-1111-4222-8333-444455556666"}
+    done = await fake_client.transport.request("PATCH", status, content_type=merge, body={
+        "metadata": {"labels": {"x": "y"}, "ownerReferences": [ref]}, "status": {"phase": "Running"}})
+    assert done["metadata"]["labels"] == {"x": "y"} and "ownerReferences" not in done["metadata"]
+    assert done["status"]["phase"] == "Running"
+    err = await refused(fake_client.transport.request("PATCH", status, content_type=merge,
+                                                      body={"status": {"podIP": "nope"}}))
+    assert err.status == 422 and fields(err) == ["status.podIPs[0]"]
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+                  "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+                      "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    await fake_client.create(deployment)
+    err = await refused(fake_client.transport.request(
+        "PATCH", "/apis/apps/v1/namespaces/default/deployments/d/status", content_type=merge,
+        body={"status": {"replicas": 1, "readyReplicas": 2}}))
+    assert err.status == 422 and fields(err) == ["status.readyReplicas"]
+    await fake_client.create(_THINGS | {"spec": {**_THINGS["spec"], "versions": [{
+        **_THINGS["spec"]["versions"][0], "subresources": {"status": {}}, "schema": {"openAPIV3Schema": {
+            "type": "object", "properties": {"spec": {"type": "object"}, "status": {
+                "type": "object", "properties": {"seen": {"type": "string"}}}}}}}]}})
+    await fake_api.settle()
+    things = "/apis/x.dev/v1/namespaces/default/things"
+    await fake_client.transport.request("POST", things, body={"apiVersion": "x.dev/v1", "kind": "Thing",
+                                                              "metadata": {"name": "t"}})
+    err = await refused(fake_client.transport.request("PATCH", f"{things}/t/status", content_type=merge,
+                                                      body={"status": {"seen": 5}}))
+    assert err.causes == [{"reason": "FieldValueTypeInvalid", "field": "status.seen",
+                           "message": 'Invalid value: "integer": seen in body must be of type string: "integer"'}]
+    done = await fake_client.transport.request("PATCH", f"{things}/t/status", content_type=merge,
+                                               body={"status": {"seen": "x", "bogus": 1}})
+    assert done["status"] == {"seen": "x"}
+    err = await refused(fake_client.transport.request(
+        "PATCH", f"{things}/t/status", content_type="application/apply-patch+yaml", params={"fieldManager": "m"},
+        body={"status": {"seen": "y"}}))
+    assert (err.status, err.message) == (400, "invalid object type: /, Kind=")

@@ -76,6 +76,21 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
         raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
 
 
+def validate_status_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any]) -> None:
+    """A built-in's ``/status`` write: its metadata (which the write may change) and its status rules."""
+    causes = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    causes += validation.metadata_causes(kind, new["metadata"], creating=False)
+    causes += validation.status_causes(kind, new)
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
+
+
+# What a built-in's ``/status`` write may not change besides the spec (the status strategies' resets).
+STATUS_RESETS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "pods"): ("ownerReferences",), ("apps", "deployments"): ("labels",),
+}
+
+
 def new_metadata(kind: Kind, meta: dict[str, Any], now: str, uid: str | None = None) -> dict[str, Any]:
     out = {k: v for k, v in meta.items() if k not in SERVER_META and k != "managedFields"}
     out["uid"] = uid or str(uuid.uuid4())
@@ -167,7 +182,7 @@ def job_selector(obj: dict[str, Any], uid: str) -> None:
     labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
                    "controller-uid": uid, "job-name": name})
     spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
-    if shared:
+    if shared or not obj["metadata"].get("labels"):  # (a Job without labels takes its template's, generated)
         obj["metadata"]["labels"] = dict(labels)
 
 
@@ -181,9 +196,37 @@ _POD_SPECS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
+# Struct fields of status conditions Go always writes (a zero time is null): per kind, per condition.
+_CONDITION_ZEROS: dict[tuple[str, str], dict[str, Any]] = {
+    ("", "pods"): {"lastProbeTime": None, "lastTransitionTime": None},
+    ("", "services"): {"lastTransitionTime": None, "reason": "", "message": ""},
+}
+
+
+def _status_zeros(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    zeros = _CONDITION_ZEROS.get(kind.key)
+    status = obj.get("status")
+    if zeros is None or not isinstance(status, dict):
+        return obj
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    lb = kind.key == ("", "services") and not isinstance(status.get("loadBalancer"), dict)
+    if not lb and all(all(k in c for k in zeros) for c in conditions):
+        return obj
+    out = {**obj, "status": copy.deepcopy(status)}
+    if lb:
+        out["status"]["loadBalancer"] = {}
+    for c in out["status"].get("conditions") or []:
+        if isinstance(c, dict):
+            for key, zero in zeros.items():
+                c.setdefault(key, zero)
+    return out
+
+
 def serialized(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
-    """An object as the real server's JSON encoder writes it: empty structs it cannot omit are ``{}``
-    (a copy when anything is added; stored objects and their field ownership are left alone)."""
+    """An object as the real server's JSON encoder writes it: empty structs it cannot omit are ``{}``,
+    zero times of status conditions null (a copy when anything is added; stored objects and their field
+    ownership are left alone)."""
+    obj = _status_zeros(kind, obj)
     path = _POD_SPECS.get(kind.key)
     if path is None:
         return obj
@@ -219,8 +262,11 @@ def tidy(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
 
 def scope(kind: Kind, subresource: str | None) -> Any:
     """Which field paths a write through this endpoint may own (the real server's reset fields)."""
-    if subresource == "status":
+    if subresource == "status" and (kind.crd is not None or kind.key == CRD_KEY):
         return lambda path: path[:1] == ("f:status",)
+    if subresource == "status":  # a built-in's: all but its spec and what its status strategy resets
+        resets = {("f:metadata", f"f:{key}") for key in STATUS_RESETS.get(kind.key, ())}
+        return lambda path: path[:1] != ("f:spec",) and path[:2] not in resets
     reset = {("f:status",)} if kind.status else set()
     if kind.key == ("", "namespaces"):
         reset.add(("f:spec",))
@@ -274,10 +320,12 @@ _UNCHECKED = ("FieldValueInvalid", "<nil>", "Invalid value: null: some validatio
               "the object was invalid; correct the existing errors to complete validation")
 
 
-def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, Any] | None, *,
+                  status_only: bool = False) -> dict[str, Any]:
     """Prunes, defaults and validates a custom resource against its CRD version's schema: the schema's
     rules and its list types, then the CEL rules, unless an error of the first kind blocks them (then a
-    cause says so, as on the real server)."""
+    cause says so, as on the real server). A ``/status`` write (``status_only``) has its status checked
+    by the status schema alone: the causes' fields start at ``status``, their messages do not."""
     if kind.crd is None:
         return obj
     spec_schema = kind.schema(version)
@@ -285,7 +333,15 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
         return obj
     obj = schema.prune(obj, spec_schema)
     obj = schema.default(obj, spec_schema)
-    causes = schema.validate(obj, spec_schema) + schema.list_causes(obj, spec_schema)
+    if status_only:
+        status_schema = (spec_schema.get("properties") or {}).get("status")
+        causes = [] if "status" not in obj or not isinstance(status_schema, dict) else [
+            (reason, "status" if field == "<root>" else field if field == "<nil>" else f"status{_sep(field)}{field}",
+             message.replace(": <root> in body", ":  in body"))
+            for reason, field, message in schema.validate(obj["status"], status_schema) +
+            schema.list_causes(obj["status"], status_schema)]
+    else:
+        causes = schema.validate(obj, spec_schema) + schema.list_causes(obj, spec_schema)
     from kubeloop.testing.apiserver import cel
 
     if cel.has_rules(spec_schema):
@@ -296,6 +352,10 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
     if causes:
         raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
     return obj
+
+
+def _sep(field: str) -> str:
+    return "" if field.startswith("[") else "."
 
 
 # What etcd takes in one request (its --max-request-bytes default, 1.5 MiB), and the largest message
@@ -382,6 +442,11 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
             # a CRD's status strategy keeps the writer's finalizers (the cleanup finalizer comes this way)
             out["metadata"]["finalizers"] = copy.deepcopy((new.get("metadata") or {}).get("finalizers") or [])
+        elif kind.crd is None:  # a built-in's keeps the writer's metadata too, but for the server's own
+            sent = new.get("metadata") or {}
+            kept = set(SERVER_META) | {"name", "namespace", "managedFields"} | set(STATUS_RESETS.get(kind.key, ()))
+            out["metadata"] = {**{k: copy.deepcopy(v) for k, v in sent.items() if k not in kept},
+                               **{k: v for k, v in out["metadata"].items() if k in kept}}
         return tidy(kind, out)
     out = copy.deepcopy(new)
     out["apiVersion"], out["kind"] = old["apiVersion"], old["kind"]

@@ -473,3 +473,95 @@ _UPDATE: dict[tuple[str, str], Any] = {
 def update_causes(kind: Kind, old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     rule = _UPDATE.get(kind.key)
     return rule(old, new) if rule else []
+
+
+# --- status updates ------------------------------------------------------------------------------
+
+def _counts(status: dict[str, Any], fields: tuple[str, ...]) -> list[Cause]:
+    out = []
+    for field in fields:
+        value = status.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            out.append(_invalid(f"status.{field}", value, "must be greater than or equal to 0"))
+    return out
+
+
+def _at_most(status: dict[str, Any], pairs: tuple[tuple[str, str], ...]) -> list[Cause]:
+    out = []
+    for field, bound in pairs:
+        value, limit = status.get(field) or 0, status.get(bound) or 0
+        if isinstance(value, int) and isinstance(limit, int) and value > limit:
+            shown = f"status.{bound}" if bound == "replicas" else bound
+            out.append(_invalid(f"status.{field}", value, f"cannot be greater than {shown}"))
+    return out
+
+
+def _deployment_status(status: dict[str, Any]) -> list[Cause]:
+    return _counts(status, ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
+                            "unavailableReplicas", "terminatingReplicas", "collisionCount")) + _at_most(status, (
+        ("updatedReplicas", "replicas"), ("readyReplicas", "replicas"), ("availableReplicas", "replicas"),
+        ("availableReplicas", "readyReplicas")))
+
+
+def _statefulset_status(status: dict[str, Any]) -> list[Cause]:
+    return _counts(status, ("observedGeneration", "replicas", "readyReplicas", "currentReplicas", "updatedReplicas",
+                            "availableReplicas", "collisionCount")) + _at_most(status, (
+        ("readyReplicas", "replicas"), ("currentReplicas", "replicas"), ("updatedReplicas", "replicas"),
+        ("availableReplicas", "replicas"), ("availableReplicas", "readyReplicas")))
+
+
+def _daemonset_status(status: dict[str, Any]) -> list[Cause]:
+    return _counts(status, ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
+                            "observedGeneration", "updatedNumberScheduled", "numberAvailable", "numberUnavailable",
+                            "collisionCount"))
+
+
+def _namespace_status(obj: dict[str, Any]) -> list[Cause]:
+    phase = (obj.get("status") or {}).get("phase")
+    if obj["metadata"].get("deletionTimestamp"):
+        if phase != "Terminating":
+            return [_invalid("status.Phase", phase or "", "may only be 'Terminating' if `deletionTimestamp` is not "
+                             "empty")]
+    elif phase != "Active":
+        return [_invalid("status.Phase", phase or "", "may only be 'Active' if `deletionTimestamp` is empty")]
+    return []
+
+
+def _service_status(obj: dict[str, Any]) -> list[Cause]:
+    ingress = ((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress")
+    if ingress and (obj.get("spec") or {}).get("type") != "LoadBalancer":
+        return [("FieldValueForbidden", "status.loadBalancer.ingress", "Forbidden: may only be used when `spec.type` "
+                 "is 'LoadBalancer'")]
+    return []
+
+
+def _pod_status(obj: dict[str, Any]) -> list[Cause]:
+    import ipaddress
+
+    status = obj.get("status") or {}
+    out: list[Cause] = []
+    for field, plural in (("podIP", "podIPs"), ("hostIP", "hostIPs")):
+        ips = [i.get("ip") for i in status.get(plural) or [] if isinstance(i, dict)] or (
+            [status[field]] if status.get(field) else [])
+        for i, ip in enumerate(ips):
+            try:
+                ipaddress.ip_address(ip or "")
+            except ValueError:
+                out.append(_invalid(f"status.{plural}[{i}]", ip, "must be a valid IP address, (e.g. 10.9.8.7 or "
+                                    "2001:db8::ffff)"))
+    return out
+
+
+_STATUS: dict[tuple[str, str], Any] = {
+    ("apps", "deployments"): lambda o: _deployment_status(o.get("status") or {}),
+    ("apps", "statefulsets"): lambda o: _statefulset_status(o.get("status") or {}),
+    ("apps", "daemonsets"): lambda o: _daemonset_status(o.get("status") or {}),
+    ("", "namespaces"): _namespace_status, ("", "services"): _service_status, ("", "pods"): _pod_status,
+}
+
+
+def status_causes(kind: Kind, obj: dict[str, Any]) -> list[Cause]:
+    """The rules a built-in's ``/status`` write is checked by, where the fake models them (Deployment,
+    StatefulSet and DaemonSet counts, a namespace's phase, a Service's load balancer, a pod's IPs)."""
+    rule = _STATUS.get(kind.key)
+    return rule(obj) if rule else []

@@ -231,8 +231,10 @@ class Api:
         objects.check_immutable(kind, old, new)
         if subresource != "status" and validate:
             objects.validate_update(kind, old, body, new)
-        if kind.crd is not None and subresource != "status":
-            new = objects.custom_checks(kind, version, new, old)
+        elif subresource == "status" and validate and kind.crd is None and kind.key != objects.CRD_KEY:
+            objects.validate_status_update(kind, old, body, new)
+        if kind.crd is not None:  # (a /status write's too: pruned, its status checked, as on the real server)
+            new = objects.custom_checks(kind, version, new, old, status_only=subresource == "status")
         applying = managers is not None
         if managers is None:
             managers = self.managers(kind, old, subresource)
@@ -295,6 +297,9 @@ class Api:
                                              {"reason": "FieldValueRequired", "message": "Required value: is "
                                               "required for apply patch", "field": "fieldManager"}]})
         body = _require_object(body, kind)
+        if not body.get("apiVersion") or not body.get("kind"):  # the applied object names its type
+            group, _, asked = str(body.get("apiVersion") or "").rpartition("/")
+            raise errors.bad_request(f"invalid object type: {group}/{asked}, Kind={body.get('kind') or ''}")
         old = self.store.get(kind.key, (ns or "", name))
         api_version = kind.api_version(version)
         config = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
