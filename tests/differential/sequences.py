@@ -169,6 +169,12 @@ def event(name: str) -> dict[str, Any]:
             "regarding": {"kind": "ConfigMap", "namespace": "{ns}", "name": "x", "apiVersion": "v1"}}
 
 
+def core_event(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name}, "involvedObject": {
+        "kind": "ConfigMap", "namespace": "{ns}", "name": "a", "apiVersion": "v1"}, "reason": "Did", "message": "m",
+        "type": "Normal", "source": {"component": "diffcore"}}
+
+
 PODS = "/api/v1/namespaces/{ns}/pods"
 SVCS = "/api/v1/namespaces/{ns}/services"
 JOBS = "/apis/batch/v1/namespaces/{ns}/jobs"
@@ -867,6 +873,25 @@ SEQUENCES: dict[str, list[Step]] = {
             _p(fieldManager="m")),
         Req("GET", ECHO + "/e"),
         Req("DELETE", "/api/v1/namespaces/{ns}-z", pick=("metadata.name",)),
+    ],
+    "core_events": [
+        # A core v1 Event: without eventTime its involved object is in its namespace; with one, it needs
+        # the reporting fields. Go writes its zero structs and times; its involved object is owned whole.
+        Req("POST", CORE_EVENTS, core_event("a")),
+        Req("POST", CORE_EVENTS, {**core_event("b"), "involvedObject": {"kind": "ConfigMap", "namespace": "other",
+                                                                        "name": "a"}}),
+        Req("POST", CORE_EVENTS, {**core_event("c"), "involvedObject": {"kind": "ConfigMap", "name": "a"}}),
+        Req("POST", CORE_EVENTS, {**core_event("d"), "eventTime": "2026-01-01T00:00:00.000000Z"}),
+        Req("POST", CORE_EVENTS, {**core_event("e"), "type": "Odd", "reason": ""}),
+        Req("POST", CORE_EVENTS, {**core_event("g"), "eventTime": "2026-01-01T00:00:00.000000Z",
+                                  "reportingComponent": "fuzz.kubeloop.dev/c", "reportingInstance": "i",
+                                  "action": "Do"}),
+        Req("POST", CORE_EVENTS, {**core_event("h"), "eventTime": "2026-01-01T00:00:00.000000Z",
+                                  "reportingComponent": "bad comp", "reportingInstance": "i" * 200, "action": "Do"}),
+        Req("PUT", CORE_EVENTS + "/a", {**core_event("a"), "message": "changed", "reason": "Other"}),
+        Req("PATCH", CORE_EVENTS + "/a", {"involvedObject": {"name": "z"}, "count": 3}, MERGE),
+        Req("POST", CORE_EVENTS, {**core_event("i"), "count": -1, "message": "x" * 5000}, pick=("metadata.name",)),
+        Req("GET", CORE_EVENTS, params=_p(fieldSelector="involvedObject.name=z")),
     ],
     "not_found_paths": [
         Req("GET", CM + "/a/status"),

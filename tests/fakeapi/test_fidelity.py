@@ -440,3 +440,16 @@ async def test_status_writes(fake_api: FakeApiServer, fake_client: Client) -> No
         "PATCH", f"{things}/t/status", content_type="application/apply-patch+yaml", params={"fieldManager": "m"},
         body={"status": {"seen": "y"}}))
     assert (err.status, err.message) == (400, "invalid object type: /, Kind=")
+
+
+async def test_core_events(fake_client: Client) -> None:
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default"},
+             "involvedObject": {"kind": "ConfigMap", "namespace": "default", "name": "a"}, "reason": "R"}
+    made = await fake_client.create(event)
+    assert made["firstTimestamp"] is None and made["source"] == {} and made["reportingComponent"] == ""
+    err = await refused(fake_client.create({**event, "metadata": {"name": "f", "namespace": "default"},
+                                            "involvedObject": {"kind": "ConfigMap", "namespace": "other"}}))
+    assert err.status == 422 and fields(err) == ["involvedObject.namespace"]
+    err = await refused(fake_client.create({**event, "metadata": {"name": "g", "namespace": "default"},
+                                            "eventTime": "2026-01-01T00:00:00.000000Z"}))
+    assert err.status == 422 and set(fields(err)) == {"action", "reportingComponent", "reportingInstance"}

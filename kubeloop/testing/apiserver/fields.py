@@ -42,9 +42,11 @@ def _elem(parent: Path, item: Any, typed: bool = False) -> tuple[str, bool]:
     return "", False
 
 
-# Built-in maps owned whole (``+structType=atomic`` LabelSelector, ``+mapType=atomic`` selector maps): a
+# Built-in maps owned whole (``+structType=atomic`` LabelSelector and ObjectReference, ``+mapType=atomic``
+# selector maps): a
 # conflict on one names the map, not a member of it.
-ATOMIC_MAPS = frozenset({"f:selector", "f:podSelector", "f:namespaceSelector", "f:labelSelector"})
+ATOMIC_MAPS = frozenset({"f:selector", "f:podSelector", "f:namespaceSelector", "f:labelSelector",
+                         "f:involvedObject", "f:regarding", "f:related"})  # (+structType=atomic ObjectReference)
 
 
 def _atomic(path: Path, typed: bool) -> bool:

@@ -40,14 +40,14 @@ def check_name(kind: Kind, meta: dict[str, Any], taken: Any = lambda name: False
                                                           "Required value: name or generateName is required")])
 
 
-def validate_create(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, Any]:
+def validate_create(kind: Kind, version: str, obj: dict[str, Any], ns: str | None = None) -> dict[str, Any]:
     """Metadata and the kind's own rules (a custom resource's schema, after pruning and defaults), all
     causes in one 422 as the real server reports them; returns the object as stored."""
     causes = validation.metadata_causes(kind, obj["metadata"], creating=True)
     if kind.key == CRD_KEY:
         causes += crds.causes(obj, creating=True)
     if kind.crd is None:
-        causes += validation.object_causes(kind, obj)
+        causes += validation.object_causes(kind, obj, ns)
     else:
         try:
             obj = custom_checks(kind, version, obj, None)
@@ -117,6 +117,7 @@ ZERO: dict[tuple[str, str], dict[str, Any]] = {
                                                                       "spec": {"containers": None}},
                                        "strategy": {}}},
     ("", "pods"): {"spec": {"containers": None}},
+    ("", "events"): {"source": {}, "involvedObject": {}},
 }
 
 
@@ -201,9 +202,14 @@ _CONDITION_ZEROS: dict[tuple[str, str], dict[str, Any]] = {
     ("", "pods"): {"lastProbeTime": None, "lastTransitionTime": None},
     ("", "services"): {"lastTransitionTime": None, "reason": "", "message": ""},
 }
+# Top-level fields a core v1 Event always has (structs and strings Go does not omit).
+_EVENT_ZEROS = {"source": {}, "firstTimestamp": None, "lastTimestamp": None, "eventTime": None,
+                "reportingComponent": "", "reportingInstance": ""}
 
 
 def _status_zeros(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    if kind.key == ("", "events"):
+        return obj if all(k in obj for k in _EVENT_ZEROS) else {**copy.deepcopy(_EVENT_ZEROS), **obj}
     zeros = _CONDITION_ZEROS.get(kind.key)
     status = obj.get("status")
     if zeros is None or not isinstance(status, dict):
@@ -256,6 +262,10 @@ def tidy(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     if kind.crd is None:
         for key in ("data", "binaryData", "stringData"):
             if key in obj and not obj[key]:
+                del obj[key]
+    if kind.key == ("", "events"):  # a core Event's omitempty strings and count
+        for key in ("reason", "message", "type", "action", "count"):
+            if key in obj and obj[key] in ("", 0, None) and obj[key] is not False:
                 del obj[key]
     return obj
 

@@ -326,9 +326,47 @@ _SPEC: dict[tuple[str, str], Any] = {
 }
 
 
-def object_causes(kind: Kind, obj: dict[str, Any]) -> list[Cause]:
+def object_causes(kind: Kind, obj: dict[str, Any], ns: str | None = None) -> list[Cause]:
+    """``ns``: the request's namespace (a new object's metadata does not hold it yet)."""
+    if kind.key == ("", "events"):
+        return _core_event(obj, ns or (obj.get("metadata") or {}).get("namespace") or "")
     rule = _SPEC.get(kind.key)
     return rule(obj) if rule else []
+
+
+_QUALIFIED_SHAPE = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+                    "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+def _core_event(obj: dict[str, Any], ns: str) -> list[Cause]:
+    """A core v1 Event (legacyValidateEvent): without eventTime, its involved object's namespace is its
+    own; with one, the reporting fields an events.k8s.io Event has are required (at most 128 characters)."""
+    out: list[Cause] = []
+    involved = (obj.get("involvedObject") or {}).get("namespace") or "" if isinstance(
+        obj.get("involvedObject"), dict) else ""
+    if not obj.get("eventTime"):
+        if (not involved and ns not in ("", "default")) or (involved and involved != ns):
+            out.append(_invalid("involvedObject.namespace", involved, "does not match event.namespace"))
+        return out
+    if not involved and ns not in ("default", "kube-system"):
+        out.append(_invalid("involvedObject.namespace", involved, "does not match event.namespace"))
+    component = obj.get("reportingComponent") or ""
+    if not component:
+        out.append(_required("reportingComponent"))
+    found = names.qualified_name(component)
+    if not component:
+        found = [*found, _QUALIFIED_SHAPE]
+    out += [_invalid("reportingComponent", component, why) for why in found]
+    for field in ("reportingInstance", "action", "reason"):
+        value = obj.get(field) or ""
+        if not value:
+            out.append(_required(field))
+        elif len(value) > 128:
+            out.append(_invalid(field, "", "can have at most 128 characters"))
+    if len(obj.get("message") or "") > 4096:
+        out.append(_invalid("message", "", "can have at most 4096 characters"))
+    return out
 
 
 # --- immutability per kind ---------------------------------------------------------------------------

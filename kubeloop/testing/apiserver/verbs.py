@@ -136,7 +136,7 @@ class Api:
         uid = str(uuid.uuid4())
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
             objects.job_selector(obj, uid)
-        obj = objects.validate_create(kind, version, obj)
+        obj = objects.validate_create(kind, version, obj, ns)
         if meta.get("resourceVersion"):  # refused by the storage, after validation
             raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         if kind.namespaced:
