@@ -892,6 +892,16 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", CORE_EVENTS + "/a", {"involvedObject": {"name": "z"}, "count": 3}, MERGE),
         Req("POST", CORE_EVENTS, {**core_event("i"), "count": -1, "message": "x" * 5000}, pick=("metadata.name",)),
         Req("GET", CORE_EVENTS, params=_p(fieldSelector="involvedObject.name=z")),
+        # An apply replaces an atomic map; a core Event takes a finalizer without a domain.
+        Req("PATCH", CORE_EVENTS + "/a", {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "a"},
+                                          "involvedObject": {"kind": "ConfigMap", "name": "z"}}, APPLY,
+            _p(fieldManager="m", force="true"), brief=True),
+        Req("PATCH", CORE_EVENTS + "/a", {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "a"},
+                                          "involvedObject": {"kind": "ConfigMap", "name": "z", "namespace": "{ns}"}},
+            APPLY, _p(fieldManager="m", force="true"), pick=("involvedObject",)),
+        Req("POST", CORE_EVENTS, {**core_event("f"), "metadata": {"name": "f", "finalizers": ["nodomain"]}},
+            pick=("metadata.finalizers",)),
+        Req("PATCH", CORE_EVENTS + "/f", {"metadata": {"finalizers": None}}, MERGE, pick=("metadata.name",)),
     ],
     "not_found_paths": [
         Req("GET", CM + "/a/status"),

@@ -263,7 +263,7 @@ def _conflict_error(conflicts: list[tuple[Path, str]]) -> StatusError:
 
 
 def _apply_merge(live: Any, config: Any, path: Path = (), typed: bool = False) -> Any:
-    if isinstance(config, dict) and isinstance(live, dict):
+    if isinstance(config, dict) and isinstance(live, dict) and not _atomic(path, typed):  # (an atomic map: replaced)
         out = dict(live)
         for k, v in config.items():
             out[k] = _apply_merge(live.get(k), v, (*path, f"f:{k}"), typed)

@@ -119,7 +119,8 @@ def finalizer_causes(kind: Kind, finalizers: list[Any]) -> list[Cause]:
 
 def _core_validated(kind: Kind) -> bool:
     """Built-in kinds validated by the core API's metadata rules (CRDs and custom resources are not)."""
-    return kind.crd is None and kind.group not in ("apiextensions.k8s.io", "coordination.k8s.io")
+    return kind.crd is None and kind.group not in ("apiextensions.k8s.io", "coordination.k8s.io") and \
+        kind.key != ("", "events")  # (core Events: apimachinery's rules only; events.k8s.io's: the core API's)
 
 
 def _kube_finalizer_causes(finalizers: list[Any]) -> list[Cause]:
