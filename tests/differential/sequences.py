@@ -903,6 +903,46 @@ SEQUENCES: dict[str, list[Step]] = {
             pick=("metadata.finalizers",)),
         Req("PATCH", CORE_EVENTS + "/f", {"metadata": {"finalizers": None}}, MERGE, pick=("metadata.name",)),
     ],
+    "what_the_long_fuzz_run_found": [
+        # 2026-12-01 (seed 3000): a deletecollection's propagation policy and grace period as query
+        # parameters; a Service's status always holds its load balancer; a PUT or an apply to /status
+        # creates a Service, not a custom resource; a core Event's name is only a path segment; an owner
+        # reference without uid is refused, not an apply conflict.
+        Mark("start", LEASES),
+        Req("POST", LEASES, lease("a", 10), pick=("metadata.name",)),
+        Req("DELETE", LEASES, params=_p(fieldSelector="metadata.name=a", propagationPolicy="Foreground"),
+            pick=("items.*.metadata",)),
+        WaitGone(LEASES + "/a"),
+        Watch(LEASES, since="start"),
+        Req("POST", PODS, pod("p", labels={"app": "x"}), pick=("metadata.name",)),
+        Req("DELETE", PODS, params=_p(labelSelector="app", gracePeriodSeconds="0", propagationPolicy="Background"),
+            pick=("items.*.metadata.name", "items.*.metadata.generation", "items.*.metadata.deletionTimestamp")),
+        WaitGone(PODS + "/p"),
+        Req("POST", SVCS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+                           "spec": {"ports": [{"port": 80}]}}, pick=("status",)),
+        Req("PATCH", SVCS + "/s/status", {"status": {"loadBalancer": {}}}, MERGE, pick=("status",)),
+        Req("PUT", SVCS + "/t/status", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "t"},
+                                        "spec": {"ports": [{"port": 80}]},
+                                        "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}},
+            pick=("metadata.name", "status")),
+        Req("PATCH", SVCS + "/u/status", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "u"},
+                                          "status": {"loadBalancer": {}}}, APPLY, _p(fieldManager="m"), brief=True),
+        Req("PATCH", ECHO + "/missing/status", {"apiVersion": "test.kubeloop.dev/v1", "kind": "Echo",
+                                                "metadata": {"name": "missing"}, "status": 5}, APPLY,
+            _p(fieldManager="m")),
+        Req("POST", CORE_EVENTS, core_event("a..b"), pick=("metadata.name",)),
+        Req("POST", CORE_EVENTS, core_event("z" * 254), pick=("metadata.name",)),
+        Req("POST", CORE_EVENTS, core_event(".."), brief=True),
+        Req("GET", "/api/v1/namespaces/{ns}", pick=("metadata.name",), save={"nsuid": "metadata.uid"}),
+        Req("POST", "/api/v1/namespaces", {"metadata": {"name": "{ns}-o"}}, pick=("metadata.name",)),
+        Req("PATCH", "/api/v1/namespaces/{ns}-o", {"metadata": {"ownerReferences": [
+            {"apiVersion": "v1", "kind": "Namespace", "name": "{ns}", "uid": "{m:nsuid}"}]}}, MERGE,
+            pick=("metadata.name",)),
+        Req("PATCH", "/api/v1/namespaces/{ns}-o", {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": "{ns}-o", "ownerReferences": [{"apiVersion": "v1", "kind": "Namespace", "name": "{ns}"}]}},
+            APPLY, _p(fieldManager="m2"), brief=True),
+        Req("DELETE", "/api/v1/namespaces/{ns}-o", pick=("metadata.name",)),
+    ],
     "not_found_paths": [
         Req("GET", CM + "/a/status"),
         Req("GET", "/api/v1/namespaces/{ns}/nothings"),

@@ -453,3 +453,24 @@ async def test_core_events(fake_client: Client) -> None:
     err = await refused(fake_client.create({**event, "metadata": {"name": "g", "namespace": "default"},
                                             "eventTime": "2026-01-01T00:00:00.000000Z"}))
     assert err.status == 422 and set(fields(err)) == {"action", "reportingComponent", "reportingInstance"}
+
+
+async def test_deletecollection_takes_query_options_and_answers_what_it_read(fake_api: FakeApiServer,
+                                                                            fake_client: Client) -> None:
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l", "namespace": "default"},
+             "spec": {}}
+    made = await fake_client.create(lease)
+    ref = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "name": "l", "uid": made["metadata"]["uid"]}
+    await fake_client.create(cm("dependent", ownerReferences=[ref]))
+    gone = await fake_client.transport.request("DELETE", "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+                                               params={"propagationPolicy": "Orphan"})
+    assert [i["metadata"].get("deletionTimestamp") for i in gone["items"]] == [None]  # as read before the delete
+    await fake_api.settle()
+    assert "ownerReferences" not in (await fake_client.get("configmaps", "dependent", "default"))["metadata"]
+
+
+async def test_a_put_to_a_missing_services_status_creates_it(fake_client: Client) -> None:
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},
+           "spec": {"ports": [{"port": 80}]}, "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}}
+    made = await fake_client.transport.request("PUT", "/api/v1/namespaces/default/services/s/status", body=svc)
+    assert made["status"] == {"loadBalancer": {}}

@@ -35,8 +35,8 @@ def _elem(parent: Path, item: Any, typed: bool = False) -> tuple[str, bool]:
     built-in kind, whose ``status.conditions`` is a list keyed by ``type`` (a CR's is atomic)."""
     if parent == ("f:metadata", "f:finalizers"):
         return "v:" + json.dumps(item, separators=(",", ":")), True
-    if parent == ("f:metadata", "f:ownerReferences") and isinstance(item, dict) and "uid" in item:
-        return "k:" + json.dumps({"uid": item["uid"]}, separators=(",", ":")), True
+    if parent == ("f:metadata", "f:ownerReferences") and isinstance(item, dict):  # (no uid: refused later)
+        return "k:" + json.dumps({"uid": item["uid"]} if "uid" in item else {}, separators=(",", ":")), True
     if typed and parent == ("f:status", "f:conditions") and isinstance(item, dict) and "type" in item:
         return "k:" + json.dumps({"type": item["type"]}, separators=(",", ":")), True
     return "", False

@@ -118,6 +118,7 @@ ZERO: dict[tuple[str, str], dict[str, Any]] = {
                                        "strategy": {}}},
     ("", "pods"): {"spec": {"containers": None}},
     ("", "events"): {"source": {}, "involvedObject": {}},
+    ("coordination.k8s.io", "leases"): {"spec": {}}, ("", "services"): {"spec": {}},
 }
 
 
@@ -153,6 +154,8 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
     if kind.status:
         obj.pop("status", None)
+    if kind.key == ("", "services"):  # a struct Go always writes (so a /status write of it changes nothing)
+        obj["status"] = {"loadBalancer": {}}
     if kind.key == ("", "pods"):
         from kubeloop.testing.apiserver import admission
 
@@ -449,6 +452,8 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
             out["status"] = copy.deepcopy(new["status"])
         else:
             out.pop("status", None)
+        if kind.key == ("", "services") and isinstance(out.get("status"), dict):
+            out["status"].setdefault("loadBalancer", {})
         if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
             # a CRD's status strategy keeps the writer's finalizers (the cleanup finalizer comes this way)
             out["metadata"]["finalizers"] = copy.deepcopy((new.get("metadata") or {}).get("finalizers") or [])

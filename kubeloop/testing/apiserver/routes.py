@@ -232,11 +232,13 @@ class Router:
     def _delete_collection(self, t: Target, q: Any, options: dict[str, Any] | None) -> dict[str, Any]:
         match = _match(t, q)
         listopts.check(q, False)
+        options = options or _query_opts(q)  # (propagationPolicy, gracePeriodSeconds as query parameters too)
         rv = self.api.store.rv  # the list the real server answers is the one it read before deleting
         gone = []
         for obj in self.api.store.items(t.kind.key):
             if (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and match(obj):
-                gone.append(self._view(t, self._delete_one(t, obj, options), in_list=True))
+                self._delete_one(t, obj, options)
+                gone.append(self._view(t, obj, in_list=True))  # (as read before it was deleted)
         return {"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version(t.version),
                 "metadata": {"resourceVersion": str(rv)}, "items": gone}
 

@@ -51,6 +51,10 @@ def _unsupported(field: str, value: Any, supported: list[str]) -> Cause:
 
 
 def name_causes(kind: Kind, name: str) -> list[Cause]:
+    if kind.key == ("", "events"):  # a core v1 Event: only the generic path-segment rule (no length, dots...)
+        bad = [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+        return [_invalid("metadata.name", name, f"may not be '{name}'")] if name in (".", "..") else [
+            _invalid("metadata.name", name, why) for why in bad]
     if kind.key == ("", "namespaces"):
         errs = names.dns1123_label(name)
     elif kind.key == ("", "services"):

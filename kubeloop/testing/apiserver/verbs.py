@@ -196,8 +196,8 @@ class Api:
             raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                      f"({name})")
         old = self.store.get(kind.key, (ns or "", name))
-        if old is None and kind.key in CREATE_ON_UPDATE:
-            return self.create(kind, version, ns, body, manager, subresource)
+        if old is None and kind.key in CREATE_ON_UPDATE:  # (also a PUT to /status: its status is dropped)
+            return self.create(kind, version, ns, body, manager)
         old = self.get(kind, ns, name)
         rv = meta.get("resourceVersion")
         if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:  # the body's uid is a precondition
@@ -303,10 +303,10 @@ class Api:
         old = self.store.get(kind.key, (ns or "", name))
         api_version = kind.api_version(version)
         config = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
+        if old is None and subresource and kind.key not in CREATE_ON_UPDATE:  # before the configuration's types
+            raise errors.not_found(kind.plural, kind.group, name)
         builtin.check_applied(kind, version, name, config)
         if old is None:
-            if subresource:
-                raise errors.not_found(kind.plural, kind.group, name)
             managers = self.managers(kind, None, None)
             merged = managers.apply(field_manager, api_version, "", {}, config, force, self.clock.stamp())
             merged.setdefault("metadata", {})["name"] = name
