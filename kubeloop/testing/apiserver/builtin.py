@@ -179,6 +179,7 @@ def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -
                                      f"to {kind.group}/{version}, Kind={kind.kind}: error decoding from json: "
                                      f"illegal base64 data at input byte {bad_base64_byte(value)}")
         return
+    assert found is not None  # (a custom resource's without one returned above)
     where, _ = found
     node: Any = spec
     value = config

@@ -249,7 +249,7 @@ def _keywords(node: dict[str, Any], path: str) -> list[Cause]:
     if node.get("x-kubernetes-preserve-unknown-fields") is False:
         out.append(_invalid(f"{path}.x-kubernetes-preserve-unknown-fields", False, "must be true or undefined"))
     listed = node.get("x-kubernetes-list-type")
-    items = node.get("items") if isinstance(node.get("items"), dict) else {}
+    items: dict[str, Any] = node["items"] if isinstance(node.get("items"), dict) else {}
     if listed == "set" and items.get("type") not in _SCALARS and items.get("x-kubernetes-map-type") != "atomic":
         out.append(_invalid(f"{path}.items.x-kubernetes-map-type", None, "must be atomic as item of a list with "
                             "x-kubernetes-list-type=set"))

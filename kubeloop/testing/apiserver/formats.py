@@ -59,7 +59,9 @@ def is_datetime(value: str) -> bool:
     if len(parts) < 2 or not is_date(parts[0]):
         return False
     m = _TIME.match(parts[1])
-    return bool(m) and m.group(1) <= "23" and m.group(2) <= "59" and m.group(3) <= "59"
+    if m is None:
+        return False
+    return m.group(1) <= "23" and m.group(2) <= "59" and m.group(3) <= "59"
 
 
 _GO_DURATION = re.compile(r"[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+")

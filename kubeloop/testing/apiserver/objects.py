@@ -206,7 +206,7 @@ _CONDITION_ZEROS: dict[tuple[str, str], dict[str, Any]] = {
     ("", "services"): {"lastTransitionTime": None, "reason": "", "message": ""},
 }
 # Top-level fields a core v1 Event always has (structs and strings Go does not omit).
-_EVENT_ZEROS = {"source": {}, "firstTimestamp": None, "lastTimestamp": None, "eventTime": None,
+_EVENT_ZEROS: dict[str, Any] = {"source": {}, "firstTimestamp": None, "lastTimestamp": None, "eventTime": None,
                 "reportingComponent": "", "reportingInstance": ""}
 
 
