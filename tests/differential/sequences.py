@@ -84,6 +84,71 @@ def gizmo(group: str, name: str, **spec: Any) -> dict[str, Any]:
             "spec": {"minReplicas": 1, "maxReplicas": 2, **spec}}
 
 
+def _fmt(name: str) -> dict[str, Any]:
+    return {"type": "string", "format": name}
+
+
+_FORMATS = ("date-time", "datetime", "date", "duration", "byte", "uuid", "uuid4", "ipv4", "ipv6", "cidr", "mac",
+            "hostname", "email", "uri", "password", "bsonobjectid", "isbn", "creditcard", "ssn", "hexcolor",
+            "rgbcolor", "int32", "nosuchformat")
+
+
+def keyword_crd(group: str, **extra_properties: Any) -> dict[str, Any]:
+    """A CRD with every format and keyword the fake validates custom resources by (and CEL rules)."""
+    spec = {"type": "object", "properties": {
+        **{f.replace("-", "_"): _fmt(f) for f in _FORMATS},
+        "ios": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "i32": {"type": "integer", "format": "int32"},
+        "obj": {"type": "object", "maxProperties": 2, "minProperties": 1, "additionalProperties": {"type": "string"}},
+        "one": {"type": "object", "maxProperties": 1, "additionalProperties": {"type": "string"}},
+        "short": {"type": "string", "maxLength": 1},
+        "few": {"type": "array", "maxItems": 1, "items": {"type": "string"}},
+        "set": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "iset": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "integer"}},
+        "map": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "required": ["name"], "properties": {
+                    "name": {"type": "string"}, "v": {"type": "integer"}}}},
+        "map2": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "port"],
+                 "items": {"type": "object", "required": ["name"], "properties": {
+                     "name": {"type": "string"}, "port": {"type": "integer", "default": 80}}}},
+        "any": {"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 1}]},
+        "one_of": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                   "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        "any_of": {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                   "anyOf": [{"required": ["a"]}, {"properties": {"b": {"maxLength": 1}}, "required": ["b"]}]},
+        "all": {"type": "integer", "allOf": [{"minimum": 5}, {"maximum": 6}]},
+        "not": {"type": "integer", "not": {"minimum": 5}},
+        "arr": {"type": "array", "items": {"type": "integer", "anyOf": [{"minimum": 5}, {"maximum": 1}]}},
+        "mult": {"type": "integer", "multipleOf": 3}, "multf": {"type": "number", "multipleOf": 0.5},
+        "mult25": {"type": "number", "multipleOf": 2.5}, "multi": {"type": "integer", "multipleOf": 0.1},
+        "cel": {"type": "integer", "maximum": 10, "x-kubernetes-validations": [{"rule": "self != 7",
+                                                                               "message": "not seven"}]},
+        **extra_properties},
+        "x-kubernetes-validations": [{"rule": "!has(self.mult) || self.mult != 9", "message": "mult not nine"}]}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"probes.{group}"},
+            "spec": {"group": group, "scope": "Namespaced", "names": {"kind": "Probe", "plural": "probes"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]}}
+
+
+_K = "{ns}.keywords.kubeloop.dev"
+_PROBES = "/apis/{ns}.keywords.kubeloop.dev/v1/namespaces/{ns}/probes"
+_KW_CRD = CRDS_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def _probe(name: str, **spec: Any) -> Req:
+    body = {"apiVersion": f"{_K}/v1", "kind": "Probe", "metadata": {"name": name}, "spec": spec}
+    return Req("POST", _PROBES, body, pick=("spec",))
+
+
+def _bad_keyword(**extra: Any) -> list[Step]:
+    """A CRD with one more property: refused, or created and deleted."""
+    name = f"{CRDS_PATH}/probes.{_K}"
+    return [Req("POST", CRDS_PATH, keyword_crd(_K, **extra), pick=("metadata.name", "spec.versions")),
+            Req("DELETE", name, pick=("metadata.name",)), WaitGone(name)]
+
+
 _G = "{ns}.cel.kubeloop.dev"
 _GIZMOS = "/apis/{ns}.cel.kubeloop.dev/v1/namespaces/{ns}/gizmos"
 
@@ -104,7 +169,14 @@ def event(name: str) -> dict[str, Any]:
             "regarding": {"kind": "ConfigMap", "namespace": "{ns}", "name": "x", "apiVersion": "v1"}}
 
 
+def core_event(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name}, "involvedObject": {
+        "kind": "ConfigMap", "namespace": "{ns}", "name": "a", "apiVersion": "v1"}, "reason": "Did", "message": "m",
+        "type": "Normal", "source": {"component": "diffcore"}}
+
+
 PODS = "/api/v1/namespaces/{ns}/pods"
+SVCS = "/api/v1/namespaces/{ns}/services"
 JOBS = "/apis/batch/v1/namespaces/{ns}/jobs"
 _POD_PICK = ("metadata.name", "metadata.finalizers", "metadata.deletionGracePeriodSeconds", "spec.nodeName")
 
@@ -613,6 +685,263 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("POST", CM, cm("c", labels={"dc": "no"})),
         Req("DELETE", CM, params=_p(labelSelector="dc=yes")),
         Req("GET", CM, params=_p(labelSelector="dc")),
+    ],
+    "list_options_are_validated": [
+        # apimachinery's ValidateListOptions (one 422 with every cause), then the resourceVersion's parse:
+        # 400 on a list, 500 on a watch or a get; sendInitialEvents without bookmarks, or false.
+        Req("POST", CM, cm("i", labels={"init": "x"}), pick=("metadata.name",)),
+        *[Req("GET", CM, params=p) for p in (
+            _p(resourceVersionMatch="Exact"), _p(resourceVersionMatch="NotOlderThan"),
+            _p(resourceVersionMatch="Bogus"), _p(resourceVersionMatch="exact", resourceVersion="1"),
+            _p(resourceVersionMatch="Exact", resourceVersion="0"),
+            _p(resourceVersionMatch="Bogus", **{"continue": "x"}), _p(sendInitialEvents="true"),
+            _p(sendInitialEvents="false", resourceVersion="0"), _p(resourceVersion="abc"),
+            _p(resourceVersion="-1", limit="1"), _p(resourceVersion="abc", resourceVersionMatch="Bogus"),
+            _p(resourceVersionMatch="NotOlderThan", resourceVersion="0", labelSelector="init=x"),
+            _p(watch="1", resourceVersionMatch="Exact", resourceVersion="1"),
+            _p(watch="1", resourceVersionMatch="NotOlderThan", resourceVersion="0"),
+            _p(watch="1", sendInitialEvents="false"), _p(watch="1", resourceVersionMatch="Bogus", **{"continue": "x"}),
+            _p(watch="1", sendInitialEvents="true", resourceVersionMatch="Exact"),
+            _p(watch="1", sendInitialEvents="true", resourceVersionMatch="NotOlderThan", **{"continue": "x"}),
+            _p(watch="1", resourceVersion="abc"))],
+        Req("GET", CM + "/i", params=_p(resourceVersion="abc")),
+        Req("DELETE", CM, params=_p(resourceVersionMatch="Exact")),
+        Req("DELETE", CM, params=_p(resourceVersionMatch="Bogus", resourceVersion="1")),
+        Watch(CM, params=_p(sendInitialEvents="true", resourceVersionMatch="NotOlderThan", labelSelector="init=x")),
+        Watch(CM, params=_p(sendInitialEvents="false", resourceVersionMatch="NotOlderThan", labelSelector="init=x")),
+    ],
+    "legacy_watch_paths": [
+        # /watch/ paths are watches (of one object when they name it), whatever ?watch says.
+        Mark("start", CM),
+        Req("POST", CM, cm("a", {"k": "1"})),
+        Req("POST", CM, cm("b", {"k": "1"})),
+        Req("PATCH", CM + "/a", {"data": {"k": "2"}}, MERGE),
+        Watch("/api/v1/watch/namespaces/{ns}/configmaps", since="start"),
+        Watch("/api/v1/watch/namespaces/{ns}/configmaps/a", since="start"),
+        Watch("/api/v1/watch/namespaces/{ns}/configmaps/a", since="start",
+              params=_p(fieldSelector="metadata.name=a")),
+        Watch("/api/v1/watch/namespaces/{ns}/configmaps/a", since="start",
+              params=_p(fieldSelector="metadata.name=b")),
+        Watch("/api/v1/watch/namespaces/{ns}/configmaps", since="start", params=_p(watch="false")),
+        Watch("/apis/test.kubeloop.dev/v1/watch/namespaces/{ns}/echoes", since="start"),
+        Req("GET", "/api/v1/watch/namespaces/{ns}/configmaps/a/status"),
+        Req("POST", "/api/v1/watch/namespaces/{ns}/configmaps", cm("c")),
+        Req("GET", "/api/v1/watch/namespaces/{ns}/nothings"),
+        Req("GET", "/api/v1/watch/namespaces/{ns}/configmaps", params=_p(resourceVersion="abc")),
+    ],
+    "size_limits": [
+        # A ConfigMap's values (binaryData decoded) and a Secret's decoded data (stringData merged) hold at
+        # most 1 MiB; a custom resource must fit etcd's 1.5 MiB request (the real server drops its
+        # managedFields to make it fit, but not for an apply); over 2 MiB the etcd client refuses to send.
+        Req("POST", CM, cm("full", {"k": "x" * 1048576}), pick=("metadata.name",)),
+        Req("POST", CM, cm("over", {"k": "x" * 1048577}), pick=("metadata.name",)),
+        Req("POST", CM, {**cm("both", {"k": "x" * 600000}), "binaryData": {"b": "eHh4" * 200000}},
+            pick=("metadata.name",)),
+        Req("POST", CM, {**cm("dup", {"k": "x"}), "binaryData": {"k": "eA=="}}),
+        Req("PATCH", CM + "/full", {"data": {"k": "x" * 1048577}}, MERGE, pick=("metadata.name",)),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s1"},
+                              "data": {"k": "eHh4" * 349526}}, pick=("metadata.name",)),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s2"},
+                              "data": {"k": "eHh4" * 349525}, "stringData": {"z": "yy"}}, pick=("metadata.name",)),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s3"},
+                              "data": {"k": "eHh4" * 349525}}, pick=("metadata.name",)),
+        Req("POST", ECHO, echo("a", message="x" * 1400000), pick=("metadata.name", "metadata.managedFields")),
+        Req("POST", ECHO, echo("m", message="x" * 1572400), pick=("metadata.name", "metadata.managedFields")),
+        Req("POST", ECHO, echo("b", message="x" * 1600000), pick=("metadata.name",)),
+        Req("POST", ECHO, echo("c", message="x" * 2500000), pick=("metadata.name",)),
+        Req("PATCH", ECHO + "/d", echo("d", message="x" * 1572300), APPLY, _p(fieldManager="m"),
+            pick=("metadata.name",)),
+        Req("PATCH", ECHO + "/a", {"spec": {"message": "y" * 1572200}}, MERGE, pick=("metadata.managedFields",)),
+        Req("PATCH", ECHO + "/a", {"spec": {"message": "y" * 1600000}}, MERGE, pick=("metadata.name",)),
+        Req("GET", ECHO + "/a", pick=("spec.message",)),
+    ],
+    "custom_resource_formats_and_keywords": [
+        # format (as kube-openapi's strfmt checks them; an unknown format, or int32, is not checked),
+        # min/maxProperties, multipleOf (an integer against the factor truncated), list-type set and map
+        # (each second appearance), allOf/anyOf/oneOf/not; CEL rules run unless a type, format, required,
+        # enum, too long or too many error blocks them (then a cause says they were not checked).
+        Req("POST", CRDS_PATH, keyword_crd(_K), pick=("metadata.name",)),
+        WaitFor(f"{CRDS_PATH}/probes.{_K}", "status.conditions.1.status", "True"),
+        WaitFor("/apis/" + _K + "/v1", "kind", "APIResourceList"),
+        WaitFor(_PROBES, "kind", "ProbeList"),
+        _probe("ok", date_time="2026-01-01T00:00:00Z", date="2026-01-01", duration="1h", byte="aGk=",
+               uuid="0d6a1bc0-1111-4222-8333-444455556666", ipv4="1.2.3.4", ipv6="::1", cidr="10.0.0.0/8",
+               mac="00:11:22:33:44:55", hostname="ab.cd", email="a@b.c", uri="http://x/y", ios=3, obj={"a": "b"},
+               set=["a", "b"], map=[{"name": "a"}, {"name": "b"}], any=7, mult=6, multf=1.5, mult25=7.5),
+        *[_probe(f"f{i}", **{field: value}) for i, (field, value) in enumerate((
+            ("date_time", "nope"), ("date_time", "2026-01-01"), ("date_time", "2026-01-01t00:00:00z"),
+            ("date_time", "2026-01-01T00:00:00"), ("date_time", "2026-01-01T25:00:00Z"), ("datetime", "x"),
+            ("date", "2026-13-01"), ("date", "2026-1-1"), ("duration", "5 days"), ("duration", "10"),
+            ("duration", "P1D"), ("duration", "-1h"), ("byte", "aGk"), ("byte", ""), ("uuid", "nope"),
+            ("uuid", "0D6A1BC0111142228333444455556666"), ("uuid4", "0d6a1bc0-1111-3222-8333-444455556666"),
+            ("ipv4", "1.2.3"), ("ipv4", "01.2.3.4"), ("ipv4", "::ffff:1.2.3.4"), ("ipv6", "1.2.3.4"),
+            ("cidr", "10.0.0.1/8"), ("cidr", "10.0.0.0"), ("mac", "0011.2233.4455"), ("mac", "00:11:22"),
+            ("hostname", "a.b"), ("hostname", "my-host"), ("hostname", "a-b.com"), ("hostname", "1a.b"),
+            ("email", "A <a@b.c>"), ("email", "nope"), ("uri", "/rel/path"), ("uri", "nope"), ("uri", "http://x y"),
+            ("password", ""), ("bsonobjectid", "nope"), ("isbn", "123"), ("creditcard", "1234"), ("ssn", "12"),
+            ("hexcolor", "#12"), ("rgbcolor", "rgb(1,2)"), ("int32", "abc"), ("nosuchformat", "any"),
+            ("i32", 4294967296)))],
+        _probe("obj-max", obj={"a": "1", "b": "2", "c": "3"}), _probe("obj-min", obj={}),
+        _probe("one", one={"a": "1", "b": "2"}), _probe("short", short="ab"), _probe("few", few=["a", "b"]),
+        _probe("set", set=["a", "b", "a", "a"]), _probe("iset", iset=[1, 2, 1]),
+        _probe("map", map=[{"name": "a", "v": 1}, {"name": "a", "v": 2}]),
+        _probe("map2", map2=[{"name": "a"}, {"name": "a", "port": 80}]),
+        _probe("any", any=3), _probe("one-of-0", one_of={}), _probe("one-of-2", one_of={"a": "x", "b": "y"}),
+        _probe("any-of-1", any_of={"b": "xy"}), _probe("all", all=7), _probe("not", **{"not": 6}),
+        _probe("arr", arr=[7, 3, 0]), _probe("mult", mult=4), _probe("multf", multf=1.2), _probe("mult25", mult25=7),
+        _probe("multi", multi=3),
+        _probe("cel", cel=7), _probe("cel-max", cel=11),
+        _probe("cel-and-max", cel=7, obj={"a": "1", "b": "2", "c": "3"}),
+        _probe("cel-and-dup", mult=9, set=["a", "a"]), _probe("cel-and-format", mult=9, date="x"),
+        _probe("cel-and-any", mult=9, any=3),
+        Req("DELETE", f"{CRDS_PATH}/probes.{_K}", pick=("metadata.name",)),
+        WaitGone(f"{CRDS_PATH}/probes.{_K}"),
+        # What the CRD's own validation refuses in a schema, and an unknown key it drops.
+        *_bad_keyword(typo={"type": "integer", "minimun": 3, "x-kubernetes-bogus": 1}),
+        *_bad_keyword(u={"type": "array", "uniqueItems": True, "items": {"type": "string"}}),
+        *_bad_keyword(r={"$ref": "#/definitions/x"}),
+        *_bad_keyword(pp={"type": "object", "patternProperties": {"^a": {"type": "string"}}}),
+        *_bad_keyword(defs={"type": "object", "definitions": {"a": {"type": "string"}}}),
+        *_bad_keyword(sch={"type": "string", "$schema": "x"}),
+        *_bad_keyword(items={"type": "array", "items": [{"type": "string"}]}),
+        *_bad_keyword(both={"type": "object", "properties": {"a": {"type": "string"}},
+                            "additionalProperties": {"type": "string"}}),
+        *_bad_keyword(pu={"type": "object", "x-kubernetes-preserve-unknown-fields": False}),
+        *_bad_keyword(setobj={"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "object"}}),
+        *_bad_keyword(mapnokey={"type": "array", "x-kubernetes-list-type": "map", "items": {"type": "object"}}),
+        *_bad_keyword(anyt={"type": "integer", "anyOf": [{"type": "integer", "minimum": 1}]}),
+        *_bad_keyword(anyd={"type": "integer", "anyOf": [{"minimum": 1, "description": "d", "default": 2}]}),
+        *_bad_keyword(anyn={"type": "integer", "anyOf": [{"nullable": True}], "not": {"title": "t"}}),
+        *_bad_keyword(anyx={"type": "integer", "allOf": [{"x-kubernetes-validations": [{"rule": "self > 1"}]}]}),
+        *_bad_keyword(ok={"type": "string", "externalDocs": {"url": "http://x"}, "example": "e", "title": "t",
+                          "uniqueItems": False}),
+    ],
+    "status_writes": [
+        # A built-in's /status write keeps the writer's metadata (not a pod's owner references, nor a
+        # Deployment's labels) and is checked by its status rules; a custom resource's status is pruned and
+        # checked by the status schema (its messages name fields from there); an apply names its type.
+        Req("POST", CM, cm("o"), save={"owner": "metadata.uid"}, pick=("metadata.name",)),
+        *[step for base, body in (
+            (PODS, pod("p")), (SVCS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+                                      "spec": {"ports": [{"port": 80}]}}),
+            (DEPLOY, deployment("d", [{"name": "app", "image": "nginx:1"}])), (STS, sts("w")), (DS, ds("w")),
+            (JOBS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {
+                "suspend": True, "template": {"spec": {"containers": [{"name": "c", "image": "busybox:1"}],
+                                                       "restartPolicy": "Never"}}}}),
+            ("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "{ns}-z"}}))
+          for step in (
+            Req("POST", base, body, pick=("metadata.name", "metadata.labels")),
+            Req("PATCH", f"{base}/{body['metadata']['name']}/status", {"metadata": {
+                "labels": {"x": "y"}, "annotations": {"a": "b"}, "finalizers": ["x.dev/f"],
+                **({} if body["kind"] == "Namespace" else {  # (a namespace has no namespaced owner)
+                    "ownerReferences": [_owner("o", "{m:owner}", block=False)]})}}, MERGE,
+                pick=("metadata.labels", "metadata.annotations", "metadata.finalizers", "metadata.ownerReferences")),
+            Req("PATCH", f"{base}/{body['metadata']['name']}/status", {"metadata": {"labels": {"a b": "c"}}}, MERGE,
+                brief=True, pick=("metadata.labels",)),
+            Req("PATCH", f"{base}/{body['metadata']['name']}", {"metadata": {"finalizers": None,
+                                                                            "ownerReferences": None}}, MERGE,
+                pick=("metadata.finalizers",)))],
+        Req("PATCH", PODS + "/p/status", {"status": {"phase": "Running"}}, MERGE, pick=("status.phase",)),
+        Req("PATCH", PODS + "/p/status", {"status": {"phase": "Bogus"}}, MERGE, pick=("status.phase",)),
+        Req("PATCH", PODS + "/p/status", {"status": {"conditions": [{"type": "Ready", "status": "Maybe"}]}}, MERGE,
+            pick=("status.conditions",)),
+        Req("PATCH", PODS + "/p/status", {"status": {"podIP": "nope"}}, MERGE, brief=True),
+        Req("PATCH", PODS + "/p/status", {"metadata": {"labels": {"x": "z"}}, "spec": {"nodeName": "other"}}, MERGE,
+            pick=("metadata.labels", "spec.nodeName")),
+        Req("PATCH", SVCS + "/s/status", {"status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}}, MERGE,
+            brief=True),
+        Req("PATCH", SVCS + "/s/status", {"status": {"conditions": [{"type": "x", "status": "True"}]}}, MERGE,
+            pick=("status",)),
+        Req("PATCH", DEPLOY + "/d/status", {"status": {"replicas": -1}}, MERGE, brief=True),
+        Req("PATCH", DEPLOY + "/d/status", {"status": {"replicas": 1, "readyReplicas": 2}}, MERGE, brief=True),
+        Req("PATCH", DEPLOY + "/d/status", {"status": {"replicas": "x"}}, MERGE, brief=True),
+        Req("PATCH", STS + "/w/status", {"status": {"replicas": 0, "readyReplicas": 1}}, MERGE, brief=True),
+        Req("PATCH", DS + "/w/status", {"status": {"numberReady": -1}}, MERGE, brief=True),
+        Req("PATCH", "/api/v1/namespaces/{ns}-z/status", {"status": {"phase": "Terminating"}}, MERGE),
+        Req("POST", ECHO, echo("e"), pick=("metadata.name",)),
+        Req("PATCH", ECHO + "/e/status", {"status": {"seen": 5}}, MERGE),
+        Req("PATCH", ECHO + "/e/status", {"status": 5}, MERGE),
+        Req("PATCH", ECHO + "/e/status", {"status": {"conditions": "x"}}, MERGE),
+        Req("PATCH", ECHO + "/e/status", {"status": {"seen": "x", "bogus": 1, "conditions": [{"a": 1}]}}, MERGE),
+        Req("PATCH", ECHO + "/e/status", {"status": {"seen": "y"}}, APPLY, _p(fieldManager="m")),
+        Req("PATCH", ECHO + "/e/status", {"apiVersion": "test.kubeloop.dev/v1", "kind": "Echo",
+                                          "metadata": {"name": "e"}, "status": {"seen": 3}}, APPLY,
+            _p(fieldManager="m")),
+        Req("PATCH", ECHO + "/e", {"apiVersion": "test.kubeloop.dev/v1", "kind": "Echo", "metadata": {"name": "e"},
+                                   "spec": {"copies": "x"}}, APPLY, _p(fieldManager="m")),
+        Req("PATCH", CM + "/x", {"apiVersion": "v1", "metadata": {"name": "x"}, "data": {"a": "b"}}, APPLY,
+            _p(fieldManager="m")),
+        Req("GET", ECHO + "/e"),
+        Req("DELETE", "/api/v1/namespaces/{ns}-z", pick=("metadata.name",)),
+    ],
+    "core_events": [
+        # A core v1 Event: without eventTime its involved object is in its namespace; with one, it needs
+        # the reporting fields. Go writes its zero structs and times; its involved object is owned whole.
+        Req("POST", CORE_EVENTS, core_event("a")),
+        Req("POST", CORE_EVENTS, {**core_event("b"), "involvedObject": {"kind": "ConfigMap", "namespace": "other",
+                                                                        "name": "a"}}),
+        Req("POST", CORE_EVENTS, {**core_event("c"), "involvedObject": {"kind": "ConfigMap", "name": "a"}}),
+        Req("POST", CORE_EVENTS, {**core_event("d"), "eventTime": "2026-01-01T00:00:00.000000Z"}),
+        Req("POST", CORE_EVENTS, {**core_event("e"), "type": "Odd", "reason": ""}),
+        Req("POST", CORE_EVENTS, {**core_event("g"), "eventTime": "2026-01-01T00:00:00.000000Z",
+                                  "reportingComponent": "fuzz.kubeloop.dev/c", "reportingInstance": "i",
+                                  "action": "Do"}),
+        Req("POST", CORE_EVENTS, {**core_event("h"), "eventTime": "2026-01-01T00:00:00.000000Z",
+                                  "reportingComponent": "bad comp", "reportingInstance": "i" * 200, "action": "Do"}),
+        Req("PUT", CORE_EVENTS + "/a", {**core_event("a"), "message": "changed", "reason": "Other"}),
+        Req("PATCH", CORE_EVENTS + "/a", {"involvedObject": {"name": "z"}, "count": 3}, MERGE),
+        Req("POST", CORE_EVENTS, {**core_event("i"), "count": -1, "message": "x" * 5000}, pick=("metadata.name",)),
+        Req("GET", CORE_EVENTS, params=_p(fieldSelector="involvedObject.name=z")),
+        # An apply replaces an atomic map; a core Event takes a finalizer without a domain.
+        Req("PATCH", CORE_EVENTS + "/a", {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "a"},
+                                          "involvedObject": {"kind": "ConfigMap", "name": "z"}}, APPLY,
+            _p(fieldManager="m", force="true"), brief=True),
+        Req("PATCH", CORE_EVENTS + "/a", {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "a"},
+                                          "involvedObject": {"kind": "ConfigMap", "name": "z", "namespace": "{ns}"}},
+            APPLY, _p(fieldManager="m", force="true"), pick=("involvedObject",)),
+        Req("POST", CORE_EVENTS, {**core_event("f"), "metadata": {"name": "f", "finalizers": ["nodomain"]}},
+            pick=("metadata.finalizers",)),
+        Req("PATCH", CORE_EVENTS + "/f", {"metadata": {"finalizers": None}}, MERGE, pick=("metadata.name",)),
+    ],
+    "what_the_long_fuzz_run_found": [
+        # 2026-12-01 (seed 3000): a deletecollection's propagation policy and grace period as query
+        # parameters; a Service's status always holds its load balancer; a PUT or an apply to /status
+        # creates a Service, not a custom resource; a core Event's name is only a path segment; an owner
+        # reference without uid is refused, not an apply conflict.
+        Mark("start", LEASES),
+        Req("POST", LEASES, lease("a", 10), pick=("metadata.name",)),
+        Req("DELETE", LEASES, params=_p(fieldSelector="metadata.name=a", propagationPolicy="Foreground"),
+            pick=("items.*.metadata",)),
+        WaitGone(LEASES + "/a"),
+        Watch(LEASES, since="start"),
+        Req("POST", PODS, pod("p", labels={"app": "x"}), pick=("metadata.name",)),
+        Req("DELETE", PODS, params=_p(labelSelector="app", gracePeriodSeconds="0", propagationPolicy="Background"),
+            pick=("items.*.metadata.name", "items.*.metadata.generation", "items.*.metadata.deletionTimestamp")),
+        WaitGone(PODS + "/p"),
+        Req("POST", SVCS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+                           "spec": {"ports": [{"port": 80}]}}, pick=("status",)),
+        Req("PATCH", SVCS + "/s/status", {"status": {"loadBalancer": {}}}, MERGE, pick=("status",)),
+        Req("PUT", SVCS + "/t/status", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "t"},
+                                        "spec": {"ports": [{"port": 80}]},
+                                        "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}},
+            pick=("metadata.name", "status")),
+        Req("PATCH", SVCS + "/u/status", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "u"},
+                                          "status": {"loadBalancer": {}}}, APPLY, _p(fieldManager="m"), brief=True),
+        Req("PATCH", ECHO + "/missing/status", {"apiVersion": "test.kubeloop.dev/v1", "kind": "Echo",
+                                                "metadata": {"name": "missing"}, "status": 5}, APPLY,
+            _p(fieldManager="m")),
+        Req("POST", CORE_EVENTS, core_event("a..b"), pick=("metadata.name",)),
+        Req("POST", CORE_EVENTS, core_event("z" * 254), pick=("metadata.name",)),
+        Req("POST", CORE_EVENTS, core_event(".."), brief=True),
+        Req("GET", "/api/v1/namespaces/{ns}", pick=("metadata.name",), save={"nsuid": "metadata.uid"}),
+        Req("POST", "/api/v1/namespaces", {"metadata": {"name": "{ns}-o"}}, pick=("metadata.name",)),
+        Req("PATCH", "/api/v1/namespaces/{ns}-o", {"metadata": {"ownerReferences": [
+            {"apiVersion": "v1", "kind": "Namespace", "name": "{ns}", "uid": "{m:nsuid}"}]}}, MERGE,
+            pick=("metadata.name",)),
+        Req("PATCH", "/api/v1/namespaces/{ns}-o", {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": "{ns}-o", "ownerReferences": [{"apiVersion": "v1", "kind": "Namespace", "name": "{ns}"}]}},
+            APPLY, _p(fieldManager="m2"), brief=True),
+        Req("DELETE", "/api/v1/namespaces/{ns}-o", pick=("metadata.name",)),
     ],
     "not_found_paths": [
         Req("GET", CM + "/a/status"),

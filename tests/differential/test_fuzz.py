@@ -1,7 +1,8 @@
 """The differential fuzzer: generated request sequences (fuzz.py) over ConfigMaps, Secrets, Namespaces,
-Pods, Services, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, Leases, Events, a custom resource
-and CRDs themselves — valid and invalid input, every verb and patch type, selectors, paging, watches
-from a mark compared event by event — run on the fake and on the real control plane and compared step
+Pods, Services, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, Leases, Events (core v1 and
+events.k8s.io), a custom resource and CRDs themselves — valid and invalid input, every verb and patch
+type, deletecollection, /status writes, selectors, paging, watches from a mark compared event by
+event — run on the fake and on the real control plane and compared step
 by step. A difference fails the test and hypothesis shrinks it to a minimal sequence, unless
 ``explained`` recognises it as one the docs list as not modelled (counted apart; so is every later
 step of a sequence that already differs).
@@ -55,7 +56,10 @@ async def _request(backend: Backend, op: Op, ns: str, marks: dict[str, Any]) -> 
         return {"status": status, "events": [e for e in events if e.get("type") != "BOOKMARK"]}
     if not op.paged:
         status, body = await backend.request(op.method, path, _fill(op.body, ns, marks), op.ct, params)
-        if op.method == "DELETE" and status == 200:
+        if op.method == "DELETE" and status == 200 and op.label.startswith("deletecollection"):
+            for item in (body or {}).get("items") or []:  # each as a delete of its own
+                await _collected(backend, f"{path}/{item['metadata']['name']}")
+        elif op.method == "DELETE" and status == 200:
             await _collected(backend, path, gone=op.kind in ("Namespace", CRD))
         if op.kind == CRD and op.method == "POST" and status == 201:  # its cleanup finalizer comes with it
             await _established(backend, f"{path}/{body['metadata']['name']}")

@@ -266,3 +266,211 @@ async def test_generated_names_survive_a_seeded_random_and_a_taken_name(
     monkeypatch.setattr(objects.RNG, "choices", lambda alphabet, k: [next(picks) for _ in range(k)])
     again = await fake_client.create({**cm(""), "metadata": {"generateName": "g-", "namespace": "default"}})
     assert again["metadata"]["name"] == "g-zzzzz"
+
+
+@pytest.mark.parametrize(("params", "causes"), [
+    ({"resourceVersionMatch": "Exact"},
+     ["Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"]),
+    ({"resourceVersionMatch": "Bogus", "resourceVersion": "5"},
+     ['Unsupported value: "Bogus": supported values: "Exact", "NotOlderThan", ""']),
+    ({"resourceVersionMatch": "Exact", "resourceVersion": "0"},
+     ['Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"']),
+    ({"resourceVersionMatch": "NotOlderThan", "resourceVersion": "1", "continue": "x"},
+     ["Forbidden: resourceVersionMatch is forbidden when continue is provided"]),
+    ({"sendInitialEvents": "true"}, ["Forbidden: sendInitialEvents is forbidden for list"]),
+    ({"watch": "1", "resourceVersionMatch": "NotOlderThan", "resourceVersion": "0"},
+     ["Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"]),
+    ({"watch": "1", "sendInitialEvents": "false"},
+     ["Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"]),
+])
+async def test_invalid_list_options_are_422(fake_client: Client, params: dict[str, str], causes: list[str]) -> None:
+    err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps", params=params))
+    assert err.status == 422 and err.message.startswith('ListOptions.meta.k8s.io "" is invalid: ')
+    assert [c["message"] for c in err.causes or []] == causes
+    assert {c["field"] for c in err.causes or []} <= {"resourceVersionMatch", "sendInitialEvents"}
+
+
+async def test_a_resource_version_that_is_not_a_number(fake_client: Client) -> None:
+    why = 'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax'
+    err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps",
+                                                      params={"resourceVersion": "abc"}))
+    assert (err.status, err.message) == (400, f"invalid resource version: {why}")
+    err = await refused(fake_client.transport.request("GET", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt",
+                                                      params={"resourceVersion": "abc"}))
+    assert (err.status, err.message) == (500, why)
+
+
+async def test_send_initial_events_without_bookmarks_or_false(fake_client: Client) -> None:
+    """The real server sends the initial state without ``allowWatchBookmarks`` (no bookmark then), and
+    nothing of it for ``sendInitialEvents=false``."""
+    await fake_client.create(cm("i", labels={"init": "x"}))
+    base = {"watch": "1", "timeoutSeconds": "1", "resourceVersionMatch": "NotOlderThan", "labelSelector": "init=x"}
+    seen = [e async for e in fake_client.transport.stream(CMS.format(ns="default"), params={
+        **base, "sendInitialEvents": "true"}, read_timeout=5)]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in seen] == [("ADDED", "i")]
+    seen = [e async for e in fake_client.transport.stream(CMS.format(ns="default"), params={
+        **base, "sendInitialEvents": "false"}, read_timeout=5)]
+    assert seen == []
+
+
+async def test_legacy_watch_paths_are_watches(fake_client: Client) -> None:
+    await fake_client.create(cm("a"))
+    await fake_client.create(cm("b"))
+    seen = [e async for e in fake_client.transport.stream("/api/v1/watch/namespaces/default/configmaps/a",
+                                                          params={"timeoutSeconds": "1"}, read_timeout=5)]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in seen] == [("ADDED", "a")]
+    seen = [e async for e in fake_client.transport.stream("/api/v1/watch/namespaces/default/configmaps",
+                                                          params={"timeoutSeconds": "1"}, read_timeout=5)]
+    assert {e["object"]["metadata"]["name"] for e in seen} == {"a", "b", "kube-root-ca.crt"}
+    err = await refused(fake_client.transport.request("GET", "/api/v1/watch/namespaces/default/configmaps/a",
+                                                      params={"fieldSelector": "metadata.name=b"}))
+    assert (err.status, err.message) == (400, "fieldSelector metadata.name doesn't match requested name")
+    err = await refused(fake_client.transport.request("POST", "/api/v1/watch/namespaces/default/configmaps",
+                                                      body=cm("c")))
+    assert err.status == 405
+
+
+async def test_configmap_and_secret_data_hold_at_most_1_mib(fake_client: Client) -> None:
+    await fake_client.create({**cm("full"), "data": {"k": "x" * 1048576}})
+    err = await refused(fake_client.create({**cm("over"), "data": {"k": "x" * 1048577}}))
+    assert err.status == 422 and err.causes == [
+        {"reason": "FieldValueTooLong", "message": "Too long: may not be more than 1048576 bytes", "field": "[]"}]
+    err = await refused(fake_client.create({**cm("dup"), "binaryData": {"k": "eA=="}}))
+    assert err.status == 422 and fields(err) == ["data[k]"]
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"},
+              "data": {"k": "eHh4" * 349525}}  # 1048575 bytes decoded
+    err = await refused(fake_client.create({**secret, "stringData": {"z": "yy"}}))
+    assert err.status == 422 and fields(err) == ["data"]
+    await fake_client.create(secret)
+
+
+async def test_custom_resources_must_fit_etcd(fake_api: FakeApiServer, fake_client: Client) -> None:
+    """About 1.5 MiB stored: the real server drops managedFields to make a create or patch fit (not an
+    apply), then etcd refuses (500); over 2 MiB its client refuses to send."""
+    await fake_client.create(_THINGS)
+    await fake_api.settle()
+    path = "/apis/x.dev/v1/namespaces/default/things"
+
+    def thing(name: str, size: int) -> dict[str, Any]:
+        return {"apiVersion": "x.dev/v1", "kind": "Thing", "metadata": {"name": name}, "spec": {"m": "x" * size}}
+
+    made = await fake_client.transport.request("POST", path, body=thing("a", 1_400_000))
+    assert made["metadata"]["managedFields"]
+    made = await fake_client.transport.request("POST", path, body=thing("b", 1_572_450))
+    assert "managedFields" not in made["metadata"]
+    err = await refused(fake_client.transport.request("POST", path, body=thing("c", 1_600_000)))
+    assert (err.status, err.message) == (500, "etcdserver: request is too large")
+    err = await refused(fake_client.transport.request("POST", path, body=thing("d", 2_500_000)))
+    assert err.status == 500 and "trying to send message larger than max" in err.message
+    err = await refused(fake_client.transport.request(
+        "PATCH", f"{path}/e", body=thing("e", 1_572_450), content_type="application/apply-patch+yaml",
+        params={"fieldManager": "m"}))
+    assert err.status == 500
+
+
+_THINGS = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "things.x.dev"}, "spec": {
+               "group": "x.dev", "scope": "Namespaced", "names": {"kind": "Thing", "plural": "things"},
+               "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                   "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                       "m": {"type": "string"}}}}}}}]}}
+
+
+@pytest.mark.parametrize("path", [
+    "/api/v1/nodes", "/api/v1/nodes/n", "/api/v1/watch/nodes", "/api/v1/namespaces/default/endpoints",
+    "/api/v1/namespaces/default/persistentvolumeclaims/x", "/api/v1/namespaces/default/replicationcontrollers",
+    "/api/v1/namespaces/default/resourcequotas", "/api/v1/namespaces/default/limitranges",
+    "/apis/apps/v1/namespaces/default/replicasets", "/apis/apps/v1/watch/namespaces/default/replicasets",
+    "/apis/apps/v1/namespaces/default/controllerrevisions/r",
+    "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
+    "/apis/policy/v1", "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+    "/apis/networking.k8s.io/v1/namespaces/default/ingresses", "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+    "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", "/apis/storage.k8s.io/v1/storageclasses",
+])
+@pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
+async def test_unmodelled_kinds_are_refused_by_name(fake_client: Client, path: str, method: str) -> None:
+    """Built-in kinds and groups the real server serves and the fake does not model: 501 naming them and
+    --real-cluster, whatever the verb (never a 404, nor accepted)."""
+    err = await refused(fake_client.transport.request(method, path, body={} if method == "POST" else None))
+    assert err.status == 501 and "--real-cluster" in err.message
+    named = path.split("/")[-2] if path.rsplit("/", 1)[-1] in ("n", "x", "r") else path.rsplit("/", 1)[-1]
+    assert named in err.message
+
+
+async def test_status_writes(fake_api: FakeApiServer, fake_client: Client) -> None:
+    """A built-in's /status write keeps the writer's metadata (not a pod's owner references) and is
+    checked by its status rules; a custom resource's status is pruned and checked by its schema."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}]}}
+    await fake_client.create(pod)
+    merge = "application/merge-patch+json"
+    status = "/api/v1/namespaces/default/pods/p/status"
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "0d6a1bc0-1111-4222-8333-444455556666"}
+    done = await fake_client.transport.request("PATCH", status, content_type=merge, body={
+        "metadata": {"labels": {"x": "y"}, "ownerReferences": [ref]}, "status": {"phase": "Running"}})
+    assert done["metadata"]["labels"] == {"x": "y"} and "ownerReferences" not in done["metadata"]
+    assert done["status"]["phase"] == "Running"
+    err = await refused(fake_client.transport.request("PATCH", status, content_type=merge,
+                                                      body={"status": {"podIP": "nope"}}))
+    assert err.status == 422 and fields(err) == ["status.podIPs[0]"]
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+                  "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+                      "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    await fake_client.create(deployment)
+    err = await refused(fake_client.transport.request(
+        "PATCH", "/apis/apps/v1/namespaces/default/deployments/d/status", content_type=merge,
+        body={"status": {"replicas": 1, "readyReplicas": 2}}))
+    assert err.status == 422 and fields(err) == ["status.readyReplicas"]
+    await fake_client.create(_THINGS | {"spec": {**_THINGS["spec"], "versions": [{
+        **_THINGS["spec"]["versions"][0], "subresources": {"status": {}}, "schema": {"openAPIV3Schema": {
+            "type": "object", "properties": {"spec": {"type": "object"}, "status": {
+                "type": "object", "properties": {"seen": {"type": "string"}}}}}}}]}})
+    await fake_api.settle()
+    things = "/apis/x.dev/v1/namespaces/default/things"
+    await fake_client.transport.request("POST", things, body={"apiVersion": "x.dev/v1", "kind": "Thing",
+                                                              "metadata": {"name": "t"}})
+    err = await refused(fake_client.transport.request("PATCH", f"{things}/t/status", content_type=merge,
+                                                      body={"status": {"seen": 5}}))
+    assert err.causes == [{"reason": "FieldValueTypeInvalid", "field": "status.seen",
+                           "message": 'Invalid value: "integer": seen in body must be of type string: "integer"'}]
+    done = await fake_client.transport.request("PATCH", f"{things}/t/status", content_type=merge,
+                                               body={"status": {"seen": "x", "bogus": 1}})
+    assert done["status"] == {"seen": "x"}
+    err = await refused(fake_client.transport.request(
+        "PATCH", f"{things}/t/status", content_type="application/apply-patch+yaml", params={"fieldManager": "m"},
+        body={"status": {"seen": "y"}}))
+    assert (err.status, err.message) == (400, "invalid object type: /, Kind=")
+
+
+async def test_core_events(fake_client: Client) -> None:
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e", "namespace": "default"},
+             "involvedObject": {"kind": "ConfigMap", "namespace": "default", "name": "a"}, "reason": "R"}
+    made = await fake_client.create(event)
+    assert made["firstTimestamp"] is None and made["source"] == {} and made["reportingComponent"] == ""
+    err = await refused(fake_client.create({**event, "metadata": {"name": "f", "namespace": "default"},
+                                            "involvedObject": {"kind": "ConfigMap", "namespace": "other"}}))
+    assert err.status == 422 and fields(err) == ["involvedObject.namespace"]
+    err = await refused(fake_client.create({**event, "metadata": {"name": "g", "namespace": "default"},
+                                            "eventTime": "2026-01-01T00:00:00.000000Z"}))
+    assert err.status == 422 and set(fields(err)) == {"action", "reportingComponent", "reportingInstance"}
+
+
+async def test_deletecollection_takes_query_options_and_answers_what_it_read(fake_api: FakeApiServer,
+                                                                            fake_client: Client) -> None:
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l", "namespace": "default"},
+             "spec": {}}
+    made = await fake_client.create(lease)
+    ref = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "name": "l", "uid": made["metadata"]["uid"]}
+    await fake_client.create(cm("dependent", ownerReferences=[ref]))
+    gone = await fake_client.transport.request("DELETE", "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+                                               params={"propagationPolicy": "Orphan"})
+    assert [i["metadata"].get("deletionTimestamp") for i in gone["items"]] == [None]  # as read before the delete
+    await fake_api.settle()
+    assert "ownerReferences" not in (await fake_client.get("configmaps", "dependent", "default"))["metadata"]
+
+
+async def test_a_put_to_a_missing_services_status_creates_it(fake_client: Client) -> None:
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"},
+           "spec": {"ports": [{"port": 80}]}, "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}}
+    made = await fake_client.transport.request("PUT", "/api/v1/namespaces/default/services/s/status", body=svc)
+    assert made["status"] == {"loadBalancer": {}}

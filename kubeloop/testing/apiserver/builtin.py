@@ -161,8 +161,12 @@ def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -
         unknown = first_pruned(config, schema.prune(config, declared)) if declared is not None else None
         if unknown:
             raise errors.StatusError(500, "", f"{failed}: .{unknown}: field not declared in schema")
-        return
-    if not found or found[1] == "illegal base64 data":  # a string all the same, to structured-merge-diff
+        found = _first_type_error({k: v for k, v in config.items() if k != "metadata"}, declared, "") \
+            if declared is not None else None
+        if not found or found[1] == "illegal base64 data":  # (a format is no type to structured-merge-diff)
+            return
+        spec = declared
+    if kind.crd is None and (not found or found[1] == "illegal base64 data"):  # a string, to structured-merge-diff
         unknown = first_unknown(kind, version, config)
         if unknown:
             raise errors.StatusError(500, "", f"{failed}: .{unknown}: field not declared in schema")
@@ -175,6 +179,7 @@ def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -
                                      f"to {kind.group}/{version}, Kind={kind.kind}: error decoding from json: "
                                      f"illegal base64 data at input byte {bad_base64_byte(value)}")
         return
+    assert found is not None  # (a custom resource's without one returned above)
     where, _ = found
     node: Any = spec
     value = config

@@ -23,27 +23,34 @@ _PREFIX = {"FieldValueForbidden": "Forbidden", "FieldValueRequired": "Required v
            "FieldValueDuplicate": "Duplicate value"}
 
 
-def _has_rules(node: Any) -> bool:
+def has_rules(node: Any) -> bool:
     if isinstance(node, dict):
-        return RULES in node or any(_has_rules(v) for v in node.values())
+        return RULES in node or any(has_rules(v) for v in node.values())
     if isinstance(node, list):
-        return any(_has_rules(v) for v in node)
+        return any(has_rules(v) for v in node)
     return False
 
 
-def check(kind: Kind, schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-    """Raises 422 with every failed rule (501 when rules exist but cel-python is missing)."""
-    if not _has_rules(schema):
-        return
+def causes(kind: Kind, schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None
+           ) -> list[tuple[str, str, str]]:
+    """Every failed rule (501 when rules exist but cel-python is missing)."""
+    if not has_rules(schema):
+        return []
     try:
         import celpy  # noqa: F401
     except ImportError:
         raise errors.not_served(f"CEL validation rules (x-kubernetes-validations) of {kind.plural}.{kind.group} "
                                 "without cel-python installed (pip install cel-python)") from None
-    causes: list[tuple[str, str, str]] = []
-    _walk(schema, _root_view(obj), _root_view(old) if old is not None else None, "", causes)
-    if causes:
-        raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
+    found: list[tuple[str, str, str]] = []
+    _walk(schema, _root_view(obj), _root_view(old) if old is not None else None, "", found)
+    return found
+
+
+def check(kind: Kind, schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+    """Raises 422 with every failed rule (501 when rules exist but cel-python is missing)."""
+    found = causes(kind, schema, obj, old)
+    if found:
+        raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), found)
 
 
 def _root_view(obj: dict[str, Any]) -> dict[str, Any]:

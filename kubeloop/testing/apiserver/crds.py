@@ -8,7 +8,15 @@ for the mistakes a CRD written by hand or generated meets:
 - ``spec.versions``: RFC 1035 names, exactly one storage version (and ``status.storedVersions`` must
   then hold it), a schema for each;
 - the schema structural where kubeloop's users trip: an object at the root, a type for every property
-  and array item (unless int-or-string or preserving unknown fields);
+  and array item (unless int-or-string or preserving unknown fields); no ``$ref``, ``id``,
+  ``patternProperties``, ``dependencies``, ``additionalItems``, ``definitions``, ``$schema``,
+  ``uniqueItems: true``,
+  items as a list, ``properties`` with ``additionalProperties``, ``x-kubernetes-preserve-unknown-fields:
+  false``; a ``set`` of scalars, a ``map`` with keys; under allOf/anyOf/oneOf/not no type, description,
+  title, nullable, default, additionalProperties or CEL rules;
+- a keyword the fake does not validate custom resources by (``x-kubernetes-embedded-resource``, an
+  extension under allOf/anyOf/oneOf/not) is refused with 501
+  (``KEYWORDS`` lists those it does); unknown keys are dropped, as the real server drops them;
 - CEL rules (``x-kubernetes-validations``) must compile: a syntax error, or a field of ``self`` the
   schema does not declare, is refused as the real compiler refuses it (with cel-python installed).
 
@@ -22,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kubeloop.testing.apiserver import names
+from kubeloop.testing.apiserver import errors, names
 
 Cause = tuple[str, str, str]
 RULES = "x-kubernetes-validations"
@@ -137,7 +145,7 @@ def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> 
     if root and kind != "object":
         out.append(_invalid(f"{path}.type", kind, "must be object at the root") if kind else
                    ("FieldValueRequired", f"{path}.type", "Required value: must not be empty at the root"))
-    elif what and not kind and not untyped_ok:
+    elif what and not kind and not untyped_ok and "$ref" not in node:
         out.append(("FieldValueRequired", f"{path}.type", f"Required value: must not be empty for specified {what}"))
     for i, rule in enumerate(node.get(RULES) or []):
         why = compile_error((rule or {}).get("rule", ""), node, root=root) if isinstance(rule, dict) else None
@@ -146,12 +154,146 @@ def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> 
                      "MessageExpression": rule.get("messageExpression", ""), "Reason": rule.get("reason"),
                      "FieldPath": rule.get("fieldPath", ""), "OptionalOldSelf": rule.get("optionalOldSelf")}
             out.append(_invalid(f"{path}.{RULES}[{i}].rule", shown, f"compilation failed: {why}"))
+    out += _keywords(node, path)
     for key, sub in sorted((node.get("properties") or {}).items()):
         out += _structural(sub, f"{path}.properties[{key}]", what="object fields")
     if isinstance(node.get("items"), dict):
         out += _structural(node["items"], f"{path}.items", what="array items")
     if isinstance(node.get("additionalProperties"), dict):
         out += _structural(node["additionalProperties"], f"{path}.additionalProperties", what="object fields")
+    for junctor in ("allOf", "anyOf", "oneOf"):
+        if _int_or_string_pattern(node, junctor):
+            continue
+        for i, sub in enumerate(node.get(junctor) or []):
+            out += _value_validation(sub, f"{path}.{junctor}[{i}]")
+    if isinstance(node.get("not"), dict):
+        out += _value_validation(node["not"], f"{path}.not")
+    return out
+
+
+# The OpenAPI keywords a CRD schema may use and the fake validates custom resources by (schema.py,
+# formats.py, cel.py), or that carry no rule (description, example...). Others the real server refuses
+# (``_UNSUPPORTED``, ``$schema``) or drops as unknown fields (the fake drops them too, ``clean``);
+# x-kubernetes-embedded-resource it accepts and the fake does not model: refused with 501.
+KEYWORDS = frozenset({
+    "type", "format", "enum", "nullable", "default", "description", "title", "example", "externalDocs",
+    "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "multipleOf", "maxLength", "minLength", "pattern",
+    "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties", "required", "items", "properties",
+    "additionalProperties", "allOf", "anyOf", "oneOf", "not", "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-int-or-string", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
+    RULES,
+})
+_UNSUPPORTED = ("id", "$ref", "patternProperties", "dependencies", "additionalItems", "definitions")
+_NOT_MODELLED = ("x-kubernetes-embedded-resource",)
+# JSONSchemaProps' fields: any other key of a schema is an unknown field, dropped when the CRD is decoded.
+_FIELDS = KEYWORDS | set(_UNSUPPORTED) | set(_NOT_MODELLED) | {"$schema"}
+_SCALARS = ("string", "integer", "number", "boolean")
+
+
+def clean(crd: dict[str, Any]) -> None:
+    """Drops the unknown keys of every version's schema (a typo such as ``minimun``) and the empty ones
+    (``uniqueItems: false``), as decoding and encoding the CRD do on the real server."""
+    for version in ((crd.get("spec") or {}).get("versions") or []) if isinstance(crd.get("spec"), dict) else []:
+        found = _schema_of(version) if isinstance(version, dict) else None
+        if isinstance(found, dict):
+            _clean(found)
+
+
+# JSONSchemaProps' fields Go omits when empty (omitempty): false booleans, empty strings and lists.
+_OMITTED = {**dict.fromkeys(("uniqueItems", "nullable", "exclusiveMaximum", "exclusiveMinimum",
+                             "x-kubernetes-int-or-string", "x-kubernetes-embedded-resource"), False),
+            **dict.fromkeys(("description", "type", "format", "title", "pattern", "id", "$schema", "$ref"), ""),
+            **{k: [] for k in ("enum", "required", "allOf", "oneOf", "anyOf", "x-kubernetes-list-map-keys", RULES)},
+            **{k: {} for k in ("properties", "patternProperties", "dependencies", "definitions")}}
+
+
+def _clean(node: Any) -> None:
+    if not isinstance(node, dict):
+        return
+    for key in [k for k in node if k not in _FIELDS or (k in _OMITTED and node[k] == _OMITTED[k]
+                                                          and type(node[k]) is type(_OMITTED[k]))]:
+        del node[key]
+    for key in ("properties", "definitions", "patternProperties"):
+        for sub in (node.get(key) or {}).values() if isinstance(node.get(key), dict) else ():
+            _clean(sub)
+    for key in ("items", "additionalProperties", "not", "additionalItems"):
+        _clean(node.get(key))
+    for key in ("allOf", "anyOf", "oneOf"):
+        for sub in node.get(key) or [] if isinstance(node.get(key), list) else []:
+            _clean(sub)
+    if isinstance(node.get("items"), list):
+        for sub in node["items"]:
+            _clean(sub)
+
+
+def _keywords(node: dict[str, Any], path: str) -> list[Cause]:
+    """What the real server refuses in any schema node, and the keywords the fake does not model."""
+    for key in _NOT_MODELLED:
+        if key in node:
+            raise errors.not_served(f"the schema keyword {key} (at {path}) in a CustomResourceDefinition, which the "
+                                    "fake does not validate custom resources by")
+    out: list[Cause] = [("FieldValueForbidden", f"{path}.{key}", f"Forbidden: {key} is not supported")
+                        for key in _UNSUPPORTED if key in node]
+    if "$schema" in node:  # reported on the root schema, wherever it is
+        root = path[:path.index("openAPIV3Schema") + len("openAPIV3Schema")] if "openAPIV3Schema" in path else path
+        out.append(_invalid(root, "", "OpenAPIV3Schema 'schema' is not supported"))
+    if node.get("uniqueItems") is True:
+        out.append(("FieldValueForbidden", f"{path}.uniqueItems", "Forbidden: uniqueItems cannot be set to true "
+                    "since the runtime complexity becomes quadratic"))
+    if isinstance(node.get("items"), list):
+        out.append(("FieldValueForbidden", f"{path}.items", "Forbidden: items must be a schema object and not an "
+                    "array"))
+    if node.get("properties") and isinstance(node.get("additionalProperties"), dict):
+        out.append(("FieldValueForbidden", f"{path}.additionalProperties", "Forbidden: additionalProperties and "
+                    "properties are mutual exclusive"))
+    if node.get("x-kubernetes-preserve-unknown-fields") is False:
+        out.append(_invalid(f"{path}.x-kubernetes-preserve-unknown-fields", False, "must be true or undefined"))
+    listed = node.get("x-kubernetes-list-type")
+    items: dict[str, Any] = node["items"] if isinstance(node.get("items"), dict) else {}
+    if listed == "set" and items.get("type") not in _SCALARS and items.get("x-kubernetes-map-type") != "atomic":
+        out.append(_invalid(f"{path}.items.x-kubernetes-map-type", None, "must be atomic as item of a list with "
+                            "x-kubernetes-list-type=set"))
+    if listed == "map" and not node.get("x-kubernetes-list-map-keys"):
+        out.append(("FieldValueRequired", f"{path}.x-kubernetes-list-map-keys", "Required value: must not be empty "
+                    "if x-kubernetes-list-type is map"))
+    return out
+
+
+def _int_or_string_pattern(node: dict[str, Any], junctor: str) -> bool:
+    """``anyOf: [{type: integer}, {type: string}]`` beside x-kubernetes-int-or-string: allowed as it is."""
+    return junctor == "anyOf" and bool(node.get("x-kubernetes-int-or-string")) and sorted(
+        (b.get("type") for b in node.get("anyOf") or [] if isinstance(b, dict)), key=str) == ["integer", "string"]
+
+
+_IN_VALUE_VALIDATION = {"type": "must be empty", "description": "must be empty", "title": "must be empty",
+                        "nullable": "must be false", "default": "must be undefined",
+                        "additionalProperties": "must be undefined", RULES: "must be empty"}
+
+
+def _value_validation(node: Any, path: str) -> list[Cause]:
+    """A schema under allOf, anyOf, oneOf or not: constraints only (no type, no default...), as the
+    structural schema rules require."""
+    if not isinstance(node, dict):
+        return []
+    out: list[Cause] = []
+    for key, why in _IN_VALUE_VALIDATION.items():
+        if key in node and not (key == "nullable" and node[key] is False):
+            out.append(("FieldValueForbidden", f"{path}.{key}", f"Forbidden: {why} to be structural"))
+    for key in node:
+        if key.startswith("x-kubernetes-") and key != RULES:
+            raise errors.not_served(f"the schema keyword {key} under allOf/anyOf/oneOf/not (at {path}) in a "
+                                    "CustomResourceDefinition")
+    out += [("FieldValueForbidden", f"{path}.{key}", f"Forbidden: {key} is not supported")
+            for key in _UNSUPPORTED if key in node]
+    for key, sub in sorted((node.get("properties") or {}).items()):
+        out += _value_validation(sub, f"{path}.properties[{key}]")
+    if isinstance(node.get("items"), dict):
+        out += _value_validation(node["items"], f"{path}.items")
+    for junctor in ("allOf", "anyOf", "oneOf"):
+        for i, sub in enumerate(node.get(junctor) or []):
+            out += _value_validation(sub, f"{path}.{junctor}[{i}]")
+    if isinstance(node.get("not"), dict):
+        out += _value_validation(node["not"], f"{path}.not")
     return out
 
 

@@ -35,16 +35,18 @@ def _elem(parent: Path, item: Any, typed: bool = False) -> tuple[str, bool]:
     built-in kind, whose ``status.conditions`` is a list keyed by ``type`` (a CR's is atomic)."""
     if parent == ("f:metadata", "f:finalizers"):
         return "v:" + json.dumps(item, separators=(",", ":")), True
-    if parent == ("f:metadata", "f:ownerReferences") and isinstance(item, dict) and "uid" in item:
-        return "k:" + json.dumps({"uid": item["uid"]}, separators=(",", ":")), True
+    if parent == ("f:metadata", "f:ownerReferences") and isinstance(item, dict):  # (no uid: refused later)
+        return "k:" + json.dumps({"uid": item["uid"]} if "uid" in item else {}, separators=(",", ":")), True
     if typed and parent == ("f:status", "f:conditions") and isinstance(item, dict) and "type" in item:
         return "k:" + json.dumps({"type": item["type"]}, separators=(",", ":")), True
     return "", False
 
 
-# Built-in maps owned whole (``+structType=atomic`` LabelSelector, ``+mapType=atomic`` selector maps): a
+# Built-in maps owned whole (``+structType=atomic`` LabelSelector and ObjectReference, ``+mapType=atomic``
+# selector maps): a
 # conflict on one names the map, not a member of it.
-ATOMIC_MAPS = frozenset({"f:selector", "f:podSelector", "f:namespaceSelector", "f:labelSelector"})
+ATOMIC_MAPS = frozenset({"f:selector", "f:podSelector", "f:namespaceSelector", "f:labelSelector",
+                         "f:involvedObject", "f:regarding", "f:related"})  # (+structType=atomic ObjectReference)
 
 
 def _atomic(path: Path, typed: bool) -> bool:
@@ -261,7 +263,7 @@ def _conflict_error(conflicts: list[tuple[Path, str]]) -> StatusError:
 
 
 def _apply_merge(live: Any, config: Any, path: Path = (), typed: bool = False) -> Any:
-    if isinstance(config, dict) and isinstance(live, dict):
+    if isinstance(config, dict) and isinstance(live, dict) and not _atomic(path, typed):  # (an atomic map: replaced)
         out = dict(live)
         for k, v in config.items():
             out[k] = _apply_merge(live.get(k), v, (*path, f"f:{k}"), typed)

@@ -40,14 +40,14 @@ def check_name(kind: Kind, meta: dict[str, Any], taken: Any = lambda name: False
                                                           "Required value: name or generateName is required")])
 
 
-def validate_create(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, Any]:
+def validate_create(kind: Kind, version: str, obj: dict[str, Any], ns: str | None = None) -> dict[str, Any]:
     """Metadata and the kind's own rules (a custom resource's schema, after pruning and defaults), all
     causes in one 422 as the real server reports them; returns the object as stored."""
     causes = validation.metadata_causes(kind, obj["metadata"], creating=True)
     if kind.key == CRD_KEY:
         causes += crds.causes(obj, creating=True)
     if kind.crd is None:
-        causes += validation.object_causes(kind, obj)
+        causes += validation.object_causes(kind, obj, ns)
     else:
         try:
             obj = custom_checks(kind, version, obj, None)
@@ -76,6 +76,21 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
         raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
 
 
+def validate_status_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any]) -> None:
+    """A built-in's ``/status`` write: its metadata (which the write may change) and its status rules."""
+    causes = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    causes += validation.metadata_causes(kind, new["metadata"], creating=False)
+    causes += validation.status_causes(kind, new)
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
+
+
+# What a built-in's ``/status`` write may not change besides the spec (the status strategies' resets).
+STATUS_RESETS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "pods"): ("ownerReferences",), ("apps", "deployments"): ("labels",),
+}
+
+
 def new_metadata(kind: Kind, meta: dict[str, Any], now: str, uid: str | None = None) -> dict[str, Any]:
     out = {k: v for k, v in meta.items() if k not in SERVER_META and k != "managedFields"}
     out["uid"] = uid or str(uuid.uuid4())
@@ -102,6 +117,8 @@ ZERO: dict[tuple[str, str], dict[str, Any]] = {
                                                                       "spec": {"containers": None}},
                                        "strategy": {}}},
     ("", "pods"): {"spec": {"containers": None}},
+    ("", "events"): {"source": {}, "involvedObject": {}},
+    ("coordination.k8s.io", "leases"): {"spec": {}}, ("", "services"): {"spec": {}},
 }
 
 
@@ -119,6 +136,7 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
         obj.setdefault("type", "Opaque")
         _decode_string_data(obj)
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+        crds.clean(obj)
         obj.setdefault("spec", {}).setdefault("conversion", {"strategy": "None"})
         names = obj["spec"].get("names")
         if isinstance(names, dict) and isinstance(names.get("kind"), str) and names["kind"]:
@@ -136,6 +154,8 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
     if kind.status:
         obj.pop("status", None)
+    if kind.key == ("", "services"):  # a struct Go always writes (so a /status write of it changes nothing)
+        obj["status"] = {"loadBalancer": {}}
     if kind.key == ("", "pods"):
         from kubeloop.testing.apiserver import admission
 
@@ -166,7 +186,7 @@ def job_selector(obj: dict[str, Any], uid: str) -> None:
     labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
                    "controller-uid": uid, "job-name": name})
     spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
-    if shared:
+    if shared or not obj["metadata"].get("labels"):  # (a Job without labels takes its template's, generated)
         obj["metadata"]["labels"] = dict(labels)
 
 
@@ -180,9 +200,42 @@ _POD_SPECS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
+# Struct fields of status conditions Go always writes (a zero time is null): per kind, per condition.
+_CONDITION_ZEROS: dict[tuple[str, str], dict[str, Any]] = {
+    ("", "pods"): {"lastProbeTime": None, "lastTransitionTime": None},
+    ("", "services"): {"lastTransitionTime": None, "reason": "", "message": ""},
+}
+# Top-level fields a core v1 Event always has (structs and strings Go does not omit).
+_EVENT_ZEROS: dict[str, Any] = {"source": {}, "firstTimestamp": None, "lastTimestamp": None, "eventTime": None,
+                "reportingComponent": "", "reportingInstance": ""}
+
+
+def _status_zeros(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    if kind.key == ("", "events"):
+        return obj if all(k in obj for k in _EVENT_ZEROS) else {**copy.deepcopy(_EVENT_ZEROS), **obj}
+    zeros = _CONDITION_ZEROS.get(kind.key)
+    status = obj.get("status")
+    if zeros is None or not isinstance(status, dict):
+        return obj
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    lb = kind.key == ("", "services") and not isinstance(status.get("loadBalancer"), dict)
+    if not lb and all(all(k in c for k in zeros) for c in conditions):
+        return obj
+    out = {**obj, "status": copy.deepcopy(status)}
+    if lb:
+        out["status"]["loadBalancer"] = {}
+    for c in out["status"].get("conditions") or []:
+        if isinstance(c, dict):
+            for key, zero in zeros.items():
+                c.setdefault(key, zero)
+    return out
+
+
 def serialized(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
-    """An object as the real server's JSON encoder writes it: empty structs it cannot omit are ``{}``
-    (a copy when anything is added; stored objects and their field ownership are left alone)."""
+    """An object as the real server's JSON encoder writes it: empty structs it cannot omit are ``{}``,
+    zero times of status conditions null (a copy when anything is added; stored objects and their field
+    ownership are left alone)."""
+    obj = _status_zeros(kind, obj)
     path = _POD_SPECS.get(kind.key)
     if path is None:
         return obj
@@ -213,13 +266,20 @@ def tidy(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         for key in ("data", "binaryData", "stringData"):
             if key in obj and not obj[key]:
                 del obj[key]
+    if kind.key == ("", "events"):  # a core Event's omitempty strings and count
+        for key in ("reason", "message", "type", "action", "count"):
+            if key in obj and obj[key] in ("", 0, None) and obj[key] is not False:
+                del obj[key]
     return obj
 
 
 def scope(kind: Kind, subresource: str | None) -> Any:
     """Which field paths a write through this endpoint may own (the real server's reset fields)."""
-    if subresource == "status":
+    if subresource == "status" and (kind.crd is not None or kind.key == CRD_KEY):
         return lambda path: path[:1] == ("f:status",)
+    if subresource == "status":  # a built-in's: all but its spec and what its status strategy resets
+        resets = {("f:metadata", f"f:{key}") for key in STATUS_RESETS.get(kind.key, ())}
+        return lambda path: path[:1] != ("f:spec",) and path[:2] not in resets
     reset = {("f:status",)} if kind.status else set()
     if kind.key == ("", "namespaces"):
         reset.add(("f:spec",))
@@ -265,8 +325,20 @@ def _decode_string_data(obj: dict[str, Any]) -> None:
         obj.setdefault("data", {})[key] = base64.b64encode(str(value).encode()).decode()
 
 
-def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
-    """Prunes, defaults and validates a custom resource against its CRD version's schema."""
+# The errors that keep CEL rules from running (apiextensions' hasBlockingErr): a wrong type or format, a
+# missing required field, an unsupported enum value, too long a string, too many items or properties.
+_BLOCKING = ("FieldValueTypeInvalid", "FieldValueRequired", "FieldValueNotSupported", "FieldValueTooLong",
+             "FieldValueTooMany")
+_UNCHECKED = ("FieldValueInvalid", "<nil>", "Invalid value: null: some validation rules were not checked because "
+              "the object was invalid; correct the existing errors to complete validation")
+
+
+def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, Any] | None, *,
+                  status_only: bool = False) -> dict[str, Any]:
+    """Prunes, defaults and validates a custom resource against its CRD version's schema: the schema's
+    rules and its list types, then the CEL rules, unless an error of the first kind blocks them (then a
+    cause says so, as on the real server). A ``/status`` write (``status_only``) has its status checked
+    by the status schema alone: the causes' fields start at ``status``, their messages do not."""
     if kind.crd is None:
         return obj
     spec_schema = kind.schema(version)
@@ -274,13 +346,72 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
         return obj
     obj = schema.prune(obj, spec_schema)
     obj = schema.default(obj, spec_schema)
-    causes = schema.validate(obj, spec_schema)
-    if causes:
-        raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
+    if status_only:
+        status_schema = (spec_schema.get("properties") or {}).get("status")
+        causes = [] if "status" not in obj or not isinstance(status_schema, dict) else [
+            (reason, "status" if field == "<root>" else field if field == "<nil>" else f"status{_sep(field)}{field}",
+             message.replace(": <root> in body", ":  in body"))
+            for reason, field, message in schema.validate(obj["status"], status_schema) +
+            schema.list_causes(obj["status"], status_schema)]
+    else:
+        causes = schema.validate(obj, spec_schema) + schema.list_causes(obj, spec_schema)
     from kubeloop.testing.apiserver import cel
 
-    cel.check(kind, spec_schema, obj, old)
+    if cel.has_rules(spec_schema):
+        if any(c[0] in _BLOCKING for c in causes):
+            causes.append(_UNCHECKED)
+        else:
+            causes += cel.causes(kind, spec_schema, obj, old)
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
     return obj
+
+
+def _sep(field: str) -> str:
+    return "" if field.startswith("[") else "."
+
+
+# What etcd takes in one request (its --max-request-bytes default, 1.5 MiB), and the largest message
+# kube-apiserver's etcd client sends (2 MiB). A custom resource is stored as JSON; the request holds its
+# key twice (the transaction's condition and its write), an update's (an apply's, also when it creates)
+# three times (it reads the object back when the condition fails). The framing (40 and 26 bytes, 4 more
+# for an update) was measured on kube-apiserver 1.35.4 with etcd 3.6, to within a few bytes.
+ETCD_MAX_REQUEST = 1536 * 1024
+ETCD_GRPC_MAX_SEND = 2048 * 1024
+
+
+def _etcd_refusal(kind: Kind, obj: dict[str, Any], update: bool) -> errors.StatusError | None:
+    import json
+
+    meta = obj.get("metadata") or {}
+    stored = {**obj, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
+    size = len(json.dumps(stored, separators=(",", ":"), ensure_ascii=False).encode())
+    where = f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta.get("name", "")
+    key = len(f"/registry/{kind.group}/{kind.plural}/{where}".encode())
+    size += (3 * key + 4) if update else 2 * key
+    if size + 26 > ETCD_GRPC_MAX_SEND:
+        return errors.StatusError(500, "", f"rpc error: code = ResourceExhausted desc = trying to send message "
+                                  f"larger than max ({size + 26} vs. {ETCD_GRPC_MAX_SEND})")
+    if size + 40 > ETCD_MAX_REQUEST:
+        return errors.StatusError(500, "", "etcdserver: request is too large")
+    return None
+
+
+def fit_in_etcd(kind: Kind, obj: dict[str, Any], *, update: bool, retry: bool = True) -> dict[str, Any]:
+    """A custom resource as the real server stores it: refused (500, as etcd refuses it) when too large,
+    after a second try without its managedFields, which the real server drops to make it fit (not for
+    an apply: ``retry=False``)."""
+    if kind.crd is None:
+        return obj
+    refusal = _etcd_refusal(kind, obj, update)
+    if refusal is None:
+        return obj
+    if retry and obj.get("metadata", {}).get("managedFields"):
+        lean = {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "managedFields"}}
+        refusal = _etcd_refusal(kind, lean, update)
+        if refusal is None:
+            return lean
+    raise refusal
 
 
 def check_immutable(kind: Kind, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -321,9 +452,16 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
             out["status"] = copy.deepcopy(new["status"])
         else:
             out.pop("status", None)
+        if kind.key == ("", "services") and isinstance(out.get("status"), dict):
+            out["status"].setdefault("loadBalancer", {})
         if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
             # a CRD's status strategy keeps the writer's finalizers (the cleanup finalizer comes this way)
             out["metadata"]["finalizers"] = copy.deepcopy((new.get("metadata") or {}).get("finalizers") or [])
+        elif kind.crd is None:  # a built-in's keeps the writer's metadata too, but for the server's own
+            sent = new.get("metadata") or {}
+            kept = set(SERVER_META) | {"name", "namespace", "managedFields"} | set(STATUS_RESETS.get(kind.key, ()))
+            out["metadata"] = {**{k: copy.deepcopy(v) for k, v in sent.items() if k not in kept},
+                               **{k: v for k, v in out["metadata"].items() if k in kept}}
         return tidy(kind, out)
     out = copy.deepcopy(new)
     out["apiVersion"], out["kind"] = old["apiVersion"], old["kind"]

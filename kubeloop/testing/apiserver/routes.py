@@ -15,7 +15,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubeloop.testing.apiserver import errors, objects, scale, selectors, watch
+from kubeloop.testing.apiserver import errors, listopts, objects, scale, selectors, watch
 from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
 from kubeloop.testing.apiserver.patches import APPLY
@@ -78,12 +78,35 @@ class Router:
         if parts[:1] == ["apis"] and len(parts) >= 3 and not self.kinds.group_served(parts[1], parts[2]):
             _refuse_real_builtin(parts[1], parts[2], parts[3:])
             return _plain_404()
+        legacy = _legacy_watch(parts)
+        if legacy is not None:  # /api/v1/watch/..., /apis/<group>/<version>/watch/...: a watch of the rest
+            return await self._legacy_watch(request, legacy, path)
         target = self._target(parts, path)
         if target is None:
             if parts and parts[0] in ("api", "apis"):
                 raise _page_not_found(path)
             raise errors.not_served(f"{request.method} {path}")
         return await self._verb(request, target)
+
+    async def _legacy_watch(self, request: web.Request, parts: list[str], path: str) -> web.StreamResponse:
+        """The deprecated ``/watch/`` paths the real server still serves: a watch of the collection (of one
+        object, by a ``metadata.name`` field selector, when the path names it), whatever ``watch`` says."""
+        target = self._target(parts, path)
+        if target is None or target.subresource:
+            raise _page_not_found(path)
+        if request.method != "GET":
+            raise errors.method_not_allowed()
+        _check_params("GET", Target(target.kind, target.version, target.namespace, None, None), request.query)
+        if target.name is not None:  # a field selector, if any, must require exactly this name
+            given = request.query.get("fieldSelector")
+            if given and selectors.exact_field(given, "metadata.name") != target.name:
+                raise errors.bad_request("fieldSelector metadata.name doesn't match requested name")
+            if not given:
+                request = request.clone(rel_url=request.rel_url.update_query(
+                    {"fieldSelector": f"metadata.name={target.name}"}))
+        collection = Target(target.kind, target.version, target.namespace, None, None)
+        meta_only = "as=PartialObjectMetadata" in request.headers.get("Accept", "")
+        return await self._collection_get(request, collection, meta_only, watching=True)
 
     def _target(self, parts: list[str], path: str) -> Target | None:
         if len(parts) >= 3 and parts[:2] == ["api", "v1"]:
@@ -97,6 +120,8 @@ class Router:
             inner = self.kinds.get(group, version, rest[2])
             if inner is not None and inner.namespaced:
                 ns, rest = rest[1], rest[2:]
+            elif inner is None:  # a namespaced kind the real server serves (endpoints...): 501, not a 404
+                _refuse_real_builtin(group, version, rest)
         kind = self.kinds.get(group, version, rest[0])
         if kind is None:
             _refuse_real_builtin(group, version, rest)
@@ -140,6 +165,7 @@ class Router:
                 return json_response(self._delete_collection(t, q, _no_dry_run(await _body(request, optional=True))))
             raise errors.method_not_allowed()
         if method == "GET":
+            listopts.check_resource_version(q.get("resourceVersion"), listing=False)
             return json_response(self._view(t, self.api.get(t.kind, t.namespace, t.name), meta_only))
         if method == "PUT":
             body = await _body(request)
@@ -178,10 +204,14 @@ class Router:
         written = self.api._write(t.kind, t.version, obj, new, manager, None)  # noqa: SLF001 - same path as PUT
         return json_response(scale.view(t.kind, written))
 
-    async def _collection_get(self, request: web.Request, t: Target, meta_only: bool) -> web.StreamResponse:
+    async def _collection_get(self, request: web.Request, t: Target, meta_only: bool,
+                              watching: bool = False) -> web.StreamResponse:
         q = request.query
-        match = _match(t, q)
-        if q.get("watch") in ("true", "1"):
+        match = _match(t, q)  # (a selector that does not parse is a 400 before the options are checked)
+        watching = watching or listopts.truthy(q.get("watch"))
+        listopts.check(q, watching)
+        listopts.check_resource_version(q.get("resourceVersion"), listing=not watching)
+        if watching:
             return await watch.serve(request, self.api.store, t.kind, t.namespace, match,
                                      lambda o: self._view(t, o, meta_only), self.closing,
                                      t.kind.api_version(t.version))
@@ -201,11 +231,14 @@ class Router:
 
     def _delete_collection(self, t: Target, q: Any, options: dict[str, Any] | None) -> dict[str, Any]:
         match = _match(t, q)
+        listopts.check(q, False)
+        options = options or _query_opts(q)  # (propagationPolicy, gracePeriodSeconds as query parameters too)
         rv = self.api.store.rv  # the list the real server answers is the one it read before deleting
         gone = []
         for obj in self.api.store.items(t.kind.key):
             if (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and match(obj):
-                gone.append(self._view(t, self._delete_one(t, obj, options), in_list=True))
+                self._delete_one(t, obj, options)
+                gone.append(self._view(t, obj, in_list=True))  # (as read before it was deleted)
         return {"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version(t.version),
                 "metadata": {"resourceVersion": str(rv)}, "items": gone}
 
@@ -228,6 +261,15 @@ class Router:
                 obj.pop("apiVersion")
                 obj.pop("kind", None)
         return obj
+
+
+def _legacy_watch(parts: list[str]) -> list[str] | None:
+    """The path without its ``watch`` segment, if it is a legacy watch path."""
+    if parts[:3] == ["api", "v1", "watch"] and len(parts) > 3:
+        return parts[:2] + parts[3:]
+    if parts[:1] == ["apis"] and len(parts) > 4 and parts[3] == "watch":
+        return parts[:3] + parts[4:]
+    return None
 
 
 def _match(t: Target, q: Any) -> selectors.Match:

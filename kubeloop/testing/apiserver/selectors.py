@@ -144,6 +144,15 @@ def parse_fields(text: str | None, kind_key: tuple[str, str]) -> Match:
     return lambda obj: all(r(obj) for r in reqs)
 
 
+def exact_field(text: str, field: str) -> str | None:
+    """The value ``text`` requires ``field`` to equal (``=`` or ``==``), as Go's ``RequiresExactMatch``."""
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*([^!=\s]+)\s*(==|=)\s*(.*?)\s*", part)
+        if m and m.group(1) == field:
+            return m.group(3)
+    return None
+
+
 def _field(obj: dict[str, Any], path: str) -> str:
     cur: Any = obj
     for part in path.split("."):

@@ -16,6 +16,8 @@ checked: the fake accepts what the real server might refuse for them (docs/refer
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
 import json
 import re
@@ -49,6 +51,10 @@ def _unsupported(field: str, value: Any, supported: list[str]) -> Cause:
 
 
 def name_causes(kind: Kind, name: str) -> list[Cause]:
+    if kind.key == ("", "events"):  # a core v1 Event: only the generic path-segment rule (no length, dots...)
+        bad = [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+        return [_invalid("metadata.name", name, f"may not be '{name}'")] if name in (".", "..") else [
+            _invalid("metadata.name", name, why) for why in bad]
     if kind.key == ("", "namespaces"):
         errs = names.dns1123_label(name)
     elif kind.key == ("", "services"):
@@ -117,7 +123,8 @@ def finalizer_causes(kind: Kind, finalizers: list[Any]) -> list[Cause]:
 
 def _core_validated(kind: Kind) -> bool:
     """Built-in kinds validated by the core API's metadata rules (CRDs and custom resources are not)."""
-    return kind.crd is None and kind.group not in ("apiextensions.k8s.io", "coordination.k8s.io")
+    return kind.crd is None and kind.group not in ("apiextensions.k8s.io", "coordination.k8s.io") and \
+        kind.key != ("", "events")  # (core Events: apimachinery's rules only; events.k8s.io's: the core API's)
 
 
 def _kube_finalizer_causes(finalizers: list[Any]) -> list[Cause]:
@@ -275,14 +282,44 @@ def _event(obj: dict[str, Any]) -> list[Cause]:
     return out
 
 
+# What a ConfigMap's or Secret's values may hold together (api.MaxSecretSize): 1 MiB.
+MAX_DATA_BYTES = 1024 * 1024
+_TOO_BIG = f"Too long: may not be more than {MAX_DATA_BYTES} bytes"
+
+
+def _decoded_size(value: Any) -> int:
+    try:
+        return len(base64.b64decode(value or "", validate=True))
+    except (binascii.Error, ValueError):
+        return 0  # (refused when decoded)
+
+
 def _configmap(obj: dict[str, Any]) -> list[Cause]:
+    """Keys, a key in both data and binaryData, and the values' total size: over 1 MiB is too long (on
+    the field ``[]``, as the real server names the whole object); binaryData counts decoded."""
     out: list[Cause] = []
+    binary = obj.get("binaryData") or {}
+    total = 0
     for field in ("data", "binaryData"):
-        for key in obj.get(field) or {}:
+        for key, value in (obj.get(field) or {}).items():
             if not re.fullmatch(r"[-._a-zA-Z0-9]+", key) or len(key) > 253:
                 out.append(_invalid(f"{field}[{key}]", key, "a valid config key must consist of alphanumeric "
                                     "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or "
                                     "'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
+            if field == "data" and key in binary:
+                out.append(_invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
+            total += len((value or "").encode()) if field == "data" else _decoded_size(value)
+    if total > MAX_DATA_BYTES:
+        out.append(("FieldValueTooLong", "[]", _TOO_BIG))
+    return out
+
+
+def _secret(obj: dict[str, Any]) -> list[Cause]:
+    """A ConfigMap's key rules; the decoded values (stringData merged in) at most 1 MiB, on ``data``."""
+    out = _configmap({"data": obj.get("data")})
+    out = [c for c in out if c[1] != "[]"]
+    if sum(_decoded_size(v) for v in (obj.get("data") or {}).values()) > MAX_DATA_BYTES:
+        out.append(("FieldValueTooLong", "data", _TOO_BIG))
     return out
 
 
@@ -290,13 +327,51 @@ _SPEC: dict[tuple[str, str], Any] = {
     ("", "pods"): _pod, ("apps", "deployments"): _workload("deployment"), ("batch", "jobs"): _job,
     ("apps", "statefulsets"): _workload("statefulset"), ("apps", "daemonsets"): _workload("daemonset"),
     ("batch", "cronjobs"): _cronjob, ("", "services"): _service, ("coordination.k8s.io", "leases"): _lease,
-    ("events.k8s.io", "events"): _event, ("", "configmaps"): _configmap, ("", "secrets"): _configmap,
+    ("events.k8s.io", "events"): _event, ("", "configmaps"): _configmap, ("", "secrets"): _secret,
 }
 
 
-def object_causes(kind: Kind, obj: dict[str, Any]) -> list[Cause]:
+def object_causes(kind: Kind, obj: dict[str, Any], ns: str | None = None) -> list[Cause]:
+    """``ns``: the request's namespace (a new object's metadata does not hold it yet)."""
+    if kind.key == ("", "events"):
+        return _core_event(obj, ns or (obj.get("metadata") or {}).get("namespace") or "")
     rule = _SPEC.get(kind.key)
     return rule(obj) if rule else []
+
+
+_QUALIFIED_SHAPE = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+                    "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+
+
+def _core_event(obj: dict[str, Any], ns: str) -> list[Cause]:
+    """A core v1 Event (legacyValidateEvent): without eventTime, its involved object's namespace is its
+    own; with one, the reporting fields an events.k8s.io Event has are required (at most 128 characters)."""
+    out: list[Cause] = []
+    involved = (obj.get("involvedObject") or {}).get("namespace") or "" if isinstance(
+        obj.get("involvedObject"), dict) else ""
+    if not obj.get("eventTime"):
+        if (not involved and ns not in ("", "default")) or (involved and involved != ns):
+            out.append(_invalid("involvedObject.namespace", involved, "does not match event.namespace"))
+        return out
+    if not involved and ns not in ("default", "kube-system"):
+        out.append(_invalid("involvedObject.namespace", involved, "does not match event.namespace"))
+    component = obj.get("reportingComponent") or ""
+    if not component:
+        out.append(_required("reportingComponent"))
+    found = names.qualified_name(component)
+    if not component:
+        found = [*found, _QUALIFIED_SHAPE]
+    out += [_invalid("reportingComponent", component, why) for why in found]
+    for field in ("reportingInstance", "action", "reason"):
+        value = obj.get(field) or ""
+        if not value:
+            out.append(_required(field))
+        elif len(value) > 128:
+            out.append(_invalid(field, "", "can have at most 128 characters"))
+    if len(obj.get("message") or "") > 4096:
+        out.append(_invalid("message", "", "can have at most 4096 characters"))
+    return out
 
 
 # --- immutability per kind ---------------------------------------------------------------------------
@@ -441,3 +516,95 @@ _UPDATE: dict[tuple[str, str], Any] = {
 def update_causes(kind: Kind, old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     rule = _UPDATE.get(kind.key)
     return rule(old, new) if rule else []
+
+
+# --- status updates ------------------------------------------------------------------------------
+
+def _counts(status: dict[str, Any], fields: tuple[str, ...]) -> list[Cause]:
+    out = []
+    for field in fields:
+        value = status.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            out.append(_invalid(f"status.{field}", value, "must be greater than or equal to 0"))
+    return out
+
+
+def _at_most(status: dict[str, Any], pairs: tuple[tuple[str, str], ...]) -> list[Cause]:
+    out = []
+    for field, bound in pairs:
+        value, limit = status.get(field) or 0, status.get(bound) or 0
+        if isinstance(value, int) and isinstance(limit, int) and value > limit:
+            shown = f"status.{bound}" if bound == "replicas" else bound
+            out.append(_invalid(f"status.{field}", value, f"cannot be greater than {shown}"))
+    return out
+
+
+def _deployment_status(status: dict[str, Any]) -> list[Cause]:
+    return _counts(status, ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
+                            "unavailableReplicas", "terminatingReplicas", "collisionCount")) + _at_most(status, (
+        ("updatedReplicas", "replicas"), ("readyReplicas", "replicas"), ("availableReplicas", "replicas"),
+        ("availableReplicas", "readyReplicas")))
+
+
+def _statefulset_status(status: dict[str, Any]) -> list[Cause]:
+    return _counts(status, ("observedGeneration", "replicas", "readyReplicas", "currentReplicas", "updatedReplicas",
+                            "availableReplicas", "collisionCount")) + _at_most(status, (
+        ("readyReplicas", "replicas"), ("currentReplicas", "replicas"), ("updatedReplicas", "replicas"),
+        ("availableReplicas", "replicas"), ("availableReplicas", "readyReplicas")))
+
+
+def _daemonset_status(status: dict[str, Any]) -> list[Cause]:
+    return _counts(status, ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady",
+                            "observedGeneration", "updatedNumberScheduled", "numberAvailable", "numberUnavailable",
+                            "collisionCount"))
+
+
+def _namespace_status(obj: dict[str, Any]) -> list[Cause]:
+    phase = (obj.get("status") or {}).get("phase")
+    if obj["metadata"].get("deletionTimestamp"):
+        if phase != "Terminating":
+            return [_invalid("status.Phase", phase or "", "may only be 'Terminating' if `deletionTimestamp` is not "
+                             "empty")]
+    elif phase != "Active":
+        return [_invalid("status.Phase", phase or "", "may only be 'Active' if `deletionTimestamp` is empty")]
+    return []
+
+
+def _service_status(obj: dict[str, Any]) -> list[Cause]:
+    ingress = ((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress")
+    if ingress and (obj.get("spec") or {}).get("type") != "LoadBalancer":
+        return [("FieldValueForbidden", "status.loadBalancer.ingress", "Forbidden: may only be used when `spec.type` "
+                 "is 'LoadBalancer'")]
+    return []
+
+
+def _pod_status(obj: dict[str, Any]) -> list[Cause]:
+    import ipaddress
+
+    status = obj.get("status") or {}
+    out: list[Cause] = []
+    for field, plural in (("podIP", "podIPs"), ("hostIP", "hostIPs")):
+        ips = [i.get("ip") for i in status.get(plural) or [] if isinstance(i, dict)] or (
+            [status[field]] if status.get(field) else [])
+        for i, ip in enumerate(ips):
+            try:
+                ipaddress.ip_address(ip or "")
+            except ValueError:
+                out.append(_invalid(f"status.{plural}[{i}]", ip, "must be a valid IP address, (e.g. 10.9.8.7 or "
+                                    "2001:db8::ffff)"))
+    return out
+
+
+_STATUS: dict[tuple[str, str], Any] = {
+    ("apps", "deployments"): lambda o: _deployment_status(o.get("status") or {}),
+    ("apps", "statefulsets"): lambda o: _statefulset_status(o.get("status") or {}),
+    ("apps", "daemonsets"): lambda o: _daemonset_status(o.get("status") or {}),
+    ("", "namespaces"): _namespace_status, ("", "services"): _service_status, ("", "pods"): _pod_status,
+}
+
+
+def status_causes(kind: Kind, obj: dict[str, Any]) -> list[Cause]:
+    """The rules a built-in's ``/status`` write is checked by, where the fake models them (Deployment,
+    StatefulSet and DaemonSet counts, a namespace's phase, a Service's load balancer, a pod's IPs)."""
+    rule = _STATUS.get(kind.key)
+    return rule(obj) if rule else []

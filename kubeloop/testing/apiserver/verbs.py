@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kubeloop.testing.apiserver import builtin, errors, objects, patches
+from kubeloop.testing.apiserver import builtin, errors, listopts, objects, patches
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.fields import Managers
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -85,8 +85,8 @@ class Api:
         return {"metadata": meta, "items": items}
 
     def _list_rv(self, wanted: int, raw: str, rv_match: str | None) -> int | None:
-        if wanted < 0:
-            raise errors.bad_request(f'resourceVersion: Invalid value: "{raw}": must be a valid resource version')
+        if wanted < 0:  # (the router refuses a resourceVersion that is not a number first)
+            raise errors.bad_request(f"invalid resource version: {listopts.parse_error(raw)}")
         if wanted > self.store.rv:
             raise errors.StatusError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, "
                                      f"current: {self.store.rv}", {"causes": [
@@ -118,9 +118,12 @@ class Api:
     # --- writes -------------------------------------------------------------------------------------
 
     def create(self, kind: Kind, version: str, ns: str | None, body: Any, manager: str,
-               subresource: str | None = None, *, managed: bool = True, dry_run: bool = False) -> Obj:
-        """``dry_run``: every check of a create (name, defaults, validation, the namespace, a taken name),
-        and the object as it would be stored, but nothing stored."""
+               subresource: str | None = None, *, managed: bool = True, applied: Managers | None = None,
+               dry_run: bool = False) -> Obj:
+        """``applied``: the field managers of an apply that creates (its fields are recorded already).
+        ``dry_run``: every check of a create (name, defaults, validation, the namespace, a taken name),
+        and the object as it would be stored, but nothing stored (nor sent to etcd, whose size limit a
+        dry run does not meet)."""
         if subresource:
             raise errors.not_served(f"POST to the {subresource} subresource of {kind.plural}")
         body = _require_object(body, kind)
@@ -133,7 +136,7 @@ class Api:
         uid = str(uuid.uuid4())
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
             objects.job_selector(obj, uid)
-        obj = objects.validate_create(kind, version, obj)
+        obj = objects.validate_create(kind, version, obj, ns)
         if meta.get("resourceVersion"):  # refused by the storage, after validation
             raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         if kind.namespaced:
@@ -151,9 +154,13 @@ class Api:
             obj["metadata"]["namespace"] = ns
         else:
             obj["metadata"].pop("namespace", None)
-        _set_managed(obj, managers)
+        if applied is not None:
+            obj["metadata"]["managedFields"] = applied.entries()
+        else:
+            _set_managed(obj, managers)
         if dry_run:
             return obj
+        obj = objects.fit_in_etcd(kind, obj, update=applied is not None, retry=applied is None)
         self.store.put(kind.key, key, obj)
         self.kick()
         return obj
@@ -189,8 +196,8 @@ class Api:
             raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                      f"({name})")
         old = self.store.get(kind.key, (ns or "", name))
-        if old is None and kind.key in CREATE_ON_UPDATE:
-            return self.create(kind, version, ns, body, manager, subresource)
+        if old is None and kind.key in CREATE_ON_UPDATE:  # (also a PUT to /status: its status is dropped)
+            return self.create(kind, version, ns, body, manager)
         old = self.get(kind, ns, name)
         rv = meta.get("resourceVersion")
         if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:  # the body's uid is a precondition
@@ -224,8 +231,11 @@ class Api:
         objects.check_immutable(kind, old, new)
         if subresource != "status" and validate:
             objects.validate_update(kind, old, body, new)
-        if kind.crd is not None and subresource != "status":
-            new = objects.custom_checks(kind, version, new, old)
+        elif subresource == "status" and validate and kind.crd is None and kind.key != objects.CRD_KEY:
+            objects.validate_status_update(kind, old, body, new)
+        if kind.crd is not None:  # (a /status write's too: pruned, its status checked, as on the real server)
+            new = objects.custom_checks(kind, version, new, old, status_only=subresource == "status")
+        applying = managers is not None
         if managers is None:
             managers = self.managers(kind, old, subresource)
             managers.update(manager, kind.api_version(version), subresource or "", old, new, self.clock.stamp())
@@ -237,6 +247,7 @@ class Api:
             self.store.remove(kind.key, key)  # the last finalizer went: the object goes now
             self.kick()
             return new
+        new = objects.fit_in_etcd(kind, new, update=True, retry=not applying)
         self.store.put(kind.key, key, new)
         self.kick()
         return new
@@ -286,22 +297,22 @@ class Api:
                                              {"reason": "FieldValueRequired", "message": "Required value: is "
                                               "required for apply patch", "field": "fieldManager"}]})
         body = _require_object(body, kind)
+        if not body.get("apiVersion") or not body.get("kind"):  # the applied object names its type
+            group, _, asked = str(body.get("apiVersion") or "").rpartition("/")
+            raise errors.bad_request(f"invalid object type: {group}/{asked}, Kind={body.get('kind') or ''}")
         old = self.store.get(kind.key, (ns or "", name))
         api_version = kind.api_version(version)
         config = {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
+        if old is None and subresource and kind.key not in CREATE_ON_UPDATE:  # before the configuration's types
+            raise errors.not_found(kind.plural, kind.group, name)
         builtin.check_applied(kind, version, name, config)
         if old is None:
-            if subresource:
-                raise errors.not_found(kind.plural, kind.group, name)
             managers = self.managers(kind, None, None)
             merged = managers.apply(field_manager, api_version, "", {}, config, force, self.clock.stamp())
             merged.setdefault("metadata", {})["name"] = name
             merged["metadata"].pop("resourceVersion", None)  # an apply that creates ignores it
-            obj = self.create(kind, version, ns, {**merged, "apiVersion": api_version, "kind": kind.kind},
-                              field_manager, managed=False)
-            fixed = copy.deepcopy(obj)
-            fixed["metadata"]["managedFields"] = managers.entries()
-            return self._replace_managed(kind, obj, fixed)
+            return self.create(kind, version, ns, {**merged, "apiVersion": api_version, "kind": kind.kind},
+                               field_manager, managed=False, applied=managers)
         applied_rv = (config.get("metadata") or {}).get("resourceVersion")
         managers = self.managers(kind, old, subresource)
         if subresource == "status":
@@ -313,15 +324,6 @@ class Api:
         merged["apiVersion"], merged["kind"] = old["apiVersion"], old["kind"]
         merged.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
         return self._write(kind, version, old, merged, field_manager, subresource, managers)
-
-    def _replace_managed(self, kind: Kind, stored: Obj, fixed: Obj) -> Obj:
-        """Swaps the managedFields of an object just created by apply (same RV: one write to clients)."""
-        key = (stored["metadata"].get("namespace", ""), stored["metadata"]["name"])
-        versions = self.store._versions[kind.key][key]  # noqa: SLF001 - same write, fields only
-        versions[-1] = (versions[-1][0], fixed)
-        stored.clear()
-        stored.update(fixed)
-        return stored
 
     def delete(self, kind: Kind, ns: str | None, name: str, options: dict[str, Any] | None) -> Obj:
         """Deletes now, or marks for deletion while finalizers remain; returns what the server answers."""

@@ -2,9 +2,10 @@
 
 - No ``resourceVersion`` (or "0"): an ADDED event per existing object first, then changes.
 - ``resourceVersion=N``: every change after N (410 Expired as an in-stream ERROR if N was compacted).
-- ``sendInitialEvents=true``: the existing objects, then a BOOKMARK annotated
-  ``k8s.io/initial-events-end`` at the list's resourceVersion (needs ``allowWatchBookmarks`` and
-  ``resourceVersionMatch=NotOlderThan``, as on the real server).
+- ``sendInitialEvents=true`` (with ``resourceVersionMatch=NotOlderThan``, as on the real server): the
+  existing objects, then, with ``allowWatchBookmarks``, a BOOKMARK annotated
+  ``k8s.io/initial-events-end`` at the list's resourceVersion; ``sendInitialEvents=false``: changes
+  only.
 - Selectors apply to transitions: an object that starts matching arrives as ADDED, one that stops
   matching as DELETED.
 """
@@ -18,33 +19,14 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubeloop.testing.apiserver import errors
+from kubeloop.testing.apiserver import errors, listopts
 from kubeloop.testing.apiserver.kinds import Kind
 from kubeloop.testing.apiserver.selectors import Match
 from kubeloop.testing.apiserver.store import Change, Obj, Store
 
 
 def _truthy(value: str | None) -> bool:
-    return (value or "").lower() in ("true", "1")
-
-
-def check_params(q: dict[str, str]) -> None:
-    """The real server's refusals of a malformed streaming list."""
-    if _truthy(q.get("sendInitialEvents")):
-        if q.get("resourceVersionMatch") != "NotOlderThan":
-            raise errors.StatusError(422, "Invalid", 'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: '
-                                     "Forbidden: sendInitialEvents requires setting resourceVersionMatch to "
-                                     "NotOlderThan", {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [
-                                         {"reason": "FieldValueForbidden", "message": "Forbidden: "
-                                          "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-                                          "field": "resourceVersionMatch"}]})
-        if not _truthy(q.get("allowWatchBookmarks")):
-            raise errors.StatusError(422, "Invalid", 'ListOptions.meta.k8s.io "" is invalid: allowWatchBookmarks: '
-                                     "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true",
-                                     {"group": "meta.k8s.io", "kind": "ListOptions", "causes": [
-                                         {"reason": "FieldValueForbidden", "message": "Forbidden: "
-                                          "sendInitialEvents requires setting allowWatchBookmarks to true",
-                                          "field": "allowWatchBookmarks"}]})
+    return listopts.truthy(value)
 
 
 BOOKMARK_EVERY = 60.0  # seconds of quiet before a progress bookmark (kube-apiserver: about a minute)
@@ -54,7 +36,6 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
                 view: Callable[[Obj], Obj], closing: asyncio.Event, api_version: str) -> web.StreamResponse:
     """Streams events until ``timeoutSeconds``, the client leaves or the server stops."""
     q = request.query
-    check_params(dict(q))
     queue: asyncio.Queue[Change | None] = asyncio.Queue()
 
     def on_change(change: Change) -> None:
@@ -78,11 +59,14 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
             return (ns is None or o["metadata"].get("namespace") == ns) and match(o)
 
         start = store.rv
-        if _truthy(q.get("sendInitialEvents")) or rv in ("", "0"):
+        initial = q.get("sendInitialEvents")
+        if initial is not None and not _truthy(initial) and rv in ("", "0"):
+            pass  # sendInitialEvents=false: from now on, nothing of the present state
+        elif _truthy(initial) or rv in ("", "0"):
             for obj in store.items(kind.key):
                 if mine(obj):
                     await send("ADDED", view(obj))
-            if _truthy(q.get("sendInitialEvents")):
+            if _truthy(initial) and _truthy(q.get("allowWatchBookmarks")):
                 marker = {"resourceVersion": str(start), "annotations": {"k8s.io/initial-events-end": "true"}}
                 await send("BOOKMARK", {"kind": kind.kind, "apiVersion": api_version, "metadata": marker})
         else:
