@@ -914,6 +914,8 @@ SEQUENCES: dict[str, list[Step]] = {
             pick=("items.*.metadata",)),
         WaitGone(LEASES + "/a"),
         Watch(LEASES, since="start"),
+        Req("POST", PODS, pod("q"), pick=("metadata.name",)),
+        Req("DELETE", PODS + "/q", params=_p(gracePeriodSeconds="0"), pick=_POD_PICK),
         Req("POST", PODS, pod("p", labels={"app": "x"}), pick=("metadata.name",)),
         Req("DELETE", PODS, params=_p(labelSelector="app", gracePeriodSeconds="0", propagationPolicy="Background"),
             pick=("items.*.metadata.name", "items.*.metadata.generation", "items.*.metadata.deletionTimestamp")),
