@@ -835,7 +835,8 @@ SEQUENCES: dict[str, list[Step]] = {
                 "labels": {"x": "y"}, "annotations": {"a": "b"}, "finalizers": ["x.dev/f"],
                 **({} if body["kind"] == "Namespace" else {  # (a namespace has no namespaced owner)
                     "ownerReferences": [_owner("o", "{m:owner}", block=False)]})}}, MERGE,
-                pick=("metadata.labels", "metadata.annotations", "metadata.finalizers", "metadata.ownerReferences")),
+                # (the annotation sent: the real Deployment controller adds its revision when it gets there)
+                pick=("metadata.labels", "metadata.annotations.a", "metadata.finalizers", "metadata.ownerReferences")),
             Req("PATCH", f"{base}/{body['metadata']['name']}/status", {"metadata": {"labels": {"a b": "c"}}}, MERGE,
                 brief=True, pick=("metadata.labels",)),
             Req("PATCH", f"{base}/{body['metadata']['name']}", {"metadata": {"finalizers": None,
@@ -914,6 +915,8 @@ SEQUENCES: dict[str, list[Step]] = {
             pick=("items.*.metadata",)),
         WaitGone(LEASES + "/a"),
         Watch(LEASES, since="start"),
+        Req("POST", PODS, pod("q"), pick=("metadata.name",)),
+        Req("DELETE", PODS + "/q", params=_p(gracePeriodSeconds="0"), pick=_POD_PICK),
         Req("POST", PODS, pod("p", labels={"app": "x"}), pick=("metadata.name",)),
         Req("DELETE", PODS, params=_p(labelSelector="app", gracePeriodSeconds="0", propagationPolicy="Background"),
             pick=("items.*.metadata.name", "items.*.metadata.generation", "items.*.metadata.deletionTimestamp")),

@@ -474,3 +474,16 @@ async def test_a_put_to_a_missing_services_status_creates_it(fake_client: Client
            "spec": {"ports": [{"port": 80}]}, "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}}
     made = await fake_client.transport.request("PUT", "/api/v1/namespaces/default/services/s/status", body=svc)
     assert made["status"] == {"loadBalancer": {}}
+
+
+async def test_a_pod_deleted_at_once_is_marked_first(fake_client: Client) -> None:
+    """As the real store does for a kind with graceful deletion: a write with the deletion timestamp (a
+    MODIFIED event), then the delete (found by the fuzzer's watches, seed 3000)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}]}}
+    made = await fake_client.create(pod)
+    await fake_client.transport.request("DELETE", "/api/v1/namespaces/default/pods/p",
+                                        params={"gracePeriodSeconds": "0"})
+    seen = [e async for e in fake_client.transport.stream("/api/v1/namespaces/default/pods", params={
+        "watch": "1", "resourceVersion": made["metadata"]["resourceVersion"], "timeoutSeconds": "1"}, read_timeout=5)]
+    assert [(e["type"], e["object"]["metadata"]["generation"]) for e in seen] == [("MODIFIED", 2), ("DELETED", 2)]

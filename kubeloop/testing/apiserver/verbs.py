@@ -350,17 +350,21 @@ class Api:
         if grace:
             return self._graceful(kind, old, grace, finalizers)
         if not finalizers:
-            self.store.remove(kind.key, (ns or "", name))
-            self.kick()
-            if kind.key == ("", "services"):  # Services answer with the Service, not a Status
-                return old
-            if kind.key == ("", "pods"):  # pods answer with the pod, as marked on its way out
-                gone = copy.deepcopy(old)
+            if kind.key == ("", "pods"):  # a pod is marked on its way out (one write, then the delete), as
+                gone = copy.deepcopy(old)  # the real store does for a kind with graceful deletion
                 gone["metadata"].setdefault("deletionTimestamp", self.clock.stamp())
                 gone["metadata"]["deletionGracePeriodSeconds"] = 0
                 if not meta.get("deletionTimestamp") and gone["metadata"].get("generation"):
                     gone["metadata"]["generation"] += 1
+                if gone != old:
+                    self.store.put(kind.key, (ns or "", name), gone)
+                self.store.remove(kind.key, (ns or "", name))
+                self.kick()
                 return gone
+            self.store.remove(kind.key, (ns or "", name))
+            self.kick()
+            if kind.key == ("", "services"):  # Services answer with the Service, not a Status
+                return old
             return _success(kind, old)
         if meta.get("deletionTimestamp"):  # deleting already: only the collector's finalizers may change
             if finalizers == (meta.get("finalizers") or []):
