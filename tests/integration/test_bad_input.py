@@ -139,8 +139,10 @@ ic_templates = st.fixed_dictionaries({}, optional={
 })
 ic_specs = st.fixed_dictionaries({"image": st.one_of(st.just("nginx:latest"), text.filter(bool))},
                                  optional={"template": ic_templates})
-NEAR_LIMIT_ARGS = {"image": "nginx", "template": {"args": ["x" * 1000] * 1400}}  # an object of ~1.4 MiB
-HUGE_ANNOTATIONS = {"image": "nginx", "template": {"annotations": {"huge-value": "y" * 300_000}}}  # pod > 256 KiB
+# The worst the schema admits: its most args (1,024) at 1,400 characters, an object of ~1.4 MiB; one
+# annotation value at its maximum (256 KiB), which with its key is past a pod's 256 KiB of annotations.
+NEAR_LIMIT_ARGS = {"image": "nginx", "template": {"args": ["x" * 1400] * 1024}}
+HUGE_ANNOTATIONS = {"image": "nginx", "template": {"annotations": {"huge-value": "y" * 262_144}}}
 
 
 def reported(obj: Obj) -> bool:
