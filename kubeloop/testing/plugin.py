@@ -38,6 +38,7 @@ from typing import Any
 import pytest
 
 from kubeloop.testing import timelimit
+from kubeloop.testing.session import _alive, _start_time
 
 ENV_KUBECONFIG = "KUBELOOP_TEST_KUBECONFIG"
 ENV_KEEP = "KUBELOOP_TEST_KEEP"
@@ -207,23 +208,25 @@ def _xdist_run(config: pytest.Config) -> str | None:
 
 class _Workers:
     """The processes sharing one cluster, in a file beside its data: the last one out stops it. A worker
-    that died without leaving does not count (its pid is gone), so a crash cannot keep a cluster up."""
+    that died without leaving does not count (its pid is gone, or now belongs to a later process), so a
+    crash cannot keep a cluster up."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.me = f"{os.getpid()}/{_start_time(os.getpid())}"
 
     def join(self) -> None:
-        with self._locked() as pids:
-            pids.add(os.getpid())
+        with self._locked() as workers:
+            workers.add(self.me)
 
     def leave(self) -> bool:
         """True when no other live process still uses the cluster."""
-        with self._locked() as pids:
-            pids.discard(os.getpid())
-            return not pids
+        with self._locked() as workers:
+            workers.discard(self.me)
+            return not workers
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[set[int]]:
+    def _locked(self) -> Iterator[set[str]]:
         import fcntl
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -232,24 +235,14 @@ class _Workers:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             text = self.path.read_text() if self.path.exists() else ""
-            pids = {int(p) for p in text.split() if _alive(int(p))}
-            yield pids
-            if pids:
-                self.path.write_text(" ".join(map(str, sorted(pids))))
+            workers = {w for w in text.split() if _alive(int(w.partition("/")[0]), w.partition("/")[2])}
+            yield workers
+            if workers:
+                self.path.write_text(" ".join(sorted(workers)))
             else:
                 self.path.unlink(missing_ok=True)
         finally:
             os.close(fd)  # releases the lock
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _namespace_name(test_name: str) -> str:
