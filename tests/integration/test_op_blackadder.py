@@ -354,7 +354,9 @@ async def test_ipsum_rewrites_skips_protected_and_restores(kube_client: Client, 
     await kube_client.create(configmap("owned", namespace, "ipsum", {"k": "v"}, metadata={"ownerReferences": [
         {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"],
          "controller": True}]}))
-    root_ca = await kube_client.get("configmaps", "kube-root-ca.crt", namespace)
+    # The controller-manager publishes it into a new namespace on its own time (seconds, under load).
+    root_ca = await wait_for(kube_client, "configmaps", "kube-root-ca.crt", namespace, timeout=60,
+                             description="the controller-manager to publish kube-root-ca.crt")
     body = agent_body("ipsum", [namespace], ipsumMode=True)  # no label selector: kube-root-ca.crt is in reach
     async with agent(kube_client, body) as name:
         await counted(kube_client, name, "ipsum", 3)  # plain, big and owner
