@@ -50,7 +50,7 @@ def test_every_peer_binary_has_its_option() -> None:
 
 
 def test_the_saved_command_names_each_peer_binary_by_its_file_name_only() -> None:
-    argv = ["--repeats", "3", "--reloader-binary", "/tmp/build/reloader", "--chaoskube-binary=/srv/x/chaoskube",
+    argv = ["--repeats", "3", "--reloader-binary", "/opt/build/reloader", "--chaoskube-binary=/srv/x/chaoskube",
             "--pods", "100"]
     assert images.binaries_named(argv) == ["--repeats", "3", "--reloader-binary", "reloader",
                                            "--chaoskube-binary=chaoskube", "--pods", "100"]
