@@ -143,16 +143,22 @@ def test_forbidden_that_is_not_rbac_gives_no_rbac_advice() -> None:
     assert str(pod_security) == f"403 Forbidden: {pod_security.message}"
 
 
-@pytest.mark.parametrize(("generated", "says"), [(True, "the generated RBAC has it"),
-                                                 (False, "does not have it either: declare it")])
-async def test_an_owner_reference_refusal_names_the_finalizers_rule(generated: bool, says: str) -> None:
+async def _owner_denial_explained(generated: bool) -> errors.Forbidden:
+    """The client's explanation of the admission plugin's owner-reference 403 for REF, the generated RBAC
+    having the finalizers rule or not."""
     client = _client()
     client.generated_rbac = lambda rule: generated
     try:
-        exc = await client._explained(errors.Forbidden(403, "Forbidden", OWNER_DENIAL),
-                                      {"metadata": {"ownerReferences": [REF]}}, "default")
+        return await client._explained(errors.Forbidden(403, "Forbidden", OWNER_DENIAL),
+                                       {"metadata": {"ownerReferences": [REF]}}, "default")
     finally:
         await client.close()
+
+
+@pytest.mark.parametrize(("generated", "says"), [(True, "the generated RBAC has it"),
+                                                 (False, "does not have it either: declare it")])
+async def test_an_owner_reference_refusal_names_the_finalizers_rule(generated: bool, says: str) -> None:
+    exc = await _owner_denial_explained(generated)
     assert exc.rule == errors.Rule("update", "demo.kubeloop.dev", "echos", "finalizers", "default")
     assert exc.generated is generated
     assert "update on echos/finalizers (API group 'demo.kubeloop.dev') in namespace 'default'" in exc.advice
@@ -248,13 +254,7 @@ async def test_a_child_written_by_hand_uses_the_declared_rule_and_the_audit_coun
 
 
 async def test_a_refusal_for_an_undeclared_owner_names_owner_references_to() -> None:
-    client = _client()
-    client.generated_rbac = lambda rule: False
-    try:
-        exc = await client._explained(errors.Forbidden(403, "Forbidden", OWNER_DENIAL),
-                                      {"metadata": {"ownerReferences": [REF]}}, "default")
-    finally:
-        await client.close()
+    exc = await _owner_denial_explained(False)
     assert "op.owner_references_to(Owner)" in exc.advice and "op.permission" not in exc.advice
     other = errors.Forbidden(403, "Forbidden", RBAC_DENIAL)
     other.generated = False
