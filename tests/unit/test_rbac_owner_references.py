@@ -97,10 +97,7 @@ async def test_the_client_records_the_admission_check_and_the_audit_counts_it() 
         assert used == {("update", "echos", "finalizers", "ns1")}
         op = Operator("echo")
         op.reconcile(Echo, owns=[CONFIG_MAP])(_noop)
-        report = RbacAudit.from_manifests(render_rbac("echo", "echo-system", op.permissions())).check(
-            client.used_permissions)
-        assert report.ok, report.message
-        assert not [p for p in report.unused if p.subresource == "finalizers"], report.message
+        _audit_finds_the_finalizers_rule_used(op, client)
     finally:
         await client.close()
 
@@ -141,6 +138,14 @@ def test_forbidden_that_is_not_rbac_gives_no_rbac_advice() -> None:
                                                       '"restricted:latest": allowPrivilegeEscalation != false')
     assert pod_security.rule is None and pod_security.advice == ""
     assert str(pod_security) == f"403 Forbidden: {pod_security.message}"
+
+
+def _audit_finds_the_finalizers_rule_used(op: Operator, client: Any) -> None:
+    """The RBAC generated for ``op`` covers what ``client`` used, the finalizers rule among what was used."""
+    report = RbacAudit.from_manifests(render_rbac("echo", "echo-system", op.permissions())).check(
+        client.used_permissions)
+    assert report.ok, report.message
+    assert not [p for p in report.unused if p.subresource == "finalizers"], report.message
 
 
 async def _owner_denial_explained(generated: bool) -> errors.Forbidden:
@@ -245,10 +250,7 @@ async def test_a_child_written_by_hand_uses_the_declared_rule_and_the_audit_coun
     try:
         await client._record_owners(child, "ns1")
         assert client.used_permissions is not None
-        report = RbacAudit.from_manifests(render_rbac("echo", "echo-system", op.permissions())).check(
-            client.used_permissions)
-        assert report.ok, report.message
-        assert not [p for p in report.unused if p.subresource == "finalizers"], report.message
+        _audit_finds_the_finalizers_rule_used(op, client)
     finally:
         await client.close()
 
