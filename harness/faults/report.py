@@ -195,6 +195,14 @@ NOTES = """
   informer relists and converges. A CRD deleted and created again (`crd-recreate`) does the same for its
   resource. Recovery after a long cut-off is bounded by the reconnect backoff the watcher accumulated
   meanwhile (client-go's reflector: 0.8 s doubling to 30 s, jittered).
+- **When a restart ends.** kube-apiserver answers /readyz before it admits everything again: its
+  OwnerReferencesPermissionEnforcement plugin maps an owner's kind through a discovery RESTMapper that
+  k8s.io/apiserver (`pkg/server/options/admission.go`) resets every 30 s, and a restarted server can
+  refuse a blocking owner reference to a CRD kind ("cannot find RESTMapping") until the next reset. Seen
+  in CI: 30 s of such 403s after a ready server. The harness restarts the server, then probes as the
+  operator (a server-side dry-run create of a ConfigMap owned by a Widget) and ends the fault when the
+  server admits it; `owner_refs_refused_after_ready_s` is that wait. The operator retries these 403s as
+  transient (at most 8 s apart), so it follows within seconds.
 - **Half-open connections.** Two kinds. A path that silently drops packets (a node gone, a NAT entry
   expired) is noticed by the kernel: every connection has TCP keepalive (4 s idle, 3 probes 2 s apart)
   and a 10 s user timeout, so a quiet watch on it fails in 10–12 s (a unit test takes loopback down

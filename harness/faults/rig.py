@@ -19,7 +19,7 @@ from harness.faults.proxy import FaultProxy
 from harness.faults.results import Row
 from harness.faults.widget import Widget
 from harness.faults.widget import operator as widget_operator
-from kubeloop.client import AlreadyExists, NotFound
+from kubeloop.client import AlreadyExists, ApiError, Client, NotFound
 
 WIDGET = Widget.resource()
 
@@ -182,6 +182,40 @@ class WidgetRig:
     @property
     def proc(self) -> OperatorProcess:
         return self.procs[0]
+
+    async def restart_apiserver(self) -> tuple[float, float]:
+        """Restarts kube-apiserver, then waits until it admits what the operator writes: its ConfigMaps'
+        blocking owner reference to a Widget. /readyz turns 200 before that: the
+        OwnerReferencesPermissionEnforcement plugin maps kinds through a discovery RESTMapper that
+        k8s.io/apiserver (pkg/server/options/admission.go) resets only every 30 s, so a restarted server
+        refuses such writes for a CRD owner ("cannot find RESTMapping") for up to 30 s after it is ready.
+        The fault ends when the server serves the operator again. Returns (seconds down, seconds from
+        ready until it admits)."""
+        assert self.setup is not None
+        t0 = now()
+        await asyncio.to_thread(self.env.cluster.restart_apiserver)
+        ready = now()
+        await self._wait_owner_reference_admitted()
+        return ready - t0, now() - ready
+
+    async def _wait_owner_reference_admitted(self, timeout: float = 60.0) -> None:
+        assert self.setup is not None
+        ns = self.namespaces[0]
+        probe = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "admission-probe", "namespace": ns,
+            "ownerReferences": [{"apiVersion": WIDGET.api_version, "kind": "Widget", "name": "probe",
+                                 "uid": "00000000-0000-0000-0000-000000000000", "controller": True,
+                                 "blockOwnerDeletion": True}]}}
+        deadline = now() + timeout
+        async with await Client.from_kubeconfig(str(self.setup.kubeconfig), qps=0) as operator:
+            while True:
+                try:
+                    await retrying(lambda: operator.create(probe, dry_run=True), what="admission probe")
+                    return
+                except ApiError as exc:
+                    if "cannot find RESTMapping" not in exc.message or now() > deadline:
+                        raise
+                await asyncio.sleep(0.5)
 
     async def finish(self, fault_end: float, row: Row | None = None) -> Row:
         """Waits for convergence (bounded), then counts from fresh LISTs."""

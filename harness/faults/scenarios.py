@@ -52,20 +52,16 @@ async def apiserver_restart(env: Env, size: Size) -> list[Row]:
         assert storm is not None
         creating = asyncio.create_task(storm.create())
         await _wait_writes(rig, size.n // 3)
-        down = []
-        t0 = now()
-        await asyncio.to_thread(env.cluster.restart_apiserver)
-        down.append(now() - t0)
+        restarts = [await rig.restart_apiserver()]
         await creating
         updating = asyncio.create_task(storm.run(size.storm_seconds))
         await asyncio.sleep(size.storm_seconds * random.Random(size.seed).uniform(0.2, 0.6))
-        t0 = now()
-        await asyncio.to_thread(env.cluster.restart_apiserver)
+        restarts.append(await rig.restart_apiserver())
         fault_end = now()
-        down.append(fault_end - t0)
         await updating
         row = await rig.finish(fault_end)
-        row.details["apiserver_down_s"] = [round(d, 1) for d in down]
+        row.details["apiserver_down_s"] = [round(down, 1) for down, _ in restarts]
+        row.details["owner_refs_refused_after_ready_s"] = [round(refused, 1) for _, refused in restarts]
         return [row]
 
 
@@ -104,8 +100,7 @@ async def etcd_compaction(env: Env, size: Size) -> list[Row]:
             proxy.reset_all()
             await storm.run(min(5.0, size.storm_seconds / 2))
             rev = await asyncio.to_thread(etcd.compact, port)
-            if restart:
-                await asyncio.to_thread(env.cluster.restart_apiserver)
+            refused = (await rig.restart_apiserver())[1] if restart else 0.0
             probe = await _probe_watch(env, seen)
             proxy.refuse = False
             fault_end = now()
@@ -116,6 +111,8 @@ async def etcd_compaction(env: Env, size: Size) -> list[Row]:
             row.details["relists_410"] = rig.proc.log_count("expired (410), relisting") - relists
             row.details["compacted_to"] = rev
             row.details["resume_probe"] = probe[:160]
+            if restart:
+                row.details["owner_refs_refused_after_ready_s"] = round(refused, 1)
             rows.append(row)
             rig.started = now()
     return rows

@@ -80,8 +80,8 @@ class Forbidden(ApiError):
         quota or a webhook refusing: the message says why)."""
         if "cannot find RESTMapping" in self.message:
             return ("not a missing rule: the API server's OwnerReferencesPermissionEnforcement admission plugin "
-                    "does not know the owner's kind yet (its CRD was just installed; the plugin learns it within "
-                    "seconds to a minute), so a retry goes through")
+                    "does not know the owner's kind yet (its CRD was just installed, or kube-apiserver just restarted: "
+                    "it refreshes the plugin's view of the kinds every 30 s), so a retry goes through")
         if self.rule is None:
             return ""
         missing = f"the operator's role lacks: {self.rule.describe()}"
