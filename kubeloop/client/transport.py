@@ -298,24 +298,40 @@ class Transport:
         headers["Accept"] = accept
         session = await self._session_for()
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=read_timeout)
-        async with session.get(self.config.server + path, params=_clean(params), headers=headers,
-                               ssl=ssl_ctx, timeout=timeout,
-                               server_hostname=self.config.tls_server_name) as resp:
-            self._count(str(resp.status), "GET")
-            if resp.status >= 400:
-                if resp.status == 401:
-                    await self.config.auth.invalidate()
-                raise error_from_status(resp.status, _decode(await resp.read()),
-                                        _retry_after(resp.headers.get("Retry-After")))
-            # Watch events are newline-delimited; a big object may exceed aiohttp's line limit, so
-            # split ourselves on the raw byte stream.
-            watch = (session, resp.content)
-            self._watches.add(watch)
-            try:
-                async for event in json_lines(resp.content.iter_any()):
+        # Until its headers arrive a watch is judged like a request for one object (the API server
+        # answers a watch's headers at once): one sent on a dead pooled connection would otherwise wait
+        # out its inactivity timeout, and the next one would take the next dead connection of the pool.
+        request_id = next(self._ids)
+        self._inflight[request_id] = (time.monotonic(), session)
+        self._watch_silence()
+        try:
+            async with session.get(self.config.server + path, params=_clean(params), headers=headers,
+                                   ssl=ssl_ctx, timeout=timeout,
+                                   server_hostname=self.config.tls_server_name) as resp:
+                self._inflight.pop(request_id, None)
+                async for event in self._events(session, resp):
                     yield event
-            finally:
-                self._watches.discard(watch)
+        finally:
+            self._inflight.pop(request_id, None)
+
+    async def _events(self, session: aiohttp.ClientSession,
+                      resp: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
+        """The events of a watch whose headers arrived."""
+        self._count(str(resp.status), "GET")
+        if resp.status >= 400:
+            if resp.status == 401:
+                await self.config.auth.invalidate()
+            raise error_from_status(resp.status, _decode(await resp.read()),
+                                    _retry_after(resp.headers.get("Retry-After")))
+        # Watch events are newline-delimited; a big object may exceed aiohttp's line limit, so
+        # split ourselves on the raw byte stream.
+        watch = (session, resp.content)
+        self._watches.add(watch)
+        try:
+            async for event in json_lines(resp.content.iter_any()):
+                yield event
+        finally:
+            self._watches.discard(watch)
 
 
 async def json_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[Any]:

@@ -167,3 +167,27 @@ async def test_a_collection_delete_is_not_judged_by_its_silence(server: MuteServ
         assert asyncio.get_running_loop().time() - started >= 1.9, "cut as a half-open connection"
     finally:
         await transport.close()
+
+
+async def test_a_watch_sent_on_a_dead_pooled_connection_is_cut_before_its_inactivity_timeout(
+        server: MuteServer) -> None:
+    # The path under the pool died (the half-open fault); the next watch takes a pooled connection and
+    # gets no headers. Judged only by its 60 s inactivity timeout, each reopened watch would take the
+    # next dead connection of the pool in turn (the fault suite saw 23 s to converge with a 5 s one).
+    transport = Transport(Config(server=await server.start()), timeout=60, silent_after=0.5, probe_timeout=1)
+    try:
+        await asyncio.gather(*(transport.request("GET", "/ok") for _ in range(3)))
+        assert server.mute_open_connections() == 3
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(Exception) as caught:
+            async with asyncio.timeout(20):
+                async for _ in transport.stream("/watch", {}, read_timeout=60):
+                    pass
+        assert not isinstance(caught.value, TimeoutError), "waited out the inactivity timeout"
+        assert asyncio.get_running_loop().time() - started < 5
+        assert server.requests_on_muted == ["GET /watch"]
+        events = transport.stream("/watch", {}, read_timeout=60)
+        assert await anext(events) == {"type": "BOOKMARK", "object": {}}  # the reopened watch: a new connection
+        await events.aclose()
+    finally:
+        await transport.close()
