@@ -301,16 +301,25 @@ class Transport:
         # Until its headers arrive a watch is judged like a request for one object (the API server
         # answers a watch's headers at once): one sent on a dead pooled connection would otherwise wait
         # out its inactivity timeout, and the next one would take the next dead connection of the pool.
+        # A watch with a short inactivity timeout fails before that check: its own silence is the
+        # evidence then, if the server answers on a new connection.
         request_id = next(self._ids)
         self._inflight[request_id] = (time.monotonic(), session)
         self._watch_silence()
+        answered = False
         try:
             async with session.get(self.config.server + path, params=_clean(params), headers=headers,
                                    ssl=ssl_ctx, timeout=timeout,
                                    server_hostname=self.config.tls_server_name) as resp:
+                answered = True
                 self._inflight.pop(request_id, None)
                 async for event in self._events(session, resp):
                     yield event
+        except _CONNECTION_ERRORS:
+            if not answered and self._session is session and await self._server_answers():
+                self._drop_pool(session, "to a watch while the server answers on a new connection "
+                                         "(a half-open connection)")
+            raise
         finally:
             self._inflight.pop(request_id, None)
 

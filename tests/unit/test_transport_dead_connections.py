@@ -191,3 +191,21 @@ async def test_a_watch_sent_on_a_dead_pooled_connection_is_cut_before_its_inacti
         await events.aclose()
     finally:
         await transport.close()
+
+
+async def test_a_watch_timing_out_before_its_headers_takes_the_dead_pool_with_it(server: MuteServer) -> None:
+    # An inactivity timeout shorter than the half-open check (the fault suite runs with 5 s): the watch's
+    # own timeout comes first, and the next watch must not take the next dead connection of the pool.
+    transport = Transport(Config(server=await server.start()), timeout=60, silent_after=30, probe_timeout=1)
+    try:
+        await asyncio.gather(*(transport.request("GET", "/ok") for _ in range(3)))
+        assert server.mute_open_connections() == 3
+        with pytest.raises(TimeoutError):
+            async for _ in transport.stream("/watch", {}, read_timeout=0.5):
+                pass
+        events = transport.stream("/watch", {}, read_timeout=0.5)
+        assert await anext(events) == {"type": "BOOKMARK", "object": {}}
+        await events.aclose()
+        assert server.requests_on_muted == ["GET /watch"]
+    finally:
+        await transport.close()
