@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-# Written by the framework or the API server: no bound from the operator's schema.
-FRAMEWORK = frozenset({".metadata", ".apiVersion", ".kind", ".status.conditions"})
+# Written by the API server, which bounds them itself: no bound from the operator's schema. (The
+# framework's ``status.conditions`` carry metav1.Condition's bounds and are walked like the rest.)
+FRAMEWORK = frozenset({".metadata", ".apiVersion", ".kind"})
 # Strings the API server parses by their format: bounded by its grammar.
 BOUNDED_FORMATS = frozenset({"date-time", "date"})
 

@@ -39,6 +39,7 @@ from kubeloop.resources import (
     validation,
     watch_permissions,
 )
+from kubeloop.helpers.conditions import set_condition
 from kubeloop.testing import wait_for
 from tests.chaos_agent import ChaosAgentSpec, ChaosAgentStatus
 
@@ -369,3 +370,27 @@ async def test_kitchen_sink_schema_is_accepted(kube_client: Client, namespace: s
         {"apiVersion": f"{GROUP}/v1", "kind": "Kitchen",
          "metadata": {"name": "a-name-longer-than-twenty", "namespace": namespace}}))
     assert "name too long" in err.message
+
+
+async def test_conditions_carry_metav1_conditions_bounds(kube_client: Client, namespace: str) -> None:
+    # The real API server, not our walk of the schema, judges the bounds: what metav1.Condition refuses
+    # on a built-in object is refused on a kubeloop CRD's conditions, and what set_condition writes passes.
+    await install(kube_client, Kitchen)
+    await kube_client.create(Kitchen(metadata={"name": "c", "namespace": namespace}).to_dict())
+    written = set_condition(None, "Ready", False, "ReconcileError", "x" * 40_000)
+    assert len(written[0]["message"]) == 32768
+    await kube_client.patch_status(Kitchen, "c", {"conditions": written}, namespace)
+
+    def one(**fields: Any) -> list[dict[str, Any]]:
+        return [{"type": "Ready", "status": "True", "reason": "Done", "message": "",
+                 "lastTransitionTime": "2024-01-01T00:00:00Z", **fields}]
+
+    many = [{**one()[0], "type": f"T{i}"} for i in range(65)]
+    cases = [(one(reason="not one word"), "status.conditions[0].reason"),
+             (one(type="has spaces"), "status.conditions[0].type"),
+             (one(message="x" * 32769), "status.conditions[0].message"),
+             (many, "status.conditions")]
+    for conditions, field in cases:
+        err = await refused(lambda conditions=conditions: kube_client.patch_status(
+            Kitchen, "c", {"conditions": conditions}, namespace))
+        assert field in fields(err), (field, err.causes)
