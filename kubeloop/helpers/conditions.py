@@ -6,16 +6,9 @@ import re
 from typing import Any
 
 from kubeloop import clock
-from kubeloop.resources.model import (
-    CONDITION_MESSAGE_MAX,
-    CONDITION_REASON_MAX,
-    CONDITION_REASON_PATTERN,
-    CONDITION_TYPE_MAX,
-    CONDITION_TYPE_PATTERN,
-    CONDITIONS_MAX,
-)
+from kubeloop.resources import condition_rules as rules
 
-_TYPE, _REASON = re.compile(CONDITION_TYPE_PATTERN), re.compile(CONDITION_REASON_PATTERN)
+_TYPE, _REASON = re.compile(rules.TYPE_PATTERN), re.compile(rules.REASON_PATTERN)
 _CUT = " … (cut)"
 
 
@@ -33,8 +26,8 @@ def set_condition(conditions: list[dict[str, Any]] | None, type: str, status: bo
     bug: the API server would refuse every status write); a ``message`` longer than its 32,768
     characters is cut (it often quotes an error or the object's own input)."""
     _check(type, reason)
-    if len(message) > CONDITION_MESSAGE_MAX:
-        message = message[:CONDITION_MESSAGE_MAX - len(_CUT)] + _CUT
+    if len(message) > rules.MESSAGE_MAX:
+        message = message[:rules.MESSAGE_MAX - len(_CUT)] + _CUT
     value = status if isinstance(status, str) else ("True" if status else "False")
     out = [dict(c) for c in conditions or []]
     for cond in out:
@@ -49,21 +42,21 @@ def set_condition(conditions: list[dict[str, Any]] | None, type: str, status: bo
            "lastTransitionTime": now_rfc3339()}
     if observed_generation is not None:
         new["observedGeneration"] = observed_generation
-    if len(out) >= CONDITIONS_MAX:
+    if len(out) >= rules.CONDITIONS_MAX:
         raise ValueError(f"condition type {type!r}: the object has {len(out)} conditions already, the most a "
-                         f"kubeloop CRD admits ({CONDITIONS_MAX}); use fewer condition types")
+                         f"kubeloop CRD admits ({rules.CONDITIONS_MAX}); use fewer condition types")
     out.append(new)
     return out
 
 
 def _check(type: str, reason: str) -> None:
-    if len(type) > CONDITION_TYPE_MAX or not _TYPE.match(type):
+    if len(type) > rules.TYPE_MAX or not _TYPE.match(type):
         raise ValueError(f"condition type {type!r}: must be a CamelCase word or a qualified name such as "
-                         f"example.com/Ready (at most {CONDITION_TYPE_MAX} characters), as metav1.Condition "
+                         f"example.com/Ready (at most {rules.TYPE_MAX} characters), as metav1.Condition "
                          "requires")
-    if len(reason) > CONDITION_REASON_MAX or not _REASON.match(reason):
+    if len(reason) > rules.REASON_MAX or not _REASON.match(reason):
         raise ValueError(f"condition reason {reason!r} (type {type}): must be one CamelCase word such as "
-                         f"InvalidSpec (letters, digits, '_', ',' or ':'; at most {CONDITION_REASON_MAX} "
+                         f"InvalidSpec (letters, digits, '_', ',' or ':'; at most {rules.REASON_MAX} "
                          "characters), as metav1.Condition requires; put the explanation in the message")
 
 

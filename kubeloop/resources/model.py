@@ -19,6 +19,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kubeloop.client.resource import Resource
+from kubeloop.resources import condition_rules as rules
 from kubeloop.resources.schema import list_type
 
 __all__ = [
@@ -169,31 +170,21 @@ class ObjectMeta(BaseModel):
     deletionGracePeriodSeconds: int | None = None
 
 
-# metav1.Condition's bounds (k8s.io/apimachinery/pkg/apis/meta/v1/types.go), so that the API server
-# enforces on a CRD's conditions what it enforces on the built-in ones; kubeloop.helpers.conditions checks
-# them before writing. The list's own bound is ours: the built-ins have none, and a CRD list without
-# maxItems leaves its size, and the cost of CEL rules over it, to the 3 MiB object limit.
-CONDITION_TYPE_MAX, CONDITION_REASON_MAX, CONDITION_MESSAGE_MAX, CONDITIONS_MAX = 316, 1024, 32768, 64
-CONDITION_TYPE_PATTERN = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                          r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$")
-CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
-
-
-# Same shape as the dicts kubeloop.helpers.conditions writes. The docstring ends up in CRDs.
+# Same shape as the dicts kubeloop.helpers.conditions writes, with metav1.Condition's bounds. The
+# docstring ends up in CRDs.
 class Condition(BaseModel):
     """One aspect of the object's current state."""
 
-    type: str = Field(max_length=CONDITION_TYPE_MAX, pattern=CONDITION_TYPE_PATTERN)
+    type: str = Field(max_length=rules.TYPE_MAX, pattern=rules.TYPE_PATTERN)
     status: Literal["True", "False", "Unknown"]
-    reason: str | None = Field(None, min_length=1, max_length=CONDITION_REASON_MAX,
-                               pattern=CONDITION_REASON_PATTERN)
-    message: str | None = Field(None, max_length=CONDITION_MESSAGE_MAX)
+    reason: str | None = Field(None, min_length=1, max_length=rules.REASON_MAX, pattern=rules.REASON_PATTERN)
+    message: str | None = Field(None, max_length=rules.MESSAGE_MAX)
     lastTransitionTime: datetime | None = None
     observedGeneration: int | None = Field(None, ge=0)
 
 
 # Keyed by type, so server-side apply merges conditions instead of replacing the whole list.
-Conditions = Annotated[list[Condition], list_type("map", "type"), Field(max_length=CONDITIONS_MAX)]
+Conditions = Annotated[list[Condition], list_type("map", "type"), Field(max_length=rules.CONDITIONS_MAX)]
 
 
 class CustomResource(BaseModel):

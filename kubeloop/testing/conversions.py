@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -50,6 +51,10 @@ def _other_than(schema: dict[str, Any], name: str) -> Any:
     if kind == "string" and schema.get("format") == "date-time":
         return "2024-01-02T03:04:05Z"
     text = f"sample-{name}".lower()
+    if "pattern" in schema:  # the first of a few usual shapes the pattern admits (a CamelCase reason, ...)
+        pattern = re.compile(schema["pattern"])
+        text = next((t for t in (text, f"Sample{name[:1].upper()}{name[1:]}", "sample", "Sample", "a", "A", "0")
+                     if pattern.search(t)), text)
     return text[: schema.get("maxLength", len(text))].ljust(schema.get("minLength", 0), "x")
 
 

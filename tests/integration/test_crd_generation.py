@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from kubeloop.client import Client, Forbidden, Invalid, NotFound
+from kubeloop.helpers.conditions import set_condition
 from kubeloop.resources import (
     AccessRequest,
     Conditions,
@@ -39,7 +40,6 @@ from kubeloop.resources import (
     validation,
     watch_permissions,
 )
-from kubeloop.helpers.conditions import set_condition
 from kubeloop.testing import wait_for
 from tests.chaos_agent import ChaosAgentSpec, ChaosAgentStatus
 

@@ -17,7 +17,9 @@ removes a local run's URL) and its RBAC ``get`` on its own CRD; blackadder's, wh
 conversion webhook got two replicas by default, a rolling update with ``maxUnavailable: 0``, a preferred
 anti-affinity and a PodDisruptionBudget (a restart no longer makes the converted versions unreadable);
 ``immortal.yaml`` and ``blackadder.yaml``, when every list, string and map of their CRDs got a maximum
-(``maxLength``, ``maxItems``, ``maxProperties``, CEL on map keys), the same in every blackadder version."""
+(``maxLength``, ``maxItems``, ``maxProperties``, CEL on map keys), the same in every blackadder version;
+``immortal.yaml``, ``blackadder.yaml`` and ``copyrator.yaml``, when ``status.conditions`` got
+metav1.Condition's bounds (``maxLength`` and ``pattern`` on type, reason, message) and ``maxItems: 64``."""
 
 from __future__ import annotations
 
