@@ -376,7 +376,8 @@ async def test_conditions_carry_metav1_conditions_bounds(kube_client: Client, na
     # The real API server, not our walk of the schema, judges the bounds: what metav1.Condition refuses
     # on a built-in object is refused on a kubeloop CRD's conditions, and what set_condition writes passes.
     await install(kube_client, Kitchen)
-    await kube_client.create(Kitchen(metadata={"name": "c", "namespace": namespace}).to_dict())
+    await kube_client.create(Kitchen(metadata={"name": "c", "namespace": namespace}, spec=KitchenSpec(
+        template={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "inner"}})).to_dict())
     written = set_condition(None, "Ready", False, "ReconcileError", "x" * 40_000)
     assert len(written[0]["message"]) == 32768
     await kube_client.patch_status(Kitchen, "c", {"conditions": written}, namespace)

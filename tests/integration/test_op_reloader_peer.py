@@ -27,6 +27,7 @@ from .test_op_reloader import (
     revision,
     wait_recorded,
 )
+from .test_op_reloader_compat import tenant_client
 
 Obj = dict[str, Any]
 RELOAD_CONF = {"configmap.reloader.stakater.com/reload": "job-conf"}
@@ -141,3 +142,53 @@ async def test_a_configmap_labelled_later_is_its_creation(kube_cluster: Any, kub
     finally:
         watching.cancel()
     assert running.audit().ok, running.audit().message
+
+
+async def test_a_tenant_gets_its_own_job_recreated_and_no_other(kube_cluster: Any, kube_client: Client,
+                                                                 namespace: str) -> None:
+    """A tenant of A, through its own token, annotates its Job in A to reload on a ConfigMap of A's and,
+    by name and path, on B's; B's annotated Job (its owner's) must keep its uid however A's ConfigMaps
+    change, while A's own Job is recreated for A's change: a recreation deletes and creates, the most
+    the operator does to a workload, so it must stay in the namespace whose object asked for it."""
+    a, b = namespace, f"{namespace}-b"
+    await kube_client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": b}})
+    try:
+        await kube_client.create(config_map("job-conf", b, {"k": "1"}))
+        await kube_client.create(job("victim", b, RELOAD_CONF))
+        tenant = await tenant_client(kube_cluster, kube_client, a)
+        await kube_client.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                                  "metadata": {"name": "tenant-jobs", "namespace": a},
+                                  "rules": [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["*"]}]})
+        await kube_client.create({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                                  "metadata": {"name": "tenant-jobs", "namespace": a},
+                                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                              "name": "tenant-jobs"},
+                                  "subjects": [{"kind": "ServiceAccount", "name": "tenant", "namespace": a}]})
+        try:
+            async with run_operator(kube_cluster, kube_client, reloader(), a, watch_namespaces=[a, b]) as running:
+                victim = await wait_recorded(kube_client, "jobs.batch", "victim", b)
+                await tenant.create(config_map("job-conf", a, {"k": "1"}))
+                names = f"job-conf,{b}/job-conf,../{b}/job-conf,.*"
+                await tenant.create(job("mine", a, {"configmap.reloader.stakater.com/reload": names,
+                                                    "reloader.stakater.com/search": "true"}))
+                mine = await wait_recorded(tenant, "jobs.batch", "mine", a)
+                await tenant.patch("configmaps", "job-conf", {"data": {"k": "2"}}, a)
+                await wait_for(tenant, "jobs.batch", "mine", a,
+                               lambda j: j["metadata"]["uid"] != mine["metadata"]["uid"], timeout=30)
+                for value in ("3", "4"):
+                    await tenant.patch("configmaps", "job-conf", {"data": {"k": value}}, a)
+                    await asyncio.sleep(0.7)
+                await asyncio.sleep(QUIET)
+                after = await kube_client.get("jobs.batch", "victim", b)
+                assert after["metadata"]["uid"] == victim["metadata"]["uid"], "B's Job was recreated for A"
+                assert after["metadata"]["annotations"] == victim["metadata"]["annotations"]
+                assert not await events(kube_client, b, "victim", "Reloaded")
+                # Control: B's own change does recreate B's Job (the operator watches B).
+                await kube_client.patch("configmaps", "job-conf", {"data": {"k": "b-changed"}}, b)
+                await wait_for(kube_client, "jobs.batch", "victim", b,
+                               lambda j: j["metadata"]["uid"] != victim["metadata"]["uid"], timeout=30)
+            assert running.audit().ok, running.audit().message
+        finally:
+            await tenant.close()
+    finally:
+        await kube_client.delete("namespaces", b)
