@@ -1010,4 +1010,28 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{ns}.diff.kubeloop.dev"),
         WaitGone("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{ns}.diff.kubeloop.dev"),
     ],
+    # Found by the fuzzer on 2026-12-02 (seeds 4000 and 5000): a Pod is created Pending with its QoS class
+    # and a status apply of other fields keeps them; a Job applied into existence with a generateName
+    # shares its defaulted labels with its template (the name is the URL's, nothing is generated first);
+    # a PUT whose body names another namespace is a 400 even when the object does not exist.
+    "fuzz_found_2026_12_02": [
+        Req("POST", PODS, {**pod("q"), "spec": {**pod("q")["spec"], "containers": [
+            {"name": "c", "image": "busybox:1", "resources": {"limits": {"cpu": "1", "memory": "64Mi"},
+                                                             "requests": {"cpu": "1000m"}}}]}},
+            pick=("status.phase", "status.qosClass")),
+        Req("POST", PODS, pod("p"), pick=("status.phase", "status.qosClass")),
+        Req("PATCH", PODS + "/p/status", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                                          "status": {"message": "m", "reason": "R"}}, APPLY,
+            _p(fieldManager="m2"), pick=("status.phase", "status.message", "status.qosClass")),
+        Req("PATCH", JOBS + "/b", {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+            "name": "b", "generateName": "g-"}, "spec": {"suspend": True, "template": {
+                "metadata": {"labels": {"app": "f"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox:1"}], "restartPolicy": "Never"}}}},
+            APPLY, _p(fieldManager="m1", force="true"),
+            pick=("metadata.labels.app", "metadata.labels.job-name", "spec.template.metadata.labels.job-name")),
+        Req("PUT", DS + "/missing", {"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                     "metadata": {"name": "missing", "namespace": "other"},
+                                     "spec": {"selector": {"matchLabels": {"app": "w"}}, "template": _WL_TEMPLATE}},
+            brief=True),
+    ],
 }

@@ -280,8 +280,8 @@ class Controllers:
                 self.api.store.remove(kind.key, _k(pod))  # the kubelet has stopped it (kwok: at once)
                 changed = True
                 continue
-            if meta.get("deletionTimestamp") or (pod.get("status") or {}).get("phase"):
-                continue
+            if meta.get("deletionTimestamp") or (pod.get("status") or {}).get("phase") not in (None, "Pending"):
+                continue  # (created Pending, as by the real Pod strategy; started once)
             bound = copy.deepcopy(pod)
             bound.setdefault("spec", {})["nodeName"] = bound["spec"].get("nodeName") or NODE
             self.api._write(kind, "v1", pod, bound, "kube-scheduler", None, validate=False)  # noqa: SLF001
@@ -295,7 +295,8 @@ class Controllers:
                                  "podIP": "10.0.1.1", "startTime": now, "containerStatuses": [
                                      {"name": c.get("name", ""), "image": c.get("image", ""), "ready": True,
                                       "started": True, "restartCount": 0, "state": {"running": {"startedAt": now}}}
-                                     for c in pod["spec"].get("containers") or []]}
+                                     for c in pod["spec"].get("containers") or []],
+                                 "qosClass": (pod.get("status") or {}).get("qosClass")}
             self.api._write(kind, "v1", pod, running, "kubelet", "status")  # noqa: SLF001
             changed = True
         return changed

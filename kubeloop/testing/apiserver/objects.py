@@ -9,7 +9,7 @@ import random
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import builtin, crds, errors, schema, validation
+from kubeloop.testing.apiserver import builtin, crds, errors, quantity, schema, validation
 from kubeloop.testing.apiserver.kinds import Kind
 
 GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -160,6 +160,7 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         from kubeloop.testing.apiserver import admission
 
         admission.admit_pod(obj)
+        obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
     if kind.key == ("apps", "daemonsets"):
         obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
     if kind.key == ("", "namespaces"):
@@ -172,17 +173,43 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def job_selector(obj: dict[str, Any], uid: str) -> None:
+def pod_qos_class(spec: dict[str, Any]) -> str:
+    """The QoS class the real Pod strategy records on create: BestEffort without any cpu or memory request
+    or limit, Guaranteed when every container limits both with requests equal to the limits (a missing
+    request takes its limit), else Burstable. (Init containers count too; overhead does not.)"""
+    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    guaranteed, any_set = True, False
+    for c in containers:
+        res = c.get("resources") or {}
+        requests, limits = res.get("requests") or {}, res.get("limits") or {}
+        for name in ("cpu", "memory"):
+            limit, request = limits.get(name), requests.get(name, limits.get(name))
+            any_set = any_set or limit is not None or request is not None
+            if limit is None or request is None or _amount(request) != _amount(limit):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed and containers else "Burstable"
+
+
+def _amount(value: Any) -> Any:
+    try:
+        return quantity.parse(str(value))[0]
+    except ValueError:
+        return str(value)
+
+
+def job_selector(obj: dict[str, Any], uid: str, name_generated: bool = False) -> None:
     """The Job strategy's generated selector: the Job's uid and name as pod template labels, and a
     selector on the uid (unless the client chose ``manualSelector``). A Job whose labels were defaulted
-    from its template's gets the generated ones too (in Go both are one map)."""
+    from its template's gets the generated ones too (in Go both are one map), unless its name was
+    generated (``name_generated``: the real store copies the object before it generates a name)."""
     spec = obj.setdefault("spec", {})
     if spec.get("manualSelector") or not isinstance(spec.get("template", {}), dict):
         return
     name = obj["metadata"]["name"]
     labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
-    # (Not for a generated name: the real server copies the object before generating one.)
-    shared = obj["metadata"].get("labels") == labels and not obj["metadata"].get("generateName")
+    shared = obj["metadata"].get("labels") == labels and not name_generated
     labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
                    "controller-uid": uid, "job-name": name})
     spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}

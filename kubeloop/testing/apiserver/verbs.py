@@ -135,7 +135,7 @@ class Api:
         objects.check_name(kind, obj["metadata"], lambda name: self.store.get(kind.key, (ns or "", name)) is not None)
         uid = str(uuid.uuid4())
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
-            objects.job_selector(obj, uid)
+            objects.job_selector(obj, uid, name_generated=not meta.get("name"))
         obj = objects.validate_create(kind, version, obj, ns)
         if meta.get("resourceVersion"):  # refused by the storage, after validation
             raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
@@ -195,6 +195,10 @@ class Api:
         if meta["name"] != name:
             raise errors.bad_request(f"the name of the object ({meta['name']}) does not match the name on the URL "
                                      f"({name})")
+        if kind.namespaced and meta.get("namespace") and meta["namespace"] != ns:  # checked with the name,
+            # before the object is looked up (the real handler's checkName): 400, even for a missing object
+            raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
+                                     "the request")
         old = self.store.get(kind.key, (ns or "", name))
         if old is None and kind.key in CREATE_ON_UPDATE:  # (also a PUT to /status: its status is dropped)
             return self.create(kind, version, ns, body, manager)
