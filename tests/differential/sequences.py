@@ -1034,4 +1034,13 @@ SEQUENCES: dict[str, list[Step]] = {
                                      "spec": {"selector": {"matchLabels": {"app": "w"}}, "template": _WL_TEMPLATE}},
             brief=True),
     ],
+    "fuzz_found_2026_12_02_echo": [
+        Req("POST", ECHO, echo("a", message="m0", copies=0)),
+        Req("PATCH", ECHO + "/a", {"metadata": {}, "spec": {"message": "m0", "copies": 0, "extra": "x"}}, MERGE),
+        Req("DELETE", ECHO + "/a", params=_p(propagationPolicy="Background")),
+        Req("PATCH", ECHO + "/a", {**echo("a", message="m0", copies=0), "metadata": {
+            "name": "a", "finalizers": ["fuzz.kubeloop.dev/f"]}}, APPLY, _p(fieldManager="m1", force="true")),
+        Req("PATCH", ECHO + "/a", {"metadata": {}, "spec": {"message": "m0", "copies": 0, "extra": "x"}}, MERGE),
+        Req("PATCH", ECHO + "/a", {"metadata": {"finalizers": None}}, MERGE),
+    ],
 }

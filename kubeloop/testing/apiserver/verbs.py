@@ -239,6 +239,8 @@ class Api:
             objects.validate_status_update(kind, old, body, new)
         if kind.crd is not None:  # (a /status write's too: pruned, its status checked, as on the real server)
             new = objects.custom_checks(kind, version, new, old, status_only=subresource == "status")
+            if "generation" in old["metadata"] and objects.body_of(kind, new) == objects.body_of(kind, old):
+                new["metadata"]["generation"] = old["metadata"]["generation"]  # what changed was pruned
         applying = managers is not None
         if managers is None:
             managers = self.managers(kind, old, subresource)
