@@ -373,6 +373,16 @@ async def lease_holder(client: Client, name: str, namespace: str) -> str | None:
     return lease["spec"].get("holderIdentity")
 
 
+async def held_lease(client: Client, name: str, namespace: str, timeout: float = 30) -> str | None:
+    """The Lease's holder once one holds it (None after ``timeout`` seconds)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not (holder := await lease_holder(client, name, namespace)):
+        if asyncio.get_running_loop().time() > deadline:
+            return None
+        await asyncio.sleep(0.2)
+    return holder
+
+
 @pytest.mark.parametrize("name", OPERATORS)
 async def test_deployed_then_run_locally_and_back(name: str, kube_cluster: Any, kube_client: Client, namespace: str,
                                                    helm: Callable[..., str], tmp_path: Path) -> None:
@@ -407,7 +417,8 @@ async def test_deployed_then_run_locally_and_back(name: str, kube_cluster: Any, 
             assert set(serving) == set(deployed), serving
             assert all(c["url"].startswith("https://127.0.0.1:") and "service" not in c
                        for c in serving.values()), serving
-            assert await lease_holder(kube_client, name, namespace)
+            # /readyz does not wait for leadership (a standby is ready too): the Lease comes just after.
+            assert await held_lease(kube_client, name, namespace)
             await JOBS[name](kube_client, namespace)
         assert await endpoints(kube_client, name) == deployed
         assert await lease_holder(kube_client, name, namespace) is None  # released at stop, not left to expire
