@@ -179,7 +179,7 @@ async def test_fuzzed_sequences_agree(steps: list[Op], fake: Backend, real: Back
             await real.request("DELETE", f"/api/v1/namespaces/{ns}")
     else:
         FUZZ["namespaces"] += used
-    if any(s.kind == CRD for s in steps):  # deleted at the end of the session, as the namespaces are
+    if any(s.kind == CRD for s in steps):  # deleted at the end of the session (cluster-wide: few of them)
         FUZZ["crds"] += [f"{p}.{_fill(CRD_GROUP, ns_real, {})}" for p in CRD_PLURALS]
     diffs = _tally(steps, got_fake, got_real)
     write_fuzz_report()
