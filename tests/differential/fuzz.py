@@ -59,14 +59,29 @@ class KindSpec:
 _REPLICA_STATUS = (("replicas-negative", {"replicas": -1}),
                    ("ready-over-replicas", {"replicas": 0, "readyReplicas": 1}),
                    ("observed", {"observedGeneration": 1}))
+# What the real server defaults on decode (kubeloop/testing/apiserver/defaults.py), compared as returned;
+# a Pod's admission additions (service account volume, tolerations, priority) are not.
+_POD_SPEC = ("restartPolicy", "dnsPolicy", "schedulerName", "securityContext", "terminationGracePeriodSeconds")
+_POD_DEFAULTS = (*(f"spec.{f}" for f in _POD_SPEC), "spec.enableServiceLinks")
+# (not a container's defaults, which the fake does not model, nor its volumeMounts, which the service
+# account admission plugin adds; a Pod's resources are its QoS class's)
+_CONTAINER_FIELDS = ("name", "image")
+_HISTORY = ("spec.revisionHistoryLimit",)
+
+
+def _template(at: str) -> tuple[str, ...]:
+    return (f"{at}.metadata", *(f"{at}.spec.{f}" for f in _POD_SPEC),
+            *(f"{at}.spec.containers.*.{f}" for f in _CONTAINER_FIELDS))
+
+
 KINDS: dict[str, KindSpec] = {k.kind: k for k in (
     KindSpec("ConfigMap", "v1", "configmaps", full=True),
     KindSpec("Secret", "v1", "secrets", full=True),
     KindSpec("Namespace", "v1", "namespaces", namespaced=False, status=(
         ("phase-active", {"phase": "Active"}), ("phase-terminating", {"phase": "Terminating"})),
         status_pick=("status.phase",)),
-    KindSpec("Pod", "v1", "pods", pick=("spec.containers.*.name", "spec.containers.*.image",
-                                        "spec.containers.*.resources", "spec.activeDeadlineSeconds"), status=(
+    KindSpec("Pod", "v1", "pods", pick=(*(f"spec.containers.*.{f}" for f in (*_CONTAINER_FIELDS, "resources")),
+                                        "spec.activeDeadlineSeconds", *_POD_DEFAULTS), status=(
         ("phase-running", {"phase": "Running"}), ("phase-odd", {"phase": "Bogus"}), ("bad-ip", {"podIP": "nope"}),
         ("message", {"message": "m", "reason": "R"})), status_writes=True,
         status_pick=("status.phase", "status.message")),
@@ -74,16 +89,26 @@ KINDS: dict[str, KindSpec] = {k.kind: k for k in (
         ("ingress-on-cluster-ip", {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}), ("empty", {"loadBalancer": {}})),
         status_writes=True, status_pick=("status.loadBalancer",)),
     KindSpec("Deployment", "apps/v1", "deployments", pick=("spec.replicas", "spec.selector", "spec.minReadySeconds",
-                                                            "spec.template.metadata"), status=_REPLICA_STATUS),
+                                                            *_template("spec.template"), "spec.strategy", *_HISTORY,
+                                                            "spec.progressDeadlineSeconds"), status=_REPLICA_STATUS),
     KindSpec("StatefulSet", "apps/v1", "statefulsets", pick=("spec.replicas", "spec.selector", "spec.minReadySeconds",
-                                                              "spec.serviceName", "spec.template.metadata"),
+                                                              "spec.serviceName", *_template("spec.template"),
+                                                              "spec.updateStrategy",
+                                                              "spec.podManagementPolicy", *_HISTORY,
+                                                              "spec.persistentVolumeClaimRetentionPolicy"),
              status=_REPLICA_STATUS),
     KindSpec("DaemonSet", "apps/v1", "daemonsets", pick=("spec.selector", "spec.minReadySeconds",
-                                                          "spec.template.metadata"), status=(
+                                                          *_template("spec.template"), "spec.updateStrategy", *_HISTORY),
+             status=(
         ("negative", {"numberReady": -1}), ("zero", {"numberReady": 0, "desiredNumberScheduled": 0}))),
-    KindSpec("Job", "batch/v1", "jobs", pick=("spec.selector", "spec.template.metadata", "spec.suspend",
-                                               "spec.activeDeadlineSeconds")),
-    KindSpec("CronJob", "batch/v1", "cronjobs", pick=("spec.schedule", "spec.suspend")),
+    KindSpec("Job", "batch/v1", "jobs", pick=("spec.selector", *_template("spec.template"), "spec.suspend",
+                                               "spec.activeDeadlineSeconds", "spec.completions", "spec.parallelism",
+                                               "spec.backoffLimit", "spec.completionMode", "spec.manualSelector",
+                                               "spec.podReplacementPolicy")),
+    KindSpec("CronJob", "batch/v1", "cronjobs", pick=("spec.schedule", "spec.suspend", "spec.jobTemplate.metadata",
+                                                  *_template("spec.jobTemplate.spec.template"),
+                                                  "spec.concurrencyPolicy", "spec.successfulJobsHistoryLimit",
+                                                  "spec.failedJobsHistoryLimit")),
     KindSpec("Lease", "coordination.k8s.io/v1", "leases", full=True),
     KindSpec("Event", "events.k8s.io/v1", "events", pick=("note", "reason", "type", "action", "regarding")),
     KindSpec("CoreEvent", "v1", "events", body_kind="Event", pick=(

@@ -1034,6 +1034,27 @@ SEQUENCES: dict[str, list[Step]] = {
                                      "spec": {"selector": {"matchLabels": {"app": "w"}}, "template": _WL_TEMPLATE}},
             brief=True),
     ],
+    # Found by the fuzzer (2026-12-02, seed 4000): the fields the server defaults are the creator's, so an
+    # apply by another manager that changes one conflicts (409) before validation would refuse it.
+    "fuzz_found_defaults_are_the_creators": [
+        Req("POST", STS, {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"}, "spec": {
+            "serviceName": "s", "selector": {"matchLabels": {"app": "w"}}, "template": _WL_TEMPLATE}},
+            pick=("spec.replicas", "spec.updateStrategy", "spec.podManagementPolicy", "spec.revisionHistoryLimit",
+                  "spec.persistentVolumeClaimRetentionPolicy", "spec.template.spec.restartPolicy",
+                  "spec.template.spec.dnsPolicy", "spec.template.spec.terminationGracePeriodSeconds")),
+        Req("PATCH", STS + "/s", {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"}, "spec": {
+            "serviceName": "s", "selector": {"matchLabels": {"app": "w"}}, "template": {
+                **_WL_TEMPLATE, "spec": {**_WL_TEMPLATE["spec"], "restartPolicy": "Never"}}}},
+            APPLY, _p(fieldManager="m2"), brief=True),
+        Req("PATCH", STS + "/s", {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"}, "spec": {
+            "replicas": 2, "podManagementPolicy": "Parallel"}}, APPLY, _p(fieldManager="m2"), brief=True),
+        Req("POST", DEPLOY, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {
+            "selector": {"matchLabels": {"app": "w"}}, "template": _WL_TEMPLATE}},
+            pick=("spec.replicas", "spec.strategy", "spec.progressDeadlineSeconds")),
+        Req("PATCH", DEPLOY + "/d", {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}, MERGE,
+            pick=("spec.strategy",)),
+        Req("GET", DEPLOY + "/d/scale", pick=("spec.replicas",)),
+    ],
     "fuzz_found_2026_12_02_echo": [
         Req("POST", ECHO, echo("a", message="m0", copies=0)),
         Req("PATCH", ECHO + "/a", {"metadata": {}, "spec": {"message": "m0", "copies": 0, "extra": "x"}}, MERGE),

@@ -9,7 +9,7 @@ import random
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import builtin, crds, errors, quantity, schema, validation
+from kubeloop.testing.apiserver import builtin, crds, defaults, errors, quantity, schema, validation
 from kubeloop.testing.apiserver.kinds import Kind
 
 GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -124,7 +124,8 @@ ZERO: dict[tuple[str, str], dict[str, Any]] = {
 
 def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str, Any]:
     """Defaults applied when a request is decoded, before field ownership is computed (so they are
-    owned by the writer): a Secret's type, a namespace's name label, a CRD's conversion strategy."""
+    owned by the writer): a Secret's type, a namespace's name label, a CRD's conversion strategy, a
+    workload's and a pod's (``defaults``)."""
     obj = copy.deepcopy(body)
     obj["apiVersion"], obj["kind"] = kind.api_version(version), kind.kind
     meta = obj.setdefault("metadata", {})
@@ -147,7 +148,9 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
         labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
         if labels and not meta.get("labels"):
             meta["labels"] = copy.deepcopy(labels)
-    return tidy(kind, builtin.decode(kind, version, obj))
+    obj = builtin.decode(kind, version, obj)
+    defaults.apply(kind.key, obj)
+    return tidy(kind, obj)
 
 
 def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
