@@ -487,3 +487,22 @@ async def test_a_pod_deleted_at_once_is_marked_first(fake_client: Client) -> Non
     seen = [e async for e in fake_client.transport.stream("/api/v1/namespaces/default/pods", params={
         "watch": "1", "resourceVersion": made["metadata"]["resourceVersion"], "timeoutSeconds": "1"}, read_timeout=5)]
     assert [(e["type"], e["object"]["metadata"]["generation"]) for e in seen] == [("MODIFIED", 2), ("DELETED", 2)]
+
+
+async def test_defaults_are_stored_and_owned_by_the_creator(fake_client: Client) -> None:
+    template = {"metadata": {"labels": {"app": "w"}}, "spec": {"containers": [{"name": "c", "image": "i:1"}]}}
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s", "namespace": "default"},
+           "spec": {"serviceName": "s", "selector": {"matchLabels": {"app": "w"}}, "template": template}}
+    created = await fake_client.create(sts)
+    assert created["spec"]["template"]["spec"]["restartPolicy"] == "Always"
+    assert created["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
+    assert created["spec"]["replicas"] == 1
+    never = {**sts, "spec": {**sts["spec"], "template": {**template, "spec": {**template["spec"],
+                                                                               "restartPolicy": "Never"}}}}
+    err = await refused(fake_client.apply(never, field_manager="other", force=False))
+    assert err.status == 409 and fields(err) == [".spec.template.spec.restartPolicy"]
+    job = await fake_client.create({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "j", "namespace": "default"}, "spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}})
+    assert {k: job["spec"][k] for k in ("completions", "parallelism", "backoffLimit", "suspend")} == {
+        "completions": 1, "parallelism": 1, "backoffLimit": 6, "suspend": False}

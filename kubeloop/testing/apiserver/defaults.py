@@ -54,16 +54,20 @@ def _template(holder: Obj) -> None:
         _pod_spec(template.get("spec"))
 
 
-def _deployment(spec: Obj) -> None:
-    spec.setdefault("replicas", 1)
-    strategy = spec.setdefault("strategy", {})
+def _rolling(spec: Obj, field: str, max_unavailable: int | str, max_surge: int | str) -> None:
+    """A Deployment's or DaemonSet's strategy: RollingUpdate, with its bounds when it is one."""
+    strategy = spec.setdefault(field, {})
     if isinstance(strategy, dict):
         strategy.setdefault("type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.setdefault("rollingUpdate", {})
-            if isinstance(rolling, dict):
-                rolling.setdefault("maxUnavailable", "25%")
-                rolling.setdefault("maxSurge", "25%")
+        rolling = strategy.setdefault("rollingUpdate", {}) if strategy["type"] == "RollingUpdate" else None
+        if isinstance(rolling, dict):
+            rolling.setdefault("maxUnavailable", max_unavailable)
+            rolling.setdefault("maxSurge", max_surge)
+
+
+def _deployment(spec: Obj) -> None:
+    spec.setdefault("replicas", 1)
+    _rolling(spec, "strategy", "25%", "25%")
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
     _template(spec)
@@ -89,14 +93,7 @@ def _statefulset(spec: Obj) -> None:
 
 
 def _daemonset(spec: Obj) -> None:
-    strategy = spec.setdefault("updateStrategy", {})
-    if isinstance(strategy, dict):
-        strategy.setdefault("type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.setdefault("rollingUpdate", {})
-            if isinstance(rolling, dict):
-                rolling.setdefault("maxUnavailable", 1)
-                rolling.setdefault("maxSurge", 0)
+    _rolling(spec, "updateStrategy", 1, 0)
     spec.setdefault("revisionHistoryLimit", 10)
     _template(spec)
 
