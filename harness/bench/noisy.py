@@ -21,8 +21,11 @@ running as ``kubeloop run`` processes under their generated RBAC, every namespac
 - Reported: per phase the median and worst of B's copy and rollout times and the webhook p50/p99 as B's
   client saw them; the bucket holding the webhook's p99 as the API server timed its calls
   (``apiserver_admission_webhook_admission_duration_seconds``) and as copyrator did
-  (``controller_runtime_webhook_latency_seconds``); the ratio loaded/unloaded (medians); the operators'
-  event-loop lag (``kubeloop_event_loop_lag_seconds``); the load average. The goals are checked and
+  (``controller_runtime_webhook_latency_seconds``), and as the API server timed a control webhook called
+  for the same writes (a no-op in a process of its own, ``harness/bench/control_webhook.py``: what a
+  webhook with no operator beside it gets from this API server on this machine); the ratio
+  loaded/unloaded (medians); the operators' event-loop lag (``kubeloop_event_loop_lag_seconds``); the
+  load average. The goals are checked and
   printed (never asserted by a test): B's convergence within 2× its unloaded value, the webhook's p99
   within 100 ms during A's load as the API server timed it, no write refused.
 """
@@ -43,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from harness.common.cluster import cluster_for
 from harness.common.prometheus import parse
 from harness.common.provenance import save_json
@@ -60,6 +65,9 @@ CONSENT = "copyrator.flant.com/allow-copy"
 AUTHOR = "copyrator.flant.com/author"  # written by copyrator's mutating webhook with --check-author
 REVISION = "deployment.kubernetes.io/revision"
 WEBHOOK = "mutate.copyrators.flant.com"  # the author guard's entry in copyrator's mutating configuration
+# The control: a no-op webhook in a process of its own (harness/bench/control_webhook.py) for the same
+# writes, timed by the same API server in the same run.
+CONTROL = "control.noisy.kubeloop.dev"
 # Accepted by RE2 and linear there; 16-32 ms per 250-character name in a backtracking engine.
 EVIL = ".*?.*?(?:a|aa)(?:a|aa)(?:a|aa)(?:a|aa)q0b"
 TENANT_RULES = [
@@ -186,6 +194,7 @@ class World:
     homes: list[str] = field(default_factory=list)  # the operators' namespaces
     crds: list[str] = field(default_factory=list)  # CRDs this run installed
     cluster_objects: list[Obj] = field(default_factory=list)  # cluster-scoped objects this run applied
+    control: asyncio.subprocess.Process | None = None  # the control webhook's process
 
     def next(self) -> str:
         self.counter += 1
@@ -405,6 +414,42 @@ async def start_operators(w: World) -> None:
         await proc.wait_ready()
 
 
+async def start_control(w: World) -> None:
+    """The control webhook: its process, then a validating configuration (``Ignore``: it never refuses)
+    for the CopyratorRule writes copyrator's webhook sees; waits until the API server calls it."""
+    from kubeloop.webhooks import Endpoint, Rule, WebhookSpec, validating_configuration
+
+    w.control = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "harness.bench.control_webhook", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, cwd=str(Path(__file__).resolve().parents[2]))
+    assert w.control.stdout is not None
+    hello = orjson.loads(await asyncio.wait_for(w.control.stdout.readline(), 30))
+    spec = WebhookSpec(CONTROL, "/validate", (Rule(("flant.com",), ("*",), ("copyrators",), ("CREATE", "UPDATE")),),
+                       failure_policy="Ignore")
+    config = validating_configuration(f"bench-noisy-control-{w.token}", [spec],
+                                      Endpoint(url=f"https://127.0.0.1:{hello['port']}"),
+                                      operator_namespace="kube-system", ca_bundle=hello["ca_bundle"])
+    w.cluster_objects.append(config)
+    await w.env.admin.apply(config, field_manager="bench-noisy", force=True)
+    deadline = time.monotonic() + 30
+    while not (await webhook_buckets(w))["control"].get(float("inf")):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the API server did not call the control webhook within 30 s")
+        with contextlib.suppress(ApiError):
+            await w.b.create(b_rule(f"b-probe-{w.next()}", w.ns_b, {"b-conf": w.token}, w.ns_c), dry_run=True)
+        await asyncio.sleep(0.5)
+
+
+async def stop_control(w: World) -> None:
+    if w.control is not None and w.control.returncode is None:
+        assert w.control.stdin is not None
+        w.control.stdin.close()
+        try:
+            await asyncio.wait_for(w.control.wait(), 10)
+        except TimeoutError:
+            w.control.kill()
+
+
 async def remove(w: World) -> None:
     """On a cluster the harness does not own: what it added (the rules' finalizers first: the operator
     that would remove them is stopped)."""
@@ -441,8 +486,9 @@ async def webhook_buckets(w: World) -> dict[str, dict[float, float]]:
     review read to the answer)."""
     from harness.bench.apimetrics import metrics_text
 
-    out = {"apiserver": _buckets(await metrics_text(w.env.admin),
-                                 "apiserver_admission_webhook_admission_duration_seconds_bucket", name=WEBHOOK)}
+    text = await metrics_text(w.env.admin)
+    metric = "apiserver_admission_webhook_admission_duration_seconds_bucket"
+    out = {"apiserver": _buckets(text, metric, name=WEBHOOK), "control": _buckets(text, metric, name=CONTROL)}
     if "copyrator" in w.operators:
         out["copyrator"] = _buckets(await w.operators["copyrator"].metrics(),
                                     "controller_runtime_webhook_latency_seconds_bucket")
@@ -569,6 +615,7 @@ def summarise(phases: list[Obj]) -> Obj:
     p99 = loaded_hook.get("p99")
     # The webhook's own p99, as the API server timed its calls (bucket bound: 100 ms is one of them).
     timed = (per.get("loaded", {}).get("webhook_timed") or {}).get("apiserver") or {}
+    control = (per.get("loaded", {}).get("webhook_timed") or {}).get("control") or {}
     verdict = {
         "copy_within_2x": ratios["copy_s"] is not None and ratios["copy_s"] <= GOAL_RATIO,
         "rollout_within_2x": ratios["rollout_s"] is not None and ratios["rollout_s"] <= GOAL_RATIO,
@@ -576,6 +623,9 @@ def summarise(phases: list[Obj]) -> Obj:
                                     and timed["p99_within_s"] * 1000 <= GOAL_WEBHOOK_P99_MS
                                     and not loaded_hook.get("errors")),
         "client_seen_p99_under_100ms": p99 is not None and p99 < GOAL_WEBHOOK_P99_MS and not loaded_hook.get("errors"),
+        # Not a goal: whether a webhook doing nothing, in a process of its own, would have met it here.
+        "control_p99_under_100ms": (control.get("p99_within_s") is not None
+                                    and control["p99_within_s"] * 1000 <= GOAL_WEBHOOK_P99_MS),
     }
     return {"phases": per, "ratio_loaded_to_unloaded": ratios, "ratio_loaded_to_empty": baseline,
             "verdict": verdict,
@@ -604,7 +654,8 @@ def render(data: Obj) -> str:
              f"{m['create_rate']:g}/s; A's objects placed in {data['a_placed_s']} s and served by both operators "
              f"after {data['a_settled_s']} s; A's writes during the loaded phases: {data['a_writes']}", "",
              "| phase | copy median | copy max | rollout median | rollout max | webhook p50 | webhook p99 | "
-             "webhook max | webhook p99 ≤ (API server's timing / copyrator's) | missed | errors | "
+             "webhook max | webhook p99 ≤ (API server's timing / copyrator's / the control's, by the API server) | "
+             "missed | errors | "
              "loop lag ≤ (copyrator / reloader) | load avg (1 min) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in s["phases"].items():
@@ -622,7 +673,9 @@ def render(data: Obj) -> str:
                   f"the webhook's author record in {_recorded(s)} of the answers",
               f"goals ({s['goals']}): copy {_met(v['copy_within_2x'])}, rollout {_met(v['rollout_within_2x'])}, "
               f"webhook {_met(v['webhook_p99_under_100ms'])} (as B's client saw it, the API server's own work "
-              f"included: {_met(v.get('client_seen_p99_under_100ms', False))})"]
+              f"included: {_met(v.get('client_seen_p99_under_100ms', False))}); the control (a no-op webhook in "
+              f"a process of its own, same writes, same API server) within 100 ms: "
+              f"{'yes' if v.get('control_p99_under_100ms') else 'no'}"]
     return "\n".join(lines)
 
 
@@ -636,7 +689,7 @@ def _hook(row: Obj) -> str:
         t = (row.get("webhook_timed") or {}).get(who) or {}
         within = t.get("p99_within_s")
         return "–" if within is None else f"{within * 1000:g} ms ({t['calls']:g} calls)"
-    return f"{one('apiserver')} / {one('copyrator')}"
+    return f"{one('apiserver')} / {one('copyrator')} / {one('control')}"
 
 
 def _lag(row: Obj, op: str) -> str:
@@ -666,9 +719,11 @@ async def run(options: NoisyOptions) -> Obj:
             async with tenant(cluster, env.admin, names[0]) as a, tenant(cluster, env.admin, names[1]) as b:
                 w = World(env, a, b, *names, token, options)
                 await start_operators(w)
+                await start_control(w)
                 body = await scenario(w)
         finally:
             if w is not None:
+                await stop_control(w)
                 for proc in w.operators.values():
                     with contextlib.suppress(Exception):
                         await proc.stop()

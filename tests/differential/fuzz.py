@@ -98,8 +98,8 @@ KINDS: dict[str, KindSpec] = {k.kind: k for k in (
                                                               "spec.persistentVolumeClaimRetentionPolicy"),
              status=_REPLICA_STATUS),
     KindSpec("DaemonSet", "apps/v1", "daemonsets", pick=("spec.selector", "spec.minReadySeconds",
-                                                          *_template("spec.template"), "spec.updateStrategy", *_HISTORY),
-             status=(
+                                                          *_template("spec.template"), "spec.updateStrategy",
+                                                          *_HISTORY), status=(
         ("negative", {"numberReady": -1}), ("zero", {"numberReady": 0, "desiredNumberScheduled": 0}))),
     KindSpec("Job", "batch/v1", "jobs", pick=("spec.selector", *_template("spec.template"), "spec.suspend",
                                                "spec.activeDeadlineSeconds", "spec.completions", "spec.parallelism",

@@ -28,20 +28,26 @@ def apply(key: tuple[str, str], obj: Obj) -> None:
         fill(spec)
 
 
+def _put(obj: Obj, field: str, value: Any) -> Any:
+    """Sets ``field`` unless it has a value (a JSON null or an empty string is none: Go decodes them as
+    unset); returns it."""
+    if obj.get(field) in (None, ""):
+        obj[field] = value
+    return obj[field]
+
+
 def _pod(spec: Obj) -> None:
     _pod_spec(spec)
-    spec.setdefault("enableServiceLinks", True)
+    _put(spec, "enableServiceLinks", True)
 
 
 def _pod_spec(spec: Any) -> None:
     if not isinstance(spec, dict):
         return
     for field, value in (("dnsPolicy", "ClusterFirst"), ("restartPolicy", "Always"),
-                         ("schedulerName", "default-scheduler"), ("terminationGracePeriodSeconds", 30)):
-        if spec.get(field) in (None, ""):
-            spec[field] = value
-    if spec.get("securityContext") is None:
-        spec["securityContext"] = {}
+                         ("schedulerName", "default-scheduler"), ("terminationGracePeriodSeconds", 30),
+                         ("securityContext", {})):
+        _put(spec, field, value)
 
 
 def _template(holder: Obj) -> None:
@@ -56,66 +62,66 @@ def _template(holder: Obj) -> None:
 
 def _rolling(spec: Obj, field: str, max_unavailable: int | str, max_surge: int | str) -> None:
     """A Deployment's or DaemonSet's strategy: RollingUpdate, with its bounds when it is one."""
-    strategy = spec.setdefault(field, {})
+    strategy = _put(spec, field, {})
     if isinstance(strategy, dict):
-        strategy.setdefault("type", "RollingUpdate")
-        rolling = strategy.setdefault("rollingUpdate", {}) if strategy["type"] == "RollingUpdate" else None
+        _put(strategy, "type", "RollingUpdate")
+        rolling = _put(strategy, "rollingUpdate", {}) if strategy["type"] == "RollingUpdate" else None
         if isinstance(rolling, dict):
-            rolling.setdefault("maxUnavailable", max_unavailable)
-            rolling.setdefault("maxSurge", max_surge)
+            _put(rolling, "maxUnavailable", max_unavailable)
+            _put(rolling, "maxSurge", max_surge)
 
 
 def _deployment(spec: Obj) -> None:
-    spec.setdefault("replicas", 1)
+    _put(spec, "replicas", 1)
     _rolling(spec, "strategy", "25%", "25%")
-    spec.setdefault("revisionHistoryLimit", 10)
-    spec.setdefault("progressDeadlineSeconds", 600)
+    _put(spec, "revisionHistoryLimit", 10)
+    _put(spec, "progressDeadlineSeconds", 600)
     _template(spec)
 
 
 def _statefulset(spec: Obj) -> None:
-    spec.setdefault("podManagementPolicy", "OrderedReady")
-    strategy = spec.setdefault("updateStrategy", {})
+    _put(spec, "podManagementPolicy", "OrderedReady")
+    strategy = _put(spec, "updateStrategy", {})
     if isinstance(strategy, dict):
-        if not strategy.get("type"):
+        if strategy.get("type") in (None, ""):
             strategy["type"] = "RollingUpdate"
-            strategy.setdefault("rollingUpdate", {})
+            _put(strategy, "rollingUpdate", {})
         rolling = strategy.get("rollingUpdate")
         if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
-            rolling.setdefault("partition", 0)  # (maxUnavailable only behind a gate that is off in 1.35)
-    retention = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+            _put(rolling, "partition", 0)  # (maxUnavailable only behind a gate that is off in 1.35)
+    retention = _put(spec, "persistentVolumeClaimRetentionPolicy", {})
     if isinstance(retention, dict):
         for field in ("whenDeleted", "whenScaled"):
-            retention[field] = retention.get(field) or "Retain"
-    spec.setdefault("replicas", 1)
-    spec.setdefault("revisionHistoryLimit", 10)
+            _put(retention, field, "Retain")
+    _put(spec, "replicas", 1)
+    _put(spec, "revisionHistoryLimit", 10)
     _template(spec)
 
 
 def _daemonset(spec: Obj) -> None:
     _rolling(spec, "updateStrategy", 1, 0)
-    spec.setdefault("revisionHistoryLimit", 10)
+    _put(spec, "revisionHistoryLimit", 10)
     _template(spec)
 
 
 def _job(spec: Obj) -> None:
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
-    spec.setdefault("parallelism", 1)
-    spec.setdefault("backoffLimit", 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6)
-    spec.setdefault("completionMode", "NonIndexed")
-    spec.setdefault("suspend", False)
-    spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") is not None
-                    else "TerminatingOrFailed")
-    spec.setdefault("manualSelector", False)
+    _put(spec, "parallelism", 1)
+    _put(spec, "backoffLimit", 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6)
+    _put(spec, "completionMode", "NonIndexed")
+    _put(spec, "suspend", False)
+    _put(spec, "podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") is not None
+         else "TerminatingOrFailed")
+    _put(spec, "manualSelector", False)
     _template(spec)
 
 
 def _cronjob(spec: Obj) -> None:
-    spec.setdefault("concurrencyPolicy", "Allow")
-    spec.setdefault("suspend", False)
-    spec.setdefault("successfulJobsHistoryLimit", 3)
-    spec.setdefault("failedJobsHistoryLimit", 1)
+    _put(spec, "concurrencyPolicy", "Allow")
+    _put(spec, "suspend", False)
+    _put(spec, "successfulJobsHistoryLimit", 3)
+    _put(spec, "failedJobsHistoryLimit", 1)
     job = spec.get("jobTemplate")
     if isinstance(job, dict):
         if job.get("metadata") is None:
