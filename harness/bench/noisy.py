@@ -440,14 +440,19 @@ async def start_control(w: World) -> None:
         await asyncio.sleep(0.5)
 
 
-async def stop_control(w: World) -> None:
-    if w.control is not None and w.control.returncode is None:
+async def stop_control(w: World) -> int | None:
+    """Ends the control's process (its standard input closed); returns its exit status."""
+    if w.control is None:
+        return None
+    if w.control.returncode is None:
         assert w.control.stdin is not None
         w.control.stdin.close()
         try:
             await asyncio.wait_for(w.control.wait(), 10)
         except TimeoutError:
             w.control.kill()
+            await w.control.wait()
+    return w.control.returncode
 
 
 async def remove(w: World) -> None:
@@ -714,6 +719,7 @@ async def run(options: NoisyOptions) -> Obj:
         token = secrets.token_hex(2)
         names = [await env.namespace(env.name(f"noisy-{t}")) for t in "abc"]
         w: World | None = None
+        control_exit: int | None = None
         try:
             await grant_copies(env.admin, names[2], names[1])
             async with tenant(cluster, env.admin, names[0]) as a, tenant(cluster, env.admin, names[1]) as b:
@@ -723,7 +729,7 @@ async def run(options: NoisyOptions) -> Obj:
                 body = await scenario(w)
         finally:
             if w is not None:
-                await stop_control(w)
+                control_exit = await stop_control(w)
                 for proc in w.operators.values():
                     with contextlib.suppress(Exception):
                         await proc.stop()
@@ -735,7 +741,7 @@ async def run(options: NoisyOptions) -> Obj:
     meta = {k: getattr(options, k) for k in ("repeats", "keys", "rules", "deployments", "samples", "creates",
                                               "create_rate", "timeout")}
     meta["cpus"] = os.cpu_count()
-    data = {"meta": meta, **body, "summary": summarise(body["phases"])}
+    data = {"meta": meta, **body, "control_exit": control_exit, "summary": summarise(body["phases"])}
     if options.results:
         save_json(data, options.results)
     return data

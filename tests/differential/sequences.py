@@ -1055,6 +1055,16 @@ SEQUENCES: dict[str, list[Step]] = {
             pick=("spec.strategy",)),
         Req("GET", DEPLOY + "/d/scale", pick=("spec.replicas",)),
     ],
+    # Found by the fuzzer (2026-12-02, seed 8000): a Job without labels is stored without them and takes its
+    # template's (the generated ones too) when read, so validation never sees them on its metadata.
+    "fuzz_found_job_labels_defaulted_on_read": [
+        Req("POST", JOBS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "-a"}, "spec": {
+            "suspend": True, "template": {"spec": {"restartPolicy": "Never"}}}}, brief=True),
+        Req("POST", JOBS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {
+            "suspend": True, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "c", "image": "busybox:1"}]}}}}, pick=("metadata.labels", "spec.template.metadata.labels")),
+        Req("GET", JOBS + "/j", pick=("metadata.labels",)),
+    ],
     "fuzz_found_2026_12_02_echo": [
         Req("POST", ECHO, echo("a", message="m0", copies=0)),
         Req("PATCH", ECHO + "/a", {"metadata": {}, "spec": {"message": "m0", "copies": 0, "extra": "x"}}, MERGE),

@@ -34,20 +34,26 @@ async def test_noisy_neighbour_smoke(kube_cluster, kube_client: Client, tmp_path
         # copyrator's webhook was in the path: every answer carries the author record it writes.
         assert p["webhook_recorded"] == 5, p
         assert set(p["loop_lag"]) == {"copyrator", "reloader"}, p
+        # The control webhook (its own process) was called for the same rule writes as copyrator's.
+        assert p["webhook_timed"]["control"]["calls"] >= 5 and p["webhook_timed"]["apiserver"]["calls"] >= 5, p
     assert data["a_writes"] > 0  # A's load really ran
     summary = data["summary"]
     assert set(summary["phases"]) == {"empty", "unloaded", "loaded"}
     assert set(summary["verdict"]) == {"copy_within_2x", "rollout_within_2x", "webhook_p99_under_100ms",
-                                       "client_seen_p99_under_100ms"}
+                                       "client_seen_p99_under_100ms", "control_p99_under_100ms"}
     assert all(isinstance(v, bool) for v in summary["verdict"].values())
     assert json.loads((tmp_path / "noisy.json").read_text())["summary"] == summary
     text = noisy.render(data)
     assert "| unloaded |" in text and "| loaded |" in text and "goals (" in text
 
-    # What the run added to the shared cluster is gone again (its webhook would refuse rule writes).
+    # What the run added to the shared cluster is gone again (its webhook would refuse rule writes), and
+    # the control's process has ended.
     for kind in ("mutatingwebhookconfigurations.admissionregistration.k8s.io",):
         with pytest.raises(NotFound):
             await kube_client.get(kind, "copyrator-mutating")
+    controls = (await kube_client.list("validatingwebhookconfigurations.admissionregistration.k8s.io"))["items"]
+    assert not [c for c in controls if c["metadata"]["name"].startswith("bench-noisy-control-")]
+    assert data["control_exit"] is not None
 
 
 def test_noisy_flags_are_registered() -> None:

@@ -2,7 +2,7 @@
 and owned by the writer (an apply that changes one conflicts with the creator, as on the real server).
 
 Read from kube-apiserver v1.35.4's defaulting functions (``pkg/apis/core/v1/defaults.go``
-``SetDefaults_PodSpec``/``_Container``/``_Pod``, ``pkg/apis/apps/v1/defaults.go``,
+``SetDefaults_PodSpec`` and ``SetDefaults_Pod``, ``pkg/apis/apps/v1/defaults.go``,
 ``pkg/apis/batch/v1/defaults.go``, with 1.35's default feature gates) and checked against what that server
 returns for a minimal object of each kind. Only what a value left empty gets. Not modelled: a container's
 defaults (pull policy, termination message, port protocol: the fake owns lists whole, and a defaulted

@@ -166,6 +166,13 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
     if kind.key == ("apps", "daemonsets"):
         obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
+    if kind.key == ("batch", "jobs") and not obj["metadata"].get("labels"):
+        # A Job stored without labels takes its template's, generated ones included, when it is read (the
+        # real server defaults what it decodes from etcd): in every answer, but not validated or owned.
+        template = (obj.get("spec") or {}).get("template")
+        labels = (template.get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+        if labels:
+            obj["metadata"]["labels"] = dict(labels)
     if kind.key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}
         obj["status"] = {"phase": "Active"}
@@ -216,7 +223,7 @@ def job_selector(obj: dict[str, Any], uid: str, name_generated: bool = False) ->
     labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
                    "controller-uid": uid, "job-name": name})
     spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
-    if shared or not obj["metadata"].get("labels"):  # (a Job without labels takes its template's, generated)
+    if shared:
         obj["metadata"]["labels"] = dict(labels)
 
 
