@@ -1065,6 +1065,18 @@ SEQUENCES: dict[str, list[Step]] = {
                 {"name": "c", "image": "busybox:1"}]}}}}, pick=("metadata.labels", "spec.template.metadata.labels")),
         Req("GET", JOBS + "/j", pick=("metadata.labels",)),
     ],
+    # Found by the fuzzer (2026-12-02, seed 8000): a PUT that creates (a Service, a Lease) ignores the body's
+    # resourceVersion, which a POST refuses.
+    "fuzz_found_put_creates_ignoring_resource_version": [
+        Req("PUT", "/api/v1/namespaces/{ns}/services/b", {"apiVersion": "v1", "kind": "Service", "metadata": {
+            "name": "b", "resourceVersion": "1"}, "spec": {"ports": [{"port": 81, "protocol": "TCP"}]}},
+            pick=("metadata.name", "spec.ports.*.port")),
+        Req("PUT", "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/l", {
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l", "resourceVersion": "7"},
+            "spec": {"holderIdentity": "me"}}, pick=("metadata.name", "spec")),
+        Req("POST", "/api/v1/namespaces/{ns}/services", {"apiVersion": "v1", "kind": "Service", "metadata": {
+            "name": "c", "resourceVersion": "1"}, "spec": {"ports": [{"port": 81}]}}, brief=True),
+    ],
     "fuzz_found_2026_12_02_echo": [
         Req("POST", ECHO, echo("a", message="m0", copies=0)),
         Req("PATCH", ECHO + "/a", {"metadata": {}, "spec": {"message": "m0", "copies": 0, "extra": "x"}}, MERGE),

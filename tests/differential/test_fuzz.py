@@ -58,9 +58,11 @@ async def _request(backend: Backend, op: Op, ns: str, marks: dict[str, Any]) -> 
         status, body = await backend.request(op.method, path, _fill(op.body, ns, marks), op.ct, params)
         if op.method == "DELETE" and status == 200 and op.label.startswith("deletecollection"):
             for item in (body or {}).get("items") or []:  # each as a delete of its own
-                await _collected(backend, f"{path}/{item['metadata']['name']}")
+                if not await _collected(backend, f"{path}/{item['metadata']['name']}"):
+                    marks.setdefault("unsettled", "yes")
         elif op.method == "DELETE" and status == 200:
-            await _collected(backend, path, gone=op.kind in ("Namespace", CRD))
+            if not await _collected(backend, path, gone=op.kind in ("Namespace", CRD)):
+                marks.setdefault("unsettled", "yes")
         if op.kind == CRD and op.method == "POST" and status == 201:  # its cleanup finalizer comes with it
             await _established(backend, f"{path}/{body['metadata']['name']}")
         return {"status": status, "body": body}
@@ -78,11 +80,11 @@ async def _request(backend: Backend, op: Op, ns: str, marks: dict[str, Any]) -> 
     return {"status": 200, "pages": pages}
 
 
-async def _collected(backend: Backend, path: str, timeout: float = 30.0, gone: bool = False) -> None:
+async def _collected(backend: Backend, path: str, timeout: float = 30.0, gone: bool = False) -> bool:
     """Waits until the garbage collector has handled a deletion (its orphan or foregroundDeletion
     finalizer gone), and with ``gone`` (a namespace: emptied, then removed) until the object is gone
     or held only by other finalizers: the real controllers take their time, the fake's act at once,
-    and the fuzzer compares what they settle to, not how fast."""
+    and the fuzzer compares what they settle to, not how fast. False: not settled within ``timeout``."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while loop.time() < deadline:
@@ -90,8 +92,9 @@ async def _collected(backend: Backend, path: str, timeout: float = 30.0, gone: b
         fins = set(((body or {}).get("metadata") or {}).get("finalizers") or []) if status == 200 else set()
         fins -= {CRD_CLEANUP}  # a CRD's goes once its custom resources are gone
         if not fins & {"orphan", "foregroundDeletion"} and (not gone or status == 404 or fins):
-            return
+            return True
         await asyncio.sleep(0.05)
+    return False
 
 
 async def _established(backend: Backend, path: str, timeout: float = 30.0) -> None:
@@ -107,7 +110,8 @@ async def _established(backend: Backend, path: str, timeout: float = 30.0) -> No
 
 
 async def play(backend: Backend, steps: list[Op], ns: str) -> list[Any]:
-    """Runs a sequence in a fresh namespace (and its ``-x1`` sibling when used); projected outcomes."""
+    """Runs a sequence in a fresh namespace (and its ``-x1`` sibling when used); projected outcomes. The
+    steps after a deletion the server's controllers did not settle in time are marked (``UNSETTLED``)."""
     await run(backend, [], ns)
     if any(NS2 in s.path for s in steps):
         status, body = await backend.request("POST", "/api/v1/namespaces", {"metadata": {"name": _fill(NS2, ns, {})}})
@@ -119,7 +123,18 @@ async def play(backend: Backend, steps: list[Op], ns: str) -> list[Any]:
         marks[f"start:{kind}"] = body["metadata"]["resourceVersion"]
     norm = FuzzNormaliser(ns)
     norm.text(marks["nsuid"])  # the namespace's uid is uid#1 on both
-    return [project(s, await _request(backend, s, ns, marks), norm) for s in steps]
+    out = []
+    for s in steps:
+        unsettled = "unsettled" in marks
+        outcome = project(s, await _request(backend, s, ns, marks), norm)
+        out.append({**outcome, UNSETTLED: True} if unsettled and isinstance(outcome, dict) else outcome)
+    return out
+
+
+# Marks an outcome that followed a deletion the server's controllers had not settled within the fuzzer's
+# wait (30 s): on a loaded control plane (a long run's own namespace deletions keep its namespace
+# controller busy) the real server is then mid-way where the fake is done. Counted apart, not compared.
+UNSETTLED = "after-unsettled-deletion"
 
 
 def explained(step: Op, fake: Any, real: Any, earlier: list[str]) -> str | None:
@@ -139,7 +154,8 @@ def _tally(steps: list[Op], fake: list[Any], real: list[Any]) -> list[str]:
     """Counts agreement per kind; returns the unexplained differences."""
     diffs: list[str] = []
     seen: list[str] = []
-    for i, (step, f, r) in enumerate(zip(steps, fake, real, strict=True)):
+    fake, real = [_settled(o) for o in fake], [_settled(o) for o in real]
+    for i, (step, (f, f_late), (r, r_late)) in enumerate(zip(steps, fake, real, strict=True)):
         per_kind = FUZZ["kinds"].setdefault(step.kind, [0, 0])
         per_kind[0] += 1
         if step.special.startswith("watch"):  # how many watches and events were compared (a figure for the docs)
@@ -148,7 +164,7 @@ def _tally(steps: list[Op], fake: list[Any], real: list[Any]) -> list[str]:
         if f == r:
             per_kind[1] += 1
             continue
-        why = explained(step, f, r, seen)
+        why = UNSETTLED_WHY if f_late or r_late else explained(step, f, r, seen)
         shown = f"step {i} {step!r}\n  fake: {f}\n  real: {r}"
         seen.append(shown)
         if why:
@@ -160,6 +176,16 @@ def _tally(steps: list[Op], fake: list[Any], real: list[Any]) -> list[str]:
     FUZZ["sequences"] += 1
     FUZZ["agreeing_sequences"] += fake == real
     return diffs
+
+
+UNSETTLED_WHY = "after a deletion the real server's controllers had not settled within 30 s (the run's load)"
+
+
+def _settled(outcome: Any) -> tuple[Any, bool]:
+    """(the outcome without its UNSETTLED mark, whether it had one)."""
+    if isinstance(outcome, dict) and UNSETTLED in outcome:
+        return {k: v for k, v in outcome.items() if k != UNSETTLED}, True
+    return outcome, False
 
 
 @settings(max_examples=int(os.environ.get("KUBELOOP_FUZZ_EXAMPLES", "20")), deadline=None, phases=PHASES,

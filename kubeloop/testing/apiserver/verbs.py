@@ -201,6 +201,9 @@ class Api:
                                      "the request")
         old = self.store.get(kind.key, (ns or "", name))
         if old is None and kind.key in CREATE_ON_UPDATE:  # (also a PUT to /status: its status is dropped)
+            # the body's resourceVersion is ignored: the real store creates through its update path, which
+            # does not refuse one as a create does
+            body = {**body, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
             return self.create(kind, version, ns, body, manager)
         old = self.get(kind, ns, name)
         rv = meta.get("resourceVersion")
