@@ -1077,6 +1077,25 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("POST", "/api/v1/namespaces/{ns}/services", {"apiVersion": "v1", "kind": "Service", "metadata": {
             "name": "c", "resourceVersion": "1"}, "spec": {"ports": [{"port": 81}]}}, brief=True),
     ],
+    # Found by the fuzzer (2026-12-02, seed 11000): Namespaces take metadata.name and status.phase only; the
+    # kinds that register field labels refuse any other as "not supported", the rest name what they take.
+    "fuzz_found_field_labels_per_kind": [
+        Req("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "{ns}-f"}},
+            pick=("metadata.name",)),
+        *(Req("GET", path, params=_p(fieldSelector=selector), pick=("items.*.metadata.name",))
+          for path, selector in (
+              ("/api/v1/namespaces", "metadata.namespace={ns}"), ("/api/v1/namespaces", "name={ns}-f"),
+              ("/api/v1/namespaces", "metadata.name={ns}-f"),
+              ("/api/v1/namespaces", "status.phase=Active,metadata.name={ns}-f"),
+              ("/api/v1/namespaces/{ns}/pods", "bogus=x"), ("/api/v1/namespaces/{ns}/pods", "spec.host=n"),
+              ("/api/v1/namespaces/{ns}/secrets", "bogus=x"), ("/api/v1/namespaces/{ns}/services", "spec.type=x"),
+              ("/api/v1/namespaces/{ns}/services", "bogus=x"), ("/api/v1/namespaces/{ns}/events", "bogus=x"),
+              ("/apis/events.k8s.io/v1/namespaces/{ns}/events", "regarding.name=x"),
+              ("/apis/events.k8s.io/v1/namespaces/{ns}/events", "involvedObject.name=x"),
+              (CM, "bogus=x"), ("/apis/apps/v1/namespaces/{ns}/deployments", "bogus=x"),
+              ("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "metadata.namespace=x"))),
+        Req("DELETE", "/api/v1/namespaces/{ns}-f", pick=("metadata.name",)),
+    ],
     "fuzz_found_2026_12_02_echo": [
         Req("POST", ECHO, echo("a", message="m0", copies=0)),
         Req("PATCH", ECHO + "/a", {"metadata": {}, "spec": {"message": "m0", "copies": 0, "extra": "x"}}, MERGE),

@@ -1,7 +1,7 @@
 """Label and field selectors as kube-apiserver parses them (the operators' subset of the grammar).
 
 Labels: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k notin (a)``, ``k``, ``!k``, comma-joined.
-Fields: ``metadata.name`` and ``metadata.namespace`` (plus a few per-kind fields) with ``=``, ``==``, ``!=``.
+Fields: ``metadata.name`` and ``metadata.namespace``, or the kind's own field labels, with ``=``, ``==``, ``!=``.
 """
 
 from __future__ import annotations
@@ -16,15 +16,23 @@ from kubeloop.testing.apiserver.errors import bad_request
 Match = Callable[[dict[str, Any]], bool]
 _TOKEN = re.compile(r"\s*(!=|==|=|\(|\)|,|!|[^\s!=(),]+)")
 
-# Extra field selectors some kinds accept beyond metadata.name/metadata.namespace.
-EXTRA_FIELDS: dict[tuple[str, str], list[str]] = {
-    ("", "pods"): ["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+# The field selectors of the kinds whose API registers its own field labels (kube-apiserver 1.35.4,
+# pkg/apis/core/v1/conversion.go, pkg/apis/events/v1/conversion.go): any other label is refused with
+# "field label not supported". Every other kind takes metadata.name and metadata.namespace (also a
+# cluster-scoped one, where the namespace is empty) and names them when refusing another.
+_META = ["metadata.name", "metadata.namespace"]
+FIELD_LABELS: dict[tuple[str, str], list[str]] = {
+    ("", "pods"): [*_META, "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
                    "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"],
-    ("", "secrets"): ["type"],
-    ("", "namespaces"): ["status.phase"],
-    ("", "events"): ["involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+    ("", "secrets"): [*_META, "type"],
+    ("", "services"): [*_META, "spec.clusterIP", "spec.type"],
+    ("", "namespaces"): ["metadata.name", "status.phase"],
+    ("", "events"): [*_META, "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
                      "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
                      "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"],
+    ("events.k8s.io", "events"): [*_META, "reason", "type", "reportingController", *(
+        f"regarding.{f}" for f in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion",
+                                   "fieldPath"))],
 }
 
 
@@ -130,14 +138,18 @@ def parse_fields(text: str | None, kind_key: tuple[str, str]) -> Match:
     """A predicate on the selectable fields; an unknown field is a BadRequest naming the known ones."""
     if not text:
         return lambda obj: True
-    allowed = ["metadata.name", "metadata.namespace", *EXTRA_FIELDS.get(kind_key, [])]
+    allowed = FIELD_LABELS.get(kind_key, _META)
     reqs: list[Match] = []
     for part in text.split(","):
         m = re.fullmatch(r"\s*([^!=\s]+)\s*(!=|==|=)\s*(.*?)\s*", part)
         if not m:
             raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
         field, op, value = m.groups()
+        if field == "spec.host" and kind_key == ("", "pods"):  # what old v1 clients send
+            field = "spec.nodeName"
         if field not in allowed:
+            if kind_key in FIELD_LABELS:
+                raise bad_request(f"field label not supported: {field}")
             known = ", ".join(f'"{f}"' for f in allowed)
             raise bad_request(f'"{field}" is not a known field selector: only {known}')
         reqs.append(_field_is(field, value, op != "!="))
