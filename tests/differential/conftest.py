@@ -50,26 +50,31 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
 IDLE_NODES = ("fuzz-node", "diff-node")
 
 
-async def _idle_nodes(backend: Backend) -> None:
+async def _idle_nodes(backend: Backend) -> list[str]:
+    """Creates the idle nodes missing; returns those this session created (only those go at its end: a
+    session sharing the control plane with a long run must not delete the nodes that run's pods are on)."""
+    made = []
     for name in IDLE_NODES:
         status, body = await backend.request("POST", "/api/v1/nodes", {
             "apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
             "spec": {"taints": [{"key": "kubeloop.dev/idle", "effect": "NoSchedule"}]}})
         assert status in (201, 409), body
+        made += [name] if status == 201 else []
+    return made
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def real(kube_cluster: Any, http: aiohttp.ClientSession) -> AsyncIterator[Backend]:
     backend = Backend("real", Config.from_kubeconfig(str(kube_cluster.kubeconfig)), http)
     await _install_echo(backend)
-    await _idle_nodes(backend)
+    made = await _idle_nodes(backend)
     yield backend
     # the sequences' namespaces, now that the session's tests are done
     for ns in TALLY["namespaces"] + FUZZ["namespaces"]:
         await backend.request("DELETE", f"/api/v1/namespaces/{ns}")
     for name in FUZZ["crds"]:
         await backend.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-    for name in IDLE_NODES:
+    for name in made:
         await backend.request("DELETE", f"/api/v1/nodes/{name}")
 
 
