@@ -18,10 +18,10 @@ import sys
 
 import orjson
 
-from harness.bench.admission_servers import CeilingServer
+from harness.bench.admission_servers import PATHS, CeilingServer
 from kubeloop.webhooks import WebhookCerts
 
-PATH = "/validate"
+PATH = PATHS[0]  # the validating route the benchmark registers
 
 
 async def serve() -> None:

@@ -417,6 +417,7 @@ async def start_operators(w: World) -> None:
 async def start_control(w: World) -> None:
     """The control webhook: its process, then a validating configuration (``Ignore``: it never refuses)
     for the CopyratorRule writes copyrator's webhook sees; waits until the API server calls it."""
+    from harness.bench.control_webhook import PATH
     from kubeloop.webhooks import Endpoint, Rule, WebhookSpec, validating_configuration
 
     w.control = await asyncio.create_subprocess_exec(
@@ -424,7 +425,7 @@ async def start_control(w: World) -> None:
         stdout=asyncio.subprocess.PIPE, cwd=str(Path(__file__).resolve().parents[2]))
     assert w.control.stdout is not None
     hello = orjson.loads(await asyncio.wait_for(w.control.stdout.readline(), 30))
-    spec = WebhookSpec(CONTROL, "/validate", (Rule(("flant.com",), ("*",), ("copyrators",), ("CREATE", "UPDATE")),),
+    spec = WebhookSpec(CONTROL, PATH, (Rule(("flant.com",), ("*",), ("copyrators",), ("CREATE", "UPDATE")),),
                        failure_policy="Ignore")
     config = validating_configuration(f"bench-noisy-control-{w.token}", [spec],
                                       Endpoint(url=f"https://127.0.0.1:{hello['port']}"),
