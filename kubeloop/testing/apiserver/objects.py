@@ -143,11 +143,8 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
         if isinstance(names, dict) and isinstance(names.get("kind"), str) and names["kind"]:
             names.setdefault("singular", names["kind"].lower())
             names.setdefault("listKind", names["kind"] + "List")
-    if kind.key == ("batch", "jobs"):  # defaulting: a Job without labels gets its pod template's
-        template = (obj.get("spec") or {}).get("template")
-        labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
-        if labels and not meta.get("labels"):
-            meta["labels"] = copy.deepcopy(labels)
+    if kind.key == ("batch", "jobs"):
+        _job_labels_from_template(obj)
     obj = builtin.decode(kind, version, obj)
     defaults.apply(kind.key, obj)
     return tidy(kind, obj)
@@ -166,13 +163,10 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
     if kind.key == ("apps", "daemonsets"):
         obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
-    if kind.key == ("batch", "jobs") and not obj["metadata"].get("labels"):
-        # A Job stored without labels takes its template's, generated ones included, when it is read (the
-        # real server defaults what it decodes from etcd): in every answer, but not validated or owned.
-        template = (obj.get("spec") or {}).get("template")
-        labels = (template.get("metadata") or {}).get("labels") if isinstance(template, dict) else None
-        if labels:
-            obj["metadata"]["labels"] = dict(labels)
+    if kind.key == ("batch", "jobs"):
+        # Defaulted again when read (the real server defaults what it decodes from etcd): a Job stored
+        # without labels answers with its template's, generated ones included, never validated or owned.
+        _job_labels_from_template(obj)
     if kind.key == ("", "namespaces"):
         obj["spec"] = {"finalizers": ["kubernetes"]}
         obj["status"] = {"phase": "Active"}
@@ -181,6 +175,14 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
                          "storedVersions": [v["name"] for v in obj["spec"].get("versions", [])
                                             if v.get("storage")]}
     return obj
+
+
+def _job_labels_from_template(obj: dict[str, Any]) -> None:
+    """SetDefaults_Job: a Job without labels takes a copy of its pod template's."""
+    template = (obj.get("spec") or {}).get("template")
+    labels = ((template or {}).get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+    if labels and not obj.setdefault("metadata", {}).get("labels"):
+        obj["metadata"]["labels"] = copy.deepcopy(labels)
 
 
 def pod_qos_class(spec: dict[str, Any]) -> str:

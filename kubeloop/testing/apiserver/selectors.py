@@ -35,6 +35,9 @@ FIELD_LABELS: dict[tuple[str, str], list[str]] = {
                                    "fieldPath"))],
 }
 
+# Field labels a kind's conversion renames: old v1 clients send a pod's spec.host.
+_ALIASES: dict[tuple[str, str], dict[str, str]] = {("", "pods"): {"spec.host": "spec.nodeName"}}
+
 
 def _has(key: str, present: bool) -> Match:
     return lambda o: (key in _labels(o)) == present
@@ -145,8 +148,7 @@ def parse_fields(text: str | None, kind_key: tuple[str, str]) -> Match:
         if not m:
             raise bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
         field, op, value = m.groups()
-        if field == "spec.host" and kind_key == ("", "pods"):  # what old v1 clients send
-            field = "spec.nodeName"
+        field = _ALIASES.get(kind_key, {}).get(field, field)
         if field not in allowed:
             if kind_key in FIELD_LABELS:
                 raise bad_request(f"field label not supported: {field}")
