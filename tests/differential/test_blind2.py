@@ -1,0 +1,65 @@
+"""The second blind differential suite (sequences_blind2.py). It plays sequences the fake API server was
+never tuned on, against the fake and against the real control plane. A sequence's test prints its
+differences and never fails on them. The last two tests judge the fake on total step agreement.
+
+Written on 2026-12-02 by a session blind to the fake. That session did not read the fake's code, the
+sequences the fake was fixed against or the fake's documentation, and it did not run these sequences on
+the fake. It checked every sequence against the real kube-apiserver 1.35.4 only. It played each one there
+and kept a step only when the real answer was the one it meant to provoke and that answer was stable from
+run to run. The first agreement figure has not been measured yet. FLOOR is 0 and the goal test is a
+non-strict expected failure until the lead engineer measures the figure and sets both from it."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.differential.compare import compare
+from tests.differential.harness import Backend
+from tests.differential.sequences_blind2 import SEQUENCES
+
+GOAL = 95.0  # issue 31's goal for the fake's step agreement
+FLOOR = 0.0  # not measured yet: set from the first figure, with room for a loaded CI's timing
+RESULTS: dict[str, tuple[int, list[str]]] = {}  # sequence → (its steps, its differences)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.__stderr__, flush=True)
+
+
+@pytest.mark.parametrize("name", list(SEQUENCES))
+async def test_blind2_sequence(name: str, fake: Backend, real: Backend) -> None:
+    steps = SEQUENCES[name]
+    diffs = await compare(name, steps, fake, real)
+    RESULTS[name] = (len(steps), diffs)
+    _say(f"\n[blind2] {name}: {len(steps) - len(diffs)}/{len(steps)} steps agree")
+    for diff in diffs:
+        _say(f"[blind2] {name}: {diff[:400]}")
+
+
+def _rate() -> float:
+    absent = [name for name in SEQUENCES if name not in RESULTS]
+    assert not absent, f"{len(absent)} blind2 sequence(s) did not run (or errored): {', '.join(absent)}"
+    total = sum(n for n, _ in RESULTS.values())
+    assert total, "no steps ran"
+    return 100.0 * sum(n - len(d) for n, d in RESULTS.values()) / total
+
+
+def test_blind2_report_and_floor() -> None:
+    rate = _rate()
+    rows = ["", "second blind differential suite: agreement per sequence"]
+    for name, (n, diffs) in RESULTS.items():
+        rows.append(f"  {name:<48} {n - len(diffs):>3}/{n:<3} {100.0 * (n - len(diffs)) / n:5.1f} %")
+    steps = sum(n for n, _ in RESULTS.values())
+    agreeing = sum(n - len(d) for n, d in RESULTS.values())
+    whole = sum(not d for _, d in RESULTS.values())
+    rows.append(f"  total: {whole}/{len(RESULTS)} sequences and {agreeing}/{steps} steps agree ({rate:.1f} %)")
+    _say("\n".join(rows))
+    assert rate >= FLOOR, f"blind2 step agreement {rate:.1f} % fell below its floor of {FLOOR} %"
+
+
+@pytest.mark.xfail(strict=False, reason="figure not measured yet")
+def test_blind2_agreement_at_least_95_percent() -> None:
+    rate = _rate()
+    assert rate >= GOAL, f"blind2 step agreement {rate:.1f} % < {GOAL} %"
