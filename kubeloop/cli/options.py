@@ -35,7 +35,7 @@ from kubeloop.controller import DEFAULT_CONCURRENCY
 from kubeloop.manager import ManagerOptions
 from kubeloop.manager.manager import check_one_role
 from kubeloop.reconcile import logs
-from kubeloop.webhooks.runtime import DEFAULT_SERVICE_DRAIN, WebhookOptions
+from kubeloop.webhooks.runtime import DEFAULT_SERVICE_DRAIN, ISOLATIONS, WebhookOptions
 
 _WEBHOOK = "webhook_"  # the prefix of the webhook server's fields
 
@@ -121,6 +121,10 @@ class RunOptions:
     webhook_namespace: str | None = flag(
         None, "The operator's namespace, for the Service and the namespaceSelector that excludes it (default "
               "with --webhook-service: the pod's namespace).")
+    webhook_isolation: Literal["auto", "process", "thread", "loop"] = flag(
+        WebhookOptions.isolation,
+        "Where the webhook server and its handlers run: " + "; ".join(f"{k}: {v}" for k, v in ISOLATIONS.items())
+        + ".")
     webhook_cert_dir: str | None = flag(
         None, "Serve tls.crt/tls.key from this directory (a cert-manager Secret mounted there), reloaded when "
               "they change, instead of making a certificate; no caBundle is written (cert-manager's cainjector "
@@ -148,7 +152,7 @@ class RunOptions:
         return WebhookOptions(host=self.webhook_host or WebhookOptions.host, port=self.webhook_port,
                               url_host=self.webhook_url_host, url_port=self.webhook_url_port,
                               service=self.webhook_service, namespace=namespace, cert_dir=self.webhook_cert_dir,
-                              drain_seconds=self.webhook_drain_seconds)
+                              drain_seconds=self.webhook_drain_seconds, isolation=self.webhook_isolation)
 
     def manager_options(self, operator: str, default_namespace: str) -> ManagerOptions:
         """The manager's options for ``operator``, its client's namespace being ``default_namespace``."""

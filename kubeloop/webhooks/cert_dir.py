@@ -23,6 +23,7 @@ import logging
 import shutil
 import ssl
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from cryptography import x509
@@ -79,7 +80,8 @@ class MountedCerts:
         self.cert: x509.Certificate | None = None
         self.not_after: dt.datetime | None = None
         self.rotations = 0  # pairs loaded
-        self._loaded_pem: tuple[bytes, bytes] | None = None
+        self.pem: tuple[bytes, bytes] | None = None  # the pair loaded (cert, key), as in WebhookCerts
+        self.on_change: list[Callable[[], None]] = []  # told of each new pair, as in WebhookCerts
         self._tmp = Path(tempfile.mkdtemp(prefix="kubeloop-webhook-"))  # 0700 by mkdtemp
 
     @property
@@ -103,7 +105,7 @@ class MountedCerts:
 
         Raises :class:`CertDirError` if they changed and do not form a valid pair."""
         cert_pem, key_pem, cert = read_pair(self.directory)
-        if self._loaded_pem == (cert_pem, key_pem):
+        if self.pem == (cert_pem, key_pem):
             return False
         crt_path, key_path = self._tmp / CERT, self._tmp / KEY
         crt_path.write_bytes(cert_pem)
@@ -114,10 +116,12 @@ class MountedCerts:
         finally:
             crt_path.unlink()
             key_path.unlink()
-        self._loaded_pem, self.cert, self.not_after = (cert_pem, key_pem), cert, cert.not_valid_after_utc
+        self.pem, self.cert, self.not_after = (cert_pem, key_pem), cert, cert.not_valid_after_utc
         self.rotations += 1
         log.info("webhook serving certificate loaded from %s, valid until %s", self.directory,
                  self.not_after.isoformat())
+        for listener in self.on_change:
+            listener()
         return True
 
     async def keep_fresh(self, check_every: float | None = None) -> None:

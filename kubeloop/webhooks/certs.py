@@ -22,6 +22,7 @@ import logging
 import shutil
 import ssl
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,6 +95,10 @@ class WebhookCerts:
         self.not_after: dt.datetime | None = None
         self.cert: x509.Certificate | None = None  # the serving certificate now handed out (public)
         self.rotations = 0
+        # The pair now served, as PEM, and what is told of each new one: a webhook process of its own
+        # (kubeloop/webhooks/process.py) serves the same certificate, handed over by its parent.
+        self.pem: tuple[bytes, bytes] | None = None
+        self.on_change: list[Callable[[], None]] = []
         self.rotate()
 
     @property
@@ -116,9 +121,10 @@ class WebhookCerts:
         key, cert = pki.issue(self.ca.key, self.ca.cert, "kubeloop-webhook", server=True,
                           dns_names=self.dns_names, ips=self.ips, validity=self.validity)
         crt_path, key_path = self._dir / f"tls-{self.rotations}.crt", self._dir / f"tls-{self.rotations}.key"
-        crt_path.write_bytes(pki.cert_pem(cert))
+        self.pem = pki.cert_pem(cert), pki.key_pem(key)
+        crt_path.write_bytes(self.pem[0])
         key_path.touch(mode=0o600)
-        key_path.write_bytes(pki.key_pem(key))
+        key_path.write_bytes(self.pem[1])
         self.ssl_context.load_cert_chain(crt_path, key_path)
         # The context has copied them: the files are no longer needed, and a key on disk is a liability.
         crt_path.unlink()
@@ -126,6 +132,8 @@ class WebhookCerts:
         self.cert, self.not_after = cert, cert.not_valid_after_utc
         self.rotations += 1
         log.info("webhook serving certificate issued, valid until %s", self.not_after.isoformat())
+        for listener in self.on_change:
+            listener()
 
     def needs_rotation(self, now: dt.datetime | None = None) -> bool:
         """True when less than ``renew_before`` of the serving certificate's validity is left."""

@@ -87,7 +87,7 @@ class AdmissionHook:
     def server_handler(self) -> Callable[[AdmissionRequest], Awaitable[Any]]:
         """The handler the server calls: typed in, dict (the whole mutated object) out."""
         model = self.target if isinstance(self.target, type) else None
-        return _mutating(self.handler, model) if self.verb == "mutating" else _validating(self.handler, model)
+        return _Mutating(self.handler, model) if self.verb == "mutating" else _Validating(self.handler, model)
 
 
 def _typed(model: type | None, obj: dict[str, Any] | None) -> Any:
@@ -107,13 +107,19 @@ def _prepare(model: type | None, req: AdmissionRequest) -> Any:
     return _typed(model, req.object) if req.object is not None else req.old
 
 
-def _validating(fn: TypedHandler, model: type | None) -> Callable[[AdmissionRequest], Awaitable[None]]:
-    async def handle(req: AdmissionRequest) -> None:
-        result = await fn(_prepare(model, req), req)
+@dataclass(frozen=True)
+class _Validating:
+    """The server's handler of a validating hook: a value (picklable when ``fn`` and ``model`` are
+    module-level), so that a webhook process of its own can be handed it (kubeloop/webhooks/process.py)."""
+
+    fn: TypedHandler
+    model: type | None
+
+    async def __call__(self, req: AdmissionRequest) -> None:
+        result = await self.fn(_prepare(self.model, req), req)
         if result is not None:
-            raise TypeError(f"validating handler {fn.__name__} returned {type(result).__name__}: it must "
+            raise TypeError(f"validating handler {self.fn.__name__} returned {type(result).__name__}: it must "
                             "return None and raise Denied to refuse")
-    return handle
 
 
 def _plain(obj: Any) -> dict[str, Any]:
@@ -127,17 +133,22 @@ def _plain(obj: Any) -> dict[str, Any]:
                     f"not {type(obj).__name__}")
 
 
-def _mutating(fn: TypedHandler, model: type | None) -> Callable[[AdmissionRequest], Awaitable[Any]]:
-    async def handle(req: AdmissionRequest) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class _Mutating:
+    """The server's handler of a mutating hook (a value, as :class:`_Validating`)."""
+
+    fn: TypedHandler
+    model: type | None
+
+    async def __call__(self, req: AdmissionRequest) -> dict[str, Any] | None:
         sent = copy.deepcopy(req.object)
-        typed = _prepare(model, req)
-        seen = _plain(typed) if model is not None and typed is not None else sent
-        result = await fn(typed, req)
+        typed = _prepare(self.model, req)
+        seen = _plain(typed) if self.model is not None and typed is not None else sent
+        result = await self.fn(typed, req)
         if result is None or sent is None:
             return None
         patched: dict[str, Any] = apply(sent, diff(seen, _plain(result)))
         return patched
-    return handle
 
 
 # --- conversion --------------------------------------------------------------------------------------
@@ -179,16 +190,20 @@ class ConversionHook:
         """The dict-level :class:`Converter`, each function wrapped to see its typed input."""
         out = Converter(resource_of(self.hub).api_version)
         for spoke, to_hub, from_hub in self.spokes:
-            out.spoke(resource_of(spoke).api_version, to_hub=_typed_fn(spoke, to_hub),
-                      from_hub=_typed_fn(self.hub, from_hub))
+            out.spoke(resource_of(spoke).api_version, to_hub=_TypedConversion(spoke, to_hub),
+                      from_hub=_TypedConversion(self.hub, from_hub))
         return out
 
 
-def _typed_fn(model: type, fn: Callable[[Any], Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    def convert(obj: dict[str, Any]) -> dict[str, Any]:
-        return _plain(fn(model.model_validate(obj)))  # type: ignore[attr-defined]
-    convert.__name__ = getattr(fn, "__name__", "convert")
-    return convert
+@dataclass(frozen=True)
+class _TypedConversion:
+    """One conversion function seeing its typed input (a value, as :class:`_Validating`)."""
+
+    model: type
+    fn: Callable[[Any], Any]
+
+    def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return _plain(self.fn(self.model.model_validate(obj)))  # type: ignore[attr-defined]
 
 
 @dataclass

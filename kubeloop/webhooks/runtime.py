@@ -21,7 +21,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from kubeloop.client import ApiError, Client, Forbidden, Invalid, NotFound
 from kubeloop.webhooks.hooks import Hooks
@@ -47,6 +47,17 @@ DEFAULT_PORT = 9443  # controller-runtime's; the Service maps 443 to it
 # controller drops a terminating pod at once, but the API server's resolver and kube-proxy follow a little
 # later. Well inside the generated Deployment's terminationGracePeriodSeconds (10).
 DEFAULT_SERVICE_DRAIN = 3.0
+
+
+Isolation = Literal["auto", "process", "thread", "loop"]
+ISOLATIONS: dict[str, str] = {
+    "process": "a process of its own (kubeloop/webhooks/process.py): answers wait for nothing of the "
+               "operator's, not even its GIL; every hook must be loop-free and picklable",
+    "thread": "a thread of the operator's process (kubeloop/webhooks/server.py): loop-free hooks answer "
+              "while a reconcile holds the loop, sharing the GIL with it; the others run on the loop",
+    "loop": "the operator's event loop: every answer waits for the loop",
+    "auto": "process when every hook can go there, else thread",
+}
 
 
 @dataclass(frozen=True)
@@ -75,10 +86,9 @@ class WebhookOptions:
     # Appended to the configurations' names: the test kit gives each test session its own, so that two
     # sessions on one cluster do not point each other's admission at their own servers.
     configuration_suffix: str = ""
-    # Serve from a thread of its own (kubeloop/webhooks/server.py): loop-free handlers (the author guard's,
-    # hooks declared loop_free=True) and conversions are answered while a reconcile holds the operator's
-    # loop; the other handlers still run on that loop, as they would without the thread.
-    threaded: bool = True
+    # Where the server and its handlers run (see ISOLATIONS): "auto" is a process of its own when every
+    # hook can go there (loop-free, picklable), else a thread of the operator's process.
+    isolation: Isolation = "auto"
     drain_seconds: float | None = None
 
     @property
@@ -202,18 +212,30 @@ class WebhookRuntime:
         return mounted
 
     def _serve(self, ca: CertAuthority | None) -> WebhookServer:
+        from kubeloop.webhooks.process import ProcessWebhookServer, refusal
         from kubeloop.webhooks.server import WebhookServer
 
         self.certs = self._certs(ca)
         server = WebhookServer(self.certs, host=self.options.host, port=self.options.port,
-                               threaded=self.options.threaded)
+                               threaded=self.options.isolation != "loop")
         for hook in self.hooks.admission:
             register = server.validating if hook.verb == "validating" else server.mutating
             register(hook.path, hook.server_handler(), failure_policy=hook.failure_policy,  # type: ignore[arg-type]
                      timeout_seconds=hook.timeout_seconds, loop_free=hook.loop_free)
         for conv in self.hooks.conversions:
             server.conversion(conv.path, conv.converter())
-        return server
+        if self.options.isolation not in ("auto", "process"):
+            return server
+        why = refusal(server.webhooks, server.converters)
+        if why and self.options.isolation == "process":
+            raise WebhookSetupError(f"--webhook-isolation process: {why}; or serve them from a thread "
+                                    f"(--webhook-isolation thread)")
+        if why:
+            log.info("webhooks served from a thread of the operator's process, not one of their own: %s", why)
+            return server
+        alone = ProcessWebhookServer(self.certs, host=self.options.host, port=self.options.port)
+        alone.webhooks, alone.converters = server.webhooks, server.converters
+        return alone
 
     async def start(self, client: Client) -> None:
         """Listens, then applies the configurations with the CA. In a cluster (the Service form) the CA
@@ -245,8 +267,10 @@ class WebhookRuntime:
                     f"cannot point {obj['kind']} {obj['metadata']['name']} at this process's webhook server: "
                     f"{exc}") from exc
         self.installed = True
-        log.info("webhooks served on %s:%d (%d admission, %d conversion)", self.options.host, self.server.port,
-                 len(self.hooks.admission), len(self.hooks.conversions))
+        pid = getattr(self.server, "pid", None)
+        log.info("webhooks served on %s:%d (%d admission, %d conversion) from %s", self.options.host,
+                 self.server.port, len(self.hooks.admission), len(self.hooks.conversions),
+                 f"a process of their own (pid {pid})" if pid else "the operator's process")
 
     async def _write(self, client: Client, obj: dict[str, Any]) -> None:
         """Server-side applies ``obj``; if the object names the other form of endpoint (a ``service`` the

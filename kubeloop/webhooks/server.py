@@ -202,7 +202,7 @@ class WebhookServer:
     async def _measured(self, path: str, request: web.Request,
                         answer: Callable[[Any], Awaitable[dict[str, Any]]]) -> web.Response:
         started = time.monotonic()
-        metrics.webhook_in_flight.labels(path).inc()
+        self._began(path)
         code = 500
         try:
             try:
@@ -214,10 +214,18 @@ class WebhookServer:
             code = 200
             return web.Response(body=orjson.dumps(review), content_type="application/json")
         finally:
-            self.answered[path] += 1
-            metrics.webhook_in_flight.labels(path).dec()
-            metrics.webhook_requests.labels(path, str(code)).inc()
-            metrics.webhook_latency.labels(path).observe(time.monotonic() - started)
+            self._ended(path, code, time.monotonic() - started)
+
+    def _began(self, path: str) -> None:
+        """A review arrived (a webhook process of its own reports it to its parent instead)."""
+        metrics.webhook_in_flight.labels(path).inc()
+
+    def _ended(self, path: str, code: int, seconds: float) -> None:
+        """A review was answered with ``code`` after ``seconds``."""
+        self.answered[path] += 1
+        metrics.webhook_in_flight.labels(path).dec()
+        metrics.webhook_requests.labels(path, str(code)).inc()
+        metrics.webhook_latency.labels(path).observe(seconds)
 
     async def _admit(self, hook: Webhook, req: AdmissionRequest) -> dict[str, Any]:
         # The handler may edit req.object in place; the patch is computed against what was sent.

@@ -24,9 +24,10 @@ OPERATORS = ("immortal", "blackadder", "copyrator", "reloader")
 REFUSED_WITH_A_VALUE = {"webhook_url", "pprof_addr", "pause_deployment_time_annotation"}
 # blackadder serves a conversion webhook since its v1beta2, and so has the framework's --webhook-* flags
 # (docs/howto/webhooks.md) on top of its recorded ones, which stay as they were.
-# --webhook-url-port and --webhook-drain-seconds came with serving a conversion from two replicas.
+# --webhook-url-port and --webhook-drain-seconds came with serving a conversion from two replicas,
+# --webhook-isolation with serving webhooks from a process of their own.
 WEBHOOK_FLAGS = {"webhook_host", "webhook_port", "webhook_url_host", "webhook_service", "webhook_namespace",
-                 "webhook_cert_dir", "webhook_url_port", "webhook_drain_seconds"}
+                 "webhook_cert_dir", "webhook_url_port", "webhook_drain_seconds", "webhook_isolation"}
 # copyrator's --check-author records rules' authors with its own mutating webhook: the new flag and
 # the webhook flags come with it.
 WITH_WEBHOOKS = {"blackadder", "copyrator"}
