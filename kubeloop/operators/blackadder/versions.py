@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from kubeloop.operators.blackadder.models import (
@@ -42,17 +43,15 @@ def to_hub(agent: ChaosAgentV1Alpha1 | ChaosAgentV1Beta1) -> ChaosAgent:
     return ChaosAgent(metadata=agent.metadata, spec=spec_to_hub(agent.spec), status=agent.status)
 
 
-def from_hub_to(model: type[Spoke]) -> Callable[[ChaosAgent], Spoke]:
-    """``from_hub`` for one spoke model: a v1beta2 agent as ``model``."""
-    def from_hub(agent: ChaosAgent) -> Spoke:
-        return model(metadata=agent.metadata, spec=spec_from_hub(agent.spec), status=agent.status)
-    from_hub.__name__ = f"from_hub_to_{model.__name__}"
-    return from_hub
+def from_hub(model: type[Spoke], agent: ChaosAgent) -> Spoke:
+    """A v1beta2 agent as ``model`` (bound to one model with ``partial``: a value that pickles, so the
+    conversion can be served from a process of its own)."""
+    return model(metadata=agent.metadata, spec=spec_from_hub(agent.spec), status=agent.status)
 
 
 # What op.convert takes: per spoke model, (to_hub, from_hub).
 SPOKES: dict[type, tuple[Callable[[Any], ChaosAgent], Callable[[ChaosAgent], Any]]] = {
-    model: (to_hub, from_hub_to(model)) for model in (ChaosAgentV1Alpha1, ChaosAgentV1Beta1)}
+    model: (to_hub, partial(from_hub, model)) for model in (ChaosAgentV1Alpha1, ChaosAgentV1Beta1)}
 
 
 def _renamed(fields: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
