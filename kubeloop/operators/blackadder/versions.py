@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 from kubeloop.operators.blackadder.models import (
     ArticleSpec,
@@ -25,7 +25,6 @@ from kubeloop.operators.blackadder.models import (
 # Article name → hub name. Every other field keeps its name in every version.
 RENAMED = {"podTolerance": "minRunningPods", "pauseDuration": "pauseSeconds"}
 
-Spoke = TypeVar("Spoke", ChaosAgentV1Alpha1, ChaosAgentV1Beta1)
 
 
 def spec_to_hub(spec: ArticleSpec) -> ChaosAgentSpec:
@@ -43,7 +42,8 @@ def to_hub(agent: ChaosAgentV1Alpha1 | ChaosAgentV1Beta1) -> ChaosAgent:
     return ChaosAgent(metadata=agent.metadata, spec=spec_to_hub(agent.spec), status=agent.status)
 
 
-def from_hub(model: type[Spoke], agent: ChaosAgent) -> Spoke:
+def from_hub(model: type[ChaosAgentV1Alpha1 | ChaosAgentV1Beta1], agent: ChaosAgent
+             ) -> ChaosAgentV1Alpha1 | ChaosAgentV1Beta1:
     """A v1beta2 agent as ``model`` (bound to one model with ``partial``: a value that pickles, so the
     conversion can be served from a process of its own)."""
     return model(metadata=agent.metadata, spec=spec_from_hub(agent.spec), status=agent.status)
