@@ -26,7 +26,6 @@ from kubeloop.operators.blackadder.models import (
 RENAMED = {"podTolerance": "minRunningPods", "pauseDuration": "pauseSeconds"}
 
 
-
 def spec_to_hub(spec: ArticleSpec) -> ChaosAgentSpec:
     """The article's spec with the hub's names."""
     return ChaosAgentSpec.model_validate(_renamed(spec.model_dump(), RENAMED))
