@@ -6,8 +6,10 @@ Written on 2026-12-02 by a session blind to the fake. That session did not read 
 sequences the fake was fixed against or the fake's documentation, and it did not run these sequences on
 the fake. It checked every sequence against the real kube-apiserver 1.35.4 only. It played each one there
 and kept a step only when the real answer was the one it meant to provoke and that answer was stable from
-run to run. The first agreement figure has not been measured yet. FLOOR is 0 and the goal test is a
-non-strict expected failure until the lead engineer measures the figure and sets both from it."""
+run to run. First measured on 2026-12-02 at 08:56, on the fake with the fixes made that morning against
+the first blind suite: 374 of 503 steps agree (74.4 %), 10 of 41 sequences entirely, short of issue 31's
+goal; the goal's test is therefore a strict expected failure and a floor below that figure catches a
+fake that gets worse."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from tests.differential.harness import Backend
 from tests.differential.sequences_blind2 import SEQUENCES
 
 GOAL = 95.0  # issue 31's goal for the fake's step agreement
-FLOOR = 0.0  # not measured yet: set from the first figure, with room for a loaded CI's timing
+FLOOR = 70.0  # first figure 74.4 %, with room for a loaded CI's timing
 RESULTS: dict[str, tuple[int, list[str]]] = {}  # sequence → (its steps, its differences)
 
 
@@ -59,7 +61,7 @@ def test_blind2_report_and_floor() -> None:
     assert rate >= FLOOR, f"blind2 step agreement {rate:.1f} % fell below its floor of {FLOOR} %"
 
 
-@pytest.mark.xfail(strict=False, reason="figure not measured yet")
+@pytest.mark.xfail(strict=True, reason="74.4 % at first contact (2026-12-02): below the goal")
 def test_blind2_agreement_at_least_95_percent() -> None:
     rate = _rate()
     assert rate >= GOAL, f"blind2 step agreement {rate:.1f} % < {GOAL} %"

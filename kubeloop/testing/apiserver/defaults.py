@@ -48,6 +48,53 @@ def _pod_spec(spec: Any) -> None:
                          ("schedulerName", "default-scheduler"), ("terminationGracePeriodSeconds", 30),
                          ("securityContext", {})):
         _put(spec, field, value)
+    for field in ("initContainers", "containers"):
+        for container in spec.get(field) or [] if isinstance(spec.get(field), list) else []:
+            if isinstance(container, dict):
+                _container(container)
+
+
+def _container(container: Obj) -> None:
+    """SetDefaults_Container: pull an image tagged ``latest`` (or not tagged) always, others if absent;
+    the termination message read from the default file."""
+    image = container.get("image")
+    if isinstance(image, str):
+        _put(container, "imagePullPolicy", "Always" if _tag(image) == "latest" else "IfNotPresent")
+    _put(container, "terminationMessagePath", "/dev/termination-log")
+    _put(container, "terminationMessagePolicy", "File")
+
+
+def applied_containers(key: tuple[str, str], config: Obj) -> None:
+    """Fills the container defaults into an applied configuration's pod spec (in place), so that an
+    apply naming the containers as they were created does not conflict with their creator: the fake owns
+    a list whole, where the real server merges containers by name and a defaulted field stays its
+    creator's."""
+    spec: Any = config
+    for part in POD_SPECS.get(key, ()):
+        spec = spec.get(part) if isinstance(spec, dict) else None
+    if isinstance(spec, dict):
+        for field in ("initContainers", "containers"):
+            for container in spec.get(field) or [] if isinstance(spec.get(field), list) else []:
+                if isinstance(container, dict):
+                    _container(container)
+
+
+# Where pod specs sit in each kind.
+POD_SPECS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "pods"): ("spec",), ("apps", "deployments"): ("spec", "template", "spec"),
+    ("apps", "statefulsets"): ("spec", "template", "spec"), ("apps", "daemonsets"): ("spec", "template", "spec"),
+    ("batch", "jobs"): ("spec", "template", "spec"),
+    ("batch", "cronjobs"): ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+
+def _tag(image: str) -> str:
+    """An image reference's tag: after the last path component's ``:``; ``latest`` when there is neither
+    a tag nor a digest (as the kubelet's image name parser says)."""
+    name, digest = image.split("@", 1)[0], "@" in image
+    last = name.rsplit("/", 1)[-1]
+    tag = last.split(":", 1)[1] if ":" in last else ""
+    return tag or ("" if digest else "latest")
 
 
 def _template(holder: Obj) -> None:
@@ -130,7 +177,33 @@ def _cronjob(spec: Obj) -> None:
             _template(job["spec"])  # (the Job's own defaults come when the CronJob creates it)
 
 
+def _service(spec: Obj) -> None:
+    """SetDefaults_Service: no session affinity, type ClusterIP, TCP ports aimed at themselves, cluster-wide
+    traffic policies (external only for what is reachable from outside), node ports for a load balancer."""
+    affinity = _put(spec, "sessionAffinity", "None")
+    if affinity == "None":
+        spec.pop("sessionAffinityConfig", None)
+    elif affinity == "ClientIP":
+        config = spec.get("sessionAffinityConfig")
+        client = config.get("clientIP") if isinstance(config, dict) else None
+        if not isinstance(client, dict) or client.get("timeoutSeconds") is None:
+            spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": 10800}}
+    kind = _put(spec, "type", "ClusterIP")
+    for port in spec.get("ports") or [] if isinstance(spec.get("ports"), list) else []:
+        if isinstance(port, dict):
+            _put(port, "protocol", "TCP")
+            if port.get("targetPort") in (None, 0, "") and isinstance(port.get("port"), int):
+                port["targetPort"] = port["port"]
+    if kind in ("NodePort", "LoadBalancer") or (kind == "ClusterIP" and spec.get("externalIPs")):
+        _put(spec, "externalTrafficPolicy", "Cluster")
+    if kind in ("NodePort", "LoadBalancer", "ClusterIP"):
+        _put(spec, "internalTrafficPolicy", "Cluster")
+    if kind == "LoadBalancer":
+        _put(spec, "allocateLoadBalancerNodePorts", True)
+
+
 _KINDS = {
+    ("", "services"): _service,
     ("", "pods"): _pod,
     ("apps", "deployments"): _deployment,
     ("apps", "statefulsets"): _statefulset,

@@ -35,24 +35,21 @@ def _too_long(n: int) -> str:
 
 
 def qualified_name(value: str) -> list[str]:
-    """``[prefix/]name``: an optional DNS subdomain prefix and a name part of at most 63 characters."""
+    """``[prefix/]name``: an optional DNS subdomain prefix and a name part of at most 63 characters (both
+    parts are checked, and an empty name part is also reported as not matching the pattern)."""
     parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            return ["prefix part must be non-empty"]
-        errs = dns1123_subdomain(prefix)
-        if errs:
-            return [f"prefix part {e}" for e in errs]
-    else:
-        return ["a qualified name " + _QNAME_MSG.replace("name part must", "must") +
+    errs: list[str] = []
+    if len(parts) > 2:
+        return ["a valid label key " + _QNAME_MSG.replace("name part must", "must") +
                 " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        errs += ["prefix part must be non-empty"] if not prefix else [f"prefix part {e}"
+                                                                        for e in dns1123_subdomain(prefix)]
     if not name:
-        return ["name part must be non-empty"]
-    errs = []
-    if len(name) > 63:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
         errs.append("name part " + _too_long(63))
     if not _QNAME_PART.fullmatch(name):
         errs.append(_QNAME_MSG)
@@ -69,8 +66,11 @@ def label_value(value: str) -> list[str]:
 
 
 def dns1123_label(value: str) -> list[str]:
+    """A valid subdomain that is not a label has dots (its length is checked already): said so."""
     errs = [_too_long(63)] if len(value) > 63 else []
-    return errs + ([LABEL_MSG] if not _DNS1123_LABEL.fullmatch(value) else [])
+    if _DNS1123_LABEL.fullmatch(value):
+        return errs
+    return errs + (["must not contain dots"] if _DNS1123_SUBDOMAIN.fullmatch(value) else [LABEL_MSG])
 
 
 def dns1123_subdomain(value: str) -> list[str]:
@@ -81,3 +81,17 @@ def dns1123_subdomain(value: str) -> list[str]:
 def dns1035_label(value: str) -> list[str]:
     errs = [_too_long(63)] if len(value) > 63 else []
     return errs + ([DNS1035_MSG] if not _DNS1035_LABEL.fullmatch(value) else [])
+
+
+def port_name(value: str) -> list[str]:
+    """An IANA service name (a named port): 15 characters, lower-case letters, digits and single hyphens."""
+    errs = [_too_long(15)] if len(value) > 15 else []
+    if not re.fullmatch(r"[-a-z0-9]+", value):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search(r"[a-z]", value):
+        errs.append("must contain at least one letter (a-z)")
+    if "--" in value:
+        errs.append("must not contain consecutive hyphens")
+    if value and (value[0] == "-" or value[-1] == "-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs

@@ -9,7 +9,7 @@ import random
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import builtin, crds, defaults, errors, quantity, schema, validation
+from kubeloop.testing.apiserver import builtin, crds, defaults, errors, quantity, schema, services, validation
 from kubeloop.testing.apiserver.kinds import Kind
 
 GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -69,7 +69,7 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
         causes += validation.job_uid_causes(new, asked_uid)
     causes += validation.metadata_causes(kind, new["metadata"], creating=False)
     if kind.crd is None:
-        causes += validation.object_causes(kind, new) + validation.update_causes(kind, old, new)
+        causes += validation.object_causes(kind, new, creating=False) + validation.update_causes(kind, old, new)
     if kind.key == CRD_KEY:
         causes += crds.causes(new, creating=False)
     if causes:
@@ -156,6 +156,7 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         obj.pop("status", None)
     if kind.key == ("", "services"):  # a struct Go always writes (so a /status write of it changes nothing)
         obj["status"] = {"loadBalancer": {}}
+        services.on_create(obj)
     if kind.key == ("", "pods"):
         from kubeloop.testing.apiserver import admission
 
@@ -231,12 +232,7 @@ def job_selector(obj: dict[str, Any], uid: str, name_generated: bool = False) ->
 
 # Where pod specs sit in each kind: their containers' ``resources`` is a struct the real server always
 # serializes (``{}`` when empty).
-_POD_SPECS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "pods"): ("spec",), ("apps", "deployments"): ("spec", "template", "spec"),
-    ("apps", "statefulsets"): ("spec", "template", "spec"), ("apps", "daemonsets"): ("spec", "template", "spec"),
-    ("batch", "jobs"): ("spec", "template", "spec"),
-    ("batch", "cronjobs"): ("spec", "jobTemplate", "spec", "template", "spec"),
-}
+_POD_SPECS = defaults.POD_SPECS
 
 
 # Struct fields of status conditions Go always writes (a zero time is null): per kind, per condition.
@@ -524,6 +520,8 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         _decode_string_data(out)
     if kind.key == ("apps", "daemonsets"):
         _template_generation(old, out)
+    if kind.key == ("", "services"):
+        services.keep_allocated(old, out)
     # A Deployment's annotations count too (they are copied to its ReplicaSets).
     annotations_moved = kind.key == ("apps", "deployments") and (
         (meta.get("annotations") or {}) != (old["metadata"].get("annotations") or {}))

@@ -139,10 +139,10 @@ class Router:
 
     async def _verb(self, request: web.Request, t: Target) -> web.StreamResponse:
         q = request.query
-        dry_run = q.get("dryRun")
-        if dry_run and not (dry_run == "All" and request.method == "POST" and t.name is None
-                            and t.subresource is None):
-            raise errors.not_served("dryRun but that of a create (dryRun=All)")
+        _check_dry_run(request.method, q.getall("dryRun", []))
+        dry_run = bool(q.get("dryRun"))
+        if dry_run and (t.subresource == "scale" or (request.method == "DELETE" and t.name is None)):
+            raise errors.not_served("dryRun on a deletecollection or a scale subresource")
         _check_params(request.method, t, q)
         method = request.method
         strict = q.get("fieldValidation") == "Strict"
@@ -157,12 +157,14 @@ class Router:
                 body = await _body(request)
                 if strict and isinstance(body, dict):
                     checks.check(t.kind, t.version, body)
-                created = self.api.create(t.kind, t.version, t.namespace, body, manager, dry_run=bool(dry_run))
+                created = self.api.create(t.kind, t.version, t.namespace, body, manager, dry_run=dry_run)
                 return json_response(self._view(t, created), 201)
             if method == "DELETE":
                 if t.kind.key == ("", "namespaces"):  # namespaces have no deletecollection
                     raise errors.method_not_allowed()
-                return json_response(self._delete_collection(t, q, _no_dry_run(await _body(request, optional=True))))
+                options = _no_dry_run(await _body(request, optional=True))
+                _check_delete_options(options or _query_opts(q))
+                return json_response(self._delete_collection(t, q, options))
             raise errors.method_not_allowed()
         if method == "GET":
             listopts.check_resource_version(q.get("resourceVersion"), listing=False)
@@ -172,7 +174,8 @@ class Router:
             if strict and isinstance(body, dict):
                 checks.check(t.kind, t.version, body)
             existed = self.api.store.get(t.kind.key, (t.namespace or "", t.name)) is not None
-            obj = self.api.update(t.kind, t.version, t.namespace, t.name, body, manager, t.subresource)
+            obj = self.api.update(t.kind, t.version, t.namespace, t.name, body, manager, t.subresource,
+                                  dry_run=dry_run)
             return json_response(self._view(t, obj), 200 if existed else 201)  # (a kind created by PUT)
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
@@ -182,13 +185,18 @@ class Router:
             existed = self.api.store.get(t.kind.key, (t.namespace or "", t.name)) is not None
             obj = self.api.patch(t.kind, t.version, t.namespace, t.name, content_type,
                                  patch_body, manager, t.subresource,
-                                 field_manager=q.get("fieldManager"), force=q.get("force") == "true")
+                                 field_manager=q.get("fieldManager"), force=q.get("force") == "true",
+                                 dry_run=dry_run)
             return json_response(self._view(t, obj), 200 if existed else 201)
         if method == "DELETE":
             if t.subresource:
                 raise errors.method_not_allowed()
-            options = _no_dry_run(await _body(request, optional=True))
-            out = self.api.delete(t.kind, t.namespace, t.name, options or _query_opts(q))
+            options = await _body(request, optional=True) or _query_opts(q)
+            _check_delete_options(options)
+            if isinstance(options, dict) and options.get("dryRun"):
+                _check_dry_run("DELETE", options["dryRun"])
+                dry_run = True
+            out = self.api.delete(t.kind, t.namespace, t.name, options, dry_run=dry_run)
             return json_response(out if out.get("kind") == "Status" else self._view(t, out))
         raise errors.method_not_allowed()
 
@@ -274,7 +282,7 @@ def _legacy_watch(parts: list[str]) -> list[str] | None:
 
 def _match(t: Target, q: Any) -> selectors.Match:
     labels = selectors.parse_labels(q.get("labelSelector"))
-    fields = selectors.parse_fields(q.get("fieldSelector"), t.kind.key)
+    fields = selectors.parse_fields(q.get("fieldSelector"), t.kind.key, custom=t.kind.crd is not None)
     return lambda o: labels(o) and fields(o)
 
 
@@ -304,10 +312,45 @@ def _check_params(method: str, t: Target, q: Any) -> None:
 
 
 def _no_dry_run(options: Any) -> Any:
-    """DeleteOptions as sent; a dry run asked for there is refused (never carried out as a real delete)."""
+    """A deletecollection's DeleteOptions as sent; a dry run asked for there is refused (never carried
+    out as a real delete)."""
     if isinstance(options, dict) and options.get("dryRun"):
-        raise errors.not_served("dryRun but that of a create (dryRun=All)")
+        raise errors.not_served("dryRun on a deletecollection")
     return options
+
+
+_OPTIONS = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
+
+
+def _options_invalid(method: str, causes: list[tuple[str, str, str]]) -> errors.StatusError:
+    return errors.invalid(_OPTIONS.get(method, "CreateOptions"), "meta.k8s.io", "", causes)
+
+
+def _check_dry_run(method: str, values: Any) -> None:
+    """ValidateDryRun: ``All`` is the only dry run there is."""
+    values = values if isinstance(values, list) else [values]
+    if any(v != "All" for v in values):
+        raise _options_invalid(method, [("FieldValueNotSupported", "dryRun", "Unsupported value: " + json.dumps(
+            values, separators=(",", ":")) + ': supported values: "All"')])
+
+
+_POLICIES = ("Foreground", "Background", "Orphan")
+
+
+def _check_delete_options(options: Any) -> None:
+    """ValidateDeleteOptions: a propagation policy the garbage collector knows, and not beside
+    ``orphanDependents``."""
+    if not isinstance(options, dict):
+        return
+    policy, causes = options.get("propagationPolicy"), []
+    if policy is not None and options.get("orphanDependents") is not None:
+        causes.append(("FieldValueInvalid", "propagationPolicy", f'Invalid value: "{policy}": orphanDependents '
+                       "and deletionPropagation cannot be both set"))
+    if policy is not None and policy not in _POLICIES:
+        causes.append(("FieldValueNotSupported", "propagationPolicy", f'Unsupported value: "{policy}": supported '
+                       'values: "Foreground", "Background", "Orphan", "nil"'))
+    if causes:
+        raise _options_invalid("DELETE", causes)
 
 
 def _query_opts(q: Any) -> dict[str, Any] | None:

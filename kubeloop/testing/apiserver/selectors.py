@@ -69,7 +69,8 @@ def parse_labels(text: str | None) -> Match:
 
     def need(expected: str) -> None:
         found = toks[i] if i < len(toks) else ""
-        raise bad_request(f"unable to parse requirement: found '{found}', expected: {expected}")
+        comma = "" if expected == "'('" else ","  # (the real parser's wording, one message without it)
+        raise bad_request(f"unable to parse requirement: found '{found}'{comma} expected: {expected}")
 
     while i < len(toks):
         if toks[i] in ("=", "==", "!=", "(", ")", ","):
@@ -137,8 +138,9 @@ def _labels(obj: dict[str, Any]) -> dict[str, str]:
     return obj.get("metadata", {}).get("labels") or {}
 
 
-def parse_fields(text: str | None, kind_key: tuple[str, str]) -> Match:
-    """A predicate on the selectable fields; an unknown field is a BadRequest naming the known ones."""
+def parse_fields(text: str | None, kind_key: tuple[str, str], custom: bool = False) -> Match:
+    """A predicate on the selectable fields; an unknown field is a BadRequest naming the known ones (a
+    custom resource's, ``custom``, as not supported)."""
     if not text:
         return lambda obj: True
     allowed = FIELD_LABELS.get(kind_key, _META)
@@ -150,7 +152,7 @@ def parse_fields(text: str | None, kind_key: tuple[str, str]) -> Match:
         field, op, value = m.groups()
         field = _ALIASES.get(kind_key, {}).get(field, field)
         if field not in allowed:
-            if kind_key in FIELD_LABELS:
+            if kind_key in FIELD_LABELS or custom:
                 raise bad_request(f"field label not supported: {field}")
             known = ", ".join(f'"{f}"' for f in allowed)
             raise bad_request(f'"{field}" is not a known field selector: only {known}')

@@ -19,35 +19,20 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from kubeloop.testing.apiserver import names
+from kubeloop.testing.apiserver import batch, containers, events, names, secrets, services, workloads
+from kubeloop.testing.apiserver.causes import Cause
+from kubeloop.testing.apiserver.causes import invalid as _invalid
+from kubeloop.testing.apiserver.causes import required as _required
+from kubeloop.testing.apiserver.causes import unsupported as _unsupported
 from kubeloop.testing.apiserver.kinds import Kind
 
-Cause = tuple[str, str, str]
 ANNOTATIONS_LIMIT = 256 * 1024
 _STANDARD_FINALIZERS = {"kubernetes", "orphan", "foregroundDeletion"}
 _IMMUTABLE = "field is immutable"
-
-
-def _invalid(field: str, value: Any, msg: str) -> Cause:
-    if isinstance(value, (dict, list)):  # Go's validation prints these as compact JSON
-        shown = json.dumps(value, separators=(",", ":"))
-    else:
-        shown = f'"{value}"' if isinstance(value, str) else "null" if value is None else str(value).replace("'", '"')
-    return ("FieldValueInvalid", field, f"Invalid value: {shown}: {msg}")
-
-
-def _required(field: str, msg: str = "") -> Cause:
-    return ("FieldValueRequired", field, "Required value" + (f": {msg}" if msg else ""))
-
-
-def _unsupported(field: str, value: Any, supported: list[str]) -> Cause:
-    shown = ", ".join(f'"{s}"' for s in supported)
-    return ("FieldValueNotSupported", field, f'Unsupported value: "{value}": supported values: {shown}')
 
 
 def name_causes(kind: Kind, name: str) -> list[Cause]:
@@ -95,18 +80,28 @@ def _owner_causes(refs: list[Any]) -> list[Cause]:
     for ref in refs:
         if not isinstance(ref, dict):
             continue
-        for key, msg in (("apiVersion", "version must not be empty"), ("kind", "kind must not be empty"),
-                         ("name", "name must not be empty"), ("uid", "uid must not be empty")):
+        for key, msg in (("apiVersion", "version must not be empty"), ("kind", "must not be empty"),
+                         ("name", "must not be empty"), ("uid", "must not be empty")):
             if not ref.get(key):
                 out.append(_invalid(f"metadata.ownerReferences.{key}", ref.get(key, ""), msg))
         if ref.get("controller") is True:
             this = f"{ref.get('kind')}/{ref.get('name')}"
             if controller:
-                out.append(_invalid("metadata.ownerReferences", "", "Only one reference can have Controller set to "
+                out.append(_invalid("metadata.ownerReferences", [_go_owner(r) for r in refs if isinstance(r, dict)],
+                                    "Only one reference can have Controller set to "
                                     f'true. Found "true" in references for {controller} and {this}'))
             else:
                 controller = this
     return out
+
+
+_OWNER_FIELDS = ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
+
+
+def _go_owner(ref: dict[str, Any]) -> dict[str, Any]:
+    """An owner reference as Go marshals it: its fields in order, the unset pointers left out."""
+    return {k: ref.get(k, "") for k in _OWNER_FIELDS[:4]} | {k: ref[k] for k in _OWNER_FIELDS[4:]
+                                                              if ref.get(k) is not None}
 
 
 def finalizer_causes(kind: Kind, finalizers: list[Any]) -> list[Cause]:
@@ -152,18 +147,7 @@ def update_metadata_causes(old: dict[str, Any], new: dict[str, Any]) -> list[Cau
 # --- per kind ----------------------------------------------------------------------------------------
 
 def _containers(spec: Any, path: str) -> list[Cause]:
-    if not isinstance(spec, dict):
-        return [_required(f"{path}.containers")]
-    containers = spec.get("containers") or []
-    out = [] if containers else [_required(f"{path}.containers")]
-    for i, c in enumerate(containers if isinstance(containers, list) else []):
-        if not isinstance(c, dict):
-            continue
-        if not c.get("name"):
-            out.append(_required(f"{path}.containers[{i}].name"))
-        if not c.get("image"):
-            out.append(_required(f"{path}.containers[{i}].image"))
-    return out
+    return containers.causes(spec, path)
 
 
 def _restart(spec: Any, path: str, allowed: list[str]) -> list[Cause]:
@@ -225,60 +209,21 @@ def _job(obj: dict[str, Any]) -> list[Cause]:
     for value in (labels or {}).values():  # the generated job-name label is the Job's name
         if isinstance(value, str):
             out += [_invalid("spec.template.labels", value, e) for e in names.label_value(value)]
-    return out + _job_template(template, "spec.template")
-
-
-_CRON_FIELD = re.compile(r"^(\*|\?|[0-9A-Za-z]+([-/,][0-9A-Za-z*]+)*)(/[0-9]+)?$")
+    return out + _job_template(template, "spec.template") + batch.job(obj)
 
 
 def _cronjob(obj: dict[str, Any]) -> list[Cause]:
-    spec = obj.get("spec") or {}
-    out: list[Cause] = []
-    schedule = spec.get("schedule")
-    if not schedule:
-        out.append(_required("spec.schedule"))
-    elif not schedule.startswith("@") and (len(schedule.split()) != 5 or not all(
-            _CRON_FIELD.match(f) for f in schedule.split())):
-        out.append(_invalid("spec.schedule", schedule, "unparseable schedule"))
-    template = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template")
-    return out + _job_template(template, "spec.jobTemplate.spec.template")
-
-
-def _service(obj: dict[str, Any]) -> list[Cause]:
-    spec = obj.get("spec") or {}
-    out: list[Cause] = []
-    kind = spec.get("type", "ClusterIP")
-    kinds = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
-    if kind not in kinds:
-        out.append(_unsupported("spec.type", kind, kinds))
-    ports = spec.get("ports") or []
-    if not ports and kind != "ExternalName" and spec.get("clusterIP") != "None":
-        out.append(_required("spec.ports"))
-    for i, port in enumerate(ports if isinstance(ports, list) else []):
-        if len(ports) > 1 and not (port or {}).get("name"):  # several ports must be told apart by name
-            out.append(_required(f"spec.ports[{i}].name"))
-        number = (port or {}).get("port")
-        if isinstance(number, int) and not 1 <= number <= 65535:
-            out.append(_invalid(f"spec.ports[{i}].port", number, "must be between 1 and 65535, inclusive"))
-            if "targetPort" not in (port or {}):  # defaulted to the port, so just as wrong
-                out.append(_invalid(f"spec.ports[{i}].targetPort", number, "must be between 1 and 65535, "
-                                    "inclusive"))
-    return out
+    template = (((obj.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template")
+    return batch.cronjob(obj) + _job_template(template, "spec.jobTemplate.spec.template")
 
 
 def _lease(obj: dict[str, Any]) -> list[Cause]:
     duration = (obj.get("spec") or {}).get("leaseDurationSeconds")
-    if isinstance(duration, int) and duration <= 0:
-        return [_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0")]
-    return []
-
-
-def _event(obj: dict[str, Any]) -> list[Cause]:
-    out: list[Cause] = []
-    if not obj.get("reportingController"):
-        out.append(_required("reportingController"))
-    if obj.get("type") not in ("Normal", "Warning"):
-        out.append(_unsupported("type", obj.get("type") or "", ["Normal", "Warning"]))
+    transitions = (obj.get("spec") or {}).get("leaseTransitions")
+    out = [_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0")] if isinstance(
+        duration, int) and duration <= 0 else []
+    if isinstance(transitions, int) and transitions < 0:
+        out.append(_invalid("spec.leaseTransitions", transitions, "must be greater than or equal to 0"))
     return out
 
 
@@ -320,28 +265,30 @@ def _secret(obj: dict[str, Any]) -> list[Cause]:
     out = [c for c in out if c[1] != "[]"]
     if sum(_decoded_size(v) for v in (obj.get("data") or {}).values()) > MAX_DATA_BYTES:
         out.append(("FieldValueTooLong", "data", _TOO_BIG))
-    return out
+    return out + secrets.causes(obj)
+
+
+def _both(*rules: Callable[[dict[str, Any]], list[Cause]]) -> Callable[[dict[str, Any]], list[Cause]]:
+    return lambda obj: [cause for rule in rules for cause in rule(obj)]
 
 
 _SPEC: dict[tuple[str, str], Any] = {
-    ("", "pods"): _pod, ("apps", "deployments"): _workload("deployment"), ("batch", "jobs"): _job,
-    ("apps", "statefulsets"): _workload("statefulset"), ("apps", "daemonsets"): _workload("daemonset"),
-    ("batch", "cronjobs"): _cronjob, ("", "services"): _service, ("coordination.k8s.io", "leases"): _lease,
-    ("events.k8s.io", "events"): _event, ("", "configmaps"): _configmap, ("", "secrets"): _secret,
+    ("", "pods"): _pod, ("apps", "deployments"): _both(_workload("deployment"), workloads.deployment),
+    ("batch", "jobs"): _job, ("apps", "statefulsets"): _both(_workload("statefulset"), workloads.statefulset),
+    ("apps", "daemonsets"): _both(_workload("daemonset"), workloads.daemonset),
+    ("batch", "cronjobs"): _cronjob, ("", "services"): services.causes, ("coordination.k8s.io", "leases"): _lease,
+    ("", "configmaps"): _configmap, ("", "secrets"): _secret,
 }
 
 
-def object_causes(kind: Kind, obj: dict[str, Any], ns: str | None = None) -> list[Cause]:
+def object_causes(kind: Kind, obj: dict[str, Any], ns: str | None = None, *, creating: bool = True) -> list[Cause]:
     """``ns``: the request's namespace (a new object's metadata does not hold it yet)."""
     if kind.key == ("", "events"):
         return _core_event(obj, ns or (obj.get("metadata") or {}).get("namespace") or "")
+    if kind.key == ("events.k8s.io", "events"):
+        return events.causes(obj, ns or (obj.get("metadata") or {}).get("namespace") or "", creating=creating)
     rule = _SPEC.get(kind.key)
     return rule(obj) if rule else []
-
-
-_QUALIFIED_SHAPE = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
-                    "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-                    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
 
 
 def _core_event(obj: dict[str, Any], ns: str) -> list[Cause]:
@@ -359,10 +306,7 @@ def _core_event(obj: dict[str, Any], ns: str) -> list[Cause]:
     component = obj.get("reportingComponent") or ""
     if not component:
         out.append(_required("reportingComponent"))
-    found = names.qualified_name(component)
-    if not component:
-        found = [*found, _QUALIFIED_SHAPE]
-    out += [_invalid("reportingComponent", component, why) for why in found]
+    out += [_invalid("reportingComponent", component, why) for why in names.qualified_name(component)]
     for field in ("reportingInstance", "action", "reason"):
         value = obj.get(field) or ""
         if not value:
@@ -467,7 +411,7 @@ def _job_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     if any(labels.get(k) != v for k, v in selector.items()):
         out.append(_invalid("spec.template.metadata.labels", labels, "`selector` does not match template "
                             "`labels`"))
-    return out
+    return out + batch.job_update(old, new)
 
 
 # What a StatefulSet update may change in its spec (the rest is fixed at creation).
@@ -510,6 +454,7 @@ _UPDATE: dict[tuple[str, str], Any] = {
     ("apps", "deployments"): _deployment_update,
     ("batch", "jobs"): _job_update,
     ("", "secrets"): _immutable("type"),
+    ("", "services"): services.update_causes,
 }
 
 

@@ -14,9 +14,9 @@ import datetime as dt
 import json
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from kubeloop.testing.apiserver import builtin, errors, listopts, objects, patches
+from kubeloop.testing.apiserver import builtin, defaults, errors, gojson, listopts, objects, patches
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.fields import Managers
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -105,10 +105,14 @@ class Api:
         if bad is not None:
             raise errors.bad_request(f"invalid continue token: continue key is not valid: illegal base64 data at "
                                      f"input byte {bad}")
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        why = gojson.error(raw)  # a token that is not JSON is refused in Go's words
+        if why:
+            raise errors.bad_request(f"invalid continue token: continue key is not valid: {why}")
         try:
-            data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+            data = json.loads(raw)
             start, rv = data["start"], int(data["rv"])
-        except Exception:  # noqa: BLE001 - any undecodable token is the same 400
+        except Exception:  # noqa: BLE001 - any other undecodable token is the same 400
             raise errors.bad_request("invalid continue token: continue key is not valid: invalid continue "
                                      "token") from None
         if rv < self.store.compacted:
@@ -184,7 +188,7 @@ class Api:
                                                  "field": "metadata.namespace"}]})
 
     def update(self, kind: Kind, version: str, ns: str | None, name: str, body: Any, manager: str,
-               subresource: str | None = None, *, require_rv: bool | None = None) -> Obj:
+               subresource: str | None = None, *, require_rv: bool | None = None, dry_run: bool = False) -> Obj:
         body = _require_object(body, kind)
         if kind.crd is None:  # the body is decoded first: a wrongly typed value fails before any other check
             builtin.check_types(kind, version, body)
@@ -204,7 +208,7 @@ class Api:
             # the body's resourceVersion is ignored: the real store creates through its update path, which
             # does not refuse one as a create does
             body = {**body, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
-            return self.create(kind, version, ns, body, manager)
+            return self.create(kind, version, ns, body, manager, dry_run=dry_run)
         old = self.get(kind, ns, name)
         rv = meta.get("resourceVersion")
         if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:  # the body's uid is a precondition
@@ -217,13 +221,13 @@ class Api:
             raise errors.invalid(kind.plural, kind.group, name, [
                 ("FieldValueInvalid", "metadata.resourceVersion",
                  "Invalid value: 0: must be specified for an update")])
-        return self._write(kind, version, old, body, manager, subresource)
+        return self._write(kind, version, old, body, manager, subresource, dry_run=dry_run)
 
     def _write(self, kind: Kind, version: str, old: Obj, body: Obj, manager: str, subresource: str | None,
-               managers: Managers | None = None, *, validate: bool = True) -> Obj:
+               managers: Managers | None = None, *, validate: bool = True, dry_run: bool = False) -> Obj:
         """Stores an update of ``old``; ``managers`` given means apply already recorded the fields;
         ``validate=False``: a write the real server makes through a path without update validation
-        (a pod's binding)."""
+        (a pod's binding); ``dry_run``: every check, the object as it would be stored, nothing stored."""
         sent_ns = (body.get("metadata") or {}).get("namespace")
         if not kind.namespaced and sent_ns:  # cluster-scoped: a namespace in the body is dropped
             body = {**body, "metadata": {k: v for k, v in body["metadata"].items() if k != "namespace"}}
@@ -252,6 +256,8 @@ class Api:
         key = (old["metadata"].get("namespace", ""), old["metadata"]["name"])
         if _same(old, new):
             return old
+        if dry_run:
+            return new
         if _finalized(old, new):
             self.store.remove(kind.key, key)  # the last finalizer went: the object goes now
             self.kick()
@@ -262,9 +268,10 @@ class Api:
         return new
 
     def patch(self, kind: Kind, version: str, ns: str | None, name: str, content_type: str, body: Any,
-              manager: str, subresource: str | None, *, field_manager: str | None, force: bool) -> Obj:
+              manager: str, subresource: str | None, *, field_manager: str | None, force: bool,
+              dry_run: bool = False) -> Obj:
         if content_type == patches.APPLY:
-            return self.apply(kind, version, ns, name, body, field_manager, force, subresource)
+            return self.apply(kind, version, ns, name, body, field_manager, force, subresource, dry_run=dry_run)
         if content_type == patches.STRATEGIC and kind.crd is not None:
             raise errors.StatusError(415, "UnsupportedMediaType", "the body of the request was in an unknown format "
                                      "- accepted media types include: application/json-patch+json, "
@@ -288,7 +295,7 @@ class Api:
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise errors.conflict(kind.plural, kind.group, name)
         try:
-            return self._write(kind, version, old, new, manager, subresource)
+            return self._write(kind, version, old, new, manager, subresource, dry_run=dry_run)
         except errors.StatusError as exc:
             if exc.code == 400 and "cannot be handled as" in exc.message:  # the patched object does not decode
                 why = exc.message.split(": ", 1)[-1]
@@ -298,7 +305,7 @@ class Api:
             raise
 
     def apply(self, kind: Kind, version: str, ns: str | None, name: str, body: Any, field_manager: str | None,
-              force: bool, subresource: str | None) -> Obj:
+              force: bool, subresource: str | None, *, dry_run: bool = False) -> Obj:
         if not field_manager:
             raise errors.StatusError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: '
                                      "Required value: is required for apply patch", {
@@ -315,13 +322,15 @@ class Api:
         if old is None and subresource and kind.key not in CREATE_ON_UPDATE:  # before the configuration's types
             raise errors.not_found(kind.plural, kind.group, name)
         builtin.check_applied(kind, version, name, config)
+        if kind.crd is None:
+            defaults.applied_containers(kind.key, config)
         if old is None:
             managers = self.managers(kind, None, None)
             merged = managers.apply(field_manager, api_version, "", {}, config, force, self.clock.stamp())
             merged.setdefault("metadata", {})["name"] = name
             merged["metadata"].pop("resourceVersion", None)  # an apply that creates ignores it
             return self.create(kind, version, ns, {**merged, "apiVersion": api_version, "kind": kind.kind},
-                               field_manager, managed=False, applied=managers)
+                               field_manager, managed=False, applied=managers, dry_run=dry_run)
         applied_rv = (config.get("metadata") or {}).get("resourceVersion")
         managers = self.managers(kind, old, subresource)
         if subresource == "status":
@@ -332,11 +341,15 @@ class Api:
             raise errors.conflict(kind.plural, kind.group, name)
         merged["apiVersion"], merged["kind"] = old["apiVersion"], old["kind"]
         merged.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
-        return self._write(kind, version, old, merged, field_manager, subresource, managers)
+        return self._write(kind, version, old, merged, field_manager, subresource, managers, dry_run=dry_run)
 
-    def delete(self, kind: Kind, ns: str | None, name: str, options: dict[str, Any] | None) -> Obj:
-        """Deletes now, or marks for deletion while finalizers remain; returns what the server answers."""
+    def delete(self, kind: Kind, ns: str | None, name: str, options: dict[str, Any] | None, *,
+               dry_run: bool = False) -> Obj:
+        """Deletes now, or marks for deletion while finalizers remain; returns what the server answers.
+        ``dry_run``: the same checks and answer, nothing stored or removed."""
         options = options or {}
+        if dry_run:
+            return self._dry(lambda: self.delete(kind, ns, name, options))
         old = self.get(kind, ns, name)
         pre = options.get("preconditions") or {}
         for field, label, why in (("uid", "UID", "deleted and then recreated"),
@@ -399,6 +412,15 @@ class Api:
         self.kick()
         return new
 
+    def _dry(self, act: Callable[[], Obj]) -> Obj:
+        """Runs ``act`` against a store that takes no writes (a dry run: what the server would answer)."""
+        store, kick = self.store, self.kick
+        self.store, self.kick = cast(Store, _ReadOnly(store)), lambda: None
+        try:
+            return act()
+        finally:
+            self.store, self.kick = store, kick
+
     def _graceful(self, kind: Kind, old: Obj, grace: int, finalizers: builtins.list[str]) -> Obj:
         """A bound pod's deletion: marked to go in ``grace`` seconds, and gone when its kubelet says so
         (the fake's kubelet at once; without one it stays, as on a cluster whose node is gone)."""
@@ -429,6 +451,22 @@ class Api:
         self.store.put(kind.key, ("", old["metadata"]["name"]), new)
         self.kick()
         return new
+
+
+class _ReadOnly:
+    """A store's reads, with its writes dropped: a dry run's view of it."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def put(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def remove(self, *args: Any, **kwargs: Any) -> None:
+        pass
 
 
 _GC_FINALIZERS = ("orphan", "foregroundDeletion")

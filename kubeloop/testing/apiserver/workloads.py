@@ -1,0 +1,106 @@
+"""The update strategies and limits of Deployments, DaemonSets and StatefulSets (apps validation's
+``ValidateDeploymentStrategy``, ``ValidateDaemonSetUpdateStrategy``, ``ValidateStatefulSetSpec``): a
+rolling update that can make progress (not both bounds 0; for a DaemonSet, exactly one of them), no
+rolling-update bounds on another strategy, counts that are not negative. Read from kube-apiserver
+v1.35.4; the selectors and templates are checked in ``validation``."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubeloop.testing.apiserver.causes import Cause, forbidden, invalid, mapping, required
+
+_PERCENT_MSG = ("a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
+                "regex used for validation is '[0-9]+%')")
+_NONNEGATIVE = "must be greater than or equal to 0"
+
+
+def _amount(value: Any) -> int:
+    """An int-or-percent's number (getIntOrPercentValue): a percent's digits, an int as it is, else 0."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]+%", value):
+        return int(value[:-1])
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _int_or_percent(value: Any, path: str) -> list[Cause]:
+    if isinstance(value, str) and not re.fullmatch(r"[0-9]+%", value):
+        return [invalid(path, value, _PERCENT_MSG)]
+    if isinstance(value, int) and value < 0:
+        return [invalid(path, value, _NONNEGATIVE)]
+    return []
+
+
+def _at_most_100(value: Any, path: str) -> list[Cause]:
+    if isinstance(value, str) and re.fullmatch(r"[0-9]+%", value) and int(value[:-1]) > 100:
+        return [invalid(path, value, "must not be greater than 100%")]
+    return []
+
+
+def _nonnegative(spec: dict[str, Any], *fields: str) -> list[Cause]:
+    return [invalid(f"spec.{f}", spec[f], _NONNEGATIVE) for f in fields
+            if isinstance(spec.get(f), int) and not isinstance(spec.get(f), bool) and spec[f] < 0]
+
+
+def deployment(obj: dict[str, Any]) -> list[Cause]:
+    spec = mapping(obj.get("spec"))
+    out: list[Cause] = []
+    strategy = mapping(spec.get("strategy"))
+    rolling, path = strategy.get("rollingUpdate"), "spec.strategy.rollingUpdate"
+    if strategy.get("type") == "Recreate" and rolling is not None:
+        out.append(forbidden(path, "may not be specified when strategy `type` is 'Recreate'"))
+    elif strategy.get("type") == "RollingUpdate" and isinstance(rolling, dict):
+        unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
+        out += _int_or_percent(unavailable, f"{path}.maxUnavailable") + _int_or_percent(surge, f"{path}.maxSurge")
+        if _amount(unavailable) == 0 and _amount(surge) == 0:  # it could never replace a pod
+            out.append(invalid(f"{path}.maxUnavailable", unavailable or 0, "may not be 0 when `maxSurge` is 0"))
+        out += _at_most_100(unavailable, f"{path}.maxUnavailable")
+    out += _nonnegative(spec, "revisionHistoryLimit", "progressDeadlineSeconds")
+    deadline, ready = spec.get("progressDeadlineSeconds"), spec.get("minReadySeconds") or 0
+    if isinstance(deadline, int) and isinstance(ready, int) and deadline <= ready:
+        out.append(invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds"))
+    return out
+
+
+def daemonset(obj: dict[str, Any]) -> list[Cause]:
+    spec = mapping(obj.get("spec"))
+    out = _nonnegative(spec, "revisionHistoryLimit")
+    strategy = mapping(spec.get("updateStrategy"))
+    rolling, path = strategy.get("rollingUpdate"), "spec.updateStrategy.rollingUpdate"
+    if strategy.get("type") != "RollingUpdate":
+        return out
+    if not isinstance(rolling, dict):
+        return [*out, required(path)]
+    unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
+    out += _int_or_percent(unavailable, f"{path}.maxUnavailable") + _int_or_percent(surge, f"{path}.maxSurge")
+    out += _at_most_100(unavailable, f"{path}.maxUnavailable") + _at_most_100(surge, f"{path}.maxSurge")
+    if _amount(unavailable) and _amount(surge):  # one node at a time: either take pods down or surge
+        out.append(invalid(f"{path}.maxSurge", surge, "may not be set when maxUnavailable is non-zero"))
+    elif not _amount(unavailable) and not _amount(surge):
+        out.append(required(f"{path}.maxUnavailable", "cannot be 0 when maxSurge is 0"))
+    return out
+
+
+_POLICIES = ("OrderedReady", "Parallel")
+
+
+def statefulset(obj: dict[str, Any]) -> list[Cause]:
+    spec = mapping(obj.get("spec"))
+    out = _nonnegative(spec, "revisionHistoryLimit")
+    policy = spec.get("podManagementPolicy")
+    if not policy:
+        out.append(required("spec.podManagementPolicy"))
+    elif policy not in _POLICIES:
+        out.append(invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"))
+    strategy = mapping(spec.get("updateStrategy"))
+    rolling = strategy.get("rollingUpdate")
+    if strategy.get("type") == "OnDelete" and rolling is not None:
+        shown = {"Partition": (rolling or {}).get("partition") or 0, "MaxUnavailable": (rolling or {}).get(
+            "maxUnavailable")}  # (the internal type, marshalled without JSON tags)
+        out.append(invalid("spec.updateStrategy.rollingUpdate", shown, "only allowed for updateStrategy "
+                           "'RollingUpdate'"))
+    elif strategy.get("type") == "RollingUpdate" and isinstance(rolling, dict):
+        partition = rolling.get("partition")
+        if isinstance(partition, int) and partition < 0:
+            out.append(invalid("spec.updateStrategy.rollingUpdate.partition", partition, _NONNEGATIVE))
+    return out
