@@ -11,14 +11,15 @@ from typing import Any
 from kubeloop.testing.apiserver import names
 from kubeloop.testing.apiserver.causes import Cause, invalid, required
 
-_LIMITS = (("reportingInstance", "reportingInstance", 128), ("action", "action", 128), ("reason", "reason", 128))
 _DEPRECATED = (("deprecatedFirstTimestamp", "firstTimestamp"), ("deprecatedLastTimestamp", "lastTimestamp"),
                ("deprecatedCount", "count"))
 
 
 def causes(obj: dict[str, Any], ns: str, *, creating: bool = True) -> list[Cause]:
     """On update only the legacy rules (what may change is in ``validation``'s immutable fields)."""
-    out = _legacy(obj, ns) if obj.get("eventTime") else _untimed(obj, ns)
+    involved = _regarding_namespace(obj)
+    out = (timed(obj, ns, involved=involved, reporter="reportingController", note=("note", 1024))
+           if obj.get("eventTime") else untimed(involved, ns))
     if not creating:
         return out
     series = obj.get("series")
@@ -43,29 +44,32 @@ def _regarding_namespace(obj: dict[str, Any]) -> str:
     return (regarding.get("namespace") or "") if isinstance(regarding, dict) else ""
 
 
-def _untimed(obj: dict[str, Any], ns: str) -> list[Cause]:
-    """Without an event time it is checked as an old Event: its object's namespace is its own."""
-    involved = _regarding_namespace(obj)
+def untimed(involved: str, ns: str) -> list[Cause]:
+    """An Event without an event time is checked as an old one: its object's namespace is its own."""
     if (not involved and ns not in ("", "default")) or (involved and involved != ns):
         return [invalid("involvedObject.namespace", involved, "does not match event.namespace")]
     return []
 
 
-def _legacy(obj: dict[str, Any], ns: str) -> list[Cause]:
+def timed(obj: dict[str, Any], ns: str, *, involved: str, reporter: str, note: tuple[str, int]) -> list[Cause]:
+    """An Event with an event time, in either API (legacyValidateEvent): its object's namespace given (or
+    a system namespace), the reporter (``reporter``: each API's name for it) a qualified name, the
+    reporting instance, action and reason required and at most 128 characters, the note (``note``: each
+    API's field and limit) reported as core v1's ``message``."""
     out: list[Cause] = []
-    involved = _regarding_namespace(obj)
     if not involved and ns not in ("default", "kube-system"):
         out.append(invalid("involvedObject.namespace", involved, "does not match event.namespace"))
-    controller = obj.get("reportingController") or ""
-    if not controller:
-        out.append(required("reportingController"))
-    out += [invalid("reportingController", controller, e) for e in names.qualified_name(controller)]
-    for field, shown, limit in _LIMITS:
+    value = obj.get(reporter) or ""
+    if not value:
+        out.append(required(reporter))
+    out += [invalid(reporter, value, e) for e in names.qualified_name(value)]
+    for field in ("reportingInstance", "action", "reason"):
         value = obj.get(field) or ""
         if not value:
-            out.append(required(shown))
-        elif len(value) > limit:
-            out.append(invalid(shown, "", f"can have at most {limit} characters"))
-    if len(obj.get("note") or "") > 1024:
-        out.append(invalid("message", "", "can have at most 1024 characters"))
+            out.append(required(field))
+        elif len(value) > 128:
+            out.append(invalid(field, "", "can have at most 128 characters"))
+    field, limit = note
+    if len(obj.get(field) or "") > limit:
+        out.append(invalid("message", "", f"can have at most {limit} characters"))
     return out

@@ -293,29 +293,12 @@ def object_causes(kind: Kind, obj: dict[str, Any], ns: str | None = None, *, cre
 
 def _core_event(obj: dict[str, Any], ns: str) -> list[Cause]:
     """A core v1 Event (legacyValidateEvent): without eventTime, its involved object's namespace is its
-    own; with one, the reporting fields an events.k8s.io Event has are required (at most 128 characters)."""
-    out: list[Cause] = []
+    own; with one, the rules of an events.k8s.io Event under core v1's names."""
     involved = (obj.get("involvedObject") or {}).get("namespace") or "" if isinstance(
         obj.get("involvedObject"), dict) else ""
     if not obj.get("eventTime"):
-        if (not involved and ns not in ("", "default")) or (involved and involved != ns):
-            out.append(_invalid("involvedObject.namespace", involved, "does not match event.namespace"))
-        return out
-    if not involved and ns not in ("default", "kube-system"):
-        out.append(_invalid("involvedObject.namespace", involved, "does not match event.namespace"))
-    component = obj.get("reportingComponent") or ""
-    if not component:
-        out.append(_required("reportingComponent"))
-    out += [_invalid("reportingComponent", component, why) for why in names.qualified_name(component)]
-    for field in ("reportingInstance", "action", "reason"):
-        value = obj.get(field) or ""
-        if not value:
-            out.append(_required(field))
-        elif len(value) > 128:
-            out.append(_invalid(field, "", "can have at most 128 characters"))
-    if len(obj.get("message") or "") > 4096:
-        out.append(_invalid("message", "", "can have at most 4096 characters"))
-    return out
+        return events.untimed(involved, ns)
+    return events.timed(obj, ns, involved=involved, reporter="reportingComponent", note=("message", 4096))
 
 
 # --- immutability per kind ---------------------------------------------------------------------------
