@@ -201,17 +201,26 @@ class World:
         return str(self.counter)
 
 
-async def copy_seconds(w: World) -> float | None:
-    """B's source changed; seconds until its copy in C has the new data (None: not within the timeout)."""
+async def copy_seconds(w: World) -> tuple[float | None, float | None]:
+    """B's source changed: (seconds until its copy in C has the new data, seconds until a watch of B's
+    own namespace saw the change; None: not within the timeout). The second is the control: what the API
+    server itself takes to hand B's write to any watcher, before copyrator can do anything."""
     value = w.next()
     started = time.monotonic()
+
+    async def until(namespace: str) -> float | None:
+        try:
+            await wait_for(w.env.admin, "configmaps", "b-conf", namespace, lambda o: o.get("data") == {"k": value},
+                           timeout=w.options.timeout)
+        except (TimeoutError, AssertionError):
+            return None
+        return time.monotonic() - started
+
+    delivered = asyncio.create_task(until(w.ns_b))
+    copied = asyncio.create_task(until(w.ns_c))
+    await asyncio.sleep(0)  # both watches under way before the write
     await w.b.patch("configmaps", "b-conf", {"data": {"k": value}}, w.ns_b)
-    try:
-        await wait_for(w.env.admin, "configmaps", "b-conf", w.ns_c, lambda o: o.get("data") == {"k": value},
-                       timeout=w.options.timeout)
-    except (TimeoutError, AssertionError):
-        return None
-    return time.monotonic() - started
+    return await copied, await delivered
 
 
 async def rollout_seconds(w: World) -> float | None:
@@ -261,11 +270,18 @@ async def webhook_ms(w: World) -> tuple[list[float], int, int, list[str]]:
 async def measure(w: World, phase: str, repeat: int) -> Obj:
     """One phase: the webhook's creates alongside, B's copies and rollouts one after another."""
     lag_before, hook_before = await lag_buckets(w), await webhook_buckets(w)
+    cpu_before, runs_before, started = cpu_seconds(w), await reconciles(w), time.monotonic()
     hook = asyncio.create_task(webhook_ms(w))
     copies = [await copy_seconds(w) for _ in range(w.options.samples)]
     rollouts = [await rollout_seconds(w) for _ in range(w.options.samples)]
     latencies, errors, recorded, reasons = await hook
-    return {"phase": phase, "repeat": repeat, "copy_s": [_r(s) for s in copies],
+    took = time.monotonic() - started
+    cpu_after, runs_after = cpu_seconds(w), await reconciles(w)
+    return {"seconds": round(took, 1),
+            "cpu_share": {k: round((v - cpu_before.get(k, 0.0)) / took, 3) for k, v in cpu_after.items()},
+            "reconciles_per_s": {k: round((v - runs_before.get(k, 0.0)) / took, 1) for k, v in runs_after.items()},
+            "phase": phase, "repeat": repeat, "copy_s": [_r(c) for c, _ in copies],
+            "delivered_s": [_r(d) for _, d in copies],
             "rollout_s": [_r(s) for s in rollouts], "webhook_ms": [round(x, 2) for x in latencies],
             "webhook_errors": errors, "webhook_recorded": recorded, "webhook_failures": reasons,
             "load1": round(os.getloadavg()[0], 2),
@@ -514,6 +530,25 @@ def _quantile(delta: dict[float, float], q: float) -> Obj:
     return {"calls": total, f"p{round(q * 100)}_within_s": within}
 
 
+def cpu_seconds(w: World) -> dict[str, float]:
+    """Per operator: CPU seconds its ``kubeloop run`` process has used so far (user + system, from
+    /proc; a webhook served from a child process of its own is not counted)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for name, proc in w.operators.items():
+        if proc.proc is not None:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{proc.proc.pid}/stat").read_text().rpartition(")")[2].split()
+                out[name] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return out
+
+
+async def reconciles(w: World) -> dict[str, float]:
+    """Per operator: reconciles so far, every controller (``controller_runtime_reconcile_total``)."""
+    return {name: sum(s.value for s in parse(await proc.metrics(), "controller_runtime_reconcile_total"))
+            for name, proc in w.operators.items()}
+
+
 async def lag_buckets(w: World) -> dict[str, dict[float, float]]:
     """Per operator: its event loop's lag histogram so far (upper bound → cumulative count; ``-1``: the
     stalls it warned about)."""
@@ -580,7 +615,8 @@ async def scenario(w: World) -> Obj:
 def _brief(p: Obj) -> str:
     ms = p["webhook_ms"]
     return (f"copy {p['copy_s']} s, rollout {p['rollout_s']} s, webhook p50/p99 {percentile(ms, 50)}/"
-            f"{percentile(ms, 99)} ms, errors {p['webhook_errors']}, load {p['load1']}")
+            f"{percentile(ms, 99)} ms, errors {p['webhook_errors']}, load {p['load1']}, CPU share "
+            f"{p['cpu_share']}, reconciles/s {p['reconciles_per_s']}")
 
 
 def summarise(phases: list[Obj]) -> Obj:
@@ -591,8 +627,8 @@ def summarise(phases: list[Obj]) -> Obj:
         if not mine:
             continue
         row: Obj = {"load1": [p["load1"] for p in mine]}
-        for key in ("copy_s", "rollout_s"):
-            values = [v for p in mine for v in p[key]]
+        for key in ("copy_s", "delivered_s", "rollout_s"):
+            values = [v for p in mine for v in p.get(key, [])]
             ok = [v for v in values if v is not None]
             row[key] = {"median": _r(statistics.median(ok)) if ok else None, "max": _r(max(ok)) if ok else None,
                         "samples": len(values), "missed": len(values) - len(ok)}
@@ -604,9 +640,11 @@ def summarise(phases: list[Obj]) -> Obj:
                                     for op in mine[0]["loop_lag"]}
         row["loop_stalls"] = {op: sum(p["loop_lag"][op]["stalls"] for p in mine) for op in mine[0]["loop_lag"]}
         row["webhook_timed"] = _timed(mine)
+        for key in ("cpu_share", "reconciles_per_s"):  # per operator, the mean over the phase's repeats
+            row[key] = {op: round(statistics.mean(p[key][op] for p in mine), 3) for op in mine[0].get(key, {})}
         per[name] = row
     ratios: Obj = {}
-    for key in ("copy_s", "rollout_s"):
+    for key in ("copy_s", "delivered_s", "rollout_s"):
         u, lo = per.get("unloaded", {}).get(key, {}), per.get("loaded", {}).get(key, {})
         ratios[key] = (round(lo["median"] / u["median"], 2) if u.get("median") and lo.get("median") is not None
                        and not lo.get("missed") else None)
@@ -682,6 +720,12 @@ def render(data: Obj) -> str:
               f"included: {_met(v.get('client_seen_p99_under_100ms', False))}); the control (a no-op webhook in "
               f"a process of its own, same writes, same API server) within 100 ms: "
               f"{'yes' if v.get('control_p99_under_100ms') else 'no'}"]
+    phases = s["phases"]
+    lines.append("the control for the copy (a watch of B's namespace seeing B's write; medians): "
+                 + ", ".join(f"{n} {r.get('delivered_s', {}).get('median')} s" for n, r in phases.items())
+                 + f" (loaded/unloaded {ratios.get('delivered_s')}×); per phase, the operators' CPU share (of "
+                 "one core) and reconciles/s: "
+                 + "; ".join(f"{n} {r.get('cpu_share')} {r.get('reconciles_per_s')}" for n, r in phases.items()))
     return "\n".join(lines)
 
 

@@ -3,6 +3,10 @@
 - A key waiting in the queue is stored once, however often it is added.
 - A key being processed is never handed out again until ``done``; adds meanwhile mark it dirty
   and it is re-queued on ``done`` — so one key is never reconciled concurrently with itself.
+- A dirty key whose processing took longer than ``COOLDOWN_AFTER`` cools down first, as long as that
+  processing took (at most ``COOLDOWN_CAP``); adds meanwhile only mark it. A key whose events never stop
+  (a rule over thousands of sources being rewritten) then holds at most about half the loop it would,
+  and its next run reads every change at once; short work is re-queued at once as before.
 - Failures back off per key (exponential, reset by ``forget``); ``add_after`` delays an add, and an
   ``add`` makes a key waiting out its backoff ready now (a newer event is worth a try at once).
 - Failures caused by the environment (``transient=True``: 403, 429, 5xx, lost connections) back off on
@@ -24,6 +28,11 @@ from kubeloop import clock, metrics
 
 HIGH, LOW = 0, 1
 _PRIORITIES = (HIGH, LOW)
+# Cool-down of a key dirtied while it was processed: work shorter than this is re-queued at once (most
+# reconciles: a few API calls), longer work waits as long as it took, up to the cap (a key whose events keep
+# coming still runs at least every cap + its own time).
+COOLDOWN_AFTER = 0.05
+COOLDOWN_CAP = 1.0
 
 
 class ShutDown(Exception):
@@ -108,6 +117,8 @@ class WorkQueue:
         self._dirty_while_processing: dict[Hashable, int] = {}
         self._processing: dict[Hashable, float] = {}  # key → start time
         self._timers: dict[Hashable, tuple[float, asyncio.TimerHandle]] = {}
+        self._cooling: dict[Hashable, int] = {}  # keys cooling down → the best priority added meanwhile
+        self._cooling_timers: dict[Hashable, asyncio.TimerHandle] = {}
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._shutting_down = False
         # Bound metric children once: label lookups on every add/get would sit on the hot path.
@@ -137,6 +148,9 @@ class WorkQueue:
         if key in self._processing:
             prev = self._dirty_while_processing.get(key, LOW)
             self._dirty_while_processing[key] = min(prev, priority)
+            return
+        if key in self._cooling:
+            self._cooling[key] = min(self._cooling[key], priority)
             return
         current = self._priority.get(key)
         if current is not None and current <= priority:
@@ -236,12 +250,28 @@ class WorkQueue:
                 raise
 
     def done(self, key: Hashable) -> None:
+        """The key's processing ended: if it was added meanwhile, it is queued again, at once or after
+        its cool-down (the module docstring)."""
         started = self._processing.pop(key, None)
+        took = 0.0
         if started is not None:
-            self._m_work.observe(clock.monotonic() - started)
+            took = clock.monotonic() - started
+            self._m_work.observe(took)
         again = self._dirty_while_processing.pop(key, None)
-        if again is not None:
+        if again is None:
+            return
+        if took < COOLDOWN_AFTER or self._shutting_down:
             self.add(key, again)
+            return
+        self._cooling[key] = again
+        loop = asyncio.get_running_loop()
+        self._cooling_timers[key] = loop.call_at(loop.time() + min(took, COOLDOWN_CAP), self._cooled, key)
+
+    def _cooled(self, key: Hashable) -> None:
+        self._cooling_timers.pop(key, None)
+        priority = self._cooling.pop(key, None)
+        if priority is not None:
+            self.add(key, priority)
 
     def update_gauges(self) -> None:
         """Refreshes the "stuck work" gauges (called periodically by the controller)."""
@@ -256,6 +286,10 @@ class WorkQueue:
         for _, handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        for handle in self._cooling_timers.values():
+            handle.cancel()
+        self._cooling_timers.clear()
+        self._cooling.clear()
         for level in self._levels:
             level.clear()
         self._priority.clear()

@@ -51,3 +51,53 @@ async def test_a_computation_without_steps_returns_at_once() -> None:
 
     assert await cooperatively(nothing()) == "done"
     assert to_completion(nothing()) == "done"
+
+
+async def test_computations_take_turns_so_a_pass_of_the_loop_runs_one_slice_not_one_per_computation() -> None:
+    """Ten computations at once: between two passes of another task, only one of them computed (one
+    slice), in turn; without the shared turn every one of them ran a slice in each pass."""
+    log: list[str] = []
+    done = False
+
+    def work(name: str) -> Generator[None, None, str]:
+        for _ in range(5):
+            log.append(name)
+            yield
+        return name
+
+    async def other() -> None:
+        while not done:
+            log.append("|")
+            await asyncio.sleep(0)
+
+    watcher = asyncio.create_task(other())
+    await asyncio.sleep(0)
+    results = await asyncio.gather(*(cooperatively(work(f"c{i}"), slice=0) for i in range(10)))
+    done = True
+    await watcher
+    assert results == [f"c{i}" for i in range(10)]
+    passes = "".join(x if x == "|" else "." for x in log).strip("|").split("|")
+    assert max(len(p) for p in passes) <= 2, passes  # a computation's step, and the next one's first
+    # and in turn: the ten interleave rather than run one after another
+    order = [x for x in log if x != "|"]
+    assert order[:10] == [f"c{i}" for i in range(10)], order[:12]
+
+
+async def test_a_computation_cancelled_while_waiting_for_its_turn_does_not_keep_it() -> None:
+    def forever() -> Generator[None, None, None]:
+        while True:
+            yield
+
+    def short() -> Generator[None, None, str]:
+        yield
+        return "done"
+
+    spinning = asyncio.create_task(cooperatively(forever(), slice=0))
+    waiting = [asyncio.create_task(cooperatively(forever(), slice=0)) for _ in range(3)]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    for task in waiting:  # cancelled while waiting for, or just handed, the turn
+        task.cancel()
+    spinning.cancel()
+    await asyncio.gather(spinning, *waiting, return_exceptions=True)
+    assert await asyncio.wait_for(cooperatively(short(), slice=0), 1) == "done"

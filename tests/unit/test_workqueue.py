@@ -257,3 +257,56 @@ async def test_keys_that_are_not_strings_share_one_lane_with_cluster_scoped_ones
         q.add(key)
     # lanes "a" and "" (the tuple, "cluster-1" and 7, in arrival order) take turns
     assert [await q.get() for _ in range(5)] == ["a/1", ("tuple", 1), "a/2", "cluster-1", 7]
+
+
+async def test_a_long_reconcile_dirtied_meanwhile_cools_down_as_long_as_it_took(monkeypatch):
+    monkeypatch.setattr("kubeloop.queue.workqueue.COOLDOWN_AFTER", 0.02)
+    q = WorkQueue("t")
+    q.add("ns/rule")
+    key = await q.get()
+    await asyncio.sleep(0.1)  # a long reconcile, its sources changing meanwhile
+    q.add("ns/rule", LOW)
+    q.done(key)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    q.add("ns/rule", HIGH)  # events during the cool-down only mark it (at its best priority)
+    q.add("other/one")
+    assert await q.get() == "other/one", "another key is not held by the cooling one"
+    assert len(q) == 0
+    assert await asyncio.wait_for(q.get(), 1) == "ns/rule"
+    assert loop.time() - t0 >= 0.09, "back only after as long as its reconcile took"
+    q.done("ns/rule")
+    assert len(q) == 0, "added once for all its events"
+
+
+async def test_short_work_is_requeued_at_once_and_cool_down_is_capped(monkeypatch):
+    monkeypatch.setattr("kubeloop.queue.workqueue.COOLDOWN_AFTER", 0.05)
+    monkeypatch.setattr("kubeloop.queue.workqueue.COOLDOWN_CAP", 0.05)
+    q = WorkQueue("t")
+    q.add("a")
+    key = await q.get()
+    q.add("a")
+    q.done(key)  # took ~0 s: no cool-down
+    assert len(q) == 1
+    key = await q.get()
+    await asyncio.sleep(0.3)
+    q.add("a")
+    q.done(key)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    assert await asyncio.wait_for(q.get(), 1) == "a"
+    assert loop.time() - t0 < 0.25, "the cap bounds the wait, not the 0.3 s it took"
+
+
+async def test_shutdown_cancels_cool_downs(monkeypatch):
+    monkeypatch.setattr("kubeloop.queue.workqueue.COOLDOWN_AFTER", 0.0)
+    q = WorkQueue("t")
+    q.add("a")
+    key = await q.get()
+    q.add("a")
+    await asyncio.sleep(0.01)
+    q.done(key)
+    q.shutdown()
+    await asyncio.sleep(0.05)
+    with pytest.raises(ShutDown):
+        await q.get()
