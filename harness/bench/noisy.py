@@ -218,9 +218,13 @@ async def copy_seconds(w: World) -> tuple[float | None, float | None]:
 
     delivered = asyncio.create_task(until(w.ns_b))
     copied = asyncio.create_task(until(w.ns_c))
-    await asyncio.sleep(0)  # both watches under way before the write
-    await w.b.patch("configmaps", "b-conf", {"data": {"k": value}}, w.ns_b)
-    return await copied, await delivered
+    try:
+        await asyncio.sleep(0)  # both watches under way before the write
+        await w.b.patch("configmaps", "b-conf", {"data": {"k": value}}, w.ns_b)
+        return await copied, await delivered
+    finally:  # a failed write leaves no watch behind
+        copied.cancel()
+        delivered.cancel()
 
 
 async def rollout_seconds(w: World) -> float | None:
