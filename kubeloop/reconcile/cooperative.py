@@ -9,10 +9,12 @@ nothing runs in parallel with it. What it costs: one generator step per checkpoi
 clock read; what it bounds: no single stretch of it holds the loop much longer than ``slice`` plus one
 step between checkpoints. The result is what the generator returns (``return value``).
 
-Computations running at once take turns, one slice each in arrival order, and only one of them computes
-in any pass of the loop: between two slices the loop runs its I/O, timers and other tasks. Ten tenants'
-large reconciles therefore delay another tenant's small one by about one slice at each of its awaits,
-not by ten (without the turn, every ready computation ran its slice in each pass).
+Computations running at once take turns, one slice each, and only one of them computes in any pass of
+the loop: between two slices the loop runs its I/O, timers and other tasks (without the turn, every ready
+computation ran its slice in each pass). The turns are fair across namespaces, as the work queue is: a
+computation inside a reconcile waits in its object's namespace's line, the lines take turns, and within
+a line the computations take turns in arrival order. One tenant's ten large reconciles therefore take
+every other slice while another tenant's small one computes, not ten of every eleven.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import time
 import typing
 import weakref
 from typing import Any, TypeVar
+
+from kubeloop.reconcile import logs
 
 T = TypeVar("T")
 # Seconds of computation between two hand-overs of the loop: a probe, a webhook on the loop, a watch
@@ -35,19 +39,39 @@ class _Turn:
     """The right to compute, shared by one loop's cooperative computations. It is handed on with
     ``call_soon``, so whoever gets it next runs in a later pass of the loop than the slice that gave it
     up: in between, the loop runs everything that was ready (an uncontended lock would let every ready
-    computation take it in the same pass)."""
+    computation take it in the same pass). Waiters stand in one line per lane (a namespace); the lanes
+    with waiters take the turn in rotation."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.busy = False
-        self.waiting: collections.deque[asyncio.Future[None]] = collections.deque()
+        self.lines: dict[object, collections.deque[asyncio.Future[None]]] = {}
+        self.rotation: collections.deque[object] = collections.deque()  # the lanes in self.lines
 
-    async def take(self) -> None:
-        if not self.busy and not self.waiting:
+    async def take(self, lane: object) -> None:
+        """Waits for the turn in ``lane``'s line (none to wait for if the turn is free)."""
+        if not self.busy and not self.lines:
             self.busy = True
             return
+        await self._wait(lane)
+
+    async def rejoin(self, lane: object) -> None:
+        """The holder's slice is over: it stands in its line again first, then hands the turn on, so that
+        its lane rotates behind the lanes already waiting, not ahead of them."""
+        waiting = self._wait(lane)
+        self.give()
+        await waiting
+
+    def _wait(self, lane: object) -> asyncio.Future[None]:
         waiter = self.loop.create_future()
-        self.waiting.append(waiter)
+        line = self.lines.get(lane)
+        if line is None:
+            line = self.lines[lane] = collections.deque()
+            self.rotation.append(lane)
+        line.append(waiter)
+        return self._until_handed(waiter)
+
+    async def _until_handed(self, waiter: asyncio.Future[None]) -> None:
         try:
             await waiter
         except asyncio.CancelledError:
@@ -59,12 +83,27 @@ class _Turn:
         self.loop.call_soon(self._hand_on)
 
     def _hand_on(self) -> None:
-        while self.waiting:
-            waiter = self.waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(None)  # it stays busy: the turn is theirs now
-                return
+        while self.rotation:
+            lane = self.rotation.popleft()
+            line = self.lines[lane]
+            while line:
+                waiter = line.popleft()
+                if not waiter.done():  # else cancelled while waiting
+                    if line:
+                        self.rotation.append(lane)  # its next waiter after the other lanes'
+                    else:
+                        del self.lines[lane]
+                    waiter.set_result(None)  # it stays busy: the turn is theirs now
+                    return
+            del self.lines[lane]
         self.busy = False
+
+
+def _lane() -> object:
+    """The namespace of the object being reconciled (``""`` for a cluster-scoped one); ``None`` outside
+    a reconcile."""
+    ctx = logs.current.get()
+    return ctx["object"].rpartition("/")[0] if ctx else None
 
 
 # Per event loop (a webhook's loop in a thread has its own): the turn its cooperative computations share.
@@ -94,17 +133,27 @@ async def cooperatively(steps: Steps[T], slice: float = SLICE) -> T:
     turn = _turns.get(loop)
     if turn is None:
         turn = _turns[loop] = _Turn(loop)
+    lane = _lane()
+    await turn.take(lane)
     while True:
-        await turn.take()  # FIFO: after the computations already waiting for theirs
         try:
-            handed = clock()
-            while True:  # at least one step per turn
-                try:
-                    next(steps)
-                except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
-                if clock() - handed >= slice:
-                    break
-        finally:
-            turn.give()  # nothing awaits while the turn is held: a cancellation never keeps it
-        await asyncio.sleep(0)  # the loop runs what is ready (timers due, I/O), then this waits its turn
+            done, value = _one_slice(steps, slice, clock)
+        except BaseException:
+            turn.give()
+            raise
+        if done:
+            turn.give()
+            return value  # type: ignore[return-value]
+        await turn.rejoin(lane)  # the loop runs what is ready (timers due, I/O), then the others' slices
+
+
+def _one_slice(steps: Steps[T], slice: float, clock: typing.Callable[[], float]) -> tuple[bool, T | None]:
+    """Runs ``steps`` for ``slice`` seconds, and at least one step: (True, result) once they return."""
+    handed = clock()
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return True, done.value
+        if clock() - handed >= slice:
+            return False, None

@@ -358,6 +358,33 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", CM + "/a", {"data": {"k": None, "n": "1"}, "metadata": {"labels": {"y": "2"}}}, STRATEGIC),
         Req("GET", CM + "/a"),
     ],
+    "patch_bodies_that_are_not_objects_and_patches_that_change_the_type": [
+        # A merge or strategic patch must be a JSON object; a patch may not change a custom resource's
+        # kind or apiVersion (the custom resource validator's 422).
+        Req("POST", CM, cm("a", {"k": "v"})),
+        Req("PATCH", CM + "/a", [{"data": {"k": "w"}}], STRATEGIC),
+        Req("PATCH", CM + "/a", [{"data": {"k": "w"}}], MERGE),
+        Req("POST", ECHO, echo("e")),
+        Req("PATCH", ECHO + "/e", {"kind": "Other"}, MERGE),
+        Req("PATCH", ECHO + "/e", {"apiVersion": "test.kubeloop.dev/v9"}, MERGE),
+        Req("PATCH", ECHO + "/e", [{"op": "replace", "path": "/kind", "value": "Other"},
+                                   {"op": "replace", "path": "/apiVersion", "value": "x.dev/v1"}], JSON),
+        Req("PATCH", ECHO + "/e", {"kind": "Echo", "apiVersion": "test.kubeloop.dev/v1"}, MERGE),
+        Req("GET", ECHO + "/e"),
+    ],
+    "strategic_merge_directives": [
+        # $deleteFromPrimitiveList removes values from a list of scalars; $patch: merge is the default;
+        # an unknown $patch is the real server's 500.
+        Req("POST", CM, {**cm("d", {"k": "v", "j": "w"}), "metadata": {
+            "name": "d", "finalizers": ["example.com/a", "example.com/b", "example.com/c"]}}),
+        Req("PATCH", CM + "/d", {"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.com/b", "x.io/y"]}},
+            STRATEGIC),
+        Req("PATCH", CM + "/d", {"data": {"$patch": "merge", "k": "u"}}, STRATEGIC),
+        Req("PATCH", CM + "/d", {"data": {"$patch": "bogus"}}, STRATEGIC),
+        Req("PATCH", CM + "/d", {"data": {"$patch": "other", "k": "1", "m": {"n": 2}}}, STRATEGIC),
+        Req("PATCH", CM + "/d", {"metadata": {"finalizers": None}}, MERGE),
+        Req("DELETE", CM + "/d"),
+    ],
     "strategic_merge_patch_on_a_deployment": [
         Req("POST", DEPLOY, deployment("d", [{"name": "app", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]},
                                              {"name": "side", "image": "busybox:1", "args": ["sleep", "1"]}]),

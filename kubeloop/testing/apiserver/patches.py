@@ -133,15 +133,35 @@ def strategic_merge(target: Any, patch: Any, field: str | None = None) -> Any:
         return {k: v for k, v in copy.deepcopy(patch).items() if k != "$patch"}
     if patch.get("$patch") == "delete":
         return None
+    if "$patch" in patch:  # a map's directive is replace or delete; any other (merge too) is the real 500
+        raise StatusError(500, "", f"unknown patch type: {patch['$patch']} in map: {_go_map(patch)}")
     out = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
-        if key.startswith("$setElementOrder/") or key.startswith("$deleteFromPrimitiveList/"):
+        if key.startswith("$deleteFromPrimitiveList/"):
+            listed = key.partition("/")[2]
+            if isinstance(out.get(listed), list) and isinstance(value, list):
+                out[listed] = [x for x in out[listed] if x not in value]
+            continue
+        if key.startswith("$setElementOrder/"):
             continue
         if value is None:
             out.pop(key, None)
         else:
             out[key] = strategic_merge(out.get(key), value, key)
     return out
+
+
+def _go_map(value: Any) -> str:
+    """A decoded JSON value as Go's ``%v`` prints it (maps with their keys sorted)."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_map(v)}" for k, v in sorted(value.items())) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_map(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _merge_list(target: list[Any], patch: list[Any], key: str | None) -> list[Any]:

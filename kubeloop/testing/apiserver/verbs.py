@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, cast
 
-from kubeloop.testing.apiserver import builtin, defaults, errors, gojson, listopts, objects, patches
+from kubeloop.testing.apiserver import builtin, causes, defaults, errors, gojson, listopts, objects, patches
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.fields import Managers
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -277,9 +277,11 @@ class Api:
                                      "- accepted media types include: application/json-patch+json, "
                                      "application/merge-patch+json, application/apply-patch+yaml")
         old = self.get(kind, ns, name)
+        if content_type in (patches.MERGE, patches.STRATEGIC) and not isinstance(body, dict):
+            prefix = "error decoding patch: " if content_type == patches.MERGE else ""
+            raise errors.bad_request(f"{prefix}json: cannot unmarshal array into Go value of type "
+                                     "map[string]interface {}")
         if content_type == patches.MERGE:
-            if not isinstance(body, dict):
-                raise errors.bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
             new = patches.merge_patch(old, body)
         elif content_type == patches.JSON:
             new = patches.json_patch(old, body)
@@ -287,6 +289,8 @@ class Api:
             new = patches.strategic_merge(old, body)
         else:
             raise errors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
+        if kind.crd is not None:
+            _same_type(kind, version, old, new)
         patched_name = (new.get("metadata") or {}).get("name")
         if patched_name != name:
             raise errors.bad_request(f"the name of the object ({patched_name}) does not match the name on the URL "
@@ -519,6 +523,20 @@ def _key(obj: Obj) -> str:
 def _encode_continue(rv: int, start: str) -> str:
     data = {"v": "meta.k8s.io/v1", "rv": rv, "start": start + "\x00"}
     return base64.urlsafe_b64encode(json.dumps(data, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def _same_type(kind: Kind, version: str, old: Obj, new: Obj) -> None:
+    """A patch may not change a custom resource's kind or apiVersion: 422, as the custom resource
+    validator words it (the patched object must be the kind and version of the URL)."""
+    found = []
+    if new.get("kind") != old.get("kind"):
+        found.append(causes.invalid("kind", new.get("kind"), f"must be {kind.kind}"))
+    if new.get("apiVersion") != old.get("apiVersion"):
+        found.append(causes.invalid("apiVersion", new.get("apiVersion"), f"must be {kind.group}/{version}"))
+    if found:  # the error names the kind and group the patched object claims
+        claimed = str(new.get("apiVersion") or "")
+        raise errors.invalid(str(new.get("kind") or ""), claimed.rpartition("/")[0],
+                             (new.get("metadata") or {}).get("name", ""), found)
 
 
 def _require_object(body: Any, kind: Kind) -> dict[str, Any]:
