@@ -31,7 +31,7 @@ from kubeloop.helpers.events import EventRecorder
 from kubeloop.metrics import loop as loop_lag
 from kubeloop.queue import HIGH, LOW, ShutDown, WorkQueue
 from kubeloop.queue.workqueue import ExponentialBackoff
-from kubeloop.reconcile import logs
+from kubeloop.reconcile import cooperative, logs
 from kubeloop.reconcile.context import Change, Context, OwnWrite, send
 from kubeloop.reconcile.result import GIVE_UP, PermanentError, Request, Result
 
@@ -196,11 +196,14 @@ class Controller:
             except ShutDown:
                 return
             self._active += 1
+            meter = cooperative.Meter()  # what its cooperative computations took: the queue's cool-down
+            metered = cooperative.metered.set(meter)
             try:
                 await self.process(str(key))
             finally:
+                cooperative.metered.reset(metered)
                 self._active -= 1
-                self.queue.done(key)
+                self.queue.done(key, meter.seconds)
 
     async def process(self, key: str) -> None:
         """One reconcile of ``key``; with a gate, only if this replica owns it, and as a task a handoff

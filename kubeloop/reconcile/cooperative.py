@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import time
 import typing
 import weakref
@@ -62,7 +63,7 @@ class _Turn:
         self.give()
         await waiting
 
-    def _wait(self, lane: object) -> asyncio.Future[None]:
+    def _wait(self, lane: object) -> typing.Coroutine[Any, Any, None]:
         waiter = self.loop.create_future()
         line = self.lines.get(lane)
         if line is None:
@@ -106,6 +107,20 @@ def _lane() -> object:
     return ctx["object"].rpartition("/")[0] if ctx else None
 
 
+class Meter:
+    """Seconds computed by the cooperative computations of one unit of work (a reconcile, and the tasks it
+    starts): the controller meters each reconcile so that its queue can tell a key that computes for long
+    (its cool-down) from one that waits for long on a busy API server."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+
+# The meter of the work under way in this context (set by the controller around each reconcile).
+metered: contextvars.ContextVar[Meter | None] = contextvars.ContextVar("kubeloop_metered", default=None)
+
 # Per event loop (a webhook's loop in a thread has its own): the turn its cooperative computations share.
 _turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Turn] = weakref.WeakKeyDictionary()
 
@@ -133,14 +148,18 @@ async def cooperatively(steps: Steps[T], slice: float = SLICE) -> T:
     turn = _turns.get(loop)
     if turn is None:
         turn = _turns[loop] = _Turn(loop)
-    lane = _lane()
+    lane, meter = _lane(), metered.get()
     await turn.take(lane)
     while True:
+        handed = clock()
         try:
             done, value = _one_slice(steps, slice, clock)
         except BaseException:
             turn.give()
             raise
+        finally:
+            if meter is not None:
+                meter.seconds += clock() - handed
         if done:
             turn.give()
             return value  # type: ignore[return-value]

@@ -134,3 +134,34 @@ async def test_turns_are_fair_across_namespaces_so_a_tenant_with_many_computatio
     started = order.index("b")
     assert done_at - started <= 2 * 5, order[started:done_at + 1]
     assert order[started:done_at + 1:2] == ["b"] * 5
+
+
+async def test_a_meter_in_the_context_adds_up_the_seconds_computed() -> None:
+    """What the controller's cool-down reads: the slices' time, not the time spent waiting for turns."""
+    import time
+
+    from kubeloop.reconcile.cooperative import Meter, metered
+
+    def busy(seconds: float) -> Generator[None, None, None]:  # computes for ``seconds`` of its own
+        spent = 0.0
+        while spent < seconds:
+            step = time.perf_counter()
+            while time.perf_counter() - step < 0.0001:
+                pass
+            spent += time.perf_counter() - step
+            yield
+
+    async def metered_work() -> float:
+        meter = Meter()
+        metered.set(meter)
+        await cooperatively(busy(0.03), slice=0.002)
+        await asyncio.gather(cooperatively(busy(0.02)))  # a task it starts is metered too
+        return meter.seconds
+
+    async def other() -> None:  # competes for the turns: its time is not counted
+        await cooperatively(busy(0.2))
+
+    seconds, _ = await asyncio.gather(metered_work(), other())
+    # 50 ms of its own; with any of the other's slices counted it would be more than 0.15 s (the margin
+    # is for a busy machine's preemptions inside a slice, which a wall-clock meter counts)
+    assert 0.05 <= seconds < 0.15, seconds

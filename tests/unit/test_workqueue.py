@@ -279,6 +279,27 @@ async def test_a_long_reconcile_dirtied_meanwhile_cools_down_as_long_as_it_took(
     assert len(q) == 0, "added once for all its events"
 
 
+async def test_metered_work_cools_down_by_what_it_computed_not_by_how_long_it_waited(monkeypatch):
+    """A reconcile that waited long on a busy API server (wall time) but computed little is re-queued at
+    once; one that computed long cools down as long as it computed."""
+    monkeypatch.setattr("kubeloop.queue.workqueue.COOLDOWN_AFTER", 0.02)
+    q = WorkQueue("t")
+    q.add("b/rule")
+    key = await q.get()
+    await asyncio.sleep(0.1)  # waiting on the API server
+    q.add("b/rule")  # the echo of its own write
+    q.done(key, computed=0.001)
+    assert len(q) == 1, "re-queued at once"
+    key = await q.get()
+    q.add("b/rule")
+    q.done(key, computed=0.08)  # no wall time at all, but it computed for 80 ms
+    assert len(q) == 0, "cooling down"
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    assert await asyncio.wait_for(q.get(), 1) == "b/rule"
+    assert loop.time() - t0 >= 0.07, "as long as it computed"
+
+
 async def test_short_work_is_requeued_at_once_and_cool_down_is_capped(monkeypatch):
     monkeypatch.setattr("kubeloop.queue.workqueue.COOLDOWN_AFTER", 0.05)
     monkeypatch.setattr("kubeloop.queue.workqueue.COOLDOWN_CAP", 0.05)
