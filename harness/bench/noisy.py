@@ -58,6 +58,7 @@ from kubeloop.client.wait import wait_for
 
 RESULTS = Path(__file__).resolve().parent / "results" / "noisy-neighbour.json"
 GOAL_RATIO = 2.0
+CONTROL_COPY = "b-conf-control"  # the control copier's copy of B's source, in namespace C
 GOAL_WEBHOOK_P99_MS = 100.0
 RULES = "copyrators.flant.com"
 DEPLOYMENTS = "deployments.apps"
@@ -195,36 +196,39 @@ class World:
     crds: list[str] = field(default_factory=list)  # CRDs this run installed
     cluster_objects: list[Obj] = field(default_factory=list)  # cluster-scoped objects this run applied
     control: asyncio.subprocess.Process | None = None  # the control webhook's process
+    copier: asyncio.subprocess.Process | None = None  # the control copier's process
 
     def next(self) -> str:
         self.counter += 1
         return str(self.counter)
 
 
-async def copy_seconds(w: World) -> tuple[float | None, float | None]:
-    """B's source changed: (seconds until its copy in C has the new data, seconds until a watch of B's
-    own namespace saw the change; None: not within the timeout). The second is the control: what the API
-    server itself takes to hand B's write to any watcher, before copyrator can do anything."""
+async def copy_seconds(w: World) -> tuple[float | None, float | None, float | None]:
+    """B's source changed: seconds until (its copy in C has the new data, a watch of B's own namespace saw
+    the change, the control copier's copy in C has it); None: not within the timeout. The second is what
+    the API server itself takes to hand B's write to any watcher, before copyrator can do anything; the
+    third what the same copy costs a copier with nothing else to do (``control_copier.py``)."""
     value = w.next()
     started = time.monotonic()
 
-    async def until(namespace: str) -> float | None:
+    async def until(namespace: str, name: str = "b-conf") -> float | None:
         try:
-            await wait_for(w.env.admin, "configmaps", "b-conf", namespace, lambda o: o.get("data") == {"k": value},
+            await wait_for(w.env.admin, "configmaps", name, namespace, lambda o: o.get("data") == {"k": value},
                            timeout=w.options.timeout)
         except (TimeoutError, AssertionError):
             return None
         return time.monotonic() - started
 
-    delivered = asyncio.create_task(until(w.ns_b))
-    copied = asyncio.create_task(until(w.ns_c))
+    watches = [asyncio.create_task(until(w.ns_c)), asyncio.create_task(until(w.ns_b)),
+               asyncio.create_task(until(w.ns_c, CONTROL_COPY))]
     try:
-        await asyncio.sleep(0)  # both watches under way before the write
+        await asyncio.sleep(0)  # the watches under way before the write
         await w.b.patch("configmaps", "b-conf", {"data": {"k": value}}, w.ns_b)
-        return await copied, await delivered
+        copied, delivered, control = [await t for t in watches]
+        return copied, delivered, control
     finally:  # a failed write leaves no watch behind
-        copied.cancel()
-        delivered.cancel()
+        for task in watches:
+            task.cancel()
 
 
 async def rollout_seconds(w: World) -> float | None:
@@ -284,8 +288,8 @@ async def measure(w: World, phase: str, repeat: int) -> Obj:
     return {"seconds": round(took, 1),
             "cpu_share": {k: round((v - cpu_before.get(k, 0.0)) / took, 3) for k, v in cpu_after.items()},
             "reconciles_per_s": {k: round((v - runs_before.get(k, 0.0)) / took, 1) for k, v in runs_after.items()},
-            "phase": phase, "repeat": repeat, "copy_s": [_r(c) for c, _ in copies],
-            "delivered_s": [_r(d) for _, d in copies],
+            "phase": phase, "repeat": repeat, "copy_s": [_r(c) for c, _, _ in copies],
+            "delivered_s": [_r(d) for _, d, _ in copies], "control_copy_s": [_r(x) for _, _, x in copies],
             "rollout_s": [_r(s) for s in rollouts], "webhook_ms": [round(x, 2) for x in latencies],
             "webhook_errors": errors, "webhook_recorded": recorded, "webhook_failures": reasons,
             "load1": round(os.getloadavg()[0], 2),
@@ -461,19 +465,38 @@ async def start_control(w: World) -> None:
         await asyncio.sleep(0.5)
 
 
+async def start_copier(w: World) -> None:
+    """The control copier (admin's kubeconfig: the control measures the path, not RBAC), once it has
+    copied B's source; it runs through every phase."""
+    w.copier = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "harness.bench.control_copier", str(w.env.cluster.kubeconfig), w.ns_b, "b-conf",
+        w.ns_c, CONTROL_COPY, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        cwd=str(Path(__file__).resolve().parents[2]))
+    assert w.copier.stdout is not None
+    hello = await asyncio.wait_for(w.copier.stdout.readline(), 60)
+    if not hello:
+        raise RuntimeError(f"the control copier exited ({await w.copier.wait()}) before copying")
+
+
 async def stop_control(w: World) -> int | None:
-    """Ends the control's process (its standard input closed); returns its exit status."""
-    if w.control is None:
+    """Ends the control webhook's and the control copier's processes (their standard input closed);
+    returns the webhook's exit status."""
+    await _stop(w.copier)
+    return await _stop(w.control)
+
+
+async def _stop(proc: asyncio.subprocess.Process | None) -> int | None:
+    if proc is None:
         return None
-    if w.control.returncode is None:
-        assert w.control.stdin is not None
-        w.control.stdin.close()
+    if proc.returncode is None:
+        assert proc.stdin is not None
+        proc.stdin.close()
         try:
-            await asyncio.wait_for(w.control.wait(), 10)
+            await asyncio.wait_for(proc.wait(), 10)
         except TimeoutError:
-            w.control.kill()
-            await w.control.wait()
-    return w.control.returncode
+            proc.kill()
+            await proc.wait()
+    return proc.returncode
 
 
 async def remove(w: World) -> None:
@@ -591,6 +614,7 @@ async def scenario(w: World) -> Obj:
                    and "reloader.kubeloop.dev/hash" in (d["metadata"].get("annotations") or {}),
                    timeout=o.timeout, description="reloader recorded B's Deployment")
     w.revision = revision(await w.env.admin.get(DEPLOYMENTS, "victim", w.ns_b))
+    await start_copier(w)
 
     phases = [await measure(w, "empty", 0)]
     o.log(f"noisy: before A's objects: {_brief(phases[-1])}")
@@ -631,7 +655,7 @@ def summarise(phases: list[Obj]) -> Obj:
         if not mine:
             continue
         row: Obj = {"load1": [p["load1"] for p in mine]}
-        for key in ("copy_s", "delivered_s", "rollout_s"):
+        for key in ("copy_s", "delivered_s", "control_copy_s", "rollout_s"):
             values = [v for p in mine for v in p.get(key, [])]
             ok = [v for v in values if v is not None]
             row[key] = {"median": _r(statistics.median(ok)) if ok else None, "max": _r(max(ok)) if ok else None,
@@ -648,7 +672,7 @@ def summarise(phases: list[Obj]) -> Obj:
             row[key] = {op: round(statistics.mean(p[key][op] for p in mine), 3) for op in mine[0].get(key, {})}
         per[name] = row
     ratios: Obj = {}
-    for key in ("copy_s", "delivered_s", "rollout_s"):
+    for key in ("copy_s", "delivered_s", "control_copy_s", "rollout_s"):
         u, lo = per.get("unloaded", {}).get(key, {}), per.get("loaded", {}).get(key, {})
         ratios[key] = (round(lo["median"] / u["median"], 2) if u.get("median") and lo.get("median") is not None
                        and not lo.get("missed") else None)
@@ -727,7 +751,10 @@ def render(data: Obj) -> str:
     phases = s["phases"]
     lines.append("the control for the copy (a watch of B's namespace seeing B's write; medians): "
                  + ", ".join(f"{n} {r.get('delivered_s', {}).get('median')} s" for n, r in phases.items())
-                 + f" (loaded/unloaded {ratios.get('delivered_s')}×); per phase, the operators' CPU share (of "
+                 + f" (loaded/unloaded {ratios.get('delivered_s')}×); the control copier's copy of the same "
+                 "write (a process that does nothing else; medians): "
+                 + ", ".join(f"{n} {r.get('control_copy_s', {}).get('median')} s" for n, r in phases.items())
+                 + f" (loaded/unloaded {ratios.get('control_copy_s')}×); per phase, the operators' CPU share (of "
                  "one core) and reconciles/s: "
                  + "; ".join(f"{n} {r.get('cpu_share')} {r.get('reconciles_per_s')}" for n, r in phases.items()))
     return "\n".join(lines)
