@@ -262,6 +262,18 @@ _DEPLOY_PICK = ("metadata.generation", "metadata.labels", "spec.replicas", "spec
 _SCALE_PICK = ("kind", "apiVersion", "metadata.name", "spec.replicas", "status.selector")
 
 
+NSS = "/api/v1/namespaces"
+_NSF = ("metadata.name", "metadata.labels", "metadata.finalizers", "spec.finalizers", "status.phase")
+
+
+def ns_with(name: str, spec_finalizers: list[str] | None = None, **meta: Any) -> dict[str, Any]:
+    """A Namespace; ``spec_finalizers`` are what the namespace controller waits on, ``meta`` its metadata."""
+    body: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, **meta}}
+    if spec_finalizers is not None:
+        body["spec"] = {"finalizers": spec_finalizers}
+    return body
+
+
 SEQUENCES: dict[str, list[Step]] = {
     "crud_configmap": [
         Req("POST", CM, cm("a", {"k": "v"}, {"app": "x"})),
@@ -1131,5 +1143,60 @@ SEQUENCES: dict[str, list[Step]] = {
             "name": "a", "finalizers": ["fuzz.kubeloop.dev/f"]}}, APPLY, _p(fieldManager="m1", force="true")),
         Req("PATCH", ECHO + "/a", {"metadata": {}, "spec": {"message": "m0", "copies": 0, "extra": "x"}}, MERGE),
         Req("PATCH", ECHO + "/a", {"metadata": {"finalizers": None}}, MERGE),
+    ],
+    "namespace_spec_finalizers_through_finalize": [
+        # spec.finalizers: "kubernetes" is added on create; validated; only /finalize (PUT) changes them.
+        Req("POST", NSS, ns_with("{ns}-a", ["example.com/two", "example.com/hold"]), pick=_NSF),
+        Req("POST", NSS, ns_with("{ns}-b", ["kubernetes", "example.com/x"]), pick=_NSF),
+        Req("POST", NSS, ns_with("{ns}-c", ["nope"]), brief=True),
+        Req("POST", NSS, ns_with("{ns}-c", ["Not/A Finalizer", "x.io/"])),
+        Req("PATCH", NSS + "/{ns}-a", {"metadata": {"labels": {"a": "1"}}, "spec": {"finalizers": []}}, MERGE,
+            pick=_NSF),
+        Req("PUT", NSS + "/{ns}-a", ns_with("{ns}-a", ["example.com/put"], labels={"a": "2"}), pick=_NSF),
+        Req("PUT", NSS + "/{ns}-a/finalize", {**ns_with("{ns}-a", ["example.com/two", "kubernetes",
+                                                                   "example.com/hold"], labels={"a": "3"}),
+                                              "status": {"phase": "Terminating"}}, pick=_NSF),
+        Req("GET", NSS + "/{ns}-a", pick=("metadata.managedFields",)),
+        Req("PUT", NSS + "/{ns}-a/finalize", ns_with("{ns}-a", ["Not A Finalizer", "plain"])),
+        Req("PATCH", NSS + "/{ns}-a/finalize", {"spec": {"finalizers": []}}, MERGE),
+        Req("GET", NSS + "/{ns}-a/finalize"),
+        Req("PUT", NSS + "/{ns}-nope/finalize", ns_with("{ns}-nope", [])),
+        Req("POST", NSS + "/{ns}-a/configmaps", cm("content", {"k": "v"}), pick=("metadata.name",)),
+        Req("DELETE", NSS + "/{ns}-a", pick=_NSF),
+        # The namespace controller empties it, then takes "kubernetes" away (the rest sorted) and leaves it.
+        WaitFor(NSS + "/{ns}-a", "spec.finalizers", ["example.com/hold", "example.com/two"], timeout=60),
+        Req("GET", NSS + "/{ns}-a/configmaps/content"),
+        Req("DELETE", NSS + "/{ns}-a", pick=_NSF),
+        Req("PUT", NSS + "/{ns}-a/finalize", ns_with("{ns}-a", ["example.com/two"]), pick=_NSF),
+        Req("PUT", NSS + "/{ns}-a/finalize", ns_with("{ns}-a", []), pick=_NSF),
+        WaitGone(NSS + "/{ns}-a"),
+        Req("DELETE", NSS + "/{ns}-b", pick=_NSF),
+        WaitFor(NSS + "/{ns}-b", "spec.finalizers", ["example.com/x"], timeout=60),
+        Req("PUT", NSS + "/{ns}-b/finalize", ns_with("{ns}-b", ["example.com/x", "example.com/y"]), pick=_NSF),
+        Req("PUT", NSS + "/{ns}-b/finalize", ns_with("{ns}-b"), pick=_NSF),
+        WaitGone(NSS + "/{ns}-b"),
+    ],
+    "namespace_held_by_metadata_finalizers_after_spec": [
+        # Emptied and finalized, a namespace with a metadata finalizer stays until that goes; a spec
+        # finalizer may still be added through /finalize (a metadata one may not, once deleting).
+        Req("POST", NSS, ns_with("{ns}-m", finalizers=["example.com/meta"]), pick=_NSF),
+        Req("POST", NSS + "/{ns}-m/configmaps", cm("content"), pick=("metadata.name",)),
+        Req("DELETE", NSS + "/{ns}-m", pick=_NSF),
+        WaitFor(NSS + "/{ns}-m", "spec.finalizers", None, timeout=60),
+        Req("GET", NSS + "/{ns}-m", pick=_NSF),
+        Req("GET", NSS + "/{ns}-m/configmaps/content"),
+        Req("PUT", NSS + "/{ns}-m/finalize", ns_with("{ns}-m", ["example.com/late"]), pick=_NSF),
+        Req("PATCH", NSS + "/{ns}-m", {"metadata": {"finalizers": None}}, MERGE, pick=_NSF),
+        Req("PUT", NSS + "/{ns}-m/finalize", ns_with("{ns}-m", [], finalizers=["example.com/meta"]), brief=True),
+        Req("PUT", NSS + "/{ns}-m/finalize", ns_with("{ns}-m", []), pick=_NSF),
+        WaitGone(NSS + "/{ns}-m"),
+        Req("GET", "/api/v1", only=("namespaces", "namespaces/finalize", "namespaces/status")),
+        # Finalized before its delete: the delete marks it, the controller finds nothing to finalize.
+        Req("POST", NSS, ns_with("{ns}-e"), pick=_NSF),
+        Req("PUT", NSS + "/{ns}-e/finalize", ns_with("{ns}-e", []), pick=_NSF),
+        Req("DELETE", NSS + "/{ns}-e", pick=_NSF),
+        Req("GET", NSS + "/{ns}-e", pick=_NSF),
+        Req("DELETE", NSS + "/{ns}-e", pick=_NSF),
+        WaitGone(NSS + "/{ns}-e"),
     ],
 }

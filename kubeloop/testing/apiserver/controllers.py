@@ -1,7 +1,8 @@
 """What kube-controller-manager and the apiextensions controllers do, in the fake's own event loop:
 
 - every namespace gets its ``default`` ServiceAccount and ``kube-root-ca.crt`` ConfigMap;
-- a terminating namespace is emptied (finalizers respected), then removed;
+- a terminating namespace is emptied (finalizers respected), then finalized (its "kubernetes" spec
+  finalizer goes), which removes it unless other finalizers hold it;
 - a new CRD is Established (its kind served), a deleted one takes its custom resources with it;
 - garbage collection: dependents whose owners are all gone are deleted (background), ``orphan`` and
   ``foregroundDeletion`` finalizers are honoured; Events are not tracked (as the real collector ignores them);
@@ -124,8 +125,14 @@ class Controllers:
         return [("serviceaccounts", account), ("configmaps", root_ca)]
 
     def _empty(self, ns_kind: Kind, ns: Obj) -> bool:
-        """Deletes a terminating namespace's content; once none is left, the namespace itself."""
+        """Deletes a terminating namespace's content; once none is left, takes "kubernetes" out of its
+        spec.finalizers through /finalize (the rest sorted, as the real controller's set), which removes
+        the namespace if no other finalizer, in its spec or metadata, holds it. One whose spec.finalizers
+        are empty already is finalized: the real controller does not touch it (nor its content)."""
         name = ns["metadata"]["name"]
+        spec_finalizers = (ns.get("spec") or {}).get("finalizers") or []
+        if not spec_finalizers:
+            return False
         left = False
         changed = False
         for kind in self.api.kinds.all():
@@ -138,9 +145,13 @@ class Controllers:
                 if not obj["metadata"].get("deletionTimestamp"):
                     self._delete(kind, obj)
                     changed = True
-        if left or ns["metadata"].get("finalizers"):  # metadata finalizers (orphan, a user's) hold it too
+        if left:
             return changed
-        self.api.store.remove(ns_kind.key, ("", name))
+        new = copy.deepcopy(ns)
+        new["spec"]["finalizers"] = sorted(set(spec_finalizers) - {"kubernetes"})
+        if new["spec"]["finalizers"] == spec_finalizers:  # finalized by us already: held by a client's
+            return changed
+        self.api._write(ns_kind, "v1", ns, new, KCM, "finalize")  # noqa: SLF001 - the path a PUT takes
         return True
 
     # --- CRDs ---------------------------------------------------------------------------------------

@@ -152,6 +152,9 @@ class Kinds:
                     if sub == "scale":
                         entry.update(group="autoscaling", version="v1")
                     resources.append(entry)
+            if k.key == ("", "namespaces"):  # (PUT only: how spec.finalizers change)
+                resources.append({"name": "namespaces/finalize", "singularName": "", "namespaced": False,
+                                  "kind": "Namespace", "verbs": ["update"]})
         resources.sort(key=lambda r: r["name"])
         if group:  # (the real server's core list has no apiVersion, the groups' lists do)
             return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}",

@@ -60,10 +60,13 @@ def validate_create(kind: Kind, version: str, obj: dict[str, Any], ns: str | Non
     return obj
 
 
-def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any]) -> None:
+def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any],
+                    subresource: str | None = None) -> None:
     """``sent``: the object as the client's update or patch left it, before server-owned fields were
     restored from ``old`` (so a changed uid or name is seen)."""
     causes = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    if subresource == "finalize":  # a namespace's: its spec.finalizers are checked again, item by item
+        causes += validation.namespace_finalizer_causes(new, indexed=True)
     asked_uid = (sent.get("metadata") or {}).get("uid")
     if kind.key == ("batch", "jobs") and asked_uid and asked_uid != old["metadata"].get("uid"):
         causes += validation.job_uid_causes(new, asked_uid)
@@ -168,8 +171,9 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         # Defaulted again when read (the real server defaults what it decodes from etcd): a Job stored
         # without labels answers with its template's, generated ones included, never validated or owned.
         _job_labels_from_template(obj)
-    if kind.key == ("", "namespaces"):
-        obj["spec"] = {"finalizers": ["kubernetes"]}
+    if kind.key == ("", "namespaces"):  # the namespace controller's own finalizer joins the client's
+        sent = list((obj.get("spec") or {}).get("finalizers") or [])
+        obj["spec"] = {"finalizers": sent if "kubernetes" in sent else [*sent, "kubernetes"]}
         obj["status"] = {"phase": "Active"}
     if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
         obj["status"] = {"conditions": None, "acceptedNames": {"plural": "", "kind": ""},
@@ -316,7 +320,7 @@ def scope(kind: Kind, subresource: str | None) -> Any:
         resets = {("f:metadata", f"f:{key}") for key in STATUS_RESETS.get(kind.key, ())}
         return lambda path: path[:1] != ("f:spec",) and path[:2] not in resets
     reset = {("f:status",)} if kind.status else set()
-    if kind.key == ("", "namespaces"):
+    if kind.key == ("", "namespaces") and subresource != "finalize":  # (written by /finalize only)
         reset.add(("f:spec",))
     return lambda path: path[:1] not in reset
 
@@ -514,8 +518,11 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
             out["status"] = copy.deepcopy(old["status"])
         else:
             out.pop("status", None)
-    if kind.plural == "namespaces":
-        out["spec"] = copy.deepcopy(old.get("spec", {}))
+    if kind.key == ("", "namespaces"):  # spec.finalizers change through /finalize only
+        spec = new.get("spec") if subresource == "finalize" else old.get("spec")
+        out["spec"] = copy.deepcopy(spec) if isinstance(spec, dict) else {}
+        if not out["spec"].get("finalizers"):
+            out["spec"].pop("finalizers", None)
     if kind.plural == "secrets":
         _decode_string_data(out)
     if kind.key == ("apps", "daemonsets"):

@@ -30,7 +30,7 @@ VERSION = {"major": "1", "minor": "35", "gitVersion": "v1.35.4-kubeloop-fake", "
 _UNSERVED: dict[tuple[str, str], tuple[str, ...]] = {
     ("", "pods"): ("log", "exec", "attach", "portforward", "proxy", "eviction", "binding", "ephemeralcontainers",
                    "resize"),
-    ("", "serviceaccounts"): ("token",), ("", "namespaces"): ("finalize",), ("", "services"): ("proxy",),
+    ("", "serviceaccounts"): ("token",), ("", "services"): ("proxy",),
 }
 
 
@@ -131,7 +131,8 @@ class Router:
             raise _page_not_found(path)
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
-        if sub and not (sub == "status" and kind.status) and not (sub == "scale" and kind.scale):
+        finalize = sub == "finalize" and kind.key == ("", "namespaces")
+        if sub and not (sub == "status" and kind.status) and not (sub == "scale" and kind.scale) and not finalize:
             if sub in _UNSERVED.get(kind.key, ()):  # the real server has it; the fake does not
                 raise errors.not_served(f"the {sub} subresource of {errors.qualified(kind.plural, kind.group)}")
             raise _page_not_found(path)
@@ -149,6 +150,8 @@ class Router:
         manager = q.get("fieldManager") or _agent_manager(request)
         if t.subresource == "scale":
             return await self._scale(request, t, manager)
+        if t.subresource == "finalize" and method != "PUT":  # a namespace's finalize is an update only
+            raise errors.method_not_allowed()
         meta_only = "as=PartialObjectMetadata" in request.headers.get("Accept", "")
         if t.name is None:
             if method == "GET":

@@ -122,6 +122,21 @@ def _core_validated(kind: Kind) -> bool:
         kind.key != ("", "events")  # (core Events: apimachinery's rules only; events.k8s.io's: the core API's)
 
 
+def namespace_finalizer_causes(obj: dict[str, Any], *, indexed: bool) -> list[Cause]:
+    """A Namespace's ``spec.finalizers``: qualified names, a bare one only if standard. Its create names
+    the list (``spec.finalizers``), its ``/finalize`` update each item (``spec.finalizers[i]``)."""
+    spec = obj.get("spec")
+    out: list[Cause] = []
+    for i, fin in enumerate((spec.get("finalizers") if isinstance(spec, dict) else None) or []):
+        if not isinstance(fin, str):
+            continue
+        field = f"spec.finalizers[{i}]" if indexed else "spec.finalizers"
+        out += [_invalid(field, fin, e) for e in names.qualified_name(fin)]
+        if "/" not in fin and fin not in _STANDARD_FINALIZERS:
+            out.append(_invalid(field, fin, "name is neither a standard finalizer name nor is it fully qualified"))
+    return out
+
+
 def _kube_finalizer_causes(finalizers: list[Any]) -> list[Cause]:
     """Built-in kinds refuse a finalizer without a domain unless it is one of the standard ones."""
     return [_invalid(f"metadata.finalizers[{i}]", fin, "name is neither a standard finalizer name nor is it fully "
@@ -287,6 +302,8 @@ def object_causes(kind: Kind, obj: dict[str, Any], ns: str | None = None, *, cre
         return _core_event(obj, ns or (obj.get("metadata") or {}).get("namespace") or "")
     if kind.key == ("events.k8s.io", "events"):
         return events.causes(obj, ns or (obj.get("metadata") or {}).get("namespace") or "", creating=creating)
+    if kind.key == ("", "namespaces"):  # (an update keeps the old spec: only /finalize checks it again)
+        return namespace_finalizer_causes(obj, indexed=False) if creating else []
     rule = _SPEC.get(kind.key)
     return rule(obj) if rule else []
 

@@ -241,7 +241,7 @@ class Api:
         new = objects.merge_update(kind, old, body, subresource)
         objects.check_immutable(kind, old, new)
         if subresource != "status" and validate:
-            objects.validate_update(kind, old, body, new)
+            objects.validate_update(kind, old, body, new, subresource)
         elif subresource == "status" and validate and kind.crd is None and kind.key != objects.CRD_KEY:
             objects.validate_status_update(kind, old, body, new)
         if kind.crd is not None:  # (a /status write's too: pruned, its status checked, as on the real server)
@@ -258,7 +258,7 @@ class Api:
             return old
         if dry_run:
             return new
-        if _finalized(old, new):
+        if _finalized(kind, old, new):
             self.store.remove(kind.key, key)  # the last finalizer went: the object goes now
             self.kick()
             return new
@@ -445,8 +445,22 @@ class Api:
         return new
 
     def _terminate_namespace(self, kind: Kind, old: Obj, finalizers: builtins.list[str]) -> Obj:
+        """The first delete marks the namespace (its controller empties it); a later one, once its
+        spec.finalizers are gone, is an ordinary delete (held by metadata finalizers only)."""
         if old["metadata"].get("deletionTimestamp"):
-            return old
+            if (old.get("spec") or {}).get("finalizers"):
+                return old
+            if not finalizers:
+                self.store.remove(kind.key, ("", old["metadata"]["name"]))
+                self.kick()
+                return old
+            if finalizers == (old["metadata"].get("finalizers") or []):
+                return old
+            new = copy.deepcopy(old)
+            new["metadata"]["finalizers"] = finalizers
+            self.store.put(kind.key, ("", old["metadata"]["name"]), new)
+            self.kick()
+            return new
         new = copy.deepcopy(old)
         if finalizers:
             new["metadata"]["finalizers"] = finalizers
@@ -495,10 +509,13 @@ def _gc_finalizers(kind: Kind, existing: list[str], options: dict[str, Any]) -> 
     return existing if sorted(out) == sorted(existing) else out
 
 
-def _finalized(old: Obj, new: Obj) -> bool:
+def _finalized(kind: Kind, old: Obj, new: Obj) -> bool:
     """An update that removes the object: the last finalizer of one being deleted went, and its grace
-    period (a pod's, until its kubelet confirms) is over or was none."""
+    period (a pod's, until its kubelet confirms) is over or was none. A namespace's spec.finalizers
+    hold it too (ShouldDeleteNamespaceDuringUpdate)."""
     grace = old["metadata"].get("deletionGracePeriodSeconds")
+    if kind.key == ("", "namespaces") and (new.get("spec") or {}).get("finalizers"):
+        return False
     return bool(old["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") and not grace)
 
 
