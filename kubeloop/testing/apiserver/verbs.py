@@ -141,7 +141,8 @@ class Api:
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
             objects.job_selector(obj, uid, name_generated=not meta.get("name"))
         obj = objects.validate_create(kind, version, obj, ns)
-        if meta.get("resourceVersion"):  # refused by the storage, after validation
+        given = str(meta.get("resourceVersion") or "")  # refused by the storage, after validation, if it
+        if given.isascii() and given.isdigit() and 0 < int(given) < 2 ** 64:  # parses as a version (else ignored)
             raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         if kind.namespaced:
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
@@ -205,16 +206,18 @@ class Api:
                                      "the request")
         old = self.store.get(kind.key, (ns or "", name))
         if old is None and kind.key in CREATE_ON_UPDATE:  # (also a PUT to /status: its status is dropped)
+            if meta.get("resourceVersion"):
+                _rv_number(meta["resourceVersion"])  # parsed, though a create then ignores it
             # the body's resourceVersion is ignored: the real store creates through its update path, which
             # does not refuse one as a create does
             body = {**body, "metadata": {k: v for k, v in meta.items() if k != "resourceVersion"}}
             return self.create(kind, version, ns, body, manager, dry_run=dry_run)
         old = self.get(kind, ns, name)
-        rv = meta.get("resourceVersion")
         if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:  # the body's uid is a precondition
             raise errors.conflict(kind.plural, kind.group, name, f"Precondition failed: UID in precondition: "
                                   f"{meta['uid']}, UID in object meta: {old['metadata']['uid']}")
-        if rv and rv != old["metadata"]["resourceVersion"]:
+        rv = _rv_number(meta["resourceVersion"]) if meta.get("resourceVersion") else 0  # 0: none given
+        if rv and rv != int(old["metadata"]["resourceVersion"]):
             raise errors.conflict(kind.plural, kind.group, name)
         needs_rv = (kind.crd is not None or kind.key in NO_UNCONDITIONAL_UPDATE) if require_rv is None else require_rv
         if not rv and needs_rv:
@@ -296,7 +299,7 @@ class Api:
             raise errors.bad_request(f"the name of the object ({patched_name}) does not match the name on the URL "
                                      f"({name})")
         rv = (new.get("metadata") or {}).get("resourceVersion")
-        if rv and rv != old["metadata"]["resourceVersion"]:
+        if rv and _rv_number(rv) not in (0, int(old["metadata"]["resourceVersion"])):
             raise errors.conflict(kind.plural, kind.group, name)
         try:
             return self._write(kind, version, old, new, manager, subresource, dry_run=dry_run)
@@ -507,6 +510,19 @@ def _gc_finalizers(kind: Kind, existing: list[str], options: dict[str, Any]) -> 
         wanted = had or ("orphan" if kind.key == ("batch", "jobs") else None)
     out = [f for f in existing if f not in _GC_FINALIZERS] + ([wanted] if wanted else [])
     return existing if sorted(out) == sorted(existing) else out
+
+
+def _rv_number(rv: Any) -> int:
+    """An update's resourceVersion as the storage reads it (strconv.ParseUint, base 10): a number, 0
+    meaning none given; anything else (a sign, a fraction, letters, too large) is that parse's error,
+    a 500 with no reason. (A create does not parse it: there any value but a number > 0 is ignored.)"""
+    text = str(rv)
+    quoted = json.dumps(text, ensure_ascii=False)
+    if not text.isascii() or not text.isdigit():
+        raise errors.StatusError(500, "", f"strconv.ParseUint: parsing {quoted}: invalid syntax")
+    if int(text) >= 2 ** 64:
+        raise errors.StatusError(500, "", f"strconv.ParseUint: parsing {quoted}: value out of range")
+    return int(text)
 
 
 def _finalized(kind: Kind, old: Obj, new: Obj) -> bool:
