@@ -263,6 +263,7 @@ _SCALE_PICK = ("kind", "apiVersion", "metadata.name", "spec.replicas", "status.s
 
 
 NSS = "/api/v1/namespaces"
+_RV = "{m:rv}"  # a resourceVersion saved from an earlier answer
 _NSF = ("metadata.name", "metadata.labels", "metadata.finalizers", "spec.finalizers", "status.phase")
 
 
@@ -1216,5 +1217,39 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PUT", ECHO + "/e", {**echo("e"), "metadata": {"name": "e", "resourceVersion": "0"}}),
         Req("PUT", LEASES + "/new", {**lease("new", 5), "metadata": {"name": "new", "resourceVersion": "abc"}}),
         Req("GET", CM + "/a", pick=("data",)),
+    ],
+    "a_body_of_another_kind_posted_to_a_collection": [
+        # A built-in endpoint decodes the body into its own type: another kind is a 400 (not registered at
+        # that version, or no conversion), as is another group/version of it; a custom resource endpoint
+        # refuses another group/version (400), then another kind (its validator's 422).
+        Req("POST", CM, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "dg=="}}),
+        Req("POST", CM, {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}),
+        Req("POST", CM, {"apiVersion": "apps/v1", "kind": "ConfigMap", "metadata": {"name": "q"}}),
+        Req("POST", CM, {"apiVersion": "v1", "kind": "Nothing", "metadata": {"name": "n"}}),
+        Req("POST", SECRETS, cm("c", {"k": "v"})),
+        Req("PUT", CM + "/s", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}),
+        Req("POST", ECHO, {**echo("e"), "kind": "Other"}),
+        Req("POST", ECHO, {**echo("e"), "apiVersion": "test.kubeloop.dev/v9"}),
+        Req("POST", ECHO, {**echo("e"), "apiVersion": "v1"}),
+        Req("POST", ECHO, {**echo("e"), "apiVersion": "v1", "kind": "ConfigMap"}),
+        Req("POST", ECHO, echo("e"), save={"rv": "metadata.resourceVersion"}),
+        Req("PUT", ECHO + "/e", {**echo("e"), "kind": "Other"}),
+        Req("PUT", ECHO + "/e", {**echo("e"), "kind": "Other", "metadata": {"name": "e", "resourceVersion": _RV}}),
+        Req("PUT", ECHO + "/e", {**echo("e"), "apiVersion": "v1", "metadata": {"name": "e", "resourceVersion": _RV}}),
+        Req("POST", CM, {"kind": "Secret", "metadata": {"name": "k"}}),
+        Req("POST", CM, {"apiVersion": "apps/v1", "metadata": {"name": "k"}}),
+        Req("POST", CM, {"apiVersion": "nothing.example.com/v1", "kind": "ConfigMap", "metadata": {"name": "k"}}),
+        Req("POST", CM, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "k"}}),
+        Req("POST", CM, {"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"name": "k"}}),
+        Req("POST", CM, {"apiVersion": "v1", "kind": "Status", "metadata": {"name": "k"}}),
+        Req("POST", STS, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "k"}}),
+        Req("POST", "/apis/batch/v1/namespaces/{ns}/jobs", {"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                                             "metadata": {"name": "k"}}),
+        Req("POST", "/apis/events.k8s.io/v1/namespaces/{ns}/events", {"apiVersion": "v1", "kind": "Event",
+                                                                       "metadata": {"name": "k"}}),
+        Req("POST", "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases", {"apiVersion": "v1", "kind": "Pod",
+                                                                             "metadata": {"name": "k"}}),
+        Req("POST", CRDS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "k"}}),
+        Req("GET", CM + "/s"),
     ],
 }

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import functools
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -17,6 +15,7 @@ from aiohttp import web
 
 from kubeloop.testing.apiserver import errors, listopts, objects, scale, selectors, watch
 from kubeloop.testing.apiserver import strict as checks
+from kubeloop.testing.apiserver.bodytype import real_resources
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
 from kubeloop.testing.apiserver.patches import APPLY
 from kubeloop.testing.apiserver.patches import JSON as JSON_PATCH
@@ -372,17 +371,9 @@ def _agent_manager(request: web.Request) -> str:
     return request.headers.get("User-Agent", "unknown").split("/")[0][:128]
 
 
-@functools.cache
-def _real_resources() -> dict[str, list[str]]:
-    """What the real control plane serves (captured from its discovery by tests/differential/
-    capture_discovery.py): built-in resources the fake refuses by name instead of answering 404."""
-    path = Path(__file__).with_name("real_resources.json")
-    return json.loads(path.read_text())["resources"] if path.exists() else {}
-
-
 def _refuse_real_builtin(group: str, version: str, rest: list[str]) -> None:
     gv = f"{group}/{version}" if group else version
-    served = _real_resources().get(gv)
+    served = real_resources().get(gv)  # refused by name, not a 404
     if served is None:
         return
     if not rest:

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, cast
 
-from kubeloop.testing.apiserver import builtin, causes, defaults, errors, gojson, listopts, objects, patches
+from kubeloop.testing.apiserver import bodytype, builtin, causes, defaults, errors, gojson, listopts, objects, patches
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.fields import Managers
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -131,6 +131,8 @@ class Api:
         if subresource:
             raise errors.not_served(f"POST to the {subresource} subresource of {kind.plural}")
         body = _require_object(body, kind)
+        self._check_type(kind, version, body)
+        _custom_kind(kind, version, body)
         meta = body.get("metadata") or {}
         if kind.namespaced and meta.get("namespace") and meta["namespace"] != ns:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
@@ -191,6 +193,7 @@ class Api:
     def update(self, kind: Kind, version: str, ns: str | None, name: str, body: Any, manager: str,
                subresource: str | None = None, *, require_rv: bool | None = None, dry_run: bool = False) -> Obj:
         body = _require_object(body, kind)
+        self._check_type(kind, version, body)
         if kind.crd is None:  # the body is decoded first: a wrongly typed value fails before any other check
             builtin.check_types(kind, version, body)
         meta = body.get("metadata") or {}
@@ -224,7 +227,12 @@ class Api:
             raise errors.invalid(kind.plural, kind.group, name, [
                 ("FieldValueInvalid", "metadata.resourceVersion",
                  "Invalid value: 0: must be specified for an update")])
+        _custom_kind(kind, version, body)
         return self._write(kind, version, old, body, manager, subresource, dry_run=dry_run)
+
+    def _check_type(self, kind: Kind, version: str, body: Obj) -> None:
+        """The type the body names, as the decoder judges it (400)."""
+        bodytype.check(kind, version, body, self.kinds.all())
 
     def _write(self, kind: Kind, version: str, old: Obj, body: Obj, manager: str, subresource: str | None,
                managers: Managers | None = None, *, validate: bool = True, dry_run: bool = False) -> Obj:
@@ -570,6 +578,14 @@ def _same_type(kind: Kind, version: str, old: Obj, new: Obj) -> None:
         claimed = str(new.get("apiVersion") or "")
         raise errors.invalid(str(new.get("kind") or ""), claimed.rpartition("/")[0],
                              (new.get("metadata") or {}).get("name", ""), found)
+
+
+def _custom_kind(kind: Kind, version: str, body: Obj) -> None:
+    """A custom resource's body of another kind: its validator's 422 (another group/version is the
+    decoder's 400 before)."""
+    if kind.crd is not None and body.get("kind"):
+        expected = {"apiVersion": kind.api_version(version), "kind": kind.kind}
+        _same_type(kind, version, expected, {**expected, "kind": body["kind"], "metadata": body.get("metadata")})
 
 
 def _require_object(body: Any, kind: Kind) -> dict[str, Any]:
