@@ -1,8 +1,19 @@
 """Events (events.k8s.io/v1) with client-go style aggregation: a repeat of the same event within the
-series window bumps ``series.count`` instead of creating a new object."""
+series window bumps ``series.count`` instead of creating a new object.
+
+- ``emit`` sends the event before it returns (direct use, tests).
+- ``record`` queues it and returns at once; one background task per recorder sends the queue in order,
+  as client-go's recorder does, so a reconcile never waits on an Event's round trip (on a busy API
+  server, one more write in every reconcile's tail). At most ``QUEUE_LIMIT`` wait (client-go's
+  ``maxQueuedEvents``); more are dropped with a warning, as client-go drops them.
+- ``flush`` waits until the queue is sent (tests); ``close`` gives it a few seconds, then drops the rest
+  (a stopping manager).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import logging
 import os
 import secrets
@@ -18,6 +29,7 @@ log = logging.getLogger("kubeloop.events")
 SERIES_WINDOW = 6 * 60.0  # seconds within which a repeat joins the series (client-go's value)
 NOTE_LIMIT = 1024
 EVENT_TYPES = ("Normal", "Warning")  # all that events.k8s.io/v1 accepts
+QUEUE_LIMIT = 1000
 
 
 def _micro_time() -> str:
@@ -34,6 +46,20 @@ def object_reference(obj: Obj) -> dict[str, Any]:
     return {k: v for k, v in ref.items() if v}
 
 
+def _check_type(type: str) -> None:
+    if type not in EVENT_TYPES:
+        raise ValueError(f"event type {type!r}: events.k8s.io/v1 Events are 'Normal' or 'Warning' only "
+                         "(Kopf's kopf.event(type=...) wrote core/v1 Events, whose type was free); use one of "
+                         "those and put the category in reason")
+
+
+def _reference_parts(obj: Obj) -> Obj:
+    """What ``object_reference`` and an Event's namespace read of ``obj``."""
+    meta = obj.get("metadata", {})
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if k in meta}}
+
+
 class EventRecorder:
     """Records ``events.k8s.io/v1`` Events for a controller. Repeats of the same (object, type,
     reason, note) within a series bump the count of one Event instead of creating new ones, so a
@@ -45,16 +71,61 @@ class EventRecorder:
         self.controller = controller
         self.instance = instance or os.environ.get("POD_NAME") or os.uname().nodename
         self._series: dict[tuple[str, str, str, str], tuple[str, str, int, float]] = {}
+        self._queued: collections.deque[tuple[Obj, str, str, str, str | None, Obj | None]] = collections.deque()
+        self._sender: asyncio.Task[None] | None = None
+        self._dropped = 0
+
+    def record(self, regarding: Obj, type: str, reason: str, note: str, action: str | None = None,
+               related: Obj | None = None) -> None:
+        """Queues an event for the background sender (the module docstring); the type is checked now."""
+        _check_type(type)
+        if len(self._queued) >= QUEUE_LIMIT:
+            self._dropped += 1
+            if self._dropped == 1 or self._dropped % QUEUE_LIMIT == 0:
+                log.warning("event queue full (%d waiting): dropped %d events so far, the latest %s on %s",
+                            QUEUE_LIMIT, self._dropped, reason, regarding.get("metadata", {}).get("name"))
+            return
+        # The parts an Event reads, taken now: the object may change before the sender gets to it.
+        self._queued.append((_reference_parts(regarding), type, reason, note, action,
+                             None if related is None else _reference_parts(related)))
+        if self._sender is None:
+            self._sender = asyncio.get_running_loop().create_task(self._send_queued(), name="event recorder")
+
+    async def _send_queued(self) -> None:
+        try:
+            while self._queued:
+                regarding, type, reason, *_ = event = self._queued.popleft()
+                try:
+                    await self.emit(*event)
+                except Exception as exc:  # no answer at all (a lost connection): this one is lost, not the queue
+                    log.warning("could not record event %s on %s: %s", reason,
+                                regarding["metadata"].get("name"), exc)
+        finally:
+            self._sender = None
+
+    async def flush(self) -> None:
+        """Waits until every queued event has been sent (a test reading Events right after a reconcile)."""
+        while self._sender is not None:
+            await asyncio.shield(self._sender)
+
+    async def close(self, timeout: float = 2.0) -> None:
+        """Waits up to ``timeout`` seconds for the queued events to be sent, then drops the rest."""
+        sender = self._sender
+        if sender is None:
+            return
+        try:
+            await asyncio.wait_for(self.flush(), timeout)
+        except TimeoutError:
+            log.warning("%d events not sent within %.0f s of stopping: dropped", len(self._queued), timeout)
+            self._queued.clear()
+            sender.cancel()
 
     async def emit(self, regarding: Obj, type: str, reason: str, note: str, action: str | None = None,
                    related: Obj | None = None) -> None:
         """Records an event; failures are logged, never raised (an event is not worth a failed reconcile).
         A ``type`` other than "Normal" or "Warning" is refused here, at the call: the API server would
         refuse it (422) in the background, where only the log would tell."""
-        if type not in EVENT_TYPES:
-            raise ValueError(f"event type {type!r}: events.k8s.io/v1 Events are 'Normal' or 'Warning' only "
-                             "(Kopf's kopf.event(type=...) wrote core/v1 Events, whose type was free); use one of "
-                             "those and put the category in reason")
+        _check_type(type)
         note = note[:NOTE_LIMIT]
         uid = regarding.get("metadata", {}).get("uid", "")
         key = (uid, type, reason, note)

@@ -286,6 +286,7 @@ class Manager:
             # Cancelled from outside (``task.cancel()``) or failed: no worker, housekeeping or daemon of
             # this run outlives it (after a graceful stop there is nothing left to stop).
             await self._shutdown_controllers(0)
+            await self.events.close()  # the reconciles' last Events, while this replica still leads
             if stop_wait is not None:
                 stop_wait.cancel()
             if renewing is not None:

@@ -121,9 +121,10 @@ class Context(Generic[D]):
 
     async def event(self, type: str, reason: str, note: str, regarding: Obj | None = None) -> None:
         """Records an Event (``type`` "Normal" or "Warning") on this object, or on ``regarding``;
-        repeats of the same event are counted on one Event object instead of creating more.
-        """
-        await self.events.emit(regarding or self.raw, type, reason, note)
+        repeats of the same event are counted on one Event object instead of creating more. It is
+        queued and sent in the background, in order, as client-go's recorder does: the reconcile does
+        not wait for the API server's answer."""
+        self.events.record(regarding or self.raw, type, reason, note)
 
     # --- children ----------------------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ async def test_annotated_cronjobs_hear_which_flag_once(kit: Kit) -> None:
     for _ in range(2):  # a second pass (a resync) says nothing new
         for key in ("ns/annotated-cron", "ns/plain-cron"):
             await running["reloader-cronjobs"].process(key)
+    await running["reloader-cronjobs"].events.flush()  # Events are sent in the background
     (cron,) = warnings(kit)
     assert cron[0] == "annotated-cron" and "--reload-cronjobs" in cron[1] and "--cronjob-action create-job" in cron[1]
 
