@@ -5,12 +5,19 @@
   namespace (and name). The operator needs ``create subjectaccessreviews``: ``op.record_author`` adds it.
 - Answers, yes and no, are cached for ``ttl`` seconds (default 10): a Role granted or revoked takes
   effect on the operator's actions within that time. At most ``size`` answers are kept (oldest dropped).
+- A question already on its way is not asked twice: every caller waits for the one answer (ten rules of
+  one author reconciled at once, after the cache expired, ask the API server once, not ten times).
+- An answer used in the second half of its ``ttl`` is asked again in the background while it is still
+  served: an object reconciled at least every ``ttl`` seconds never waits for a review, and no answer
+  older than ``ttl`` is ever used.
 - :class:`Access` says what was asked and the answer; :meth:`Access.describe` is the sentence for a
   condition or an event ("user alice may not get configmaps in namespace prod").
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -70,16 +77,41 @@ class AccessReviewer:
     def __init__(self, client: Client, *, ttl: float = DEFAULT_TTL, size: int = 4096) -> None:
         self.client, self.ttl, self.size = client, ttl, size
         self._cache: OrderedDict[tuple[Any, ...], tuple[float, Access]] = OrderedDict()
+        self._asking: dict[tuple[Any, ...], asyncio.Task[Access]] = {}
 
     async def check(self, user: User, verb: str, resource: Resource, namespace: str | None, *,
                     name: str | None = None, subresource: str | None = None) -> Access:
         """Whether ``user`` may ``verb`` ``resource`` (in ``namespace``, named ``name``)."""
         key = (user.username, user.uid, tuple(user.groups), tuple(sorted(user.extra.items())), verb,
                resource.group, resource.plural, subresource, namespace, name)
-        now = clock.monotonic()
         hit = self._cache.get(key)
-        if hit is not None and now - hit[0] < self.ttl:
+        age = None if hit is None else clock.monotonic() - hit[0]
+        if hit is not None and age is not None and age < self.ttl:
+            if age >= self.ttl / 2:
+                self._asking_now(key, user, verb, resource, namespace, name, subresource)  # refreshed meanwhile
             return hit[1]
+        asking = self._asking_now(key, user, verb, resource, namespace, name, subresource)
+        return await asyncio.shield(asking)  # a caller cancelled does not cancel the others' answer
+
+    def _asking_now(self, key: tuple[Any, ...], user: User, verb: str, resource: Resource, namespace: str | None,
+                    name: str | None, subresource: str | None) -> asyncio.Task[Access]:
+        """The question on its way: the one already asked, else a new one."""
+        asking = self._asking.get(key)
+        if asking is None or asking.done():  # done: its answer is cached, or it failed (asked anew)
+            asking = self._asking[key] = asyncio.create_task(self._ask(key, user, verb, resource, namespace, name,
+                                                                       subresource))
+            asking.add_done_callback(functools.partial(self._answered, key))
+        return asking
+
+    def _answered(self, key: tuple[Any, ...], task: asyncio.Task[Access]) -> None:
+        if self._asking.get(key) is task:
+            del self._asking[key]
+        if not task.cancelled():
+            task.exception()  # retrieved here: a failure whose callers all left is not logged as unseen
+
+    async def _ask(self, key: tuple[Any, ...], user: User, verb: str, resource: Resource, namespace: str | None,
+                   name: str | None, subresource: str | None) -> Access:
+        now = clock.monotonic()
         attributes = {k: v for k, v in {"verb": verb, "group": resource.group, "version": resource.version,
                                         "resource": resource.plural, "subresource": subresource,
                                         "namespace": namespace, "name": name}.items() if v is not None}

@@ -3,6 +3,7 @@ webhook server calls them, and what ``op.record_author`` adds to an operator (no
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from typing import Any
@@ -277,3 +278,68 @@ async def test_access_reviews_ask_as_the_user_and_are_cached(monkeypatch: pytest
     now[0] += 11
     await reviewer.check(ALICE, "create", builtin.CONFIG_MAP, "team-b")
     assert len(client.asked) == 3  # asked again once the answer was older than the TTL
+
+
+async def test_the_same_question_asked_at_once_goes_to_the_api_server_once() -> None:
+    """Ten rules of one author reconciled together after the cache expired: one SubjectAccessReview per
+    question, not one per rule; a caller cancelled while waiting does not take the answer from the others,
+    and a failed question fails every caller waiting for it, then is asked again."""
+    from kubeloop import AccessReviewer
+
+    class Slow(_Answers):
+        def __init__(self) -> None:
+            super().__init__({"get"})
+            self.release = asyncio.Event()
+            self.fail = False
+
+        async def create(self, body: dict[str, Any], **kw: Any) -> dict[str, Any]:
+            await self.release.wait()
+            if self.fail:
+                raise ConnectionResetError("lost")
+            return await super().create(body, **kw)
+
+    client = Slow()
+    reviewer = AccessReviewer(client, ttl=10)  # type: ignore[arg-type]
+    callers = [asyncio.create_task(reviewer.check(ALICE, "get", builtin.CONFIG_MAP, "team-a")) for _ in range(10)]
+    other = asyncio.create_task(reviewer.check(ALICE, "get", builtin.CONFIG_MAP, "team-b"))
+    await asyncio.sleep(0.01)
+    callers[0].cancel()
+    client.release.set()
+    answers = await asyncio.gather(*callers[1:], other)
+    assert all(a.allowed for a in answers)
+    assert sorted(s["resourceAttributes"]["namespace"] for s in client.asked) == ["team-a", "team-b"]
+
+    client.fail, client.release = True, asyncio.Event()
+    failing = [asyncio.create_task(reviewer.check(ALICE, "get", builtin.CONFIG_MAP, "team-c")) for _ in range(3)]
+    await asyncio.sleep(0.01)
+    client.release.set()
+    results = await asyncio.gather(*failing, return_exceptions=True)
+    assert all(isinstance(r, ConnectionResetError) for r in results)
+    client.fail = False
+    assert (await reviewer.check(ALICE, "get", builtin.CONFIG_MAP, "team-c")).allowed  # asked anew
+
+
+async def test_an_answer_in_the_second_half_of_its_ttl_is_served_and_asked_again_meanwhile(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubeloop import AccessReviewer
+    from kubeloop.helpers import access
+
+    now = [100.0]
+    monkeypatch.setattr(access.clock, "monotonic", lambda: now[0])
+    client = _Answers({"get"})
+    reviewer = AccessReviewer(client, ttl=10)  # type: ignore[arg-type]
+    await reviewer.check(ALICE, "get", builtin.CONFIG_MAP, "team-a")
+    now[0] += 4
+    await reviewer.check(ALICE, "get", builtin.CONFIG_MAP, "team-a")
+    await asyncio.sleep(0)
+    assert len(client.asked) == 1, "young: from the cache, nothing asked"
+    now[0] += 2  # 6 s old: served at once, and asked again in the background
+    client.allowed = set()  # revoked meanwhile
+    assert (await reviewer.check(ALICE, "get", builtin.CONFIG_MAP, "team-a")).allowed
+    await asyncio.sleep(0)
+    assert len(client.asked) == 2
+    assert not (await reviewer.check(ALICE, "get", builtin.CONFIG_MAP, "team-a")).allowed, "the fresh answer"
+    now[0] += 11  # older than the TTL: never served, asked and waited for
+    client.allowed = {"get"}
+    assert (await reviewer.check(ALICE, "get", builtin.CONFIG_MAP, "team-a")).allowed
+    assert len(client.asked) == 3
