@@ -4,10 +4,10 @@
 - A key being processed is never handed out again until ``done``; adds meanwhile mark it dirty
   and it is re-queued on ``done`` — so one key is never reconciled concurrently with itself.
 - A dirty key whose processing computed for longer than ``COOLDOWN_AFTER`` cools down first, as long
-  as it computed (at most ``COOLDOWN_CAP``); adds meanwhile only mark it. A key whose events never stop
-  (a rule over thousands of sources being rewritten) then holds at most about half the loop it would,
-  and its next run reads every change at once. The cost is the loop time the processing's cooperative
-  computations took, as ``done`` is told (the controller meters each reconcile), else its wall time: a
+  as the processing took (at most ``COOLDOWN_CAP``); adds meanwhile only mark it. A key whose events
+  never stop (a rule over thousands of sources being rewritten) then runs at most about half the time,
+  and its next run reads every change at once. What it computed is the loop time of its cooperative
+  computations, as ``done`` is told (the controller meters each reconcile), else its wall time: a
   reconcile that only waited long on a busy API server is re-queued at once, as short work is.
 - Failures back off per key (exponential, reset by ``forget``); ``add_after`` delays an add, and an
   ``add`` makes a key waiting out its backoff ready now (a newer event is worth a try at once).
@@ -31,9 +31,9 @@ from kubeloop import clock, metrics
 HIGH, LOW = 0, 1
 _PRIORITIES = (HIGH, LOW)
 # Cool-down of a key dirtied while it was processed: work that computed less than this is re-queued at once
-# (most reconciles: a few API calls), longer work waits as long as it computed, up to the cap (a key whose
-# events keep coming still runs at least every cap + its own time).
-COOLDOWN_AFTER = 0.05
+# (most reconciles: a few API calls); work that computed longer waits as long as it took, up to the cap (a
+# key whose events keep coming still runs at least every cap + its own time).
+COOLDOWN_AFTER = 0.02
 COOLDOWN_CAP = 1.0
 
 
@@ -263,13 +263,12 @@ class WorkQueue:
         again = self._dirty_while_processing.pop(key, None)
         if again is None:
             return
-        cost = took if computed is None else computed
-        if cost < COOLDOWN_AFTER or self._shutting_down:
+        if (took if computed is None else computed) < COOLDOWN_AFTER or self._shutting_down:
             self.add(key, again)
             return
         self._cooling[key] = again
         loop = asyncio.get_running_loop()
-        self._cooling_timers[key] = loop.call_at(loop.time() + min(cost, COOLDOWN_CAP), self._cooled, key)
+        self._cooling_timers[key] = loop.call_at(loop.time() + min(took, COOLDOWN_CAP), self._cooled, key)
 
     def _cooled(self, key: Hashable) -> None:
         self._cooling_timers.pop(key, None)
