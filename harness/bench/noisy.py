@@ -23,7 +23,9 @@ running as ``kubeloop run`` processes under their generated RBAC, every namespac
   (``apiserver_admission_webhook_admission_duration_seconds``) and as copyrator did
   (``controller_runtime_webhook_latency_seconds``), and as the API server timed a control webhook called
   for the same writes (a no-op in a process of its own, ``harness/bench/control_webhook.py``: what a
-  webhook with no operator beside it gets from this API server on this machine); the ratio
+  webhook with no operator beside it gets from this API server on this machine); beside each of B's
+  copies, the same write copied by a control copier in a process of its own (``control_copier.py``:
+  what any copier gets from this API server on this machine) and seen by a watch of B's namespace; the ratio
   loaded/unloaded (medians); the operators' event-loop lag (``kubeloop_event_loop_lag_seconds``); the
   load average. The goals are checked and
   printed (never asserted by a test): B's convergence within 2× its unloaded value, the webhook's p99
@@ -817,7 +819,9 @@ async def run(options: NoisyOptions) -> Obj:
     meta = {k: getattr(options, k) for k in ("repeats", "keys", "rules", "deployments", "samples", "creates",
                                               "create_rate", "timeout")}
     meta["cpus"] = os.cpu_count()
-    data = {"meta": meta, **body, "control_exit": control_exit, "summary": summarise(body["phases"])}
+    copier_exit = w.copier.returncode if w is not None and w.copier is not None else None
+    data = {"meta": meta, **body, "control_exit": control_exit, "copier_exit": copier_exit,
+            "summary": summarise(body["phases"])}
     if options.results:
         save_json(data, options.results)
     return data

@@ -29,6 +29,8 @@ async def test_noisy_neighbour_smoke(kube_cluster, kube_client: Client, tmp_path
     for p in data["phases"]:
         # Every one of B's copies and rollouts converged, every rule create was answered.
         assert len(p["copy_s"]) == 1 and all(s is not None and s > 0 for s in p["copy_s"]), p
+        # and the control copier (its own process) copied the same write
+        assert len(p["control_copy_s"]) == 1 and all(s is not None and s > 0 for s in p["control_copy_s"]), p
         assert len(p["rollout_s"]) == 1 and all(s is not None and s > 0 for s in p["rollout_s"]), p
         assert p["webhook_errors"] == 0 and len(p["webhook_ms"]) == 5, p
         # copyrator's webhook was in the path: every answer carries the author record it writes.
@@ -53,7 +55,7 @@ async def test_noisy_neighbour_smoke(kube_cluster, kube_client: Client, tmp_path
             await kube_client.get(kind, "copyrator-mutating")
     controls = (await kube_client.list("validatingwebhookconfigurations.admissionregistration.k8s.io"))["items"]
     assert not [c for c in controls if c["metadata"]["name"].startswith("bench-noisy-control-")]
-    assert data["control_exit"] is not None
+    assert data["control_exit"] is not None and data["copier_exit"] is not None
 
 
 def test_noisy_flags_are_registered() -> None:
