@@ -700,8 +700,15 @@ def summarise(phases: list[Obj]) -> Obj:
         # Not a goal: whether a webhook doing nothing, in a process of its own, would have met it here.
         "control_p99_under_100ms": (control.get("p99_within_s") is not None
                                     and control["p99_within_s"] * 1000 <= GOAL_WEBHOOK_P99_MS),
+        # Not a goal either: whether a copier doing nothing else would have met the copy goal here.
+        "control_copy_within_2x": (ratios["control_copy_s"] is not None
+                                   and ratios["control_copy_s"] <= GOAL_RATIO),
     }
+    loaded = per.get("loaded", {})
+    beside = (loaded.get("copy_s", {}).get("median"), loaded.get("control_copy_s", {}).get("median"))
     return {"phases": per, "ratio_loaded_to_unloaded": ratios, "ratio_loaded_to_empty": baseline,
+            # copyrator's loaded copy beside the control copier's, same writes, same moment: its own share
+            "copy_to_control_copier_loaded": round(beside[0] / beside[1], 2) if beside[0] and beside[1] else None,
             "verdict": verdict,
             "goals": f"B's copy and rollout medians loaded ≤ {GOAL_RATIO:g}× unloaded; webhook p99 ≤ "
                      f"{GOAL_WEBHOOK_P99_MS:g} ms during A's load as the API server timed its calls, no errors"}
@@ -756,8 +763,10 @@ def render(data: Obj) -> str:
                  + f" (loaded/unloaded {ratios.get('delivered_s')}×); the control copier's copy of the same "
                  "write (a process that does nothing else; medians): "
                  + ", ".join(f"{n} {r.get('control_copy_s', {}).get('median')} s" for n, r in phases.items())
-                 + f" (loaded/unloaded {ratios.get('control_copy_s')}×); per phase, the operators' CPU share (of "
-                 "one core) and reconciles/s: "
+                 + f" (loaded/unloaded {ratios.get('control_copy_s')}×, so a copier doing nothing else "
+                 f"{'met' if v.get('control_copy_within_2x') else 'did not meet'} the copy goal here; copyrator's "
+                 f"loaded copy {s.get('copy_to_control_copier_loaded')}× the control copier's); per phase, "
+                 "the operators' CPU share (of one core) and reconciles/s: "
                  + "; ".join(f"{n} {r.get('cpu_share')} {r.get('reconciles_per_s')}" for n, r in phases.items()))
     return "\n".join(lines)
 

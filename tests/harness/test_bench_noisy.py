@@ -42,7 +42,9 @@ async def test_noisy_neighbour_smoke(kube_cluster, kube_client: Client, tmp_path
     summary = data["summary"]
     assert set(summary["phases"]) == {"empty", "unloaded", "loaded"}
     assert set(summary["verdict"]) == {"copy_within_2x", "rollout_within_2x", "webhook_p99_under_100ms",
-                                       "client_seen_p99_under_100ms", "control_p99_under_100ms"}
+                                       "client_seen_p99_under_100ms", "control_p99_under_100ms",
+                                       "control_copy_within_2x"}
+    assert summary["copy_to_control_copier_loaded"] > 0
     assert all(isinstance(v, bool) for v in summary["verdict"].values())
     assert json.loads((tmp_path / "noisy.json").read_text())["summary"] == summary
     text = noisy.render(data)
