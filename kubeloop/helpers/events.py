@@ -2,10 +2,14 @@
 series window bumps ``series.count`` instead of creating a new object.
 
 - ``emit`` sends the event before it returns (direct use, tests).
-- ``record`` queues it and returns at once; one background task per recorder sends the queue in order,
-  as client-go's recorder does, so a reconcile never waits on an Event's round trip (on a busy API
-  server, one more write in every reconcile's tail). At most ``QUEUE_LIMIT`` wait (client-go's
-  ``maxQueuedEvents``); more are dropped with a warning, as client-go drops them.
+- ``record`` queues it and returns at once; one background task per recorder sends the queue, as
+  client-go's recorder does, so a reconcile never waits on an Event's round trip (on a busy API server,
+  one more write in every reconcile's tail). The queue is fair across namespaces: each namespace's Events
+  wait in its own line, in order, and the lines take turns, so one tenant's thousand Events delay another
+  tenant's one by one each turn, not by a thousand.
+- At most ``QUEUE_LIMIT`` wait in all (client-go's ``maxQueuedEvents``) and ``NAMESPACE_LIMIT`` in one
+  namespace's line; more are dropped with a warning, as client-go drops them: a tenant filling its own
+  line does not make another tenant's Events dropped.
 - ``flush`` waits until the queue is sent (tests); ``close`` gives it a few seconds, then drops the rest
   (a stopping manager).
 """
@@ -13,7 +17,6 @@ series window bumps ``series.count`` instead of creating a new object.
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import os
 import secrets
@@ -23,6 +26,7 @@ from kubeloop import clock
 from kubeloop.client import Client
 from kubeloop.client.api import Obj
 from kubeloop.client.errors import ApiError, NotFound
+from kubeloop.queue.lines import FairLines
 
 log = logging.getLogger("kubeloop.events")
 
@@ -30,6 +34,7 @@ SERIES_WINDOW = 6 * 60.0  # seconds within which a repeat joins the series (clie
 NOTE_LIMIT = 1024
 EVENT_TYPES = ("Normal", "Warning")  # all that events.k8s.io/v1 accepts
 QUEUE_LIMIT = 1000
+NAMESPACE_LIMIT = 100
 
 
 def _micro_time() -> str:
@@ -71,7 +76,7 @@ class EventRecorder:
         self.controller = controller
         self.instance = instance or os.environ.get("POD_NAME") or os.uname().nodename
         self._series: dict[tuple[str, str, str, str], tuple[str, str, int, float]] = {}
-        self._queued: collections.deque[tuple[Obj, str, str, str, str | None, Obj | None]] = collections.deque()
+        self._queued: FairLines[tuple[Obj, str, str, str, str | None, Obj | None]] = FairLines()
         self._sender: asyncio.Task[None] | None = None
         self._dropped = 0
 
@@ -79,22 +84,24 @@ class EventRecorder:
                related: Obj | None = None) -> None:
         """Queues an event for the background sender (the module docstring); the type is checked now."""
         _check_type(type)
-        if len(self._queued) >= QUEUE_LIMIT:
+        namespace = regarding.get("metadata", {}).get("namespace") or ""
+        if len(self._queued) >= QUEUE_LIMIT or self._queued.waiting(namespace) >= NAMESPACE_LIMIT:
             self._dropped += 1
             if self._dropped == 1 or self._dropped % QUEUE_LIMIT == 0:
-                log.warning("event queue full (%d waiting): dropped %d events so far, the latest %s on %s",
-                            QUEUE_LIMIT, self._dropped, reason, regarding.get("metadata", {}).get("name"))
+                log.warning("event queue full (%d waiting, %d of namespace %r): dropped %d events so far, the "
+                            "latest %s on %s", len(self._queued), self._queued.waiting(namespace), namespace,
+                            self._dropped, reason, regarding.get("metadata", {}).get("name"))
             return
         # The parts an Event reads, taken now: the object may change before the sender gets to it.
-        self._queued.append((_reference_parts(regarding), type, reason, note, action,
-                             None if related is None else _reference_parts(related)))
+        self._queued.push(namespace, (_reference_parts(regarding), type, reason, note, action,
+                                      None if related is None else _reference_parts(related)))
         if self._sender is None:
             self._sender = asyncio.get_running_loop().create_task(self._send_queued(), name="event recorder")
 
     async def _send_queued(self) -> None:
         try:
             while self._queued:
-                regarding, type, reason, *_ = event = self._queued.popleft()
+                regarding, type, reason, *_ = event = self._queued.pop()
                 try:
                     await self.emit(*event)
                 except Exception as exc:  # no answer at all (a lost connection): this one is lost, not the queue

@@ -20,13 +20,13 @@ every other slice while another tenant's small one computes, not ten of every el
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextvars
 import time
 import typing
 import weakref
 from typing import Any, TypeVar
 
+from kubeloop.queue.lines import FairLines
 from kubeloop.reconcile import logs
 
 T = TypeVar("T")
@@ -40,18 +40,17 @@ class _Turn:
     """The right to compute, shared by one loop's cooperative computations. It is handed on with
     ``call_soon``, so whoever gets it next runs in a later pass of the loop than the slice that gave it
     up: in between, the loop runs everything that was ready (an uncontended lock would let every ready
-    computation take it in the same pass). Waiters stand in one line per lane (a namespace); the lanes
-    with waiters take the turn in rotation."""
+    computation take it in the same pass). Waiters stand in one line per lane (a namespace), and the
+    lanes take the turn in rotation (``kubeloop.queue.lines``)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.busy = False
-        self.lines: dict[object, collections.deque[asyncio.Future[None]]] = {}
-        self.rotation: collections.deque[object] = collections.deque()  # the lanes in self.lines
+        self.waiting: FairLines[asyncio.Future[None]] = FairLines()
 
     async def take(self, lane: object) -> None:
         """Waits for the turn in ``lane``'s line (none to wait for if the turn is free)."""
-        if not self.busy and not self.lines:
+        if not self.busy and not self.waiting:
             self.busy = True
             return
         await self._wait(lane)
@@ -65,11 +64,7 @@ class _Turn:
 
     def _wait(self, lane: object) -> typing.Coroutine[Any, Any, None]:
         waiter = self.loop.create_future()
-        line = self.lines.get(lane)
-        if line is None:
-            line = self.lines[lane] = collections.deque()
-            self.rotation.append(lane)
-        line.append(waiter)
+        self.waiting.push(lane, waiter)
         return self._until_handed(waiter)
 
     async def _until_handed(self, waiter: asyncio.Future[None]) -> None:
@@ -84,19 +79,11 @@ class _Turn:
         self.loop.call_soon(self._hand_on)
 
     def _hand_on(self) -> None:
-        while self.rotation:
-            lane = self.rotation.popleft()
-            line = self.lines[lane]
-            while line:
-                waiter = line.popleft()
-                if not waiter.done():  # else cancelled while waiting
-                    if line:
-                        self.rotation.append(lane)  # its next waiter after the other lanes'
-                    else:
-                        del self.lines[lane]
-                    waiter.set_result(None)  # it stays busy: the turn is theirs now
-                    return
-            del self.lines[lane]
+        while self.waiting:
+            waiter = self.waiting.pop()
+            if not waiter.done():  # else cancelled while waiting
+                waiter.set_result(None)  # it stays busy: the turn is theirs now
+                return
         self.busy = False
 
 

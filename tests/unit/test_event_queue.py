@@ -96,3 +96,22 @@ async def test_a_write_that_raises_loses_that_event_only() -> None:
     recorder.record(cm("b"), "Normal", "Second", "sent")
     await recorder.flush()
     assert [e["reason"] for e in client.objects(EVENT)] == ["Second"]
+
+
+async def test_the_queue_is_fair_across_namespaces_and_one_namespace_cannot_fill_it() -> None:
+    """A tenant whose objects make the operator record 150 Events: 100 wait (its line's limit), the rest
+    are dropped; another tenant's one Event still waits, and is sent second, not after the 100."""
+    client = SlowClient()
+    recorder = EventRecorder(client, "test")
+
+    def about(ns: str, name: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns, "uid": name}}
+
+    for i in range(150):
+        recorder.record(about("noisy", f"n{i}"), "Normal", "Made", f"made {i}")
+    recorder.record(about("quiet", "q"), "Normal", "Made", "made")
+    client.gate.set()
+    await recorder.flush()
+    sent = [e["regarding"]["namespace"] for e in client.objects(EVENT)]
+    assert sent.count("noisy") == events_module.NAMESPACE_LIMIT
+    assert sent.index("quiet") <= 1, sent[:5]
