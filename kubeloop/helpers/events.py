@@ -26,7 +26,7 @@ from kubeloop import clock
 from kubeloop.client import Client
 from kubeloop.client.api import Obj
 from kubeloop.client.errors import ApiError, NotFound
-from kubeloop.queue.lines import FairLines
+from kubeloop.helpers.lines import FairLines
 
 log = logging.getLogger("kubeloop.events")
 

@@ -26,7 +26,7 @@ import typing
 import weakref
 from typing import Any, TypeVar
 
-from kubeloop.queue.lines import FairLines
+from kubeloop.helpers.lines import FairLines
 from kubeloop.reconcile import logs
 
 T = TypeVar("T")
@@ -41,7 +41,7 @@ class _Turn:
     ``call_soon``, so whoever gets it next runs in a later pass of the loop than the slice that gave it
     up: in between, the loop runs everything that was ready (an uncontended lock would let every ready
     computation take it in the same pass). Waiters stand in one line per lane (a namespace), and the
-    lanes take the turn in rotation (``kubeloop.queue.lines``)."""
+    lanes take the turn in rotation (``kubeloop.helpers.lines``)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop

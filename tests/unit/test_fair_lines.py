@@ -1,10 +1,10 @@
-"""``kubeloop.queue.lines.FairLines``: one line per lane, the lanes taking turns."""
+"""``kubeloop.helpers.lines.FairLines``: one line per lane, the lanes taking turns."""
 
 from __future__ import annotations
 
 import pytest
 
-from kubeloop.queue.lines import FairLines
+from kubeloop.helpers.lines import FairLines
 
 
 def test_lanes_take_turns_and_each_line_keeps_its_order() -> None:
