@@ -17,6 +17,7 @@ series window bumps ``series.count`` instead of creating a new object.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 import secrets
@@ -95,8 +96,9 @@ class EventRecorder:
         # The parts an Event reads, taken now: the object may change before the sender gets to it.
         self._queued.push(namespace, (_reference_parts(regarding), type, reason, note, action,
                                       None if related is None else _reference_parts(related)))
-        if self._sender is None:
-            self._sender = asyncio.get_running_loop().create_task(self._send_queued(), name="event recorder")
+        if self._sender is None:  # in a context of its own: its log lines belong to no reconcile
+            self._sender = asyncio.get_running_loop().create_task(self._send_queued(), name="event recorder",
+                                                                  context=contextvars.Context())
 
     async def _send_queued(self) -> None:
         try:
