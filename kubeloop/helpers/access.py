@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -98,8 +99,8 @@ class AccessReviewer:
         """The question on its way: the one already asked, else a new one."""
         asking = self._asking.get(key)
         if asking is None or asking.done():  # done: its answer is cached, or it failed (asked anew)
-            asking = self._asking[key] = asyncio.create_task(self._ask(key, user, verb, resource, namespace, name,
-                                                                       subresource))
+            asking = self._asking[key] = asyncio.create_task(  # shared: in no caller's context
+                self._ask(key, user, verb, resource, namespace, name, subresource), context=contextvars.Context())
             asking.add_done_callback(functools.partial(self._answered, key))
         return asking
 
