@@ -4,11 +4,11 @@ that need a contestant skip, naming this command, rather than compile it themsel
 
 from __future__ import annotations
 
-from harness.bench.contestants.compiled import CONTROLLER_RUNTIME, KUBE_RS, BuildError
+from harness.bench.contestants.compiled import ALL, BuildError
 
 
 def main() -> None:
-    for program in (CONTROLLER_RUNTIME, KUBE_RS):
+    for program in ALL:
         try:
             print(program.build(log=print), flush=True)
         except BuildError as exc:

@@ -8,6 +8,7 @@ python -m harness.bench --kubeconfig PATH ...    # against an existing cluster i
 python -m harness.bench --admission              # admission webhooks: kubeloop vs a plain aiohttp no-op
 python -m harness.bench --scale-out [--n 20000]   # 1, 2 and 4 replicas with --shards auto on one backlog
 python -m harness.bench --noisy-neighbour        # one tenant's convergence beside another's worst input
+python -m harness.bench --cached [--n 10000]     # Pods, ConfigMaps cached by kubeloop, controller-runtime, kube-rs
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.bench import admission, noisy, report, runner, scaleout, scenarios
+from harness.bench import admission, cached, noisy, report, runner, scaleout, scenarios
 from harness.bench.contestants import CONTESTANTS
 from harness.common import provenance
 from harness.common.flags import add_run_flags
@@ -91,6 +92,7 @@ def parser() -> argparse.ArgumentParser:
     admission.add_flags(p)
     scaleout.add_flags(p)
     noisy.add_flags(p)
+    cached.add_flags(p)
     return p
 
 
@@ -135,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         return scaleout.main(args)
     if args.noisy_neighbour:  # its own run and results file (harness/bench/noisy.py)
         return noisy.main(args)
+    if args.cached:  # its own run and results file (harness/bench/cached.py)
+        return cached.main(args)
     if args.report_only:
         data = json.loads(args.results.read_text())
     else:

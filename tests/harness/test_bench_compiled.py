@@ -79,9 +79,10 @@ def test_missing_toolchain_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 def test_absent_builds_are_listed_and_never_built_by_the_test(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
                                                             ) -> None:
-    """An empty cache: both contestants are missing, and the skip names the build command."""
+    """An empty cache: every compiled contestant is missing, and the skip names the build command."""
     monkeypatch.setattr(compiled, "CACHE", tmp_path)
-    assert [c.binary for c in compiled.missing()] == ["controller-runtime-widget", "kube-rs-widget"]
+    assert [c.binary for c in compiled.missing()] == ["controller-runtime-widget", "kube-rs-widget",
+                                                     "controller-runtime-cache", "kube-rs-cache"]
     with pytest.raises(pytest.skip.Exception, match=r"run `python -m harness.bench.build` first"):
         _need_builds()
     assert not list(tmp_path.iterdir())

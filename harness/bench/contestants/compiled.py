@@ -1,6 +1,7 @@
 """Compiled contestants (Go, Rust): built from their committed sources on first use, then cached.
 
-- A source directory here (``controller_runtime_widget/``, ``kube_rs_widget/``) holds the program and
+- A source directory here (``controller_runtime_widget/``, ``kube_rs_widget/``, and the cache holders
+  ``controller_runtime_cache/``, ``kube_rs_cache/``) holds the program and
   its lock file (go.sum, Cargo.lock): the build fetches exactly those versions from the registry.
 - The binary lands in ``~/.cache/kubeloop/bench/<dir>-<hash>/`` where the hash covers every source
   file: an edited source is rebuilt, an unchanged one is reused (a cold build takes minutes on 2 cores).
@@ -89,6 +90,10 @@ class Compiled:
 TOOLCHAINS = {"go": "Go ≥ 1.25", "cargo": "Rust ≥ 1.85 with cargo"}
 CONTROLLER_RUNTIME = Compiled("controller_runtime_widget", "go", "controller-runtime-widget")
 KUBE_RS = Compiled("kube_rs_widget", "cargo", "kube-rs-widget")
+# Cache holders (harness/bench/cached.py): the same frameworks caching Pods or ConfigMaps, writing nothing.
+CONTROLLER_RUNTIME_CACHE = Compiled("controller_runtime_cache", "go", "controller-runtime-cache")
+KUBE_RS_CACHE = Compiled("kube_rs_cache", "cargo", "kube-rs-cache")
+ALL = (CONTROLLER_RUNTIME, KUBE_RS, CONTROLLER_RUNTIME_CACHE, KUBE_RS_CACHE)
 
 
 def go_module_version(module: str) -> str:
@@ -110,5 +115,5 @@ BUILD_COMMAND = "python -m harness.bench.build"  # harness/bench/build.py
 
 def missing() -> list[Compiled]:
     """The compiled contestants whose current source has no cached build."""
-    return [c for c in (CONTROLLER_RUNTIME, KUBE_RS) if not c.path().exists()]
+    return [c for c in ALL if not c.path().exists()]
 
