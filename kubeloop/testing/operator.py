@@ -45,6 +45,12 @@ class RunningOperator:
     # server-side apply, but RBAC only checks it when the object is missing, which these never are.
     shipped: frozenset[tuple[str, str]] = frozenset()
 
+    async def events_sent(self) -> None:
+        """Waits until every Event the operator has queued so far has reached the API server. Events are
+        sent in the background (``Context.event``): a test asserting that an Event was *not* recorded calls
+        this first; one waiting for an Event uses ``kubeloop.testing.wait_for_events``."""
+        await self.manager.events.flush()
+
     def audit(self) -> Any:
         """The RBAC audit of what this run used against what was generated."""
         assert self.client.used_permissions is not None

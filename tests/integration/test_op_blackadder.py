@@ -24,7 +24,7 @@ from kubeloop.metrics import REGISTRY
 from kubeloop.operators.blackadder import build_operator, marks
 from kubeloop.operators.blackadder.settings import BlackadderSettings
 from kubeloop.packaging.deploy import undeploy
-from kubeloop.testing import wait_for, wait_for_deletion
+from kubeloop.testing import wait_for, wait_for_deletion, wait_for_events
 from kubeloop.testing.operator import RunningOperator, run_operator
 from kubeloop.testing.podsecurity import restricted
 
@@ -255,8 +255,7 @@ async def test_tantrum_tolerance_victims_and_replicasets(kube_client: Client, ch
             await kube_client.get("pods", victim, namespace)
         after = await pod_uids(kube_client, namespace, "tantrum")
         assert len(after) == 2 and after != before
-        events = (await kube_client.list("events.events.k8s.io", namespace))["items"]
-        assert any(e["reason"] == "PodKilled" and e["regarding"]["name"] == victim for e in events)
+        await wait_for_events(kube_client, namespace, victim, "PodKilled")
         assert REGISTRY.get_sample_value("blackadder_actions_total", {
             "agent": name, "mode": "tantrum", "namespace": namespace, "dry_run": "false"}) >= 1
     report = chaos.audit()
@@ -449,6 +448,7 @@ async def test_dry_run_changes_nothing_and_same_seed_same_victims(kube_client: C
     for i in range(3):
         cm = await kube_client.get("configmaps", f"cm{i}", namespace)
         assert cm["data"] == {"k": "v"} and unmarked(cm)
+    await chaos.events_sent()  # four rounds seen: the first rounds' Events were queued
     events = (await kube_client.list("events.events.k8s.io", namespace))["items"]
     assert any(e["reason"].startswith("DryRun") for e in events)
     report = chaos.audit()

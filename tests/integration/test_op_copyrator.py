@@ -28,7 +28,7 @@ from kubeloop.operators.copyrator.plan import (
     TAKEOVER_ANNOTATION,
 )
 from kubeloop.operators.copyrator.settings import CopyratorSettings
-from kubeloop.testing import wait_for, wait_for_deletion
+from kubeloop.testing import wait_for, wait_for_deletion, wait_for_events
 from kubeloop.testing.operator import RunningOperator, install_crds, run_operator
 
 RULES = "copyrators.flant.com"
@@ -314,6 +314,7 @@ async def test_secrets_are_copied_only_with_consent(copyrator: RunningOperator, 
     assert copy["metadata"]["uid"] != old_uid and copy["immutable"] is True
     # Secret data never shows in the rule's status or events.
     rule = await kube_client.get(RULES, "secrets", src)
+    await copyrator.events_sent()
     events = (await kube_client.list("events.events.k8s.io", src))["items"]
     text = str(rule.get("status")) + str([e.get("note") for e in events])
     for leaked in ("s3cr3t", b64("s3cr3t"), "keep-out", b64("keep-out")):
@@ -340,9 +341,7 @@ async def test_conflict_policies(copyrator: RunningOperator, kube_client: Client
     assert {(c["namespace"], c["reason"]) for c in status["conflicts"]} == {
         (differs, "AlreadyExists"), (same, "AlreadyExists"), (freed, "AlreadyExists")}
     assert {c["type"]: c["status"] for c in status["conditions"]} == {"Ready": "True", "Degraded": "True"}
-    events = (await kube_client.list("events.events.k8s.io", src))["items"]
-    assert any(e["reason"] == "Conflict" and e["type"] == "Warning" and e["regarding"]["name"] == "c"
-               for e in events)
+    assert any(e["type"] == "Warning" for e in await wait_for_events(kube_client, src, "c", "Conflict"))
     theirs = await kube_client.get("configmaps", "shared", differs)
     assert theirs["data"] == {"k": "theirs", "more": "x"} and RULE_ANNOTATION not in (
         theirs["metadata"].get("annotations") or {})

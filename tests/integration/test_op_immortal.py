@@ -18,8 +18,8 @@ from kubeloop.manager import ManagerOptions
 from kubeloop.operators.immortal import ImmortalContainer, build_operator, operator
 from kubeloop.operators.immortal import pods as podlib
 from kubeloop.operators.immortal.backoff import ImmortalSettings
-from kubeloop.testing import wait_for, wait_for_deletion
-from kubeloop.testing.operator import install_crds, run_operator
+from kubeloop.testing import events_of, occurrences, wait_for, wait_for_deletion
+from kubeloop.testing.operator import RunningOperator, install_crds, run_operator
 from kubeloop.testing.podsecurity import CONTAINER_SECURITY_CONTEXT, relax
 
 IC = ImmortalContainer.resource()
@@ -63,14 +63,10 @@ def starts(n: int, available: bool = True) -> Callable[[Obj], bool]:
     return check
 
 
-async def events(client: Client, namespace: str, name: str, reason: str) -> list[Obj]:
-    items = (await client.list("events.events.k8s.io", namespace))["items"]
-    return [e for e in items if e["reason"] == reason and e["regarding"]["name"] == name]
-
-
-def occurrences(found: list[Obj]) -> int:
-    """Repeats of one event are aggregated into a series (client-go style)."""
-    return sum((e.get("series") or {}).get("count", 1) for e in found)
+async def events(running: RunningOperator, client: Client, namespace: str, name: str, reason: str) -> list[Obj]:
+    """The Events the operator has recorded so far (it records each before the status saying so)."""
+    await running.events_sent()
+    return await events_of(client, namespace, name, reason)
 
 
 async def audited(running: Any) -> None:
@@ -118,8 +114,8 @@ async def test_article_example_delete_and_failure_recreate(kube_cluster, kube_cl
         uids = [p["metadata"]["uid"] for p in (first, second, third)]
         assert [h["uid"] for h in status(ic)["history"]] == uids
         assert condition(ic, "Progressing")["reason"] == "PodAvailable"
-        assert occurrences(await events(kube_client, namespace, name, "SuccessfulCreate")) == 3
-        assert occurrences(await events(kube_client, namespace, name, "SuccessfulDelete")) == 1
+        assert occurrences(await events(running, kube_client, namespace, name, "SuccessfulCreate")) == 3
+        assert occurrences(await events(running, kube_client, namespace, name, "SuccessfulDelete")) == 1
 
         # Deleting the ImmortalContainer garbage-collects its pod (kube-controller-manager's GC).
         await kube_client.delete(IC, name, namespace)
@@ -212,7 +208,7 @@ async def test_name_conflict_is_left_alone_and_orphans_are_adopted(kube_cluster,
         ic = await wait_for(kube_client, IC, "taken", namespace, timeout=20, predicate=lambda o: condition(
             o, "ReplicaFailure").get("reason") == "NameConflict")
         assert condition(ic, "ReplicaFailure")["status"] == "True" and not status(ic).get("startTimes")
-        [event] = await events(kube_client, namespace, "taken", "NameConflict")
+        [event] = await events(running, kube_client, namespace, "taken", "NameConflict")
         assert event["type"] == "Warning"
         untouched = await kube_client.get("pods", "taken-immortalpod", namespace)
         assert untouched["metadata"]["uid"] == foreign["metadata"]["uid"]
@@ -373,6 +369,6 @@ async def test_a_restricted_namespace_refuses_a_root_pod_and_says_so(kube_cluste
         refused = await wait_for(kube_client, IC, "root", namespace, timeout=30, predicate=lambda o: any(
             "PodSecurity" in (c.get("message") or "") for c in (o.get("status") or {}).get("conditions") or ()))
         assert not refused["status"].get("currentPod")
-        assert await events(kube_client, namespace, "root", "FailedCreate")
+        assert await events(running, kube_client, namespace, "root", "FailedCreate")
         await wait_for(kube_client, "pods", "nonroot-immortalpod", namespace, running_pod(), timeout=30)
     await audited(running)

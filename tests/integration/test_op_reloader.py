@@ -187,7 +187,7 @@ async def test_two_changes_in_the_window_make_one_rollout(kube_cluster, kube_cli
         final = await kube_client.get("deployments.apps", "web", ns)
         assert final["spec"]["template"] == rolled["spec"]["template"]
         assert len(await replica_sets(kube_client, ns, "web")) == 2, "exactly one rollout"
-        (event,) = await events(kube_client, ns, "web", "Reloaded")
+        (event,) = await eventually(lambda: events(kube_client, ns, "web", "Reloaded"))
         assert "ConfigMap a changed" in event["note"] and "ConfigMap b changed" in event["note"]
     assert running.audit().ok, running.audit().message
 

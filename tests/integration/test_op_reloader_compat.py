@@ -129,9 +129,9 @@ async def test_pause_period_batches_changes_into_one_rollout(kube_cluster, kube_
         assert asyncio.get_running_loop().time() - started >= 3.5
         await asyncio.sleep(QUIET)
         assert revision(await kube_client.get(DEPLOYMENTS, "app", ns)) == 2, "one rollout for both"
-        (event,) = await events(kube_client, ns, "app", "Reloaded")
+        (event,) = await eventually(lambda: events(kube_client, ns, "app", "Reloaded"))
         assert "ConfigMap a changed" in event["note"] and "ConfigMap b changed" in event["note"]
-        held = await events(kube_client, ns, "app", "ReloadSkipped")
+        held = await eventually(lambda: events(kube_client, ns, "app", "ReloadSkipped"))
         assert held and "pause-period 4s" in held[0]["note"]
     assert running.audit().ok, running.audit().message
 
@@ -228,6 +228,7 @@ async def test_a_tenant_cannot_make_it_touch_another_namespace(kube_cluster, kub
                 assert untouched["metadata"]["generation"] == victim["metadata"]["generation"]
                 assert untouched["metadata"]["annotations"] == victim["metadata"]["annotations"]
                 assert untouched["spec"] == victim["spec"]
+                await running.events_sent()
                 assert not await events(kube_client, b, "victim", "Reloaded")
                 # Control: B's own change rolls B (the operator does watch B).
                 await kube_client.patch("configmaps", "shared", {"data": {"k": "b-changed"}}, b)
@@ -318,6 +319,7 @@ async def test_a_tenants_regular_expressions_cannot_stall_the_operator(kube_clus
                 stop.set()
                 print(f"\nB's rollout: {unloaded:.2f}s unloaded, {loaded:.2f}s beside A's worst admitted input; "
                       f"longest event-loop stall {await stall * 1000:.0f} ms")
+                await running.events_sent()
                 assert not await events(kube_client, a, "mine-0", "ReloadConfigInvalid")
             assert running.audit().ok, running.audit().message
         finally:

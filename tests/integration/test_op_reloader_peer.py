@@ -85,6 +85,7 @@ async def test_an_annotated_cronjob_is_told_which_flag_and_an_annotated_job_is_r
         assert (await kube_client.get("jobs.batch", "once", ns))["metadata"]["uid"] == uid, "recreated once"
         assert await jobs_of(kube_client, ns, "nightly") == [], "not reloaded without the flag, as the Event says"
         assert (await kube_client.get("jobs.batch", "plain", ns))["metadata"]["uid"] == plain["metadata"]["uid"]
+        await running.events_sent()
         assert await events(kube_client, ns, "plain", "NotReloaded") == []
     assert running.audit().ok, running.audit().message
 
@@ -100,6 +101,7 @@ async def test_with_the_flags_a_cronjob_gets_a_job_as_with_reloader(kube_cluster
         await kube_client.patch("configmaps", "job-conf", {"data": {"k": "2"}}, ns)
         (created,) = await eventually(lambda: jobs_of(kube_client, ns, "nightly"))
         assert created["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+        await running.events_sent()
         assert await events(kube_client, ns, "nightly", "NotReloaded") == []
     assert running.audit().ok, running.audit().message
 
@@ -182,6 +184,7 @@ async def test_a_tenant_gets_its_own_job_recreated_and_no_other(kube_cluster: An
                 after = await kube_client.get("jobs.batch", "victim", b)
                 assert after["metadata"]["uid"] == victim["metadata"]["uid"], "B's Job was recreated for A"
                 assert after["metadata"]["annotations"] == victim["metadata"]["annotations"]
+                await running.events_sent()
                 assert not await events(kube_client, b, "victim", "Reloaded")
                 # Control: B's own change does recreate B's Job (the operator watches B).
                 await kube_client.patch("configmaps", "job-conf", {"data": {"k": "b-changed"}}, b)

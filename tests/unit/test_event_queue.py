@@ -115,3 +115,20 @@ async def test_the_queue_is_fair_across_namespaces_and_one_namespace_cannot_fill
     sent = [e["regarding"]["namespace"] for e in client.objects(EVENT)]
     assert sent.count("noisy") == events_module.NAMESPACE_LIMIT
     assert sent.index("quiet") <= 1, sent[:5]
+
+
+async def test_the_test_kit_waits_for_events_sent_in_the_background() -> None:
+    """``kubeloop.testing.wait_for_events``: what a test uses instead of reading Events right away."""
+    from kubeloop.client.wait import WaitTimeout
+    from kubeloop.testing import wait_for_events
+
+    client = SlowClient()
+    recorder = EventRecorder(client, "test")
+    for _ in range(2):
+        recorder.record(cm("a"), "Warning", "Failed", "the same")
+    asyncio.get_running_loop().call_later(0.3, client.gate.set)
+    found = await wait_for_events(client, "ns", "a", "Failed", count=2, timeout=5)
+    assert [e["series"]["count"] for e in found] == [2]
+    with pytest.raises(WaitTimeout, match=r"3 Event\(s\) Failed on ns/a .* there are 2"):
+        await wait_for_events(client, "ns", "a", "Failed", count=3, timeout=0.3)
+    await recorder.flush()
