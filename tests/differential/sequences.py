@@ -1252,4 +1252,40 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("POST", CRDS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "k"}}),
         Req("GET", CM + "/s"),
     ],
+    # Found by the second blind suite (2026-12-03): a JSON patch's test of a missing member against null
+    # (kube-rs's finalizer helper), fieldValidation's four spellings, a strict patch judged on the patched
+    # object (a strategic one on the patch), a custom resource's metadata decoded as ObjectMeta, the
+    # deletion fields only a DELETE sets, managedFields reset by a client, a stale uid's storage message.
+    "blind2_found_patch_and_metadata_rules": [
+        Req("POST", ECHO, echo("rs")),
+        Req("PATCH", ECHO + "/rs", [{"op": "test", "path": "/metadata/finalizers", "value": None},
+                                    {"op": "add", "path": "/metadata/finalizers", "value": ["kube.rs/cleanup"]}],
+            JSON),
+        Req("PATCH", ECHO + "/rs", [{"op": "test", "path": "/metadata/finalizers", "value": None}], JSON),
+        Req("PATCH", ECHO + "/rs", [{"op": "test", "path": "/metadata/finalizers/0", "value": "kube.rs/cleanup"},
+                                    {"op": "remove", "path": "/metadata/finalizers/0"}], JSON),
+        Req("PATCH", ECHO + "/rs", {"metadata": {"labels": {"n": 1}}}, MERGE, brief=True),
+        Req("PATCH", ECHO + "/rs", {"metadata": {"annotations": {"b": True}}}, MERGE, brief=True),
+        Req("POST", CM, cm("fv", {"k": "v"}), params={"fieldValidation": "Pedantic"}),
+        Req("POST", CM, cm("fv", {"k": "v"}), params={"fieldValidation": "strict"}),
+        Req("POST", CM, cm("fv", {"k": "v"}), params={"fieldValidation": "Warn"}),
+        Req("PUT", CM + "/fv", cm("fv", {"k": "w"}), params={"fieldValidation": "Pedantic"}),
+        Req("PATCH", CM + "/fv", {"data": {"k": "x"}}, MERGE, params={"fieldValidation": "ignore"}),
+        Req("PATCH", CM + "/fv", {"extra": 1}, MERGE, params={"fieldValidation": "Strict"}, brief=True),
+        Req("PATCH", CM + "/fv", [{"op": "add", "path": "/extra", "value": 1}], JSON,
+            params={"fieldValidation": "Strict"}, brief=True),
+        Req("PATCH", CM + "/fv", {"extra": 1}, STRATEGIC, params={"fieldValidation": "Strict"}),
+        Req("PATCH", CM + "/fv", {"extra": 1, "data": {"k": "y"}}, MERGE),
+        Req("PATCH", CM + "/fv", {**cm("fv", {"k": "z"}), "extra": 1}, APPLY,
+            params={"fieldManager": "tool", "fieldValidation": "Strict"}),
+        Req("PATCH", CM + "/fv", {"metadata": {"deletionTimestamp": "2030-01-01T00:00:00Z"}}, MERGE),
+        Req("PATCH", CM + "/fv", {"metadata": {"deletionGracePeriodSeconds": 5}}, MERGE),
+        Req("PATCH", CM + "/fv", {"metadata": {"creationTimestamp": "2020-01-01T00:00:00Z", "generation": 7}},
+            MERGE),
+        Req("PATCH", CM + "/fv", {"metadata": {"managedFields": []}, "data": {"k": "reset"}}, MERGE),
+        Req("PATCH", CM + "/fv", {"data": {"k": "untracked"}}, MERGE),
+        Req("PUT", CM + "/fv", {**cm("fv", {"k": "u"}), "metadata": {
+            "name": "fv", "uid": "0b2f3c4d-0000-4000-8000-000000000042"}}),
+        Req("GET", CM + "/fv"),
+    ],
 }

@@ -145,6 +145,7 @@ class Router:
             raise errors.not_served("dryRun on a deletecollection or a scale subresource")
         _check_params(request.method, t, q)
         method = request.method
+        _check_field_validation(method, q.get("fieldValidation"))
         strict = q.get("fieldValidation") == "Strict"
         manager = q.get("fieldManager") or _agent_manager(request)
         if t.subresource == "scale":
@@ -182,13 +183,15 @@ class Router:
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             patch_body = await _body(request, yaml_ok=content_type == APPLY)
-            if strict and content_type != JSON_PATCH and isinstance(patch_body, dict):
+            # A built-in's patched object (an apply's configuration, always) is checked by the patcher.
+            if strict and t.kind.crd is not None and content_type not in (JSON_PATCH, APPLY) \
+                    and isinstance(patch_body, dict):
                 checks.check(t.kind, t.version, patch_body)
             existed = self.api.store.get(t.kind.key, (t.namespace or "", t.name)) is not None
             obj = self.api.patch(t.kind, t.version, t.namespace, t.name, content_type,
                                  patch_body, manager, t.subresource,
                                  field_manager=q.get("fieldManager"), force=q.get("force") == "true",
-                                 dry_run=dry_run)
+                                 dry_run=dry_run, strict=strict)
             return json_response(self._view(t, obj), 200 if existed else 201)
         if method == "DELETE":
             if t.subresource:
@@ -271,6 +274,22 @@ class Router:
                 obj.pop("apiVersion")
                 obj.pop("kind", None)
         return obj
+
+
+_OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions"}
+_FIELD_VALIDATION = ("", "Ignore", "Strict", "Warn")
+
+
+def _check_field_validation(method: str, value: str | None) -> None:
+    """``fieldValidation`` is one of four spellings (case matters), checked with the write's options."""
+    if value is None or value in _FIELD_VALIDATION or method not in _OPTIONS_KIND:
+        return
+    supported = ", ".join(f'"{v}"' for v in _FIELD_VALIDATION)
+    why = f'Unsupported value: "{value}": supported values: {supported}'
+    options = _OPTIONS_KIND[method]
+    raise errors.StatusError(422, "Invalid", f'{options}.meta.k8s.io "" is invalid: fieldValidation: {why}', {
+        "group": "meta.k8s.io", "kind": options,
+        "causes": [{"reason": "FieldValueNotSupported", "message": why, "field": "fieldValidation"}]})
 
 
 def _legacy_watch(parts: list[str]) -> list[str] | None:

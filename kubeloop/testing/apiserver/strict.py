@@ -25,13 +25,14 @@ _ANY = {("", "events"), ("events.k8s.io", "events")}  # many top-level fields: n
 
 def check(kind: Kind, version: str, body: dict[str, Any]) -> None:
     """Raises the real server's 400 for the first unknown field found."""
-    unknown = _unknown(kind, version, body)
+    unknown = unknown_field(kind, version, body)
     if unknown:
         raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: strict '
                                  f'decoding error: unknown field "{unknown}"')
 
 
-def _unknown(kind: Kind, version: str, body: dict[str, Any]) -> str | None:
+def unknown_field(kind: Kind, version: str, body: dict[str, Any]) -> str | None:
+    """The first field of ``body`` its kind does not declare (None: all known)."""
     for key in body.get("metadata") or {}:
         if key not in _META:
             return f"metadata.{key}"

@@ -217,8 +217,10 @@ class Api:
             return self.create(kind, version, ns, body, manager, dry_run=dry_run)
         old = self.get(kind, ns, name)
         if meta.get("uid") and meta["uid"] != old["metadata"]["uid"]:  # the body's uid is a precondition
-            raise errors.conflict(kind.plural, kind.group, name, f"Precondition failed: UID in precondition: "
-                                  f"{meta['uid']}, UID in object meta: {old['metadata']['uid']}")
+            raise errors.conflict(kind.plural, kind.group, name, f"StorageError: invalid object, Code: 4, Key: "
+                                  f"{_etcd_key(kind, ns, name)}, ResourceVersion: 0, AdditionalErrorMsg: Precondition "
+                                  f"failed: UID in precondition: {meta['uid']}, UID in object meta: "
+                                  f"{old['metadata']['uid']}")
         rv = _rv_number(meta["resourceVersion"]) if meta.get("resourceVersion") else 0  # 0: none given
         if rv and rv != int(old["metadata"]["resourceVersion"]):
             raise errors.conflict(kind.plural, kind.group, name)
@@ -245,6 +247,8 @@ class Api:
         if kind.namespaced and sent_ns and sent_ns != old["metadata"].get("namespace"):
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent on "
                                      "the request")
+        if subresource != "status":
+            _deletion_kept(kind, old, body)
         if kind.crd is None and subresource != "status":
             body = objects.decode_defaults(kind, version, body)  # as a PUT's body is decoded: defaults too
         else:
@@ -261,7 +265,11 @@ class Api:
                 new["metadata"]["generation"] = old["metadata"]["generation"]  # what changed was pruned
         applying = managers is not None
         if managers is None:
-            managers = self.managers(kind, old, subresource)
+            sent = (body.get("metadata") or {}).get("managedFields")
+            # managedFields sent, and not the live ones, replace them (an empty list: the object is then
+            # untracked until an apply, as the real field manager resets it)
+            given = isinstance(sent, list) and sent != old["metadata"].get("managedFields")
+            managers = self.managers(kind, {"metadata": {"managedFields": sent}} if given else old, subresource)
             managers.update(manager, kind.api_version(version), subresource or "", old, new, self.clock.stamp())
         _set_managed(new, managers)
         key = (old["metadata"].get("namespace", ""), old["metadata"]["name"])
@@ -280,7 +288,7 @@ class Api:
 
     def patch(self, kind: Kind, version: str, ns: str | None, name: str, content_type: str, body: Any,
               manager: str, subresource: str | None, *, field_manager: str | None, force: bool,
-              dry_run: bool = False) -> Obj:
+              dry_run: bool = False, strict: bool = False) -> Obj:
         if content_type == patches.APPLY:
             return self.apply(kind, version, ns, name, body, field_manager, force, subresource, dry_run=dry_run)
         if content_type == patches.STRATEGIC and kind.crd is not None:
@@ -302,6 +310,10 @@ class Api:
             raise errors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
         if kind.crd is not None:
             _same_type(kind, version, old, new)
+            _string_maps(new)
+        elif strict:  # the real server decodes the patched object strictly (a strategic patch: the patch)
+            _strict_patched(kind, version, body if content_type == patches.STRATEGIC else new,
+                            content_type == patches.STRATEGIC)
         patched_name = (new.get("metadata") or {}).get("name")
         if patched_name != name:
             raise errors.bad_request(f"the name of the object ({patched_name}) does not match the name on the URL "
@@ -626,3 +638,58 @@ def _success(kind: Kind, old: Obj) -> dict[str, Any]:
     details["kind"] = kind.plural
     details["uid"] = old["metadata"]["uid"]
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+def _invalid_patch(shown: str, why: str) -> errors.StatusError:
+    """A patched object that does not decode: the patcher's 422 on the field ``patch``."""
+    return errors.StatusError(422, "Invalid", f' "" is invalid: patch: Invalid value: "{shown}": {why}',
+                              {"causes": [{"reason": "FieldValueInvalid", "message": f'Invalid value: "{shown}": {why}',
+                                           "field": "patch"}]})
+
+
+def _strict_patched(kind: Kind, version: str, decoded: Obj, strategic: bool) -> None:
+    """``fieldValidation=Strict`` on a patch of a built-in: the first unknown field of what is decoded."""
+    from kubeloop.testing.apiserver import strict
+
+    unknown = strict.unknown_field(kind, version, decoded)
+    if unknown:
+        shown = patches.go_map(decoded) if strategic else json.dumps(decoded, sort_keys=True, separators=(",", ":"))
+        raise _invalid_patch(shown.replace('"', '\\"'), f'strict decoding error: unknown field "{unknown}"')
+
+
+_GO_TYPES = {bool: "bool", int: "number", float: "number", list: "array", dict: "object"}
+
+
+def _string_maps(obj: Obj) -> None:
+    """A custom resource's patched metadata is decoded into ObjectMeta: labels and annotations are strings."""
+    meta = obj.get("metadata") or {}
+    for field in ("labels", "annotations"):
+        values = meta.get(field)
+        for value in (values.values() if isinstance(values, dict) else ()):
+            if value is not None and not isinstance(value, str):
+                shown = json.dumps(obj, sort_keys=True, separators=(",", ":")).replace('"', '\\"')
+                raise _invalid_patch(shown, f"json: cannot unmarshal {_GO_TYPES.get(type(value), 'value')} into Go "
+                                            f"struct field ObjectMeta.metadata.{field} of type string")
+
+
+def _etcd_key(kind: Kind, ns: str | None, name: str) -> str:
+    """Where the real server keeps the object in etcd (its storage errors name the key): built-ins under
+    their resource, custom resources under their group too."""
+    prefix = kind.plural if kind.crd is None else f"{kind.group}/{kind.plural}"
+    return f"/registry/{prefix}/{ns}/{name}" if ns else f"/registry/{prefix}/{name}"
+
+
+def _deletion_kept(kind: Kind, old: Obj, body: Obj) -> None:
+    """Only a DELETE sets deletionTimestamp and deletionGracePeriodSeconds: a write that sets or changes
+    either is refused (reported twice, as the real server's common and per-kind metadata checks both do;
+    its message says it once)."""
+    sent, had = body.get("metadata") or {}, old["metadata"]
+    for field in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+        value = sent.get(field)
+        if value is not None and value != had.get(field):
+            shown = f'"{value}"' if isinstance(value, str) else value
+            exc = errors.invalid(kind.kind, kind.group, had["name"], [
+                ("FieldValueInvalid", f"metadata.{field}", f"Invalid value: {shown}: field is immutable")])
+            assert exc.details is not None
+            exc.details["causes"] *= 2
+            raise exc
