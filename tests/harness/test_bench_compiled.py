@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.bench import report, runner
+from harness.bench import apimetrics, report, runner
 from harness.bench.contestants import compiled
 
 # An end-to-end run of the harness: minutes on a loaded 2-core machine, beyond the default 300 s per test.
@@ -48,7 +48,10 @@ async def test_compiled_contestants_converge_and_are_reported(kube_cluster, tmp_
         # The API server served at least the harness's watch and the contestant's list in the window.
         assert r["extra"]["apiserver_cpu_s"] > 0, where
         if scenario == "startup":  # N already converged: only the sentinel needs a write
-            assert r["seconds"] > 0 and r["writes"] <= 2, (where, r["requests"])
+            # (Events are counted by resource, not by client: on the shared test cluster another component's
+            # Event in the window counts too, and no contestant here records any.)
+            own = {k: n for k, n in r["requests"].items() if k.split()[-1] != "events"}
+            assert r["seconds"] > 0 and apimetrics.writes(own) <= 2, (where, r["requests"])
             continue
         # A merge patch of /status per widget, whoever sends it; the harness's own requests are not counted.
         assert r["requests"].get("PATCH widgets/status", 0) >= N, (where, r["requests"])
