@@ -1288,4 +1288,138 @@ SEQUENCES: dict[str, list[Step]] = {
             "name": "fv", "uid": "0b2f3c4d-0000-4000-8000-000000000042"}}),
         Req("GET", CM + "/fv"),
     ],
+    # Found by the second blind suite (2026-12-03), the rest: request checks, Secret keys, pod template and
+    # workload rules, a Scale of 0, a Pod's priority and tolerations, Service rules, custom resource scale.
+    "blind2_found_requests_and_workload_rules": [
+        Req("POST", CM, cm("a", {"k": "v"})),
+        Req("PATCH", CM + "/a", {"op": "add", "path": "/data/z", "value": "1"}, JSON),
+        Req("PATCH", CM + "/a", {**cm("b", {"k": "v"})}, APPLY, params={"fieldManager": "kubectl"}),
+        Req("PATCH", CM + "/a", cm("a", {"k": "w"}), APPLY, params={"fieldManager": "m" * 129}),
+        Req("POST", CM, cm("b", {"k": "v"}), params={"fieldManager": "m" * 129}),
+        Req("GET", CM, params={"limit": "1"}, save={"next": "metadata.continue"}, pick=("items.*.metadata.name",)),
+        Req("GET", CM, params={"limit": "1", "continue": "{m:next}", "resourceVersion": "1"}),
+        Req("GET", CM + "/a", params={"resourceVersion": "999999999999"}),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dots"},
+                              "data": {"..": "eA=="}}),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dots"},
+                              "data": {".": "eA==", "..x": "eA==", "ok": "eA=="}}),
+        Req("POST", CM, cm("dot", {"..": "x"})),
+        Req("POST", ECHO, echo("e")),
+        Req("PATCH", ECHO + "/e", {"spec": {"message": "x"}}, "application/yaml"),
+        Req("DELETE", ECHO, params={"dryRun": "All"}, pick=("kind", "items.*.metadata.name")),
+        Req("GET", ECHO, pick=("items.*.metadata.name",)),
+        Req("POST", DEPLOY, deployment("pull", [{"name": "c", "image": "busybox:1", "imagePullPolicy": "Sometimes"}])),
+        Req("POST", DEPLOY, deployment("mount", [{"name": "c", "image": "busybox:1", "volumeMounts": [
+            {"name": "data", "mountPath": "/data"}]}])),
+        Req("POST", DEPLOY, {**deployment("bg", [{"name": "c", "image": "busybox:1"}]),
+                             "spec": {**deployment("bg", [{"name": "c", "image": "busybox:1"}])["spec"],
+                                      "strategy": {"type": "BlueGreen"}}}),
+        Req("POST", DEPLOY, {**deployment("ports", [{"name": "c", "image": "busybox:1", "ports": [
+            {"containerPort": 8080, "name": "http"}]}]), "spec": {**deployment("ports", [
+                {"name": "c", "image": "busybox:1", "ports": [{"containerPort": 8080, "name": "http"}]}])["spec"],
+                "replicas": 0}}, pick=("spec.template.spec.containers.*.ports",)),
+        Req("PUT", DEPLOY + "/ports/scale", {"apiVersion": "autoscaling/v1", "kind": "Scale",
+                                             "metadata": {"name": "ports"}, "spec": {"replicas": 0}},
+            pick=("kind", "spec", "status.replicas")),
+        Req("POST", STS, {**sts("neg"), "spec": {**sts("neg")["spec"], "ordinals": {"start": -1}}}),
+        Req("POST", STS, {**sts("bogus"), "spec": {**sts("bogus")["spec"], "persistentVolumeClaimRetentionPolicy": {
+            "whenDeleted": "Bogus"}}}, brief=True),
+        Req("POST", STS, {**sts("nosvc"), "spec": {k: v for k, v in sts("nosvc")["spec"].items()
+                                                   if k != "serviceName"}}, pick=("spec.serviceName",)),
+        Req("POST", PODS, pod("p"), pick=("spec.priority", "spec.preemptionPolicy", "spec.tolerations")),
+        Req("PATCH", PODS + "/p", {"spec": {"tolerations": [{"key": "example.com/gpu", "operator": "Exists",
+                                                             "effect": "NoSchedule"}]}}, STRATEGIC,
+            pick=("spec.tolerations",)),
+        Req("PATCH", PODS + "/p", {"spec": {"tolerations": []}}, MERGE, brief=True),
+        Req("POST", SVCS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "np-bad"}, "spec": {
+            "type": "NodePort", "selector": {"app": "x"}, "ports": [{"port": 80, "nodePort": 80}]}}),
+        Req("POST", SVCS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "local"}, "spec": {
+            "selector": {"app": "x"}, "ports": [{"port": 80}], "externalTrafficPolicy": "Local"}}),
+        Req("POST", SVCS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "dual"}, "spec": {
+            "selector": {"app": "x"}, "ports": [{"port": 80}], "ipFamilyPolicy": "RequireDualStack"}}, brief=True),
+        Req("POST", SVCS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "np"}, "spec": {
+            "type": "NodePort", "selector": {"app": "x"}, "ports": [{"port": 80}]}},
+            pick=("spec.type", "spec.externalTrafficPolicy")),
+        Req("PATCH", SVCS + "/np", {"spec": {"type": "ClusterIP", "ports": [{"port": 80, "nodePort": None}]}}, MERGE,
+            pick=("spec.type", "spec.externalTrafficPolicy", "spec.ports.*.nodePort")),
+        Req("DELETE", SVCS + "/np", pick=("kind",)),
+        Req("POST", "/apis/batch/v1/namespaces/{ns}/cronjobs", {
+            "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "always"}, "spec": {
+                "schedule": "@daily", "jobTemplate": {"spec": {"template": {"spec": {
+                    "restartPolicy": "Always", "containers": [{"name": "c", "image": "busybox:1"}]}}}}}}),
+    ],
+    # Both Event APIs read one store (events.k8s.io Events are core Events); the core API's computed
+    # "source" field; events.k8s.io's validation errors named as core Events.
+    "blind2_found_one_event_store": [
+        Req("POST", CORE_EVENTS, core_event("c.1")),
+        Req("GET", EVENTS + "/c.1"),
+        Req("POST", EVENTS, event("v.1")),
+        Req("GET", CORE_EVENTS + "/v.1"),
+        Req("PATCH", EVENTS + "/v.1", {"series": {"count": 2, "lastObservedTime": "2026-01-01T00:05:00.000000Z"}},
+            MERGE),
+        Req("GET", CORE_EVENTS + "/v.1", pick=("series", "count", "message")),
+        Req("PATCH", EVENTS + "/v.1", {"reason": "Other"}, MERGE),
+        Req("PATCH", EVENTS + "/v.1", {"note": "x", "action": "Other"}, MERGE),
+        Req("PATCH", CORE_EVENTS + "/c.1", {"reason": "Other"}, MERGE, pick=("reason",)),
+        Req("GET", CORE_EVENTS, params={"fieldSelector": "source=diffcore"}, pick=("items.*.metadata.name",)),
+        Req("GET", CORE_EVENTS, params={"fieldSelector": "source=diff.kubeloop.dev/c"},
+            pick=("items.*.metadata.name",)),
+        Req("GET", CORE_EVENTS, params={"fieldSelector": "reportingComponent=diff.kubeloop.dev/c"},
+            pick=("items.*.metadata.name",)),
+        Req("GET", EVENTS, params={"fieldSelector": "reason=Did"}, pick=("items.*.metadata.name",)),
+        Req("POST", EVENTS, {**event("v.2"), "series": {"count": 1,
+                                                        "lastObservedTime": "2026-01-01T00:05:00.000000Z"}}),
+        Req("DELETE", EVENTS + "/c.1", pick=("kind",)),
+        Req("GET", CORE_EVENTS + "/c.1"),
+        Req("GET", EVENTS, pick=("items.*.metadata.name",)),
+    ],
+    # Server-side apply of keyed lists: a Deployment's containers by name, a custom resource's
+    # x-kubernetes-list-type map by its keys; a Scale of a CRD without a selector path.
+    "blind2_found_apply_of_keyed_lists": [
+        Req("POST", DEPLOY, deployment("mesh", [{"name": "web", "image": "nginx:1.27"}]),
+            params={"fieldManager": "flux"}, pick=("metadata.generation",)),
+        Req("PATCH", DEPLOY + "/mesh", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "mesh"},
+                                        "spec": {"template": {"spec": {"containers": [
+                                            {"name": "proxy", "image": "envoy:1.31"}]}}}}, APPLY,
+            params={"fieldManager": "injector"}, pick=("spec.template.spec.containers.*.name", "metadata.generation")),
+        Req("PATCH", DEPLOY + "/mesh", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "mesh"},
+                                        "spec": {"template": {"spec": {"containers": [
+                                            {"name": "proxy", "image": "envoy:1.31"},
+                                            {"name": "web", "image": "nginx:1.26"}]}}}}, APPLY,
+            params={"fieldManager": "injector"}),
+        Req("PATCH", DEPLOY + "/mesh", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "mesh"},
+                                        "spec": {"template": {"spec": {"containers": []}}}}, APPLY,
+            params={"fieldManager": "injector"}, pick=("spec.template.spec.containers.*.name",)),
+        Req("GET", DEPLOY + "/mesh", pick=("spec.template.spec.containers.*.name",)),
+        Req("POST", CRDS, {**crd("{ns}.keyed.kubeloop.dev"), "spec": {**crd("{ns}.keyed.kubeloop.dev")["spec"],
+            "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {
+                "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "replicas": {"type": "integer"},
+                        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": [
+                            "name"], "items": {"type": "object", "required": ["name"], "properties": {
+                                "name": {"type": "string"}, "port": {"type": "integer"}}}},
+                        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}}},
+                    "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}}}]}}),
+        WaitFor(CRDS + "/widgets.{ns}.keyed.kubeloop.dev", "status.conditions.1.status", "True"),
+        WaitFor("/apis/{ns}.keyed.kubeloop.dev/v1/widgets", "kind", "WidgetList"),
+        Req("PATCH", "/apis/{ns}.keyed.kubeloop.dev/v1/namespaces/{ns}/widgets/w", {
+            "apiVersion": "{ns}.keyed.kubeloop.dev/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"replicas": 1, "ports": [{"name": "http", "port": 80}], "tags": ["a"]}}, APPLY,
+            params={"fieldManager": "a"}),
+        Req("PATCH", "/apis/{ns}.keyed.kubeloop.dev/v1/namespaces/{ns}/widgets/w", {
+            "apiVersion": "{ns}.keyed.kubeloop.dev/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"ports": [{"name": "metrics", "port": 9090}], "tags": ["b"]}}, APPLY,
+            params={"fieldManager": "b"}),
+        Req("PATCH", "/apis/{ns}.keyed.kubeloop.dev/v1/namespaces/{ns}/widgets/w", {
+            "apiVersion": "{ns}.keyed.kubeloop.dev/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"ports": [{"name": "metrics", "port": 9191}]}}, APPLY, params={"fieldManager": "a"}),
+        Req("PATCH", "/apis/{ns}.keyed.kubeloop.dev/v1/namespaces/{ns}/widgets/w", {
+            "apiVersion": "{ns}.keyed.kubeloop.dev/v1", "kind": "Widget", "metadata": {"name": "w"},
+            "spec": {"ports": []}}, APPLY, params={"fieldManager": "b"}),
+        Req("GET", "/apis/{ns}.keyed.kubeloop.dev/v1/namespaces/{ns}/widgets/w/scale"),
+        Req("GET", "/apis/{ns}.keyed.kubeloop.dev/v1/namespaces/{ns}/widgets/w"),
+        Req("DELETE", CRDS + "/widgets.{ns}.keyed.kubeloop.dev", pick=("kind",)),
+    ],
 }

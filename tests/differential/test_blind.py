@@ -4,10 +4,11 @@ the judges are the last two tests, on the total step agreement.
 
 Written on 2026-12-02 by a session that had not read the fake's code nor the sequences it was fixed
 against; at first contact the fake agreed on 391 of 483 steps (81.0 %), short of issue 31's goal of 95 %
-(the differences, by cause, in docs/reference/fake-api-server.md). The goal's test is therefore an
-expected failure (strict: once the fake reaches it, the mark must go); a floor below today's figure, with
-room for a loaded CI's timing, catches a fake that gets worse. Fixing the fake against these sequences
-makes them no longer blind: a fix is judged by a new blind suite, not by this one's figure alone."""
+(the differences, by cause, in docs/reference/fake-api-server.md). Fixing the fake against these sequences
+made them no longer blind: a fix is judged by a new blind suite, not by this one's figure alone. On
+2026-12-03 the fake reached 465 of 483 (96.3 %), after fixes made against the second blind suite; the
+goal's test, an expected failure until then, now holds it there (its 18 differing steps are rules, not
+timing), and the floor stays below it."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.differential.harness import Backend
 from tests.differential.sequences_blind import BLIND
 
 THRESHOLD = 95.0  # issue 31's goal
-FLOOR = 75.0  # today 81.0 %: lower than that is a regression of the fake
+FLOOR = 90.0  # 96.3 % on 2026-12-03 (81.0 % at first contact): lower than that is a regression of the fake
 RESULTS: dict[str, tuple[int, list[str]]] = {}  # sequence → (steps, differences)
 
 
@@ -59,7 +60,6 @@ def test_blind_agreement_report_and_floor() -> None:
     assert rate >= FLOOR, f"blind step agreement {rate:.1f} % fell below its floor of {FLOOR} %"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 31's goal, not met: 81.0 % of the blind steps agree (2026-12-02)")
 def test_blind_agreement_at_least_95_percent() -> None:
     rate = _agreement()
     assert rate >= THRESHOLD, f"blind step agreement {rate:.1f} % < {THRESHOLD} %"

@@ -3,7 +3,8 @@
 - ServiceAccount: ``serviceAccountName`` defaults to ``default``, and unless automounting is off a
   projected ``kube-api-access-<random>`` volume (token, root CA, namespace) is added and mounted in
   every container at /var/run/secrets/kubernetes.io/serviceaccount;
-- DefaultTolerationSeconds: tolerations of 300 s for the not-ready and unreachable node taints.
+- DefaultTolerationSeconds: tolerations of 300 s for the not-ready and unreachable node taints, on an
+  update too (``tolerations``), so that a patch replacing the list keeps them.
 
 A later update of the Pod's spec that drops them is then refused as on a real server (a pod's spec is
 immutable but for its images and deadline).
@@ -26,10 +27,12 @@ def _volume(name: str) -> dict[str, Any]:
                                                                        "fieldPath": "metadata.namespace"}}]}}]}}
 
 
-def _tolerations(spec: dict[str, Any]) -> None:
-    have = {t.get("key") for t in spec.get("tolerations") or [] if isinstance(t, dict)}
+def tolerations(spec: dict[str, Any]) -> None:
+    """Each taint is tolerated already by a toleration of its key (or of any key) for NoExecute (or any
+    effect); otherwise its 300 s toleration is appended."""
+    have = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
     for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
-        if key not in have:
+        if not any(t.get("key") in (key, "", None) and t.get("effect") in ("NoExecute", "", None) for t in have):
             spec.setdefault("tolerations", []).append({"key": key, "operator": "Exists", "effect": "NoExecute",
                                                        "tolerationSeconds": 300})
 
@@ -40,7 +43,7 @@ def admit_pod(pod: dict[str, Any]) -> None:
         return
     spec["serviceAccountName"] = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
     spec["serviceAccount"] = spec["serviceAccountName"]
-    _tolerations(spec)
+    tolerations(spec)
     if spec.get("automountServiceAccountToken") is False:
         return
     containers = [c for f in ("initContainers", "containers") for c in spec.get(f) or [] if isinstance(c, dict)]

@@ -1,14 +1,14 @@
 """A pod spec's containers (core validation's ``validateContainers`` and ``validateContainerCommon``):
-names that are DNS labels and unique, an image, ports in range, requests no larger than limits. A
-container's defaults (pull policy, termination message) are in ``defaults``; probes, volumes, env and
-security contexts are not checked."""
+names that are DNS labels and unique, an image, ports in range, mounts of volumes the pod has, a pull
+policy of the three, requests no larger than limits. A container's defaults (pull policy, termination
+message) are in ``defaults``; probes, volumes themselves, env and security contexts are not checked."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kubeloop.testing.apiserver import names, quantity
-from kubeloop.testing.apiserver.causes import Cause, duplicate, invalid, mapping, required
+from kubeloop.testing.apiserver.causes import Cause, duplicate, invalid, mapping, required, unsupported
 
 # Resources a container may not ask for more or less of than its limit (IsOvercommitAllowed is false).
 _EXACT_PREFIXES = ("hugepages-",)
@@ -23,6 +23,7 @@ def causes(spec: Any, path: str) -> list[Cause]:
         return [required(f"{path}.containers")]
     out: list[Cause] = []
     seen: set[str] = set()
+    volumes = {v.get("name") for v in spec.get("volumes") or [] if isinstance(v, dict)}
     for i, c in enumerate(containers if isinstance(containers, list) else []):
         if not isinstance(c, dict):
             continue
@@ -34,10 +35,30 @@ def causes(spec: Any, path: str) -> list[Cause]:
         if not c.get("image"):
             out.append(required(f"{here}.image"))
         out += _ports(c.get("ports"), f"{here}.ports")
+        out += _mounts(c.get("volumeMounts"), volumes, f"{here}.volumeMounts")
+        policy = c.get("imagePullPolicy")
+        if policy is not None and policy not in _PULL_POLICIES:
+            out.append(required(f"{here}.imagePullPolicy") if policy == "" else
+                       unsupported(f"{here}.imagePullPolicy", policy, _PULL_POLICIES))
         out += _resources(c.get("resources"), f"{here}.resources")
         if name in seen:  # (an empty name is reported once, as missing)
             out.append(duplicate(f"{here}.name", name))
         seen.add(name)
+    return out
+
+
+_PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
+
+
+def _mounts(mounts: Any, volumes: set[Any], path: str) -> list[Cause]:
+    """Each mount names a volume of the pod."""
+    out: list[Cause] = []
+    for j, mount in enumerate(mounts if isinstance(mounts, list) else []):
+        name = mount.get("name") if isinstance(mount, dict) else None
+        if not name:
+            out.append(required(f"{path}[{j}].name"))
+        elif name not in volumes:
+            out.append(("FieldValueNotFound", f"{path}[{j}].name", f'Not found: "{name}"'))
     return out
 
 

@@ -39,6 +39,9 @@ def _put(obj: Obj, field: str, value: Any) -> Any:
 def _pod(spec: Obj) -> None:
     _pod_spec(spec)
     _put(spec, "enableServiceLinks", True)
+    if not spec.get("priorityClassName"):  # the Priority admission plugin, with no default class
+        _put(spec, "priority", 0)
+        _put(spec, "preemptionPolicy", "PreemptLowerPriority")
 
 
 def _pod_spec(spec: Any) -> None:
@@ -61,6 +64,9 @@ def _container(container: Obj) -> None:
     if isinstance(image, str):
         _put(container, "imagePullPolicy", "Always" if _tag(image) == "latest" else "IfNotPresent")
     _put(container, "terminationMessagePath", "/dev/termination-log")
+    for port in container.get("ports") or [] if isinstance(container.get("ports"), list) else []:
+        if isinstance(port, dict):
+            _put(port, "protocol", "TCP")
     _put(container, "terminationMessagePolicy", "File")
 
 
@@ -128,6 +134,7 @@ def _deployment(spec: Obj) -> None:
 
 def _statefulset(spec: Obj) -> None:
     _put(spec, "podManagementPolicy", "OrderedReady")
+    _put(spec, "serviceName", "")  # a string without omitempty: written even when empty
     strategy = _put(spec, "updateStrategy", {})
     if isinstance(strategy, dict):
         if strategy.get("type") in (None, ""):

@@ -67,9 +67,8 @@ def bad_request(message: str) -> StatusError:
 def invalid(kind: str, group: str, name: str, causes: list[tuple[str, str, str]]) -> StatusError:
     """422 Invalid; ``causes`` are (reason, field, message) like ("FieldValueInvalid", "spec.x", ...)."""
     shown = f"{kind}.{group}" if group else kind
-    text = "; ".join(f"{field}: {msg}" for _, field, msg in causes)
-    if len(causes) > 1:
-        text = "[" + ", ".join(f"{field}: {msg}" for _, field, msg in causes) + "]"
+    parts = list(dict.fromkeys(f"{field}: {msg}" for _, field, msg in causes))  # (Go's aggregate: each once)
+    text = "[" + ", ".join(parts) + "]" if len(parts) > 1 else "".join(parts)
     details = _details(name, group, kind)
     details["causes"] = [{"reason": r, "message": m, "field": f} for r, f, m in causes]
     return StatusError(422, "Invalid", f'{shown} "{name}" is invalid: {text}', details)

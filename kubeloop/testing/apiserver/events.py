@@ -73,3 +73,26 @@ def timed(obj: dict[str, Any], ns: str, *, involved: str, reporter: str, note: t
     if len(obj.get(field) or "") > limit:
         out.append(invalid("message", "", f"can have at most {limit} characters"))
     return out
+
+
+# events.k8s.io/v1 field → core v1 field (pkg/apis/events/v1's conversion); the others keep their names.
+_RENAMED = (("regarding", "involvedObject"), ("note", "message"), ("deprecatedSource", "source"),
+            ("reportingController", "reportingComponent"), *_DEPRECATED)
+_SAME = ("metadata", "eventTime", "series", "related", "action", "reason", "type", "reportingInstance")
+
+
+def to_core(event: dict[str, Any]) -> dict[str, Any]:
+    """An events.k8s.io/v1 Event as the core v1 Event it is stored as."""
+    out: dict[str, Any] = {"apiVersion": "v1", "kind": "Event"}
+    out.update({k: event[k] for k in _SAME if k in event})
+    out.update({core: event[v1] for v1, core in _RENAMED if v1 in event})
+    return out
+
+
+def from_core(event: dict[str, Any]) -> dict[str, Any]:
+    """A stored core v1 Event as events.k8s.io/v1 has it (empty fields left out: what Go writes even when
+    empty is added when it is served, by ``objects.serialized``)."""
+    out: dict[str, Any] = {"apiVersion": "events.k8s.io/v1", "kind": "Event"}
+    out.update({k: event[k] for k in _SAME if k in event})
+    out.update({v1: event[core] for v1, core in _RENAMED if core in event and event[core] not in ({}, None, 0, "")})
+    return out

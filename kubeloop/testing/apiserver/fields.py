@@ -30,15 +30,72 @@ STRIPPED = {("f:apiVersion",), ("f:kind",), ("f:metadata",)} | {
                                        "deletionGracePeriodSeconds", "selfLink")}
 
 
-def _elem(parent: Path, item: Any, typed: bool = False) -> tuple[str, bool]:
+# Built-in lists merged by key (their OpenAPI patch merge keys and list-map keys), by field name; a
+# missing key field takes its schema default (a port's protocol).
+_LIST_KEYS = {"f:containers": ("name",), "f:initContainers": ("name",), "f:ephemeralContainers": ("name",),
+              "f:volumes": ("name",), "f:env": ("name",), "f:volumeMounts": ("mountPath",),
+              "f:imagePullSecrets": ("name",), "f:hostAliases": ("ip",)}
+_KEY_DEFAULTS = {"protocol": "TCP"}
+
+
+# How a kind's lists merge: True for a built-in (the tables here), False for no schema (every list atomic),
+# or a custom resource's associative lists: path (list elements left out) → key fields, () for a set.
+Typing = bool | dict[Path, tuple[str, ...]]
+
+
+def custom_lists(schemas: list[dict[str, Any]]) -> dict[Path, tuple[str, ...]]:
+    """The ``x-kubernetes-list-type: map`` (with its ``x-kubernetes-list-map-keys``) and ``set`` lists of
+    a custom resource's schemas."""
+    out: dict[Path, tuple[str, ...]] = {}
+
+    def visit(node: Any, path: Path) -> None:
+        if not isinstance(node, dict):
+            return
+        kind = node.get("x-kubernetes-list-type")
+        if kind == "map":
+            out[path] = tuple(node.get("x-kubernetes-list-map-keys") or ())
+        elif kind == "set":
+            out[path] = ()
+        visit(node.get("items"), path)
+        for key, sub in (node.get("properties") or {}).items():
+            visit(sub, (*path, f"f:{key}"))
+
+    for schema in schemas:
+        visit(schema, ())
+    return out
+
+
+def _list_keys(parent: Path) -> tuple[str, ...] | None:
+    if parent[-1:] == ("f:ports",):  # a container's (keyed with its protocol) or a Service's
+        return ("containerPort", "protocol") if len(parent) > 2 else ("port", "protocol")
+    return _LIST_KEYS.get(parent[-1]) if parent else None
+
+
+def _key(item: dict[str, Any], keys: tuple[str, ...]) -> str:
+    return "k:" + json.dumps({k: item.get(k, _KEY_DEFAULTS.get(k)) for k in keys}, sort_keys=True,
+                             separators=(",", ":"))
+
+
+def _elem(parent: Path, item: Any, typed: Typing = False) -> tuple[str, bool]:
     """The path element of a list item and whether the list is set/keyed (not atomic). ``typed``: a
-    built-in kind, whose ``status.conditions`` is a list keyed by ``type`` (a CR's is atomic)."""
+    built-in kind, whose ``status.conditions`` is a list keyed by ``type`` (a CR's is atomic), and whose
+    containers, volumes, env, ports... are keyed as its OpenAPI says."""
     if parent == ("f:metadata", "f:finalizers"):
         return "v:" + json.dumps(item, separators=(",", ":")), True
     if parent == ("f:metadata", "f:ownerReferences") and isinstance(item, dict):  # (no uid: refused later)
         return "k:" + json.dumps({"uid": item["uid"]} if "uid" in item else {}, separators=(",", ":")), True
+    if isinstance(typed, dict):
+        keys = typed.get(tuple(p for p in parent if p.startswith("f:")))
+        if keys == ():
+            return "v:" + json.dumps(item, separators=(",", ":")), True
+        if keys and isinstance(item, dict):
+            return _key(item, keys), True
+        return "", False
     if typed and parent == ("f:status", "f:conditions") and isinstance(item, dict) and "type" in item:
         return "k:" + json.dumps({"type": item["type"]}, separators=(",", ":")), True
+    keys = _list_keys(parent) if typed and parent[:1] == ("f:spec",) else None
+    if keys and isinstance(item, dict):
+        return _key(item, keys), True
     return "", False
 
 
@@ -49,11 +106,11 @@ ATOMIC_MAPS = frozenset({"f:selector", "f:podSelector", "f:namespaceSelector", "
                          "f:involvedObject", "f:regarding", "f:related"})  # (+structType=atomic ObjectReference)
 
 
-def _atomic(path: Path, typed: bool) -> bool:
-    return typed and bool(path) and path[-1] in ATOMIC_MAPS
+def _atomic(path: Path, typed: Typing) -> bool:
+    return typed is True and bool(path) and path[-1] in ATOMIC_MAPS
 
 
-def walk(obj: Any, prefix: Path = (), typed: bool = False) -> dict[Path, Any]:
+def walk(obj: Any, prefix: Path = (), typed: Typing = False) -> dict[Path, Any]:
     """Every node's path → its value (maps, leaves, set/keyed list elements)."""
     out: dict[Path, Any] = {}
     if isinstance(obj, dict):
@@ -73,21 +130,30 @@ def walk(obj: Any, prefix: Path = (), typed: bool = False) -> dict[Path, Any]:
     return {p: v for p, v in out.items() if p not in STRIPPED}
 
 
-def _is_leaf(value: Any, path: Path, typed: bool) -> bool:
+def _keyed_list(path: Path, items: list[Any], typed: Typing) -> bool:
+    """Whether the list at ``path`` is a set or keyed (known from an item, or from the schema when empty)."""
+    if items:
+        return _elem(path, items[0], typed)[1]
+    if isinstance(typed, dict):
+        return tuple(p for p in path if p.startswith("f:")) in typed
+    return typed is True and path[:1] == ("f:spec",) and bool(_list_keys(path))
+
+
+def _is_leaf(value: Any, path: Path, typed: Typing) -> bool:
     if isinstance(value, dict):
         return not value or _atomic(path, typed)
     if isinstance(value, list):
-        return not value or not _elem(path, value[0], typed)[1]
+        return not _keyed_list(path, value, typed)
     return True
 
 
-def applied_set(config: dict[str, Any], typed: bool = False) -> set[Path]:
+def applied_set(config: dict[str, Any], typed: Typing = False) -> set[Path]:
     """What an Apply owns: the leaves of its configuration and list elements."""
     nodes = walk(config, typed=typed)
     return {p for p, v in nodes.items() if _is_leaf(v, p, typed) or p[-1][:2] in ("v:", "k:")}
 
 
-def update_changes(old: dict[str, Any] | None, new: dict[str, Any], typed: bool = False
+def update_changes(old: dict[str, Any] | None, new: dict[str, Any], typed: Typing = False
                    ) -> tuple[set[Path], set[Path]]:
     """(added or changed paths, removed paths) between two states of an object."""
     before, after = walk(old or {}, typed=typed), walk(new, typed=typed)
@@ -130,11 +196,15 @@ def from_fields_v1(tree: dict[str, Any], prefix: Path = ()) -> set[Path]:
 
 
 def dotted(path: Path) -> str:
-    """``.data.a`` / ``.metadata.finalizers[="x"]``: how conflict messages name a field."""
+    """``.data.a`` / ``.metadata.finalizers[="x"]`` / ``.spec.containers[name="web"].image``: how conflict
+    messages name a field."""
     out = ""
     for part in path:
         kind, _, rest = part.partition(":")
-        out += f".{rest}" if kind == "f" else f"[={rest}]" if kind == "v" else f"[{rest}]"
+        if kind == "k":
+            out += "[" + ",".join(f"{k}={json.dumps(v)}" for k, v in json.loads(rest).items()) + "]"
+        else:
+            out += f".{rest}" if kind == "f" else f"[={rest}]"
     return out
 
 
@@ -153,7 +223,7 @@ class Managers:
     subresource and everything but status for ``/status``.
     """
 
-    def __init__(self, entries: list[dict[str, Any]] | None, typed: bool = False, scope: Scope = _everything
+    def __init__(self, entries: list[dict[str, Any]] | None, typed: Typing = False, scope: Scope = _everything
                  ) -> None:
         self.typed, self.scope = typed, scope
         self.sets: dict[tuple[str, str, str, str], set[Path]] = {}
@@ -262,16 +332,21 @@ def _conflict_error(conflicts: list[tuple[Path, str]]) -> StatusError:
     return StatusError(409, "Conflict", text, {"causes": causes})
 
 
-def _apply_merge(live: Any, config: Any, path: Path = (), typed: bool = False) -> Any:
+def _apply_merge(live: Any, config: Any, path: Path = (), typed: Typing = False) -> Any:
     if isinstance(config, dict) and isinstance(live, dict) and not _atomic(path, typed):  # (an atomic map: replaced)
         out = dict(live)
         for k, v in config.items():
             out[k] = _apply_merge(live.get(k), v, (*path, f"f:{k}"), typed)
         return out
-    if isinstance(config, list) and isinstance(live, list) and config and _elem(path, config[0], typed)[1]:
+    if isinstance(config, list) and isinstance(live, list) and _keyed_list(path, config or live, typed):
+        # (an empty list applied to a keyed one: the items this apply owned go, by the removal in ``apply``)
         items = [copy.deepcopy(x) for x in live]
+        at = {_elem(path, x, typed)[0]: i for i, x in enumerate(items) if isinstance(x, dict)}
         for item in config:
-            if item not in items:
+            name = _elem(path, item, typed)[0] if isinstance(item, dict) else ""
+            if name.startswith("k:") and name in at and path != ("f:metadata", "f:ownerReferences"):
+                items[at[name]] = _apply_merge(items[at[name]], item, (*path, name), typed)
+            elif item not in items:
                 items.append(copy.deepcopy(item))
         return items
     return copy.deepcopy(config)

@@ -56,8 +56,13 @@ def validate_create(kind: Kind, version: str, obj: dict[str, Any], ns: str | Non
                 raise
             causes += [(c["reason"], c["field"], c["message"]) for c in (exc.details or {}).get("causes", [])]
     if causes:
-        raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
+        raise errors.invalid(kind.kind, _registry_group(kind), obj["metadata"].get("name", ""), causes)
     return obj
+
+
+def _registry_group(kind: Kind) -> str:
+    """The group a validation error names: events.k8s.io Events are core Events to their registry."""
+    return "" if kind.key == ("events.k8s.io", "events") else kind.group
 
 
 def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any],
@@ -76,7 +81,7 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
     if kind.key == CRD_KEY:
         causes += crds.causes(new, creating=False)
     if causes:
-        raise errors.invalid(kind.kind, kind.group, old["metadata"]["name"], causes)
+        raise errors.invalid(kind.kind, _registry_group(kind), old["metadata"]["name"], causes)
 
 
 def validate_status_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any]) -> None:
@@ -249,9 +254,15 @@ _EVENT_ZEROS: dict[str, Any] = {"source": {}, "firstTimestamp": None, "lastTimes
                 "reportingComponent": "", "reportingInstance": ""}
 
 
+# And an events.k8s.io/v1 Event's (the deprecated core fields included).
+_EVENT_V1_ZEROS: dict[str, Any] = {"eventTime": None, "deprecatedSource": {}, "deprecatedFirstTimestamp": None,
+                                   "deprecatedLastTimestamp": None}
+
+
 def _status_zeros(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
-    if kind.key == ("", "events"):
-        return obj if all(k in obj for k in _EVENT_ZEROS) else {**copy.deepcopy(_EVENT_ZEROS), **obj}
+    zeros_of_event = {("", "events"): _EVENT_ZEROS, ("events.k8s.io", "events"): _EVENT_V1_ZEROS}.get(kind.key)
+    if zeros_of_event is not None:
+        return obj if all(k in obj for k in zeros_of_event) else {**copy.deepcopy(zeros_of_event), **obj}
     zeros = _CONDITION_ZEROS.get(kind.key)
     status = obj.get("status")
     if zeros is None or not isinstance(status, dict):

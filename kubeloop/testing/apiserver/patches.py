@@ -23,7 +23,10 @@ APPLY = "application/apply-patch+yaml"
 def json_patch(doc: Any, ops: Any) -> Any:
     """RFC 6902 on a copy of ``doc``; any failure is the real server's 422."""
     if not isinstance(ops, list):
-        raise bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+        # (decoded first to count its operations, into the handler's own type)
+        kind = {dict: "object", str: "string", bool: "bool"}.get(type(ops), "number")
+        raise bad_request(f"error decoding patch: json: cannot unmarshal {kind} into Go value of type "
+                          "[]handlers.jsonPatchOp")
     doc = copy.deepcopy(doc)
     for op in ops:
         try:

@@ -141,11 +141,11 @@ class Router:
         q = request.query
         _check_dry_run(request.method, q.getall("dryRun", []))
         dry_run = bool(q.get("dryRun"))
-        if dry_run and (t.subresource == "scale" or (request.method == "DELETE" and t.name is None)):
-            raise errors.not_served("dryRun on a deletecollection or a scale subresource")
+        if dry_run and t.subresource == "scale":
+            raise errors.not_served("dryRun on a scale subresource")
         _check_params(request.method, t, q)
         method = request.method
-        _check_field_validation(method, q.get("fieldValidation"))
+        _check_write_options(method, q)
         strict = q.get("fieldValidation") == "Strict"
         manager = q.get("fieldManager") or _agent_manager(request)
         if t.subresource == "scale":
@@ -165,12 +165,18 @@ class Router:
             if method == "DELETE":
                 if t.kind.key == ("", "namespaces"):  # namespaces have no deletecollection
                     raise errors.method_not_allowed()
-                options = _no_dry_run(await _body(request, optional=True))
+                options = await _body(request, optional=True)
                 _check_delete_options(options or _query_opts(q))
-                return json_response(self._delete_collection(t, q, options))
+                if isinstance(options, dict) and options.get("dryRun"):
+                    _check_dry_run("DELETE", options["dryRun"])
+                    dry_run = True
+                return json_response(self._delete_collection(t, q, options, dry_run))
             raise errors.method_not_allowed()
         if method == "GET":
-            listopts.check_resource_version(q.get("resourceVersion"), listing=False)
+            rv = q.get("resourceVersion")
+            listopts.check_resource_version(rv, listing=False)
+            if rv and rv != "0":  # a get at least that fresh waits for it, then gives up as a list does
+                self.api.fresh_enough(int(rv))
             return json_response(self._view(t, self.api.get(t.kind, t.namespace, t.name), meta_only))
         if method == "PUT":
             body = await _body(request)
@@ -242,7 +248,8 @@ class Router:
         return json_response({"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version(t.version),
                               "metadata": meta, "items": items})
 
-    def _delete_collection(self, t: Target, q: Any, options: dict[str, Any] | None) -> dict[str, Any]:
+    def _delete_collection(self, t: Target, q: Any, options: dict[str, Any] | None,
+                           dry_run: bool = False) -> dict[str, Any]:
         match = _match(t, q)
         listopts.check(q, False)
         options = options or _query_opts(q)  # (propagationPolicy, gracePeriodSeconds as query parameters too)
@@ -250,14 +257,14 @@ class Router:
         gone = []
         for obj in self.api.store.items(t.kind.key):
             if (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and match(obj):
-                self._delete_one(t, obj, options)
+                self._delete_one(t, obj, options, dry_run)
                 gone.append(self._view(t, obj, in_list=True))  # (as read before it was deleted)
         return {"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version(t.version),
                 "metadata": {"resourceVersion": str(rv)}, "items": gone}
 
-    def _delete_one(self, t: Target, obj: Obj, options: dict[str, Any] | None) -> Obj:
+    def _delete_one(self, t: Target, obj: Obj, options: dict[str, Any] | None, dry_run: bool = False) -> Obj:
         meta = obj["metadata"]
-        out = self.api.delete(t.kind, meta.get("namespace"), meta["name"], options)
+        out = self.api.delete(t.kind, meta.get("namespace"), meta["name"], options, dry_run=dry_run)
         return obj if out.get("kind") == "Status" else out
 
     def _view(self, t: Target, obj: Obj, meta_only: bool = False, in_list: bool = False) -> Obj:
@@ -276,20 +283,27 @@ class Router:
         return obj
 
 
-_OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions"}
 _FIELD_VALIDATION = ("", "Ignore", "Strict", "Warn")
 
 
-def _check_field_validation(method: str, value: str | None) -> None:
-    """``fieldValidation`` is one of four spellings (case matters), checked with the write's options."""
-    if value is None or value in _FIELD_VALIDATION or method not in _OPTIONS_KIND:
+def _check_write_options(method: str, q: Any) -> None:
+    """A write's options, validated before its body: ``fieldValidation`` one of four spellings (case
+    matters), ``fieldManager`` at most 128 bytes."""
+    if method not in ("POST", "PUT", "PATCH"):
         return
-    supported = ", ".join(f'"{v}"' for v in _FIELD_VALIDATION)
-    why = f'Unsupported value: "{value}": supported values: {supported}'
-    options = _OPTIONS_KIND[method]
-    raise errors.StatusError(422, "Invalid", f'{options}.meta.k8s.io "" is invalid: fieldValidation: {why}', {
-        "group": "meta.k8s.io", "kind": options,
-        "causes": [{"reason": "FieldValueNotSupported", "message": why, "field": "fieldValidation"}]})
+    options = _OPTIONS[method]
+    value, manager = q.get("fieldValidation"), q.get("fieldManager") or ""
+    if value is not None and value not in _FIELD_VALIDATION:
+        supported = ", ".join(f'"{v}"' for v in _FIELD_VALIDATION)
+        raise _invalid_options(options, "FieldValueNotSupported", "fieldValidation",
+                               f'Unsupported value: "{value}": supported values: {supported}')
+    if len(manager.encode()) > 128:
+        raise _invalid_options(options, "FieldValueTooLong", "fieldManager", "Too long: may not be more than 128 bytes")
+
+
+def _invalid_options(options: str, reason: str, field: str, why: str) -> errors.StatusError:
+    return errors.StatusError(422, "Invalid", f'{options}.meta.k8s.io "" is invalid: {field}: {why}', {
+        "group": "meta.k8s.io", "kind": options, "causes": [{"reason": reason, "message": why, "field": field}]})
 
 
 def _legacy_watch(parts: list[str]) -> list[str] | None:
@@ -330,14 +344,6 @@ def _check_params(method: str, t: Target, q: Any) -> None:
     if unknown:
         raise errors.not_served(f"the query parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} on "
                                 f"{method} {errors.qualified(t.kind.plural, t.kind.group)}")
-
-
-def _no_dry_run(options: Any) -> Any:
-    """A deletecollection's DeleteOptions as sent; a dry run asked for there is refused (never carried
-    out as a real delete)."""
-    if isinstance(options, dict) and options.get("dryRun"):
-        raise errors.not_served("dryRun on a deletecollection")
-    return options
 
 
 _OPTIONS = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}

@@ -26,7 +26,10 @@ def _paths(kind: Kind) -> dict[str, str | None]:
 
 
 def _get(obj: Any, path: str | None) -> Any:
-    for part in (path or "").strip(".").split(".") if path else []:
+    """The value at a CRD's JSON path (``.spec.replicas``); None for no path."""
+    if not path:
+        return None
+    for part in path.strip(".").split("."):
         obj = obj.get(part) if isinstance(obj, dict) else None
     return obj
 
@@ -53,8 +56,9 @@ def view(kind: Kind, obj: Obj) -> dict[str, Any]:
     selector = _selector(obj) if kind.crd is None else _get(obj, paths["selector"])
     if selector:
         status["selector"] = selector
-    return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": meta,
-            "spec": {"replicas": _get(obj, paths["spec"]) or 0}, "status": status}
+    replicas = _get(obj, paths["spec"]) or 0
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": meta,  # (spec.replicas: omitempty)
+            "spec": {"replicas": replicas} if replicas else {}, "status": status}
 
 
 def updated(kind: Kind, obj: Obj, scale: Any, content_type: str | None) -> Obj:

@@ -156,8 +156,24 @@ def parse_fields(text: str | None, kind_key: tuple[str, str], custom: bool = Fal
                 raise bad_request(f"field label not supported: {field}")
             known = ", ".join(f'"{f}"' for f in allowed)
             raise bad_request(f'"{field}" is not a known field selector: only {known}')
-        reqs.append(_field_is(field, value, op != "!="))
+        computed = _COMPUTED.get((kind_key, field))
+        reqs.append(_field_is(field, value, op != "!=") if computed is None else
+                    _computed_is(computed, value, op != "!="))
     return lambda obj: all(r(obj) for r in reqs)
+
+
+def _computed_is(read: Callable[[dict[str, Any]], str], value: str, same: bool) -> Match:
+    return lambda o: (read(o) == value) == same
+
+
+def _event_source(event: dict[str, Any]) -> str:
+    """A core Event's ``source``: its source's component, else its reporting component."""
+    return _field(event, "source.component") or _field(event, "reportingComponent")
+
+
+# Selectable fields that are not a path of the object (the registries' ToSelectableFields).
+_COMPUTED: dict[tuple[tuple[str, str], str], Callable[[dict[str, Any]], str]] = {
+    (("", "events"), "source"): _event_source}
 
 
 def exact_field(text: str, field: str) -> str | None:

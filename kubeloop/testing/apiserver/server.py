@@ -11,11 +11,12 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from kubeloop.testing.apiserver import events
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.controllers import Controllers
 from kubeloop.testing.apiserver.kinds import Kinds
 from kubeloop.testing.apiserver.routes import Router
-from kubeloop.testing.apiserver.store import Store
+from kubeloop.testing.apiserver.store import Store, View
 from kubeloop.testing.apiserver.verbs import Api
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -36,6 +37,7 @@ class FakeApiServer:
         self.clock = clock or Clock()
         self.kubelet = kubelet
         self.store = Store()
+        self.store.views[("events.k8s.io", "events")] = View(("", "events"), events.to_core, events.from_core)
         self.kinds = Kinds()
         self._closing = asyncio.Event()
         self._controllers: Controllers | None = None

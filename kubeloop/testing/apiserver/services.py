@@ -52,6 +52,40 @@ def causes(obj: dict[str, Any]) -> list[Cause]:
     policy = spec.get("internalTrafficPolicy")
     if policy is not None and policy not in _TRAFFIC:
         out.append(unsupported("spec.internalTrafficPolicy", policy, _TRAFFIC))
+    out += _external_traffic(spec)
+    return out or _allocation(spec, ports)  # the allocators run only on a valid Service
+
+
+def _externally_accessible(spec: dict[str, Any]) -> bool:
+    return spec.get("type") in ("LoadBalancer", "NodePort") or (
+        spec.get("type") == "ClusterIP" and bool(spec.get("externalIPs")))
+
+
+def _external_traffic(spec: dict[str, Any]) -> list[Cause]:
+    policy = spec.get("externalTrafficPolicy")
+    if not _externally_accessible(spec):
+        return [invalid("spec.externalTrafficPolicy", policy, "may only be set for externally-accessible services")
+                ] if policy else []
+    if not policy:
+        return [required("spec.externalTrafficPolicy")]
+    return [] if policy in _TRAFFIC else [unsupported("spec.externalTrafficPolicy", policy, _TRAFFIC)]
+
+
+# The local control plane's ranges (kube-apiserver's defaults) and families (single-stack IPv4).
+NODE_PORTS = range(30000, 32768)
+
+
+def _allocation(spec: dict[str, Any], ports: list[Any]) -> list[Cause]:
+    """What the registry's allocators refuse: a node port outside the range, dual stack required."""
+    out: list[Cause] = []
+    for i, port in enumerate(ports):
+        number = port.get("nodePort") if isinstance(port, dict) else None
+        if isinstance(number, int) and number and number not in NODE_PORTS:
+            out.append(invalid(f"spec.ports[{i}].nodePort", number, "provided port is not in the valid range. The "
+                               f"range of valid ports is {NODE_PORTS.start}-{NODE_PORTS.stop - 1}"))
+    if spec.get("ipFamilyPolicy") == "RequireDualStack" and spec.get("type") != "ExternalName":
+        out.append(invalid("spec.ipFamilyPolicy", "RequireDualStack",
+                           "this cluster is not configured for dual-stack services"))
     return out
 
 
@@ -141,9 +175,15 @@ def on_create(obj: dict[str, Any]) -> None:
 
 
 def keep_allocated(old: dict[str, Any], new: dict[str, Any]) -> None:
-    """An update that leaves out what the registry set keeps the stored values (PatchAllocatedValues)."""
+    """An update that leaves out what the registry set keeps the stored values (PatchAllocatedValues); a
+    type that no longer needs an external traffic policy drops the one it kept (dropTypeDependentFields)."""
     before, after = old.get("spec"), new.get("spec")
-    if not isinstance(before, dict) or not isinstance(after, dict) or after.get("type") == "ExternalName":
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return
+    if _externally_accessible(before) and not _externally_accessible(after) and \
+            before.get("externalTrafficPolicy") == after.get("externalTrafficPolicy"):
+        after.pop("externalTrafficPolicy", None)
+    if after.get("type") == "ExternalName":
         return
     if not after.get("clusterIP") and before.get("clusterIP"):
         after["clusterIP"] = before["clusterIP"]

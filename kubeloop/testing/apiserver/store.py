@@ -6,6 +6,8 @@
 - The change log feeds watches from a resourceVersion; ``compact()`` drops everything older (on demand,
   never by itself), after which such a watch or list answers 410 Gone.
 - Watchers get (type, old, new) on every change and decide themselves what they show (selectors).
+- A kind may be a ``View`` of another's storage (events.k8s.io Events are core Events, as in etcd):
+  read and written through it, converted both ways; its changes are the stored kind's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,15 @@ from kubeloop.client.api import Obj as Obj  # the fake server's modules take it 
 
 KindKey = tuple[str, str]  # (group, plural)
 ObjKey = tuple[str, str]   # (namespace or "", name)
+
+
+@dataclass(frozen=True)
+class View:
+    """A kind served from another kind's storage."""
+
+    storage: KindKey
+    to_storage: Callable[[Obj], Obj]
+    from_storage: Callable[[Obj], Obj]
 
 
 @dataclass(frozen=True)
@@ -37,16 +48,39 @@ class Store:
         self._versions: dict[KindKey, dict[ObjKey, list[tuple[int, Obj | None]]]] = {}
         self._log: list[Change] = []
         self._watchers: set[Callable[[Change], None]] = set()
+        self.views: dict[KindKey, View] = {}
+
+    def storage_of(self, kind: KindKey) -> KindKey:
+        """The kind whose storage holds ``kind``'s objects (itself, but for a view)."""
+        view = self.views.get(kind)
+        return kind if view is None else view.storage
+
+    def seen_as(self, kind: KindKey, change: Change) -> Change | None:
+        """``change`` as a watcher of ``kind`` sees it (None: not of that kind)."""
+        view = self.views.get(kind)
+        if view is None:
+            return change if change.kind == kind else None
+        if change.kind != view.storage:
+            return None
+        return Change(change.rv, change.type, kind, None if change.old is None else view.from_storage(change.old),
+                      view.from_storage(change.new))
 
     # --- reads --------------------------------------------------------------------------------------
 
     def get(self, kind: KindKey, key: ObjKey) -> Obj | None:
+        view = self.views.get(kind)
+        if view is not None:
+            stored = self.get(view.storage, key)
+            return None if stored is None else view.from_storage(stored)
         versions = self._versions.get(kind, {}).get(key)
         return versions[-1][1] if versions else None
 
     def items(self, kind: KindKey, at: int | None = None) -> list[Obj]:
         """Objects of a kind in etcd's key order (the string ``namespace/name``: ``X-x1/a`` sorts before
         ``X/a``, which a continue token relies on), as of RV ``at`` (default now)."""
+        view = self.views.get(kind)
+        if view is not None:
+            return [view.from_storage(o) for o in self.items(view.storage, at)]
         out = []
         for key in sorted(self._versions.get(kind, {}), key=lambda k: f"{k[0]}/{k[1]}"):
             obj = self._at(self._versions[kind][key], at)
@@ -76,6 +110,9 @@ class Store:
 
     def put(self, kind: KindKey, key: ObjKey, obj: Obj) -> Obj:
         """Stores ``obj`` (ADDED or MODIFIED) under a fresh resourceVersion and tells the watchers."""
+        view = self.views.get(kind)
+        if view is not None:
+            return view.from_storage(self.put(view.storage, key, view.to_storage(obj)))
         old = self.get(kind, key)
         rv = self.next_rv()
         obj["metadata"]["resourceVersion"] = str(rv)
@@ -85,6 +122,9 @@ class Store:
 
     def remove(self, kind: KindKey, key: ObjKey) -> Obj:
         """Deletes an object; the DELETED event carries its last state at the deletion's RV."""
+        view = self.views.get(kind)
+        if view is not None:
+            return view.from_storage(self.remove(view.storage, key))
         old = self.get(kind, key)
         assert old is not None
         rv = self.next_rv()

@@ -206,11 +206,15 @@ def _workload(word: str) -> Any:
     return check
 
 
-def _job_template(template: Any, path: str) -> list[Cause]:
+def _job_template(template: Any, path: str, cron: bool = False) -> list[Cause]:
+    """A Job's pod template; a CronJob's answers ``Always`` with a required value (kube-apiserver 1.35.4)."""
     spec = (template or {}).get("spec") if isinstance(template, dict) else None
     out = _containers(spec, f"{path}.spec")
     policy = (spec or {}).get("restartPolicy") if isinstance(spec, dict) else None
-    if policy in (None, "Always"):
+    if policy in (None, "Always") and cron:
+        out.append(("FieldValueRequired", f"{path}.spec.restartPolicy",
+                    'Required value: valid values: "OnFailure", "Never"'))
+    elif policy in (None, "Always"):
         out.append(_unsupported(f"{path}.spec.restartPolicy", policy or "", ["OnFailure", "Never"]))
     elif policy not in ("OnFailure", "Never"):
         out.append(_unsupported(f"{path}.spec.restartPolicy", policy, ["OnFailure", "Never"]))
@@ -229,7 +233,7 @@ def _job(obj: dict[str, Any]) -> list[Cause]:
 
 def _cronjob(obj: dict[str, Any]) -> list[Cause]:
     template = (((obj.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template")
-    return batch.cronjob(obj) + _job_template(template, "spec.jobTemplate.spec.template")
+    return batch.cronjob(obj) + _job_template(template, "spec.jobTemplate.spec.template", cron=True)
 
 
 def _lease(obj: dict[str, Any]) -> list[Cause]:
@@ -254,6 +258,19 @@ def _decoded_size(value: Any) -> int:
         return 0  # (refused when decoded)
 
 
+def config_key(key: str) -> list[str]:
+    """apimachinery's IsConfigMapKey, one message per rule broken (a key is also a file name in a volume)."""
+    out = ["must be no more than 253 characters"] if len(key) > 253 else []
+    if not re.fullmatch(r"[-._a-zA-Z0-9]+", key):
+        out.append("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  "
+                   "or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')")
+    if key in (".", ".."):
+        out.append(f"must not be '{key}'")
+    elif key.startswith(".."):
+        out.append("must not start with '..'")
+    return out
+
+
 def _configmap(obj: dict[str, Any]) -> list[Cause]:
     """Keys, a key in both data and binaryData, and the values' total size: over 1 MiB is too long (on
     the field ``[]``, as the real server names the whole object); binaryData counts decoded."""
@@ -262,10 +279,7 @@ def _configmap(obj: dict[str, Any]) -> list[Cause]:
     total = 0
     for field in ("data", "binaryData"):
         for key, value in (obj.get(field) or {}).items():
-            if not re.fullmatch(r"[-._a-zA-Z0-9]+", key) or len(key) > 253:
-                out.append(_invalid(f"{field}[{key}]", key, "a valid config key must consist of alphanumeric "
-                                    "characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or "
-                                    "'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
+            out += [_invalid(f"{field}[{key}]", key, why) for why in config_key(key)]
             if field == "data" and key in binary:
                 out.append(_invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
             total += len((value or "").encode()) if field == "data" else _decoded_size(value)
@@ -333,6 +347,13 @@ def _pod_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
                      "containers")]
         out += [_required(f"spec.{field}[{i}].image") for i, c in enumerate(now)
                 if isinstance(c, dict) and not c.get("image")]
+    was, now = before.pop("tolerations", None) or [], after.pop("tolerations", None) or []
+    for toleration in was:  # each kept, but for its tolerationSeconds; more may be added
+        if not any(isinstance(t, dict) and {**toleration, "tolerationSeconds": t.get("tolerationSeconds")} ==
+                   {**t, "tolerationSeconds": t.get("tolerationSeconds")} for t in now):
+            out.append(("FieldValueForbidden", "spec.tolerations", "Forbidden: existing toleration can not be "
+                        "modified except its tolerationSeconds"))
+            break
     old_deadline, new_deadline = before.get("activeDeadlineSeconds"), after.get("activeDeadlineSeconds")
     if new_deadline is None and old_deadline is not None:
         out.append(_invalid("spec.activeDeadlineSeconds", None, "must not update from a positive integer to nil "
@@ -366,16 +387,17 @@ def _dig(obj: Any, dotted: str) -> Any:
     return obj
 
 
-# events.k8s.io/v1 fields an update may not change, and the core Event field each is reported as.
-_EVENT_FIXED = {"regarding": "involvedObject", "reason": "reason", "note": "message", "deprecatedSource": "source",
-                "deprecatedFirstTimestamp": "firstTimestamp", "deprecatedLastTimestamp": "lastTimestamp",
-                "deprecatedCount": "count", "type": "type", "eventTime": "eventTime", "action": "action",
-                "related": "related", "reportingController": "reportingController",
-                "reportingInstance": "reportingInstance"}
+# events.k8s.io/v1 fields an update may not change, and the core Event field each is reported as, in the
+# real check's order (which checks the reason twice: a changed reason has two causes).
+_EVENT_FIXED = (("regarding", "involvedObject"), ("reason", "reason"), ("note", "message"),
+                ("deprecatedSource", "source"), ("deprecatedFirstTimestamp", "firstTimestamp"),
+                ("deprecatedLastTimestamp", "lastTimestamp"), ("deprecatedCount", "count"), ("reason", "reason"),
+                ("type", "type"), ("eventTime", "eventTime"), ("action", "action"), ("related", "related"),
+                ("reportingController", "reportingController"), ("reportingInstance", "reportingInstance"))
 
 
 def _event_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
-    return [_invalid(core, new.get(field), _IMMUTABLE) for field, core in _EVENT_FIXED.items()
+    return [_invalid(core, new.get(field), _IMMUTABLE) for field, core in _EVENT_FIXED
             if old.get(field) != new.get(field)]
 
 

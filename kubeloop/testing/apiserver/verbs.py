@@ -16,9 +16,20 @@ import uuid
 from collections.abc import Callable
 from typing import Any, cast
 
-from kubeloop.testing.apiserver import bodytype, builtin, causes, defaults, errors, gojson, listopts, objects, patches
+from kubeloop.testing.apiserver import (
+    admission,
+    bodytype,
+    builtin,
+    causes,
+    defaults,
+    errors,
+    gojson,
+    listopts,
+    objects,
+    patches,
+)
 from kubeloop.testing.apiserver.clock import Clock
-from kubeloop.testing.apiserver.fields import Managers
+from kubeloop.testing.apiserver.fields import Managers, Typing, custom_lists
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
 from kubeloop.testing.apiserver.selectors import Match
 from kubeloop.testing.apiserver.store import Obj, Store
@@ -59,6 +70,8 @@ class Api:
         start, at = "", None
         if token:
             start, at = self._decode_continue(token)
+            if rv and rv != "0":  # the token holds the list's resourceVersion
+                raise errors.bad_request("specifying resource version is not allowed when using continue")
         elif rv and rv != "0":
             at = self._list_rv(int(rv) if rv.isdigit() else -1, rv, rv_match)
         elif rv == "0":
@@ -87,16 +100,21 @@ class Api:
     def _list_rv(self, wanted: int, raw: str, rv_match: str | None) -> int | None:
         if wanted < 0:  # (the router refuses a resourceVersion that is not a number first)
             raise errors.bad_request(f"invalid resource version: {listopts.parse_error(raw)}")
-        if wanted > self.store.rv:
-            raise errors.StatusError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, "
-                                     f"current: {self.store.rv}", {"causes": [
-                                         {"reason": "ResourceVersionTooLarge",
-                                          "message": "Too large resource version"}], "retryAfterSeconds": 1})
+        self.fresh_enough(wanted)
         if rv_match == "Exact":
             if wanted < self.store.compacted:
                 raise errors.expired("The resourceVersion for the provided list is too old.")
             return wanted
         return None
+
+    def fresh_enough(self, wanted: int) -> None:
+        """A read at a resourceVersion the store has not reached: the real watch cache's 504 (it waits up
+        to 3 s for it first; the fake answers at once)."""
+        if wanted > self.store.rv:
+            raise errors.StatusError(504, "Timeout", f"Timeout: Too large resource version: {wanted}, "
+                                     f"current: {self.store.rv}", {"causes": [
+                                         {"reason": "ResourceVersionTooLarge",
+                                          "message": "Too large resource version"}], "retryAfterSeconds": 1})
 
     def _decode_continue(self, token: str) -> tuple[str, int]:
         bad = next((i for i, c in enumerate(token) if c not in _B64), None)
@@ -175,7 +193,9 @@ class Api:
     def managers(self, kind: Kind, old: Obj | None, subresource: str | None) -> Managers:
         """The field managers of ``old`` (None: a new object), scoped to the endpoint written."""
         entries = old["metadata"].get("managedFields") if old else None
-        return Managers(entries, typed=kind.crd is None, scope=objects.scope(kind, subresource))
+        typed: Typing = True if kind.crd is None else custom_lists(
+            [(v.get("schema") or {}).get("openAPIV3Schema") or {} for v in kind.crd["spec"].get("versions", [])])
+        return Managers(entries, typed=typed, scope=objects.scope(kind, subresource))
 
     def _namespace_open(self, kind: Kind, ns: str, name: str) -> None:
         namespace = self.store.get(("", "namespaces"), ("", ns))
@@ -254,6 +274,8 @@ class Api:
         else:
             body = builtin.decode(kind, version, body)
         new = objects.merge_update(kind, old, body, subresource)
+        if kind.key == ("", "pods") and subresource is None and isinstance(new.get("spec"), dict):
+            admission.tolerations(new["spec"])  # (an admission plugin of updates too)
         objects.check_immutable(kind, old, new)
         if subresource != "status" and validate:
             objects.validate_update(kind, old, body, new, subresource)
@@ -291,7 +313,7 @@ class Api:
               dry_run: bool = False, strict: bool = False) -> Obj:
         if content_type == patches.APPLY:
             return self.apply(kind, version, ns, name, body, field_manager, force, subresource, dry_run=dry_run)
-        if content_type == patches.STRATEGIC and kind.crd is not None:
+        if kind.crd is not None and content_type not in (patches.MERGE, patches.JSON):
             raise errors.StatusError(415, "UnsupportedMediaType", "the body of the request was in an unknown format "
                                      "- accepted media types include: application/json-patch+json, "
                                      "application/merge-patch+json, application/apply-patch+yaml")
@@ -349,6 +371,10 @@ class Api:
         if old is None and subresource and kind.key not in CREATE_ON_UPDATE:  # before the configuration's types
             raise errors.not_found(kind.plural, kind.group, name)
         builtin.check_applied(kind, version, name, config)
+        applied_name = (config.get("metadata") or {}).get("name")
+        if applied_name and applied_name != name:
+            raise errors.bad_request(f"the name of the object ({applied_name}) does not match the name on the URL "
+                                     f"({name})")
         if kind.crd is None:
             defaults.applied_containers(kind.key, config)
         if old is None:
@@ -688,8 +714,5 @@ def _deletion_kept(kind: Kind, old: Obj, body: Obj) -> None:
         value = sent.get(field)
         if value is not None and value != had.get(field):
             shown = f'"{value}"' if isinstance(value, str) else value
-            exc = errors.invalid(kind.kind, kind.group, had["name"], [
-                ("FieldValueInvalid", f"metadata.{field}", f"Invalid value: {shown}: field is immutable")])
-            assert exc.details is not None
-            exc.details["causes"] *= 2
-            raise exc
+            cause = ("FieldValueInvalid", f"metadata.{field}", f"Invalid value: {shown}: field is immutable")
+            raise errors.invalid(kind.kind, kind.group, had["name"], [cause, cause])

@@ -39,8 +39,9 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
     queue: asyncio.Queue[Change | None] = asyncio.Queue()
 
     def on_change(change: Change) -> None:
-        if change.kind == kind.key:
-            queue.put_nowait(change)
+        seen = store.seen_as(kind.key, change)
+        if seen is not None:
+            queue.put_nowait(seen)
 
     unsubscribe = store.subscribe(on_change)
     # The server stopping wakes the stream at once (a None in its queue), so shutdown never waits on it.
@@ -76,8 +77,9 @@ async def serve(request: web.Request, store: Store, kind: Kind, ns: str | None, 
                 await send("ERROR", errors.expired(f"too old resource version: {rv} ({floor + 1})").body())
                 return resp
             for past in store.changes_since(wanted):
-                if past.rv <= start and past.kind == kind.key:
-                    await _emit(send, past, mine, view)
+                seen = store.seen_as(kind.key, past) if past.rv <= start else None
+                if seen is not None:
+                    await _emit(send, seen, mine, view)
         timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout if timeout else None

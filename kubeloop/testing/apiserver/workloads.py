@@ -6,10 +6,11 @@ v1.35.4; the selectors and templates are checked in ``validation``."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from kubeloop.testing.apiserver.causes import Cause, forbidden, invalid, mapping, required
+from kubeloop.testing.apiserver.causes import Cause, forbidden, invalid, mapping, required, unsupported
 
 _PERCENT_MSG = ("a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
                 "regex used for validation is '[0-9]+%')")
@@ -47,7 +48,13 @@ def deployment(obj: dict[str, Any]) -> list[Cause]:
     out: list[Cause] = []
     strategy = mapping(spec.get("strategy"))
     rolling, path = strategy.get("rollingUpdate"), "spec.strategy.rollingUpdate"
-    if strategy.get("type") == "Recreate" and rolling is not None:
+    if strategy.get("type") not in ("Recreate", "RollingUpdate"):  # the internal struct, shown without JSON tags
+        shown = json.dumps({"Type": strategy.get("type") or "", "RollingUpdate": None if rolling is None else {
+            "MaxUnavailable": mapping(rolling).get("maxUnavailable"), "MaxSurge": mapping(rolling).get("maxSurge")}},
+            separators=(",", ":"))
+        out.append(("FieldValueNotSupported", "spec.strategy", f'Unsupported value: {shown}: supported values: '
+                    '"Recreate", "RollingUpdate"'))
+    elif strategy.get("type") == "Recreate" and rolling is not None:
         out.append(forbidden(path, "may not be specified when strategy `type` is 'Recreate'"))
     elif strategy.get("type") == "RollingUpdate" and isinstance(rolling, dict):
         unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
@@ -103,4 +110,15 @@ def statefulset(obj: dict[str, Any]) -> list[Cause]:
         partition = rolling.get("partition")
         if isinstance(partition, int) and partition < 0:
             out.append(invalid("spec.updateStrategy.rollingUpdate.partition", partition, _NONNEGATIVE))
+    start = mapping(spec.get("ordinals")).get("start")
+    if isinstance(start, int) and not isinstance(start, bool) and start < 0:
+        out.append(invalid("spec.ordinals.start", start, _NONNEGATIVE))
+    retention = mapping(spec.get("persistentVolumeClaimRetentionPolicy"))
+    for when in ("whenDeleted", "whenScaled"):
+        value = retention.get(when)
+        if value is not None and value not in _RETENTION:
+            out.append(unsupported(f"spec.persistentVolumeClaimRetentionPolicy.{when}", value, _RETENTION))
     return out
+
+
+_RETENTION = ["Delete", "Retain"]
