@@ -1,9 +1,11 @@
 """managedFields: who owns which field, for Update writes and server-side apply (SSA).
 
 Simple but faithful for what kubeloop's operators do:
-- Field paths are tuples of ``f:<key>`` (map members), ``v:<json>`` (``metadata.finalizers``, a set) and
-  ``k:<json>`` (``metadata.ownerReferences`` keyed by uid); every other list is atomic (one leaf), and so
-  are built-in kinds' label selectors.
+- Field paths are tuples of ``f:<key>`` (map members), ``v:<json>`` (set members: ``metadata.finalizers``,
+  a custom resource's ``x-kubernetes-list-type: set``) and ``k:<json>`` (keyed list items:
+  ``metadata.ownerReferences`` by uid, a built-in's conditions, containers, volumes, env, mounts and
+  ports by their merge keys, a custom resource's ``x-kubernetes-list-type: map`` by its keys); every other
+  list is atomic (one leaf), and so are built-in kinds' label selectors.
 - An Update takes over the fields it added or changed (from every other manager, without conflicts) and
   lists the map nodes it created (``"."`` in fieldsV1), as the real server does.
 - An update of an object without managedFields is not tracked; the first apply to it gives its fields to
