@@ -23,10 +23,9 @@ from kubeloop import Author, Operator, builtin
 from kubeloop.client import Client, NotFound
 from kubeloop.operators.copyrator import build_operator
 from kubeloop.operators.copyrator.settings import CopyratorSettings
-from kubeloop.testing import wait_for, wait_for_deletion
+from kubeloop.testing import wait_for, wait_for_deletion, wait_for_events
 from kubeloop.testing.operator import install_crds, run_operator
 from kubeloop.webhooks.author import sign
-from tests.integration.polling import eventually
 from tests.integration.test_op_copyrator_security import configmap, tenant_client, wait_status
 
 RULES = "copyrators.flant.com"
@@ -105,11 +104,6 @@ async def _grant_configmaps(admin: Client, ns: str, tenant_ns: str) -> None:
                         "subjects": [{"kind": "ServiceAccount", "name": "tenant", "namespace": tenant_ns}]})
 
 
-async def _events(admin: Client, ns: str, name: str) -> list[dict[str, Any]]:
-    items = (await admin.list("events.events.k8s.io", ns))["items"]
-    return [e for e in items if (e.get("regarding") or {}).get("name") == name]
-
-
 async def test_tenant_rule_reaches_only_where_its_author_may(setup: Setup) -> None:
     s = setup
     await s.tenant.create(configmap("mine", s.a, {"k": "a"}, {"src": "t"}))
@@ -135,14 +129,6 @@ async def test_tenant_rule_reaches_only_where_its_author_may(setup: Setup) -> No
     assert any(f"namespace {s.b}" in e["note"] for e in events)
 
 
-async def wait_for_events(admin: Client, ns: str, name: str, reason: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-
-    async def any_found() -> bool:
-        found[:] = [e for e in await _events(admin, ns, name) if e.get("reason") == reason]
-        return bool(found)
-    await eventually(any_found, f"a {reason} event on {ns}/{name}")
-    return found
 
 
 async def test_the_same_rule_by_an_admin_works(setup: Setup) -> None:

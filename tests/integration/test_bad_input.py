@@ -36,7 +36,7 @@ from kubeloop.operators.immortal import operator as immortal
 from kubeloop.operators.reloader import build_operator as build_reloader
 from kubeloop.operators.reloader.policy import HASH, TEMPLATE_HASH
 from kubeloop.operators.reloader.settings import ReloaderSettings
-from kubeloop.testing import wait_for, wait_for_deletion
+from kubeloop.testing import wait_for, wait_for_deletion, wait_for_events
 from kubeloop.testing.operator import RunningOperator, install_crds, run_operator
 from kubeloop.testing.podsecurity import relax, restricted
 
@@ -275,7 +275,7 @@ async def test_fuzzed_reloader_workloads(kube_cluster: Any, kube_client: Client,
                                 [({"big": "q" * (MIB - 4096)}, "volume"), ({"k": "v"}, "missing")])
         for name, how in made:
             if how == "missing":  # reported as an event; no hash until the object exists
-                await _event(kube_client, namespace, name, "ReloadSourceMissing")
+                await wait_for_events(kube_client, namespace, name, "ReloadSourceMissing", timeout=60)
             else:
                 await wait_for(kube_client, "deployments.apps", name, namespace,
                                lambda d: HASH in (d["metadata"].get("annotations") or {}), timeout=60,
@@ -287,18 +287,6 @@ async def test_fuzzed_reloader_workloads(kube_cluster: Any, kube_client: Client,
                        lambda d: TEMPLATE_HASH in template_annotations(d),
                        timeout=60, description="the rollout after a change")
         alive(running)
-
-
-async def _event(client: Client, namespace: str, name: str, reason: str, timeout: float = 60) -> Obj:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        items = (await client.list("events.events.k8s.io", namespace))["items"]
-        found = [e for e in items if e.get("reason") == reason and (e.get("regarding") or {}).get("name") == name]
-        if found:
-            return found[0]
-        assert loop.time() < deadline, f"no {reason} event for {name}"
-        await asyncio.sleep(0.3)
 
 
 # --- 3. hostile configuration ---------------------------------------------------------------------------------
@@ -335,7 +323,7 @@ async def test_chaos_agent_without_exclusions_is_contained(kube_cluster: Any, ku
                                   lambda o: ((o.get("status") or {}).get("round") or 0) >= 1,
                                   timeout=60, description="the first round")
             assert (done["status"]["counters"] or {}).get("ipsum", 0) > 0, done["status"]
-            await _event(kube_client, victim_ns, "precious", "DryRunConfigMapRewritten")
+            await wait_for_events(kube_client, victim_ns, "precious", "DryRunConfigMapRewritten", timeout=60)
             for ns in ("kube-system", "kube-public", "kube-node-lease", namespace, opted_out):
                 events = (await kube_client.list("events.events.k8s.io", ns))["items"]
                 touched = [e for e in events if e.get("reportingController", "").startswith("blackadder")
@@ -414,7 +402,7 @@ async def test_a_workload_rewriting_its_own_configmap_is_not_rolled_forever(kube
         await kube_client.patch("configmaps", "self-conf", {"data": {"starts": "kick"}}, namespace)
         pods = asyncio.create_task(workload())
         try:
-            event = await _event(kube_client, namespace, "ouroboros", "ReloadLoop", timeout=90)
+            (event, *_) = await wait_for_events(kube_client, namespace, "ouroboros", "ReloadLoop", timeout=90)
             settled = len(rollouts)
             await asyncio.sleep(4)  # well past debounce: no further rollout
             assert len(rollouts) == settled, rollouts

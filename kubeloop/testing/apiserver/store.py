@@ -50,11 +50,6 @@ class Store:
         self._watchers: set[Callable[[Change], None]] = set()
         self.views: dict[KindKey, View] = {}
 
-    def storage_of(self, kind: KindKey) -> KindKey:
-        """The kind whose storage holds ``kind``'s objects (itself, but for a view)."""
-        view = self.views.get(kind)
-        return kind if view is None else view.storage
-
     def seen_as(self, kind: KindKey, change: Change) -> Change | None:
         """``change`` as a watcher of ``kind`` sees it (None: not of that kind)."""
         view = self.views.get(kind)
