@@ -178,6 +178,16 @@ def core_event(name: str) -> dict[str, Any]:
 PODS = "/api/v1/namespaces/{ns}/pods"
 SVCS = "/api/v1/namespaces/{ns}/services"
 JOBS = "/apis/batch/v1/namespaces/{ns}/jobs"
+_JOB_PICK = ("metadata.name", "spec.completions", "spec.backoffLimit", "spec.backoffLimitPerIndex",
+             "spec.maxFailedIndexes", "spec.podFailurePolicy", "spec.successPolicy", "spec.podReplacementPolicy",
+             "spec.managedBy")
+
+
+def job_with(name: str, restart: str = "Never", **spec: Any) -> dict[str, Any]:
+    """A suspended Job (it never runs: no controller's writes to compare) with these spec fields."""
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": {
+        "suspend": True, "template": {"spec": {"restartPolicy": restart, "containers": [
+            {"name": "task", "image": "busybox:1.37"}]}}, **spec}}
 _POD_PICK = ("metadata.name", "metadata.finalizers", "metadata.deletionGracePeriodSeconds", "spec.nodeName")
 
 
@@ -245,6 +255,10 @@ _BAD_BINARY = {"apiVersion": "v1", "kind": "ConfigMap", "binaryData": {"b": "not
 
 def _p(**kw: str) -> dict[str, str]:
     return kw
+
+
+def with_selector(workload: dict[str, Any], selector: dict[str, Any]) -> dict[str, Any]:
+    return {**workload, "spec": {**workload["spec"], "selector": selector}}
 
 
 def deployment(name: str, containers: list[dict[str, Any]]) -> dict[str, Any]:
@@ -1421,5 +1435,74 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("GET", "/apis/{ns}.keyed.kubeloop.dev/v1/namespaces/{ns}/widgets/w/scale"),
         Req("GET", "/apis/{ns}.keyed.kubeloop.dev/v1/namespaces/{ns}/widgets/w"),
         Req("DELETE", CRDS + "/widgets.{ns}.keyed.kubeloop.dev", pick=("kind",)),
+    ],
+    # A Job's per-index backoff, pod failure and success policies, replacement policy and managedBy, as
+    # batch validation of kube-apiserver 1.35.4 checks them (blind2's job_validation_and_immutability).
+    "job_policies": [
+        Req("POST", JOBS, job_with("per-index", backoffLimitPerIndex=1, completions=2)),
+        Req("POST", JOBS, job_with("failed-alone", maxFailedIndexes=1, completionMode="Indexed", completions=2)),
+        Req("POST", JOBS, job_with("too-many-failed", backoffLimitPerIndex=1, maxFailedIndexes=3,
+                                   completionMode="Indexed", completions=2)),
+        Req("POST", JOBS, job_with("indexed", backoffLimitPerIndex=1, maxFailedIndexes=1, completionMode="Indexed",
+                                   completions=2), pick=_JOB_PICK),
+        Req("POST", JOBS, job_with("x" * 62, completionMode="Indexed", completions=11)),
+        Req("POST", JOBS, job_with("pfp-onfailure", restart="OnFailure", podFailurePolicy={"rules": [
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]})),
+        Req("POST", JOBS, job_with("pfp-bad", podFailurePolicy={"rules": [
+            {"action": "Explode", "onExitCodes": {"operator": "Like", "values": [3, 0, 3, 1],
+                                                  "containerName": "nobody"}},
+            {"action": "FailIndex", "onPodConditions": [{"type": "bad type!", "status": "Maybe"}]},
+            {"action": "Ignore"},
+            {"onExitCodes": {"operator": "In", "values": []}, "onPodConditions": [{"type": "DisruptionTarget"}]}]})),
+        Req("POST", JOBS, job_with("pfp", podFailurePolicy={"rules": [
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}},
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}), pick=_JOB_PICK),
+        Req("PATCH", JOBS + "/pfp", {"spec": {"podFailurePolicy": {"rules": [
+            {"action": "Count", "onExitCodes": {"operator": "NotIn", "values": [0]}}]}}}, MERGE, brief=True),
+        Req("POST", JOBS, job_with("replace", podReplacementPolicy="TerminatingOrFailed", podFailurePolicy={
+            "rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [1]}}]})),
+        Req("POST", JOBS, job_with("replace2", podReplacementPolicy="Sometimes")),
+        Req("POST", JOBS, job_with("success", completions=2, successPolicy={"rules": [{"succeededCount": 1}]})),
+        Req("POST", JOBS, job_with("success-bad", completions=3, completionMode="Indexed", successPolicy={"rules": [
+            {}, {"succeededIndexes": "0,2-1"}, {"succeededIndexes": "0-1", "succeededCount": 3},
+            {"succeededIndexes": "x"}, {"succeededIndexes": "5"}, {"succeededIndexes": "0-1-2"}]})),
+        Req("POST", JOBS, job_with("success-ok", completions=3, completionMode="Indexed", successPolicy={"rules": [
+            {"succeededIndexes": "0,2", "succeededCount": 1}]}), pick=_JOB_PICK),
+        Req("POST", JOBS, job_with("success-empty", completions=3, completionMode="Indexed",
+                                   successPolicy={"rules": []})),
+        Req("POST", JOBS, job_with("managed", managedBy="kueue")),
+        Req("POST", JOBS, job_with("managed2", managedBy="Kueue.x-k8s.io/multi kueue")),
+        Req("POST", JOBS, job_with("managed3", managedBy="kueue.x-k8s.io/" + "m" * 60)),
+        Req("POST", JOBS, job_with("managed-ok", managedBy="kueue.x-k8s.io/multikueue"), pick=_JOB_PICK),
+        Req("PATCH", JOBS + "/managed-ok", {"spec": {"managedBy": "example.com/other"}}, MERGE, brief=True),
+        Req("PATCH", JOBS + "/indexed", {"spec": {"backoffLimitPerIndex": 2}}, MERGE, brief=True),
+    ],
+    # A workload's spec.selector as ValidateLabelSelector and LabelSelectorAsSelector judge it: operators,
+    # values, keys, expressions matching (or not) the template's labels, per kind (blind2's "Like").
+    "workload_label_selectors": [
+        Req("POST", DEPLOY, with_selector(deployment("like", [{"name": "c", "image": "busybox:1"}]), {
+            "matchExpressions": [{"key": "app", "operator": "Like", "values": ["like"]}]})),
+        Req("POST", DEPLOY, with_selector(deployment("novalues", [{"name": "c", "image": "busybox:1"}]), {
+            "matchExpressions": [{"key": "app", "operator": "In"}, {"key": "bad key!", "operator": "Exists",
+                                                                   "values": ["x"]}]})),
+        Req("POST", DEPLOY, with_selector(deployment("badvalue", [{"name": "c", "image": "busybox:1"}]), {
+            "matchLabels": {"app": "badvalue"}, "matchExpressions": [
+                {"key": "tier", "operator": "NotIn", "values": ["not ok"]}]})),
+        Req("POST", DEPLOY, with_selector(deployment("nomatch", [{"name": "c", "image": "busybox:1"}]), {
+            "matchExpressions": [{"key": "app", "operator": "In", "values": ["other"]}]})),
+        Req("POST", DEPLOY, with_selector(deployment("expr", [{"name": "c", "image": "busybox:1"}]), {
+            "matchExpressions": [{"key": "app", "operator": "In", "values": ["expr", "x"]},
+                                 {"key": "gone", "operator": "DoesNotExist"}]}), pick=("spec.selector",)),
+        Req("POST", STS, with_selector(sts("like"), {"matchExpressions": [
+            {"key": "app", "operator": "Like", "values": ["w"]}]})),
+        Req("POST", STS, with_selector(sts("notin"), {"matchExpressions": [
+            {"key": "app", "operator": "NotIn", "values": ["w"]}]})),
+        Req("POST", DS, with_selector(ds("like"), {"matchExpressions": [
+            {"key": "app", "operator": "Like", "values": ["w"]}]})),
+        Req("POST", DS, with_selector(ds("exists"), {"matchExpressions": [{"key": "app", "operator": "Exists"}]}),
+            pick=("spec.selector",)),
+        Req("POST", JOBS, {**job_with("manual", manualSelector=True, selector={"matchExpressions": [
+            {"key": "pick", "operator": "Like", "values": ["me"]}]})}),
+        Req("POST", JOBS, {**job_with("manual2", manualSelector=True, selector={"matchLabels": {"pick": "me"}})}),
     ],
 }

@@ -12,54 +12,24 @@ timing), and the floor stays below it."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from tests.differential.compare import compare
+from tests.differential.blind import BlindSuite
 from tests.differential.harness import Backend
 from tests.differential.sequences_blind import BLIND
 
-THRESHOLD = 95.0  # issue 31's goal
-FLOOR = 90.0  # 96.3 % on 2026-12-03 (81.0 % at first contact): lower than that is a regression of the fake
-RESULTS: dict[str, tuple[int, list[str]]] = {}  # sequence → (steps, differences)
-
-
-def _out(text: str) -> None:
-    print(text, file=sys.__stderr__, flush=True)
+# The floor: 96.3 % on 2026-12-03 (81.0 % at first contact); lower than that is a regression of the fake
+SUITE = BlindSuite("blind", BLIND, floor=90.0)
 
 
 @pytest.mark.parametrize("name", list(BLIND))
 async def test_blind_sequence(name: str, fake: Backend, real: Backend) -> None:
-    steps = BLIND[name]
-    diffs = await compare(name, steps, fake, real)
-    RESULTS[name] = (len(steps), diffs)
-    _out(f"\n[blind] {name}: {len(steps) - len(diffs)}/{len(steps)} steps agree")
-    for diff in diffs:  # the first lines of each (the whole of them: pytest -s with compare's output)
-        _out(f"[blind] {name}: {diff[:400]}")
-
-
-def _agreement() -> float:
-    missing = [name for name in BLIND if name not in RESULTS]
-    assert not missing, f"{len(missing)} blind sequence(s) did not run (or errored): {', '.join(missing)}"
-    total = sum(n for n, _ in RESULTS.values())
-    agreeing = sum(n - len(d) for n, d in RESULTS.values())
-    assert total > 0, "no steps ran"
-    return 100.0 * agreeing / total
+    await SUITE.play(name, fake, real)
 
 
 def test_blind_agreement_report_and_floor() -> None:
-    rate = _agreement()
-    lines = ["", "blind differential suite: agreement per sequence"]
-    for name, (n, diffs) in RESULTS.items():
-        lines.append(f"  {name:<48} {n - len(diffs):>3}/{n:<3} {100.0 * (n - len(diffs)) / n:5.1f} %")
-    agreeing, total = sum(n - len(d) for n, d in RESULTS.values()), sum(n for n, _ in RESULTS.values())
-    whole = sum(not d for _, d in RESULTS.values())
-    lines.append(f"  total: {whole}/{len(RESULTS)} sequences and {agreeing}/{total} steps agree ({rate:.1f} %)")
-    _out("\n".join(lines))
-    assert rate >= FLOOR, f"blind step agreement {rate:.1f} % fell below its floor of {FLOOR} %"
+    SUITE.report_and_floor()
 
 
 def test_blind_agreement_at_least_95_percent() -> None:
-    rate = _agreement()
-    assert rate >= THRESHOLD, f"blind step agreement {rate:.1f} % < {THRESHOLD} %"
+    SUITE.goal()

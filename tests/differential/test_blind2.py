@@ -16,55 +16,25 @@ rest of that day's fixes (written sequences ``blind2_found_*``): 464 of 503 (92.
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from tests.differential.compare import compare
+from tests.differential.blind import BlindSuite
 from tests.differential.harness import Backend
 from tests.differential.sequences_blind2 import SEQUENCES
 
-GOAL = 95.0  # issue 31's goal for the fake's step agreement
-FLOOR = 88.0  # 92.2 % on 2026-12-03 (first figure 74.4 %), with room for a loaded CI's timing
-RESULTS: dict[str, tuple[int, list[str]]] = {}  # sequence → (its steps, its differences)
-
-
-def _say(text: str) -> None:
-    print(text, file=sys.__stderr__, flush=True)
+# The floor: 92.2 % on 2026-12-03 (first figure 74.4 %), with room for a loaded CI's timing
+SUITE = BlindSuite("blind2", SEQUENCES, floor=88.0)
 
 
 @pytest.mark.parametrize("name", list(SEQUENCES))
 async def test_blind2_sequence(name: str, fake: Backend, real: Backend) -> None:
-    steps = SEQUENCES[name]
-    diffs = await compare(name, steps, fake, real)
-    RESULTS[name] = (len(steps), diffs)
-    _say(f"\n[blind2] {name}: {len(steps) - len(diffs)}/{len(steps)} steps agree")
-    for diff in diffs:
-        _say(f"[blind2] {name}: {diff[:2000]}")
-
-
-def _rate() -> float:
-    absent = [name for name in SEQUENCES if name not in RESULTS]
-    assert not absent, f"{len(absent)} blind2 sequence(s) did not run (or errored): {', '.join(absent)}"
-    total = sum(n for n, _ in RESULTS.values())
-    assert total, "no steps ran"
-    return 100.0 * sum(n - len(d) for n, d in RESULTS.values()) / total
+    await SUITE.play(name, fake, real)
 
 
 def test_blind2_report_and_floor() -> None:
-    rate = _rate()
-    rows = ["", "second blind differential suite: agreement per sequence"]
-    for name, (n, diffs) in RESULTS.items():
-        rows.append(f"  {name:<48} {n - len(diffs):>3}/{n:<3} {100.0 * (n - len(diffs)) / n:5.1f} %")
-    steps = sum(n for n, _ in RESULTS.values())
-    agreeing = sum(n - len(d) for n, d in RESULTS.values())
-    whole = sum(not d for _, d in RESULTS.values())
-    rows.append(f"  total: {whole}/{len(RESULTS)} sequences and {agreeing}/{steps} steps agree ({rate:.1f} %)")
-    _say("\n".join(rows))
-    assert rate >= FLOOR, f"blind2 step agreement {rate:.1f} % fell below its floor of {FLOOR} %"
+    SUITE.report_and_floor()
 
 
 @pytest.mark.xfail(strict=True, reason="74.4 % at first contact (2026-12-02): below the goal")
 def test_blind2_agreement_at_least_95_percent() -> None:
-    rate = _rate()
-    assert rate >= GOAL, f"blind2 step agreement {rate:.1f} % < {GOAL} %"
+    SUITE.goal()

@@ -168,6 +168,11 @@ def _job(spec: Obj) -> None:
     _put(spec, "podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") is not None
          else "TerminatingOrFailed")
     _put(spec, "manualSelector", False)
+    for rule in (spec.get("podFailurePolicy") or {}).get("rules") or [] if isinstance(
+            spec.get("podFailurePolicy"), dict) else []:
+        for pattern in (rule.get("onPodConditions") or []) if isinstance(rule, dict) else []:
+            if isinstance(pattern, dict) and not pattern.get("status"):
+                pattern["status"] = "True"
     _template(spec)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubeloop.testing.apiserver import names
+from kubeloop.testing.apiserver.causes import Cause, forbidden, invalid, mapping, required
 from kubeloop.testing.apiserver.errors import bad_request
 
 Match = Callable[[dict[str, Any]], bool]
@@ -194,3 +195,53 @@ def _field(obj: dict[str, Any], path: str) -> str:
     if isinstance(cur, bool):
         return "true" if cur else "false"
     return str(cur)
+
+
+# --- a workload's spec.selector (metav1.LabelSelector) ------------------------------------------------------
+
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def label_selector_causes(selector: Any, path: str) -> list[Cause]:
+    """``ValidateLabelSelector``: its labels, and each expression's operator, values and key."""
+    sel = mapping(selector)
+    out: list[Cause] = []
+    for key, value in mapping(sel.get("matchLabels")).items():
+        out += [invalid(f"{path}.matchLabels", key, e) for e in names.qualified_name(key)]
+        out += [invalid(f"{path}.matchLabels", value, e) for e in names.label_value(value)] if isinstance(
+            value, str) else []
+    for i, expr in enumerate(sel.get("matchExpressions") or []):
+        expr, where = mapping(expr), f"{path}.matchExpressions[{i}]"
+        op, values = expr.get("operator"), expr.get("values") or []
+        if op in ("In", "NotIn") and not values:
+            out.append(required(f"{where}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif op in ("Exists", "DoesNotExist") and values:
+            out.append(forbidden(f"{where}.values", "may not be specified when `operator` is 'Exists' or "
+                                 "'DoesNotExist'"))
+        elif op not in _OPERATORS:
+            out.append(invalid(f"{where}.operator", op or "", "not a valid selector operator"))
+        label = expr["key"] if isinstance(expr.get("key"), str) else ""
+        out += [invalid(f"{where}.key", label, e) for e in names.qualified_name(label)]
+        for j, value in enumerate(values):
+            out += [invalid(f"{where}.values[{j}]", value, e) for e in names.label_value(value)] if isinstance(
+                value, str) else []
+    return out
+
+
+def label_selector_matches(selector: Any, labels: dict[str, Any]) -> bool | None:
+    """``LabelSelectorAsSelector(selector).Matches(labels)``: None when the selector does not convert (an
+    unknown operator, a bad key or value, In without values); no selector matches nothing, an empty one all."""
+    if selector is None:
+        return False
+    if not isinstance(selector, dict):
+        return None
+    wanted, exprs = selector.get("matchLabels") or {}, selector.get("matchExpressions") or []
+    if label_selector_causes(selector, ""):
+        return None
+    ok = all(labels.get(k) == v for k, v in wanted.items())
+    for expr in exprs:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        present = key in labels
+        ok = ok and {"In": present and labels.get(key) in values, "NotIn": not present or labels.get(key) not in values,
+                     "Exists": present, "DoesNotExist": not present}[op]
+    return ok

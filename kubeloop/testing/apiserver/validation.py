@@ -23,8 +23,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kubeloop.testing.apiserver import batch, containers, events, names, secrets, services, workloads
-from kubeloop.testing.apiserver.causes import Cause
+from kubeloop.testing.apiserver import batch, containers, events, names, secrets, selectors, services, workloads
+from kubeloop.testing.apiserver.causes import Cause, shown
 from kubeloop.testing.apiserver.causes import invalid as _invalid
 from kubeloop.testing.apiserver.causes import required as _required
 from kubeloop.testing.apiserver.causes import unsupported as _unsupported
@@ -195,10 +195,15 @@ def _workload(word: str) -> Any:
         if selector is None:  # and so the template's labels match nothing (a DaemonSet says only that)
             out += [mismatch] if word == "daemonset" else [_required("spec.selector"), mismatch]
         else:
-            wanted = (selector or {}).get("matchLabels") or {}
-            if not wanted and not (selector or {}).get("matchExpressions"):
+            out += selectors.label_selector_causes(selector, "spec.selector")
+            matches = selectors.label_selector_matches(selector, labels)
+            if not (selector or {}).get("matchLabels") and not (selector or {}).get("matchExpressions"):
                 out.append(_invalid("spec.selector", selector, f"empty selector is invalid for {word}"))
-            elif any(labels.get(k) != v for k, v in wanted.items()):
+            elif matches is None and word != "daemonset":  # (a StatefulSet's says no more than its value)
+                out.append(_invalid("spec.selector", _go_selector(selector), "invalid label selector")
+                           if word == "deployment" else ("FieldValueInvalid", "spec.selector",
+                                                         f"Invalid value: {shown(_go_selector(selector))}"))
+            elif matches is False:
                 out.append(mismatch)
         out += _containers(template.get("spec"), "spec.template.spec")
         out += _restart(template.get("spec"), "spec.template.spec", ["Always"])
@@ -206,8 +211,14 @@ def _workload(word: str) -> Any:
     return check
 
 
-def _job_template(template: Any, path: str, cron: bool = False) -> list[Cause]:
-    """A Job's pod template; a CronJob's answers ``Always`` with a required value (kube-apiserver 1.35.4)."""
+def _go_selector(selector: dict[str, Any]) -> dict[str, Any]:
+    """A LabelSelector as Go's json.Marshal prints it: its fields in declaration order, empty ones left out."""
+    return {k: selector[k] for k in ("matchLabels", "matchExpressions") if selector.get(k)}
+
+
+def _job_template(template: Any, path: str, cron: bool = False, failure_policy: bool = False) -> list[Cause]:
+    """A Job's pod template; a CronJob's answers ``Always`` with a required value (kube-apiserver 1.35.4); a
+    pod failure policy takes ``Never`` only."""
     spec = (template or {}).get("spec") if isinstance(template, dict) else None
     out = _containers(spec, f"{path}.spec")
     policy = (spec or {}).get("restartPolicy") if isinstance(spec, dict) else None
@@ -218,6 +229,9 @@ def _job_template(template: Any, path: str, cron: bool = False) -> list[Cause]:
         out.append(_unsupported(f"{path}.spec.restartPolicy", policy or "", ["OnFailure", "Never"]))
     elif policy not in ("OnFailure", "Never"):
         out.append(_unsupported(f"{path}.spec.restartPolicy", policy, ["OnFailure", "Never"]))
+    elif failure_policy and policy != "Never":
+        out.append(_invalid(f"{path}.spec.restartPolicy", policy, 'only "Never" is supported when podFailurePolicy '
+                            "is specified"))
     return out
 
 
@@ -228,12 +242,14 @@ def _job(obj: dict[str, Any]) -> list[Cause]:
     for value in (labels or {}).values():  # the generated job-name label is the Job's name
         if isinstance(value, str):
             out += [_invalid("spec.template.labels", value, e) for e in names.label_value(value)]
-    return out + _job_template(template, "spec.template") + batch.job(obj)
+    failure_policy = (obj.get("spec") or {}).get("podFailurePolicy") is not None
+    return out + _job_template(template, "spec.template", failure_policy=failure_policy) + batch.job(obj)
 
 
 def _cronjob(obj: dict[str, Any]) -> list[Cause]:
-    template = (((obj.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template")
-    return batch.cronjob(obj) + _job_template(template, "spec.jobTemplate.spec.template", cron=True)
+    job = ((obj.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}
+    return batch.cronjob(obj) + _job_template(job.get("template"), "spec.jobTemplate.spec.template", cron=True,
+                                              failure_policy=job.get("podFailurePolicy") is not None)
 
 
 def _lease(obj: dict[str, Any]) -> list[Cause]:
