@@ -199,6 +199,20 @@ def pod(name: str, activeDeadlineSeconds: int | None = None, **meta: Any) -> dic
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, **meta}, "spec": spec}
 
 
+_UNBOUND = ("metadata.name", "spec.nodeName", "spec.schedulerName", "status")  # (volume names are random)
+
+
+def unbound(name: str, **meta: Any) -> dict[str, Any]:
+    """A pod no scheduler takes (its scheduler does not run): bound by the sequence, to the idle node."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, **meta}, "spec": {
+        "schedulerName": "kubeloop-test-scheduler", "containers": [{"name": "c", "image": "busybox:1"}]}}
+
+
+def binding_of(name: str, node: str = "diff-node", **meta: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, **meta},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+
+
 def _pod_patch(*ops: tuple[Any, ...]) -> Req:
     """A JSON patch of pod ``p`` (it keeps what admission added); errors compared by their causes."""
     patch = [{"op": o[0], "path": o[1], **({"value": o[2]} if len(o) > 2 else {})} for o in ops]
@@ -1504,5 +1518,39 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("POST", JOBS, {**job_with("manual", manualSelector=True, selector={"matchExpressions": [
             {"key": "pick", "operator": "Like", "values": ["me"]}]})}),
         Req("POST", JOBS, {**job_with("manual2", manualSelector=True, selector={"matchLabels": {"pick": "me"}})}),
+    ],
+    # A custom scheduler binding pods (kube-apiserver 1.35.4's BindingREST): the subresource and the
+    # bindings collection, their checks and refusals, what a binding changes in the pod.
+    "pods_bound_by_a_scheduler": [
+        Req("POST", PODS, unbound("p", labels={"app": "x"}), pick=_UNBOUND),
+        Req("POST", PODS + "/p/binding", binding_of("other")),
+        Req("POST", PODS + "/p/binding", {**binding_of("p"), "target": {"kind": "Pod", "name": ""}}),
+        Req("POST", PODS + "/p/binding", {**binding_of("p"), "target": {"kind": "Node"}}),
+        Req("POST", PODS + "/p/binding", binding_of("p", uid=_GONE_UID)),
+        Req("POST", PODS + "/p/binding", binding_of("p"), params={"dryRun": "All"}),
+        Req("GET", PODS + "/p", pick=("spec.nodeName", "status.conditions")),
+        Req("POST", PODS + "/p/binding", binding_of("p", annotations={"scheduled-by": "me"}, labels={"zone": "a"})),
+        Req("GET", PODS + "/p", pick=("metadata.generation", "metadata.annotations", "metadata.labels",
+                                      "metadata.managedFields.*.manager", "spec.nodeName", "status.conditions.*.type",
+                                      "status.conditions.*.status", "status.conditions.*.lastProbeTime")),
+        Req("POST", PODS + "/p/binding", binding_of("p")),
+        Req("GET", PODS + "/p/binding"),
+        Req("PUT", PODS + "/p/binding", binding_of("p")),
+        Req("POST", PODS + "/nobody/binding", binding_of("nobody")),
+        Req("POST", PODS, {**unbound("gated"), "spec": {**unbound("gated")["spec"],
+                                                        "schedulingGates": [{"name": "example.com/wait"}]}},
+            pick=_UNBOUND),
+        Req("POST", PODS + "/gated/binding", binding_of("gated")),
+        Req("POST", PODS, {**unbound("held"), "metadata": {"name": "held", "finalizers": ["example.com/hold"]}},
+            pick=_UNBOUND),
+        Req("DELETE", PODS + "/held", pick=("metadata.name",)),
+        Req("POST", PODS + "/held/binding", binding_of("held")),
+        Req("PATCH", PODS + "/held", {"metadata": {"finalizers": None}}, MERGE, pick=("metadata.name",)),
+        Req("POST", PODS, unbound("q"), pick=_UNBOUND),
+        Req("POST", "/api/v1/namespaces/{ns}/bindings", binding_of("q")),
+        Req("GET", PODS + "/q", pick=("spec.nodeName",)),
+        Req("POST", "/api/v1/namespaces/{ns}/bindings", binding_of("nobody")),
+        Req("GET", "/api/v1", only=("bindings", "pods/binding")),
+        Req("DELETE", PODS, params={"gracePeriodSeconds": "0"}, pick=("kind",)),
     ],
 }

@@ -152,6 +152,11 @@ class Kinds:
                     if sub == "scale":
                         entry.update(group="autoscaling", version="v1")
                     resources.append(entry)
+            if k.key == ("", "pods"):  # (a scheduler's POST: see binding.py)
+                resources += [{"name": "bindings", "singularName": "binding", "namespaced": True, "kind": "Binding",
+                               "verbs": ["create"]},
+                              {"name": "pods/binding", "singularName": "", "namespaced": True, "kind": "Binding",
+                               "verbs": ["create"]}]
             if k.key == ("", "namespaces"):  # (PUT only: how spec.finalizers change)
                 resources.append({"name": "namespaces/finalize", "singularName": "", "namespaced": False,
                                   "kind": "Namespace", "verbs": ["update"]})

@@ -158,7 +158,7 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
     return tidy(kind, obj)
 
 
-def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+def strategy_create(kind: Kind, obj: dict[str, Any], now: str) -> dict[str, Any]:
     """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
     if kind.status:
         obj.pop("status", None)
@@ -170,6 +170,10 @@ def strategy_create(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
 
         admission.admit_pod(obj)
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
+        if (obj.get("spec") or {}).get("schedulingGates"):  # (the strategy's applySchedulingGatedCondition)
+            obj["status"]["conditions"] = [{
+                "type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": now,
+                "reason": "SchedulingGated", "message": "Scheduling is blocked due to non-empty scheduling gates"}]
     if kind.key == ("apps", "daemonsets"):
         obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
     if kind.key == ("batch", "jobs"):

@@ -13,7 +13,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubeloop.testing.apiserver import errors, listopts, objects, scale, selectors, watch
+from kubeloop.testing.apiserver import binding, errors, listopts, objects, scale, selectors, watch
 from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.bodytype import real_resources
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -27,8 +27,7 @@ VERSION = {"major": "1", "minor": "35", "gitVersion": "v1.35.4-kubeloop-fake", "
 
 # Subresources the real server has for these kinds and the fake does not serve (501, not 404).
 _UNSERVED: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "pods"): ("log", "exec", "attach", "portforward", "proxy", "eviction", "binding", "ephemeralcontainers",
-                   "resize"),
+    ("", "pods"): ("log", "exec", "attach", "portforward", "proxy", "eviction", "ephemeralcontainers", "resize"),
     ("", "serviceaccounts"): ("token",), ("", "services"): ("proxy",),
 }
 
@@ -80,6 +79,8 @@ class Router:
         legacy = _legacy_watch(parts)
         if legacy is not None:  # /api/v1/watch/..., /apis/<group>/<version>/watch/...: a watch of the rest
             return await self._legacy_watch(request, legacy, path)
+        if len(parts) == 5 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "bindings":
+            return await self._bind(request, parts[3], None)  # (the pod named in the Binding)
         target = self._target(parts, path)
         if target is None:
             if parts and parts[0] in ("api", "apis"):
@@ -130,8 +131,8 @@ class Router:
             raise _page_not_found(path)
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
-        finalize = sub == "finalize" and kind.key == ("", "namespaces")
-        if sub and not (sub == "status" and kind.status) and not (sub == "scale" and kind.scale) and not finalize:
+        own = (sub, kind.key) in (("finalize", ("", "namespaces")), ("binding", ("", "pods")))  # (one kind's)
+        if sub and not (sub == "status" and kind.status) and not (sub == "scale" and kind.scale) and not own:
             if sub in _UNSERVED.get(kind.key, ()):  # the real server has it; the fake does not
                 raise errors.not_served(f"the {sub} subresource of {errors.qualified(kind.plural, kind.group)}")
             raise _page_not_found(path)
@@ -139,6 +140,8 @@ class Router:
 
     async def _verb(self, request: web.Request, t: Target) -> web.StreamResponse:
         q = request.query
+        if t.subresource == "binding":
+            return await self._bind(request, t.namespace or "", t.name)
         _check_dry_run(request.method, q.getall("dryRun", []))
         dry_run = bool(q.get("dryRun"))
         if dry_run and t.subresource == "scale":
@@ -210,6 +213,20 @@ class Router:
             out = self.api.delete(t.kind, t.namespace, t.name, options, dry_run=dry_run)
             return json_response(out if out.get("kind") == "Status" else self._view(t, out))
         raise errors.method_not_allowed()
+
+    async def _bind(self, request: web.Request, ns: str, name: str | None) -> web.StreamResponse:
+        """A Pod's binding (POST only); ``name`` None: the ``bindings`` collection, the pod named in the body."""
+        if request.method != "POST":
+            raise errors.method_not_allowed()
+        _check_dry_run("POST", request.query.getall("dryRun", []))
+        body = await _body(request)
+        pod = self.kinds.get("", "v1", "pods")
+        assert pod is not None
+        named = ((body.get("metadata") or {}).get("name") or "") if isinstance(body, dict) else ""
+        done = binding.bind(self.api.store, pod, ns, name if name is not None else named, body,
+                            self.api.clock.stamp(), dry_run=bool(request.query.get("dryRun")))
+        self.api.kick()
+        return json_response(done, 201)
 
     async def _scale(self, request: web.Request, t: Target, manager: str) -> web.StreamResponse:
         """GET, PUT and PATCH of ``<object>/scale``: written as an update of the object's replicas."""

@@ -173,7 +173,7 @@ class Api:
         if managed:  # an apply that creates records its own fields
             managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}), obj,
                             self.clock.stamp(), creating=True)
-        obj = objects.strategy_create(kind, obj)
+        obj = objects.strategy_create(kind, obj, self.clock.stamp())
         obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp(), uid)
         if kind.namespaced:
             obj["metadata"]["namespace"] = ns
