@@ -1553,4 +1553,33 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("GET", "/api/v1", only=("bindings", "pods/binding")),
         Req("DELETE", PODS, params={"gracePeriodSeconds": "0"}, pick=("kind",)),
     ],
+    # Metadata sent to /status: a Pod's, a StatefulSet's and a Service's is stored; a Deployment's labels
+    # are reset (and not recorded); a custom resource's is reset but recorded as the status writer's, as
+    # the field manager saw it before the status strategy (kube-apiserver 1.35.4).
+    "metadata_written_through_status": [
+        Req("POST", PODS, unbound("p"), pick=("metadata.name",)),
+        Req("PATCH", PODS + "/p/status", {"metadata": {"labels": {"via": "status"}, "annotations": {"a": "1"}},
+                                          "status": {"message": "hi"}}, MERGE, params={"fieldManager": "st"},
+            pick=("metadata.labels", "metadata.annotations", "status.message", "metadata.managedFields")),
+        Req("POST", DEPLOY, {**deployment("d", [{"name": "c", "image": "busybox:1"}]),
+                             "spec": {**deployment("d", [{"name": "c", "image": "busybox:1"}])["spec"], "replicas": 0}},
+            pick=("metadata.name",)),
+        Req("PATCH", DEPLOY + "/d/status", {"metadata": {"labels": {"via": "status"}, "annotations": {"a": "1"}}},
+            MERGE, params={"fieldManager": "st"}, pick=("metadata.labels", "metadata.annotations.a")),
+        Req("POST", STS, sts("s"), pick=("metadata.name",)),
+        Req("PATCH", STS + "/s/status", {"metadata": {"labels": {"via": "status"}}}, MERGE,
+            params={"fieldManager": "st"}, pick=("metadata.labels",)),
+        Req("POST", SVCS, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"}, "spec": {
+            "ports": [{"port": 80}]}}, pick=("metadata.name",)),
+        Req("PATCH", SVCS + "/svc/status", {"metadata": {"labels": {"via": "status"}, "finalizers": ["x.io/y"]}},
+            MERGE, params={"fieldManager": "st"}, pick=("metadata.labels", "metadata.finalizers",
+                                                        "metadata.managedFields")),
+        Req("PATCH", SVCS + "/svc", {"metadata": {"finalizers": None}}, MERGE, pick=("metadata.finalizers",)),
+        Req("POST", ECHO, echo("e")),
+        Req("PATCH", ECHO + "/e/status", {"metadata": {"labels": {"via": "status"}}, "status": {"seen": "x"}},
+            MERGE, params={"fieldManager": "st"}),
+        Req("PUT", ECHO + "/e/status", {**echo("e"), "metadata": {"name": "e", "annotations": {"b": "2"}},
+                                        "status": {"seen": "y"}}, params={"fieldManager": "st2"}),
+        Req("GET", ECHO + "/e"),
+    ],
 }

@@ -4,7 +4,11 @@
   projected ``kube-api-access-<random>`` volume (token, root CA, namespace) is added and mounted in
   every container at /var/run/secrets/kubernetes.io/serviceaccount;
 - DefaultTolerationSeconds: tolerations of 300 s for the not-ready and unreachable node taints, on an
-  update too (``tolerations``), so that a patch replacing the list keeps them.
+  update too (``tolerations``), so that a patch replacing the list keeps them;
+- Priority: with no priority class (and none is a default), priority 0 and preemption of lower
+  priorities; an update that leaves them out keeps the old ones (``keep_priority``).
+
+Admission comes after the field manager, so nobody owns what these plugins add.
 
 A later update of the Pod's spec that drops them is then refused as on a real server (a pod's spec is
 immutable but for its images and deadline).
@@ -37,10 +41,19 @@ def tolerations(spec: dict[str, Any]) -> None:
                                                        "tolerationSeconds": 300})
 
 
+def keep_priority(old: dict[str, Any], new: dict[str, Any]) -> None:
+    for field in ("priority", "preemptionPolicy"):
+        if new.get(field) is None and old.get(field) is not None:
+            new[field] = old[field]
+
+
 def admit_pod(pod: dict[str, Any]) -> None:
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return
+    if not spec.get("priorityClassName"):
+        spec.setdefault("priority", 0)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     spec["serviceAccountName"] = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
     spec["serviceAccount"] = spec["serviceAccountName"]
     tolerations(spec)

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, quantity, schema
+from kubeloop.testing.apiserver import errors, godecode, gotime, quantity, schema
 from kubeloop.testing.apiserver.kinds import Kind
 
 _FILE = Path(__file__).with_name("builtin_schemas.json")
@@ -44,6 +44,7 @@ def _resolved() -> dict[str, dict[str, Any]]:
 
     for name, node in defs.items():
         out[name].update(resolve(node))
+        out[name]["x-ref"] = name  # (the Go type a decoding error names)
     return out
 
 
@@ -118,14 +119,12 @@ def _first_type_error(value: Any, node: dict[str, Any], path: str) -> tuple[str,
 
 def check_types(kind: Kind, version: str, obj: dict[str, Any]) -> None:
     """The typed decoder's verdict on a request body, before anything else looks at it: 400 on the
-    first value of the wrong type."""
+    first value of the wrong type, in ``encoding/json``'s words (``godecode``)."""
     spec = schema_of(kind, version)
-    found = _first_type_error({k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}, spec, "") \
+    why = godecode.error({k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}, spec) \
         if spec is not None else None
-    if found:
-        where, why = found
-        raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: {why} '
-                                 f"(field {where})")
+    if why:
+        raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: {why}')
 
 
 def decode(kind: Kind, version: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -210,9 +209,14 @@ def bad_base64_byte(value: str) -> int:
 
 
 def _canonical(value: Any, node: dict[str, Any]) -> Any:
-    """Quantities rewritten in canonical form, as the real server stores them."""
+    """Quantities rewritten in canonical form, timestamps in UTC, as the real server stores them."""
     if node.get("type") == "quantity" and value is not None:
         return quantity.canonical(value)
+    ref = node.get("x-ref") or ""
+    if isinstance(value, str) and ref.endswith((".meta.v1.Time", ".meta.v1.MicroTime")):
+        layout = gotime.RFC3339 if ref.endswith(".Time") else gotime.RFC3339_MICRO
+        parsed = gotime.parse(value, layout)
+        return value if isinstance(parsed, str) else gotime.written(parsed, layout)
     if isinstance(value, dict):
         props, extra = node.get("properties") or {}, node.get("additionalProperties")
         for key, sub in value.items():

@@ -7,7 +7,7 @@ Read from kube-apiserver v1.35.4's defaulting functions (``pkg/apis/core/v1/defa
 returns for a minimal object of each kind. Only what a value left empty gets. Not modelled: a container's
 defaults (pull policy, termination message, port protocol: the fake owns lists whole, and a defaulted
 member would make every later apply of the list conflict, where the real server merges containers by
-name) and admission plugins' additions to a Pod (service account volume, tolerations, priority).
+name) and admission plugins' additions to a Pod (service account volume, tolerations, priority: ``admission``).
 
 - ``apply(kind_key, obj)`` fills in place what is missing; a value of the wrong type is left to validation.
 """
@@ -39,9 +39,6 @@ def _put(obj: Obj, field: str, value: Any) -> Any:
 def _pod(spec: Obj) -> None:
     _pod_spec(spec)
     _put(spec, "enableServiceLinks", True)
-    if not spec.get("priorityClassName"):  # the Priority admission plugin, with no default class
-        _put(spec, "priority", 0)
-        _put(spec, "preemptionPolicy", "PreemptLowerPriority")
 
 
 def _pod_spec(spec: Any) -> None:
@@ -55,6 +52,9 @@ def _pod_spec(spec: Any) -> None:
         for container in spec.get(field) or [] if isinstance(spec.get(field), list) else []:
             if isinstance(container, dict):
                 _container(container)
+                # an empty struct Go writes, so owned by the writer (not filled into an applied
+                # configuration: the applier does not own what it did not send)
+                container.setdefault("resources", {})
 
 
 def _container(container: Obj) -> None:
@@ -150,6 +150,14 @@ def _statefulset(spec: Obj) -> None:
     _put(spec, "replicas", 1)
     _put(spec, "revisionHistoryLimit", 10)
     _template(spec)
+    for claim in spec.get("volumeClaimTemplates") or [] if isinstance(spec.get("volumeClaimTemplates"), list) else []:
+        if isinstance(claim, dict):  # each a PersistentVolumeClaim, defaulted as one
+            claim.setdefault("apiVersion", "v1")
+            claim.setdefault("kind", "PersistentVolumeClaim")
+            if isinstance(claim.get("spec"), dict):
+                _put(claim["spec"], "volumeMode", "Filesystem")
+            if isinstance(claim.setdefault("status", {}), dict):
+                _put(claim["status"], "phase", "Pending")
 
 
 def _daemonset(spec: Obj) -> None:

@@ -34,9 +34,23 @@ def _too_long(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
+def _too_long_bytes(n: int) -> str:
+    return f"must be no more than {n} bytes"
+
+
+def _bytes(value: str) -> int:
+    return len(value.encode())
+
+
+def _subdomain_in_bytes(value: str) -> list[str]:
+    errs = [_too_long_bytes(253)] if _bytes(value) > 253 else []
+    return errs + ([SUBDOMAIN_MSG] if not _DNS1123_SUBDOMAIN.fullmatch(value) else [])
+
+
 def qualified_name(value: str) -> list[str]:
-    """``[prefix/]name``: an optional DNS subdomain prefix and a name part of at most 63 characters (both
-    parts are checked, and an empty name part is also reported as not matching the pattern)."""
+    """``[prefix/]name``: an optional DNS subdomain prefix and a name part of at most 63 bytes (both
+    parts are checked, and an empty name part is also reported as not matching the pattern). Label keys and
+    values are measured in bytes (apimachinery's ``content`` package), names in characters."""
     parts = value.split("/")
     errs: list[str] = []
     if len(parts) > 2:
@@ -46,11 +60,11 @@ def qualified_name(value: str) -> list[str]:
     if len(parts) == 2:
         prefix = parts[0]
         errs += ["prefix part must be non-empty"] if not prefix else [f"prefix part {e}"
-                                                                        for e in dns1123_subdomain(prefix)]
+                                                                        for e in _subdomain_in_bytes(prefix)]
     if not name:
         errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part " + _too_long(63))
+    elif _bytes(name) > 63:
+        errs.append("name part " + _too_long_bytes(63))
     if not _QNAME_PART.fullmatch(name):
         errs.append(_QNAME_MSG)
     return errs
@@ -58,8 +72,8 @@ def qualified_name(value: str) -> list[str]:
 
 def label_value(value: str) -> list[str]:
     errs = []
-    if len(value) > 63:
-        errs.append(_too_long(63))
+    if _bytes(value) > 63:
+        errs.append(_too_long_bytes(63))
     if not _LABEL_VALUE.fullmatch(value):
         errs.append(_VALUE_MSG)
     return errs

@@ -125,6 +125,7 @@ ZERO: dict[tuple[str, str], dict[str, Any]] = {
                                                                       "spec": {"containers": None}},
                                        "strategy": {}}},
     ("", "pods"): {"spec": {"containers": None}},
+    ("batch", "jobs"): {"spec": {"template": {"metadata": {}, "spec": {"containers": None}}}},
     ("", "events"): {"source": {}, "involvedObject": {}},
     ("coordination.k8s.io", "leases"): {"spec": {}}, ("", "services"): {"spec": {}},
 }
@@ -158,6 +159,11 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
     return tidy(kind, obj)
 
 
+# A Lease's fields behind the CoordinatedLeaderElection gate, off in kube-apiserver 1.35: dropped unless
+# the stored Lease has them already.
+_LEASE_GATED = ("preferredHolder", "strategy")
+
+
 def strategy_create(kind: Kind, obj: dict[str, Any], now: str) -> dict[str, Any]:
     """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
     if kind.status:
@@ -176,6 +182,9 @@ def strategy_create(kind: Kind, obj: dict[str, Any], now: str) -> dict[str, Any]
                 "reason": "SchedulingGated", "message": "Scheduling is blocked due to non-empty scheduling gates"}]
     if kind.key == ("apps", "daemonsets"):
         obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
+    if kind.key == ("coordination.k8s.io", "leases") and isinstance(obj.get("spec"), dict):
+        for field in _LEASE_GATED:  # (recorded as the writer's, then dropped)
+            obj["spec"].pop(field, None)
     if kind.key == ("batch", "jobs"):
         # Defaulted again when read (the real server defaults what it decodes from etcd): a Job stored
         # without labels answers with its template's, generated ones included, never validated or owned.
@@ -263,6 +272,17 @@ _EVENT_V1_ZEROS: dict[str, Any] = {"eventTime": None, "deprecatedSource": {}, "d
                                    "deprecatedLastTimestamp": None}
 
 
+# The status a workload is written with before any controller fills it: a struct Go always writes, with the
+# fields it does not omit (kube-apiserver 1.35.4; an HPA as autoscaling/v2 writes it).
+_WORKLOAD_STATUS: dict[tuple[str, str], dict[str, Any]] = {
+    ("apps", "deployments"): {}, ("batch", "jobs"): {}, ("batch", "cronjobs"): {},
+    ("apps", "statefulsets"): {"replicas": 0, "availableReplicas": 0},
+    ("apps", "daemonsets"): {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                             "numberReady": 0},
+    ("autoscaling", "horizontalpodautoscalers"): {"desiredReplicas": 0, "currentMetrics": None},
+}
+
+
 def _status_zeros(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     zeros_of_event = {("", "events"): _EVENT_ZEROS, ("events.k8s.io", "events"): _EVENT_V1_ZEROS}.get(kind.key)
     if zeros_of_event is not None:
@@ -290,6 +310,12 @@ def serialized(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     zero times of status conditions null (a copy when anything is added; stored objects and their field
     ownership are left alone)."""
     obj = _status_zeros(kind, obj)
+    if kind.key == ("coordination.k8s.io", "leases") and "spec" not in obj:
+        return {**obj, "spec": {}}
+    zero = _WORKLOAD_STATUS.get(kind.key)
+    status = obj.get("status")
+    if zero is not None and (status is None or (isinstance(status, dict) and not zero.keys() <= status.keys())):
+        obj = {**obj, "status": {**copy.deepcopy(zero), **(status or {})}}
     path = _POD_SPECS.get(kind.key)
     if path is None:
         return obj
@@ -329,8 +355,10 @@ def tidy(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
 
 def scope(kind: Kind, subresource: str | None) -> Any:
     """Which field paths a write through this endpoint may own (the real server's reset fields)."""
-    if subresource == "status" and (kind.crd is not None or kind.key == CRD_KEY):
+    if subresource == "status" and kind.key == CRD_KEY:  # (metadata and spec are reset)
         return lambda path: path[:1] == ("f:status",)
+    if subresource == "status" and kind.crd is not None:  # spec is reset (and the rest dropped later)
+        return lambda path: path[:1] != ("f:spec",)
     if subresource == "status":  # a built-in's: all but its spec and what its status strategy resets
         resets = {("f:metadata", f"f:{key}") for key in STATUS_RESETS.get(kind.key, ())}
         return lambda path: path[:1] != ("f:spec",) and path[:2] not in resets
@@ -353,13 +381,15 @@ def _check_data(kind: Kind, version: str, obj: dict[str, Any]) -> None:
         values = obj.get(field)
         if values is None:
             continue
+        text = field == "stringData" or (field == "data" and kind.plural == "configmaps")
+        go = "string" if text else "[]uint8"  # (a Secret's data and any binaryData are bytes)
         if not isinstance(values, dict):
             raise refuse(f"json: cannot unmarshal {_json_type(values)} into Go struct field {kind.kind}.{field} of "
-                         "type map[string]string")
+                         f"type map[string]{go}")
         for value in values.values():
             if not isinstance(value, str) and value is not None:
                 raise refuse(f"json: cannot unmarshal {_json_type(value)} into Go struct field {kind.kind}.{field} "
-                             "of type string")
+                             f"of type {go}")
             if (field == "binaryData" or (field == "data" and kind.plural == "secrets")) and value:
                 try:
                     base64.b64decode(value, validate=True)
@@ -496,6 +526,19 @@ def _template_generation(old: dict[str, Any], new: dict[str, Any]) -> None:
         annotations[TEMPLATE_GENERATION] = str(int(kept) + 1) if changed else kept
 
 
+def status_write_seen(kind: Kind, body: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """What the field manager records of a ``/status`` write: a custom resource's status strategy keeps only
+    the status, but after the field manager saw the writer's metadata too, so its labels, annotations and
+    finalizers are recorded as the writer's though not stored (kube-apiserver 1.35.4)."""
+    if kind.crd is None:
+        return new
+    kept = set(SERVER_META) | {"name", "namespace", "managedFields"}
+    sent = body.get("metadata") or {}
+    meta = {k: v for k, v in sent.items() if k not in kept}
+    meta.update((k, v) for k, v in new["metadata"].items() if k in kept)
+    return {**new, "metadata": meta}
+
+
 def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresource: str | None
                  ) -> dict[str, Any]:
     """The object an update stores: server-owned metadata from ``old``; with a status subresource the
@@ -533,6 +576,10 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
             out["status"] = copy.deepcopy(old["status"])
         else:
             out.pop("status", None)
+    if kind.key == ("coordination.k8s.io", "leases") and isinstance(out.get("spec"), dict):
+        for field in _LEASE_GATED:
+            if field not in (old.get("spec") or {}):
+                out["spec"].pop(field, None)
     if kind.key == ("", "namespaces"):  # spec.finalizers change through /finalize only
         spec = new.get("spec") if subresource == "finalize" else old.get("spec")
         out["spec"] = copy.deepcopy(spec) if isinstance(spec, dict) else {}

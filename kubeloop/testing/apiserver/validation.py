@@ -198,7 +198,7 @@ def _workload(word: str) -> Any:
             out += selectors.label_selector_causes(selector, "spec.selector")
             matches = selectors.label_selector_matches(selector, labels)
             if not (selector or {}).get("matchLabels") and not (selector or {}).get("matchExpressions"):
-                out.append(_invalid("spec.selector", selector, f"empty selector is invalid for {word}"))
+                out.append(_invalid("spec.selector", _go_selector(selector), f"empty selector is invalid for {word}"))
             elif matches is None and word != "daemonset":  # (a StatefulSet's says no more than its value)
                 out.append(_invalid("spec.selector", _go_selector(selector), "invalid label selector")
                            if word == "deployment" else ("FieldValueInvalid", "spec.selector",
@@ -216,18 +216,18 @@ def _go_selector(selector: dict[str, Any]) -> dict[str, Any]:
     return {k: selector[k] for k in ("matchLabels", "matchExpressions") if selector.get(k)}
 
 
-def _job_template(template: Any, path: str, cron: bool = False, failure_policy: bool = False) -> list[Cause]:
-    """A Job's pod template; a CronJob's answers ``Always`` with a required value (kube-apiserver 1.35.4); a
-    pod failure policy takes ``Never`` only."""
+def _job_template(template: Any, path: str, failure_policy: bool = False) -> list[Cause]:
+    """A Job's (or a CronJob's job's) pod template: ``Always`` (the default) is refused as a required
+    value; another policy the pod spec does not know, by both checks; a pod failure policy takes ``Never``
+    only (kube-apiserver 1.35.4's ``validateJobSpec``)."""
     spec = (template or {}).get("spec") if isinstance(template, dict) else None
     out = _containers(spec, f"{path}.spec")
     policy = (spec or {}).get("restartPolicy") if isinstance(spec, dict) else None
-    if policy in (None, "Always") and cron:
+    if policy in (None, "", "Always"):
         out.append(("FieldValueRequired", f"{path}.spec.restartPolicy",
                     'Required value: valid values: "OnFailure", "Never"'))
-    elif policy in (None, "Always"):
-        out.append(_unsupported(f"{path}.spec.restartPolicy", policy or "", ["OnFailure", "Never"]))
     elif policy not in ("OnFailure", "Never"):
+        out += _restart(spec, f"{path}.spec", ["Always", "OnFailure", "Never"])
         out.append(_unsupported(f"{path}.spec.restartPolicy", policy, ["OnFailure", "Never"]))
     elif failure_policy and policy != "Never":
         out.append(_invalid(f"{path}.spec.restartPolicy", policy, 'only "Never" is supported when podFailurePolicy '
@@ -248,7 +248,7 @@ def _job(obj: dict[str, Any]) -> list[Cause]:
 
 def _cronjob(obj: dict[str, Any]) -> list[Cause]:
     job = ((obj.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}
-    return batch.cronjob(obj) + _job_template(job.get("template"), "spec.jobTemplate.spec.template", cron=True,
+    return batch.cronjob(obj) + _job_template(job.get("template"), "spec.jobTemplate.spec.template",
                                               failure_policy=job.get("podFailurePolicy") is not None)
 
 

@@ -158,7 +158,9 @@ class Api:
         obj = objects.decode_defaults(kind, version, body)
         objects.check_name(kind, obj["metadata"], lambda name: self.store.get(kind.key, (ns or "", name)) is not None)
         uid = str(uuid.uuid4())
+        before_selector = None  # a Job's, for the field manager: what the strategy generates is nobody's
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
+            before_selector = copy.deepcopy(obj)
             objects.job_selector(obj, uid, name_generated=not meta.get("name"))
         obj = objects.validate_create(kind, version, obj, ns)
         given = str(meta.get("resourceVersion") or "")  # refused by the storage, after validation, if it
@@ -171,8 +173,10 @@ class Api:
             raise errors.already_exists(kind.plural, kind.group, key[1])
         managers = self.managers(kind, None, None)
         if managed:  # an apply that creates records its own fields
-            managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}), obj,
-                            self.clock.stamp(), creating=True)
+            managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}),
+                            obj if before_selector is None else {**before_selector, "metadata": obj["metadata"]},
+                            self.clock.stamp(),
+                            creating=True)
         obj = objects.strategy_create(kind, obj, self.clock.stamp())
         obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp(), uid)
         if kind.namespaced:
@@ -275,7 +279,8 @@ class Api:
             body = builtin.decode(kind, version, body)
         new = objects.merge_update(kind, old, body, subresource)
         if kind.key == ("", "pods") and subresource is None and isinstance(new.get("spec"), dict):
-            admission.tolerations(new["spec"])  # (an admission plugin of updates too)
+            admission.tolerations(new["spec"])  # (admission plugins of updates too)
+            admission.keep_priority(old.get("spec") or {}, new["spec"])
         objects.check_immutable(kind, old, new)
         if subresource != "status" and validate:
             objects.validate_update(kind, old, body, new, subresource)
@@ -292,7 +297,8 @@ class Api:
             # untracked until an apply, as the real field manager resets it)
             given = isinstance(sent, list) and sent != old["metadata"].get("managedFields")
             managers = self.managers(kind, {"metadata": {"managedFields": sent}} if given else old, subresource)
-            managers.update(manager, kind.api_version(version), subresource or "", old, new, self.clock.stamp())
+            seen = objects.status_write_seen(kind, body, new) if subresource == "status" else new
+            managers.update(manager, kind.api_version(version), subresource or "", old, seen, self.clock.stamp())
         _set_managed(new, managers)
         key = (old["metadata"].get("namespace", ""), old["metadata"]["name"])
         if _same(old, new):
