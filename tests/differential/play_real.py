@@ -24,7 +24,7 @@ from tests.differential.harness import Backend, differences, new_namespace, norm
 
 
 async def play(module: str, kubeconfig: str, names: list[str], out: str | None) -> int:
-    sequences: dict[str, Any] = getattr(importlib.import_module(module), "SEQUENCES")
+    sequences: dict[str, Any] = importlib.import_module(module).SEQUENCES
     chosen = names or list(sequences)
     unknown = [n for n in chosen if n not in sequences]
     if unknown:
