@@ -25,7 +25,7 @@ from kubeloop.client import Client
 HERE = Path(__file__).resolve().parents[2] / "kubeloop" / "testing" / "apiserver"
 OUT = HERE / "real_resources.json"
 SCHEMAS = HERE / "builtin_schemas.json"
-_KEEP = ("type", "format", "enum", "x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields",
+_KEEP = ("type", "format", "enum", "required", "x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields",
          "x-kubernetes-embedded-resource")
 QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 

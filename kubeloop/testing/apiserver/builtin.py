@@ -219,13 +219,24 @@ def _canonical(value: Any, node: dict[str, Any]) -> Any:
         return value if isinstance(parsed, str) else gotime.written(parsed, layout)
     if isinstance(value, dict):
         props, extra = node.get("properties") or {}, node.get("additionalProperties")
-        for key, sub in value.items():
+        for key, sub in list(value.items()):
             child = props.get(key) if key in props else extra if isinstance(extra, dict) else None
             if child:
                 value[key] = _canonical(sub, child)
+                if props and _omitted_when_empty(value[key], child) and key not in (node.get("required") or ()) \
+                        and key != "managedFields":  # (an empty list sent resets them: seen by the writer)
+                    del value[key]  # Go's omitempty: an empty list or map is not written
     elif isinstance(value, list) and isinstance(node.get("items"), dict):
         return [_canonical(v, node["items"]) for v in value]
     return value
+
+
+def _omitted_when_empty(value: Any, node: dict[str, Any]) -> bool:
+    """An empty list, or an empty map (not a struct: Go writes those), of a field the schema does not
+    require (the generated OpenAPI requires exactly the fields without ``omitempty``)."""
+    if value == [] and node.get("type") == "array":
+        return True
+    return value == {} and isinstance(node.get("additionalProperties"), dict) and not node.get("properties")
 
 
 def first_unknown(kind: Kind, version: str, body: dict[str, Any]) -> str | None:

@@ -1,14 +1,16 @@
 """A pod spec's containers (core validation's ``validateContainers`` and ``validateContainerCommon``):
-names that are DNS labels and unique, an image, ports in range, mounts of volumes the pod has, a pull
-policy of the three, requests no larger than limits. A container's defaults (pull policy, termination
-message) are in ``defaults``; probes, volumes themselves, env and security contexts are not checked."""
+names that are DNS labels and unique, an image, ports in range with a protocol, mounts of volumes the pod
+has, a pull policy of the three, requests no larger than limits, environment variables (names, one value
+source, key references), probes with one handler; and of the pod spec itself, volume names and the DNS
+policy. Defaults (pull policy, termination message, probes, volume modes) are in ``defaults``; volume
+sources, lifecycle hooks and security contexts are not checked."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kubeloop.testing.apiserver import names, quantity
-from kubeloop.testing.apiserver.causes import Cause, duplicate, invalid, mapping, required, unsupported
+from kubeloop.testing.apiserver.causes import Cause, duplicate, forbidden, invalid, mapping, required, unsupported
 
 # Resources a container may not ask for more or less of than its limit (IsOvercommitAllowed is false).
 _EXACT_PREFIXES = ("hugepages-",)
@@ -21,7 +23,7 @@ def causes(spec: Any, path: str) -> list[Cause]:
     containers = spec.get("containers") or []
     if not containers:
         return [required(f"{path}.containers")]
-    out: list[Cause] = []
+    out: list[Cause] = _volumes(spec.get("volumes"), f"{path}.volumes") + _dns_policy(spec, path)
     seen: set[str] = set()
     volumes = {v.get("name") for v in spec.get("volumes") or [] if isinstance(v, dict)}
     for i, c in enumerate(containers if isinstance(containers, list) else []):
@@ -41,6 +43,9 @@ def causes(spec: Any, path: str) -> list[Cause]:
             out.append(required(f"{here}.imagePullPolicy") if policy == "" else
                        unsupported(f"{here}.imagePullPolicy", policy, _PULL_POLICIES))
         out += _resources(c.get("resources"), f"{here}.resources")
+        out += _env(c.get("env"), f"{here}.env")
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            out += _probe(c.get(probe), f"{here}.{probe}")
         if name in seen:  # (an empty name is reported once, as missing)
             out.append(duplicate(f"{here}.name", name))
         seen.add(name)
@@ -83,6 +88,97 @@ def _ports(ports: Any, path: str) -> list[Cause]:
                 out.append(required(f"{path}[{i}].containerPort"))
             elif number and not 1 <= number <= 65535:
                 out.append(invalid(f"{path}[{i}].{field}", number, "must be between 1 and 65535, inclusive"))
+        protocol = port.get("protocol")  # (defaulted to TCP)
+        if not protocol:
+            out.append(required(f"{path}[{i}].protocol"))
+        elif protocol not in _PROTOCOLS:
+            out.append(unsupported(f"{path}[{i}].protocol", protocol, _PROTOCOLS))
+    return out
+
+
+_PROTOCOLS = ["SCTP", "TCP", "UDP"]
+_DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
+_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
+_FIELD_PATHS = ["metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
+                "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"]
+
+
+def _volumes(volumes: Any, path: str) -> list[Cause]:
+    out: list[Cause] = []
+    seen: set[str] = set()
+    for i, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        name = mapping(volume).get("name") or ""
+        out += [required(f"{path}[{i}].name")] if not name else [
+            invalid(f"{path}[{i}].name", name, e) for e in names.dns1123_label(name)]
+        out += [duplicate(f"{path}[{i}].name", name)] if name in seen else []
+        seen.add(name)
+    return out
+
+
+def _dns_policy(spec: dict[str, Any], path: str) -> list[Cause]:
+    policy = spec.get("dnsPolicy")  # (defaulted to ClusterFirst)
+    if policy is None or policy in _DNS_POLICIES:
+        return []
+    return [required(f"{path}.dnsPolicy")] if policy == "" else [unsupported(f"{path}.dnsPolicy", policy,
+                                                                              _DNS_POLICIES)]
+
+
+def _env(env: Any, path: str) -> list[Cause]:
+    """``ValidateEnv`` with relaxed names (printable ASCII but ``=``, 1.35's default) and value sources."""
+    out: list[Cause] = []
+    for i, var in enumerate(env if isinstance(env, list) else []):
+        var, here = mapping(var), f"{path}[{i}]"
+        name = var.get("name") or ""
+        if not name:
+            out.append(required(f"{here}.name"))
+        elif any(not 32 <= ord(c) <= 126 or c == "=" for c in name):
+            out.append(invalid(f"{here}.name", name, "a valid environment variable name must consist only of "
+                               "printable ASCII characters other than '='"))
+        out += _value_from(var, f"{here}.valueFrom")
+    return out
+
+
+def _value_from(var: dict[str, Any], path: str) -> list[Cause]:
+    source = var.get("valueFrom")
+    if not isinstance(source, dict):
+        return []
+    out: list[Cause] = []
+    given = [k for k in ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
+             if source.get(k) is not None]
+    for key in ("configMapKeyRef", "secretKeyRef"):
+        if key in given:
+            ref = mapping(source[key])
+            name = ref.get("name") or ""
+            out += [invalid(f"{path}.{key}.name", name, e) for e in names.dns1123_subdomain(name)]
+            out += [required(f"{path}.{key}.key")] if not ref.get("key") else []
+    if "fieldRef" in given:
+        ref = mapping(source["fieldRef"])
+        if not ref.get("fieldPath"):
+            out.append(required(f"{path}.fieldRef.fieldPath"))
+        elif ref["fieldPath"] not in _FIELD_PATHS and not ref["fieldPath"].startswith(("metadata.labels[",
+                                                                                      "metadata.annotations[")):
+            out.append(unsupported(f"{path}.fieldRef.fieldPath", ref["fieldPath"], _FIELD_PATHS))
+    if not given:
+        out.append(invalid(path, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, "
+                           "`secretKeyRef` or `fileKeyRef`"))
+    elif var.get("value"):
+        out.append(invalid(path, "", "may not be specified when `value` is not empty"))
+    elif len(given) > 1:
+        out.append(invalid(path, "", "may not have more than one field specified at a time"))
+    return out
+
+
+def _probe(probe: Any, path: str) -> list[Cause]:
+    """``validateProbe``: one handler; counts that are not negative."""
+    if not isinstance(probe, dict):
+        return []
+    handlers = [h for h in _HANDLERS if probe.get(h) is not None]
+    out = [required(path, "must specify a handler type")] if not handlers else [
+        forbidden(f"{path}.{h}", "may not specify more than 1 handler type") for h in handlers[1:]]
+    for field in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"):
+        value = probe.get(field)
+        if isinstance(value, int) and value < 0:
+            out.append(invalid(f"{path}.{field}", value, "must be greater than or equal to 0"))
     return out
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubeloop.testing.apiserver import autoscaling
+
 Obj = dict[str, Any]
 
 
@@ -55,6 +57,51 @@ def _pod_spec(spec: Any) -> None:
                 # an empty struct Go writes, so owned by the writer (not filled into an applied
                 # configuration: the applier does not own what it did not send)
                 container.setdefault("resources", {})
+                _probes_and_env(container)
+    for volume in spec.get("volumes") or [] if isinstance(spec.get("volumes"), list) else []:
+        if isinstance(volume, dict):
+            _volume(volume)
+
+
+# A volume's sources that have a file mode (0644), and the one it is when it names none.
+_MODED = ("secret", "configMap", "downwardAPI", "projected")
+_SOURCELESS = {"name"}
+
+
+def _volume(volume: Obj) -> None:
+    """SetDefaults_Volume and its sources': an emptyDir when no source is named; file modes; a host
+    path's type; a projected token's expiry."""
+    if not set(volume) - _SOURCELESS:
+        volume["emptyDir"] = {}
+    for source in _MODED:
+        if isinstance(volume.get(source), dict):
+            _put(volume[source], "defaultMode", 420)
+    if isinstance(volume.get("hostPath"), dict) and volume["hostPath"].get("type") is None:
+        volume["hostPath"]["type"] = ""
+    for item in (volume.get("projected") or {}).get("sources") or [] if isinstance(volume.get("projected"),
+                                                                                   dict) else []:
+        token = item.get("serviceAccountToken") if isinstance(item, dict) else None
+        if isinstance(token, dict):
+            _put(token, "expirationSeconds", 3600)
+
+
+def _probes_and_env(container: Obj) -> None:
+    """SetDefaults_Probe and SetDefaults_HTTPGetAction for each probe; a field reference's apiVersion."""
+    for field in ("livenessProbe", "readinessProbe", "startupProbe"):
+        probe = container.get(field)
+        if not isinstance(probe, dict):
+            continue
+        for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
+                           ("failureThreshold", 3)):
+            if not probe.get(key):
+                probe[key] = value
+        if isinstance(probe.get("httpGet"), dict):
+            _put(probe["httpGet"], "path", "/")
+            _put(probe["httpGet"], "scheme", "HTTP")
+    for env in container.get("env") or [] if isinstance(container.get("env"), list) else []:
+        ref = (env.get("valueFrom") or {}).get("fieldRef") if isinstance(env, dict) else None
+        if isinstance(ref, dict):
+            _put(ref, "apiVersion", "v1")
 
 
 def _container(container: Obj) -> None:
@@ -230,4 +277,5 @@ _KINDS = {
     ("apps", "daemonsets"): _daemonset,
     ("batch", "jobs"): _job,
     ("batch", "cronjobs"): _cronjob,
+    ("autoscaling", "horizontalpodautoscalers"): autoscaling.defaults,
 }

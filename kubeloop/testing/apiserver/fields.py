@@ -95,6 +95,8 @@ def _elem(parent: Path, item: Any, typed: Typing = False) -> tuple[str, bool]:
         return "", False
     if typed and parent == ("f:status", "f:conditions") and isinstance(item, dict) and "type" in item:
         return "k:" + json.dumps({"type": item["type"]}, separators=(",", ":")), True
+    if typed and parent == ("f:secrets",) and isinstance(item, dict):  # a ServiceAccount's, keyed by name
+        return _key(item, ("name",)), True
     keys = _list_keys(parent) if typed and parent[:1] == ("f:spec",) else None
     if keys and isinstance(item, dict):
         return _key(item, keys), True
@@ -109,7 +111,8 @@ ATOMIC_MAPS = frozenset({"f:selector", "f:podSelector", "f:namespaceSelector", "
 
 
 def _atomic(path: Path, typed: Typing) -> bool:
-    return typed is True and bool(path) and path[-1] in ATOMIC_MAPS
+    # (a ServiceAccount's secrets are ObjectReferences, atomic structs: each element is owned whole)
+    return typed is True and bool(path) and (path[-1] in ATOMIC_MAPS or (len(path) == 2 and path[0] == "f:secrets"))
 
 
 def walk(obj: Any, prefix: Path = (), typed: Typing = False) -> dict[Path, Any]:
@@ -127,7 +130,8 @@ def walk(obj: Any, prefix: Path = (), typed: Typing = False) -> dict[Path, Any]:
             name, _ = _elem(prefix, item, typed)
             out[(*prefix, name)] = item
             # ownerReferences are owned whole: the real server lists no fields inside them
-            if isinstance(item, dict) and prefix != ("f:metadata", "f:ownerReferences"):
+            if isinstance(item, dict) and prefix != ("f:metadata", "f:ownerReferences") and \
+                    not _atomic((*prefix, name), typed):
                 out.update(walk(item, (*prefix, name), typed))
     return {p: v for p, v in out.items() if p not in STRIPPED}
 

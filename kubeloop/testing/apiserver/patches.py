@@ -132,12 +132,24 @@ _MERGE_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContain
                "tolerations": None, "finalizers": None}
 
 
-def strategic_merge(target: Any, patch: Any, field: str | None = None) -> Any:
+# A kind's own top-level lists whose patch strategy differs from the field name's elsewhere (a
+# ServiceAccount's imagePullSecrets are replaced, its secrets merged by name; a pod spec merges the former).
+KIND_KEYS: dict[tuple[str, str], dict[str, str | None]] = {
+    ("", "serviceaccounts"): {"imagePullSecrets": "", "secrets": "name"},
+}
+
+
+def strategic_merge(target: Any, patch: Any, field: str | None = None,
+                    keys: dict[str, str | None] | None = None) -> Any:
     """Strategic merge patch for the built-in kinds: maps as in a merge patch, lists with a patch key
-    merged element by element (``$patch: delete`` removes one), ``$patch: replace`` replaces a map."""
+    merged element by element (``$patch: delete`` removes one), ``$patch: replace`` replaces a map,
+    ``$retainKeys`` keeps only the keys it lists. ``keys``: merge keys of this map's own lists that
+    override the table (``""``: replaced)."""
     if not isinstance(patch, dict):
-        if isinstance(patch, list) and isinstance(target, list) and field in _MERGE_KEYS:
-            key = _MERGE_KEYS[field]
+        merge_keys = {**_MERGE_KEYS, **(keys or {})}
+        if isinstance(patch, list) and isinstance(target, list) and field in merge_keys and \
+                merge_keys[field] != "":
+            key = merge_keys[field]
             if field == "ports" and not any(isinstance(p, dict) and "containerPort" in p for p in patch):
                 key = "port"  # a Service's ports (a container's are keyed by containerPort)
             return _merge_list(target, patch, key)
@@ -149,7 +161,10 @@ def strategic_merge(target: Any, patch: Any, field: str | None = None) -> Any:
     if "$patch" in patch:  # a map's directive is replace or delete; any other (merge too) is the real 500
         raise StatusError(500, "", f"unknown patch type: {patch['$patch']} in map: {go_map(patch)}")
     out = dict(target) if isinstance(target, dict) else {}
+    retain = patch.get("$retainKeys")
     for key, value in patch.items():
+        if key == "$retainKeys":
+            continue
         if key.startswith("$deleteFromPrimitiveList/"):
             listed = key.partition("/")[2]
             if isinstance(out.get(listed), list) and isinstance(value, list):
@@ -160,7 +175,10 @@ def strategic_merge(target: Any, patch: Any, field: str | None = None) -> Any:
         if value is None:
             out.pop(key, None)
         else:
-            out[key] = strategic_merge(out.get(key), value, key)
+            own = keys if keys and key in keys else None
+            out[key] = strategic_merge(out.get(key), value, key, own)
+    if isinstance(retain, list):  # (a union's other members go: a Deployment's strategy)
+        out = {k: v for k, v in out.items() if k in retain}
     return out
 
 

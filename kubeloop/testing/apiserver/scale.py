@@ -76,6 +76,9 @@ def updated(kind: Kind, obj: Obj, scale: Any, content_type: str | None) -> Obj:
     if rv and rv != obj["metadata"]["resourceVersion"]:
         raise errors.conflict(kind.plural, kind.group, obj["metadata"]["name"])
     replicas = (scale.get("spec") or {}).get("replicas", 0)
+    if isinstance(replicas, int) and replicas < 0:  # (ValidateScale: the Scale is what is invalid)
+        raise errors.invalid("Scale", "autoscaling", obj["metadata"]["name"], [
+            ("FieldValueInvalid", "spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0")])
     out = copy.deepcopy(obj)
     target = out
     parts = (_paths(kind)["spec"] or ".spec.replicas").strip(".").split(".")

@@ -168,8 +168,11 @@ def on_create(obj: dict[str, Any]) -> None:
         return
     if spec.get("clusterIP") and not spec.get("clusterIPs"):
         spec["clusterIPs"] = [spec["clusterIP"]]
+    if not spec.get("ipFamilyPolicy") and _headless(spec) and not spec.get("selector"):
+        spec["ipFamilyPolicy"] = "RequireDualStack"  # (a headless Service without selector: both families)
     if not spec.get("ipFamilies"):
-        spec["ipFamilies"] = ["IPv4"]
+        spec["ipFamilies"] = ["IPv4", "IPv6"] if spec.get("ipFamilyPolicy") == "RequireDualStack" and \
+            _headless(spec) else ["IPv4"]
     if not spec.get("ipFamilyPolicy"):
         spec["ipFamilyPolicy"] = "SingleStack"
 
@@ -188,6 +191,10 @@ def keep_allocated(old: dict[str, Any], new: dict[str, Any]) -> None:
     if not after.get("clusterIP") and before.get("clusterIP"):
         after["clusterIP"] = before["clusterIP"]
         after.setdefault("clusterIPs", before.get("clusterIPs"))
+    was = before.get("clusterIPs") or []
+    if before.get("clusterIP") and was and after.get("clusterIP") != before["clusterIP"] and \
+            after.get("clusterIPs") == was:  # (normalizeClusterIPs: the primary follows clusterIP)
+        after["clusterIPs"] = [after["clusterIP"], *was[1:]]
     for field in ("ipFamilies", "ipFamilyPolicy"):
         if not after.get(field) and before.get(field):
             after[field] = before[field]

@@ -23,7 +23,17 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kubeloop.testing.apiserver import batch, containers, events, names, secrets, selectors, services, workloads
+from kubeloop.testing.apiserver import (
+    autoscaling,
+    batch,
+    containers,
+    events,
+    names,
+    secrets,
+    selectors,
+    services,
+    workloads,
+)
 from kubeloop.testing.apiserver.causes import Cause, shown
 from kubeloop.testing.apiserver.causes import invalid as _invalid
 from kubeloop.testing.apiserver.causes import required as _required
@@ -323,6 +333,7 @@ _SPEC: dict[tuple[str, str], Any] = {
     ("apps", "daemonsets"): _both(_workload("daemonset"), workloads.daemonset),
     ("batch", "cronjobs"): _cronjob, ("", "services"): services.causes, ("coordination.k8s.io", "leases"): _lease,
     ("", "configmaps"): _configmap, ("", "secrets"): _secret,
+    ("autoscaling", "horizontalpodautoscalers"): autoscaling.causes,
 }
 
 

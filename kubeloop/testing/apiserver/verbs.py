@@ -333,7 +333,7 @@ class Api:
         elif content_type == patches.JSON:
             new = patches.json_patch(old, body)
         elif content_type == patches.STRATEGIC:
-            new = patches.strategic_merge(old, body)
+            new = patches.strategic_merge(old, body, keys=patches.KIND_KEYS.get(kind.key))
         else:
             raise errors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
         if kind.crd is not None:
@@ -444,7 +444,7 @@ class Api:
                 return gone
             self.store.remove(kind.key, (ns or "", name))
             self.kick()
-            if kind.key == ("", "services"):  # Services answer with the Service, not a Status
+            if kind.key in _RETURN_DELETED:  # these answer with the object, not a Status
                 return old
             return _success(kind, old)
         if meta.get("deletionTimestamp"):  # deleting already: only the collector's finalizers may change
@@ -661,6 +661,11 @@ def _same(old: Obj, new: Obj) -> bool:
             e.pop("time", None)
         return c
     return strip(old) == strip(new)
+
+
+# Kinds whose registry returns the deleted object (ReturnDeletedObject; pods and namespaces go through
+# graceful deletion and answer with the object too).
+_RETURN_DELETED = frozenset({("", "services"), ("", "serviceaccounts")})
 
 
 def _success(kind: Kind, old: Obj) -> dict[str, Any]:
