@@ -209,7 +209,8 @@ def bad_base64_byte(value: str) -> int:
 
 
 def _canonical(value: Any, node: dict[str, Any]) -> Any:
-    """Quantities rewritten in canonical form, timestamps in UTC, as the real server stores them."""
+    """Quantities rewritten in canonical form, timestamps in UTC, nulls and Go's omitted empty lists and
+    maps dropped, as the real server stores them."""
     if node.get("type") == "quantity" and value is not None:
         return quantity.canonical(value)
     ref = node.get("x-ref") or ""
@@ -221,6 +222,9 @@ def _canonical(value: Any, node: dict[str, Any]) -> Any:
         props, extra = node.get("properties") or {}, node.get("additionalProperties")
         for key, sub in list(value.items()):
             child = props.get(key) if key in props else extra if isinstance(extra, dict) else None
+            if sub is None and props and key in props:
+                del value[key]  # a null decodes to the field's zero value: as if it had not been sent
+                continue
             if child:
                 value[key] = _canonical(sub, child)
                 if props and _omitted_when_empty(value[key], child) and key not in (node.get("required") or ()) \

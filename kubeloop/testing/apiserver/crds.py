@@ -154,7 +154,7 @@ def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> 
                      "MessageExpression": rule.get("messageExpression", ""), "Reason": rule.get("reason"),
                      "FieldPath": rule.get("fieldPath", ""), "OptionalOldSelf": rule.get("optionalOldSelf")}
             out.append(_invalid(f"{path}.{RULES}[{i}].rule", shown, f"compilation failed: {why}"))
-    out += _keywords(node, path)
+    out += _keywords(node, path) + _default_type(node, path)
     for key, sub in sorted((node.get("properties") or {}).items()):
         out += _structural(sub, f"{path}.properties[{key}]", what="object fields")
     if isinstance(node.get("items"), dict):
@@ -257,6 +257,22 @@ def _keywords(node: dict[str, Any], path: str) -> list[Cause]:
         out.append(("FieldValueRequired", f"{path}.x-kubernetes-list-map-keys", "Required value: must not be empty "
                     "if x-kubernetes-list-type is map"))
     return out
+
+
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+
+
+def _default_type(node: dict[str, Any], path: str) -> list[Cause]:
+    """A scalar's default of another type (validated against its schema, from an empty field name)."""
+    kind, value = node.get("type"), node.get("default")
+    if kind not in _SCALARS or "default" not in node or value is None or node.get("x-kubernetes-int-or-string"):
+        return []
+    got = _JSON_TYPES.get(type(value), "")
+    if got == kind or (kind == "number" and got == "integer") or (kind == "integer" and got == "number"
+                                                                 and float(value).is_integer()):
+        return []
+    return [("FieldValueTypeInvalid", f"{path}.default", f'Invalid value: "{got}":  in body must be of type '
+             f'{kind}: "{got}"')]
 
 
 def _int_or_string_pattern(node: dict[str, Any], junctor: str) -> bool:

@@ -306,8 +306,9 @@ class Managers:
             self.times.pop(key, None)
 
     def _ordered(self) -> list[tuple[str, str, str, str]]:
-        """The real server's order: Apply before Update, then oldest first (no time first), then name."""
-        return sorted(self.sets, key=lambda k: (k[1], self.times.get(k, ""), k[0], k[3]))
+        """The real server's order (sortEncodedManagedFields): Apply before Update, then oldest first (no
+        time first), then manager, apiVersion and subresource."""
+        return sorted(self.sets, key=lambda k: (k[1], self.times.get(k, ""), k[0], k[2], k[3]))
 
     def entries(self) -> list[dict[str, Any]]:
         out = []

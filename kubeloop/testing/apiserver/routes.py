@@ -435,10 +435,19 @@ def _page_not_found(path: str) -> errors.StatusError:
     return errors.StatusError(404, "NotFound", "the server could not find the requested resource", {})
 
 
+_DECODABLE = ("", "application/json", "application/yaml")  # (no Content-Type: JSON)
+
+
 async def _body(request: web.Request, *, optional: bool = False, yaml_ok: bool = False) -> Any:
-    if "protobuf" in request.headers.get("Content-Type", ""):  # client-go falls back to JSON on a 415
+    content_type = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    if "protobuf" in content_type:  # client-go falls back to JSON on a 415
         raise errors.StatusError(415, "UnsupportedMediaType", "the kubeloop fake API server reads JSON only, not "
                                  "protobuf", {})
+    if request.method in ("POST", "PUT") and content_type not in _DECODABLE:
+        raise errors.StatusError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                                 "accepted media types include: application/json, application/yaml, "
+                                 "application/vnd.kubernetes.protobuf")
+    yaml_ok = yaml_ok or content_type == "application/yaml"
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:

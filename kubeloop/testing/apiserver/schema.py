@@ -50,24 +50,36 @@ def prune(obj: Any, schema: dict[str, Any] | None, top: bool = True) -> Any:
 
 
 def default(obj: Any, schema: dict[str, Any] | None) -> Any:
-    """Fills ``default`` values of missing properties, depth first."""
+    """Fills ``default`` values of missing properties (and of nulls where null is not allowed), depth first,
+    then drops the nulls that are not allowed and have no default (the real server's defaulting and
+    ``PruneNonNullableNullsWithoutDefaults``)."""
     if not schema:
         return obj
     if isinstance(obj, dict):
         props = schema.get("properties") or {}
-        for key, sub in props.items():
-            if key not in obj and "default" in sub:
-                obj[key] = copy.deepcopy(sub["default"])
-            if key in obj:
-                obj[key] = default(obj[key], sub)
         extra = schema.get("additionalProperties")
-        if isinstance(extra, dict):
-            for key in obj:
-                if key not in props:
-                    obj[key] = default(obj[key], extra)
+        for key, sub in props.items():
+            if "default" in sub and (key not in obj or _null_not_allowed(obj[key], sub)):
+                obj[key] = copy.deepcopy(sub["default"])
+        for key in list(obj):
+            sub = props.get(key, extra if isinstance(extra, dict) else None)
+            if not isinstance(sub, dict):
+                continue
+            if _null_not_allowed(obj[key], sub) and "default" in sub:
+                obj[key] = copy.deepcopy(sub["default"])
+            if _null_not_allowed(obj[key], sub):
+                del obj[key]
+            else:
+                obj[key] = default(obj[key], sub)
     elif isinstance(obj, list) and isinstance(schema.get("items"), dict):
-        return [default(v, schema["items"]) for v in obj]
+        items = schema["items"]
+        return [copy.deepcopy(items["default"]) if _null_not_allowed(v, items) and "default" in items else
+                default(v, items) for v in obj]
     return obj
+
+
+def _null_not_allowed(value: Any, schema: dict[str, Any]) -> bool:
+    return value is None and not schema.get("nullable")
 
 
 def _go(value: Any) -> str:
