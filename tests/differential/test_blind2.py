@@ -12,7 +12,8 @@ goal; the goal's test is therefore a strict expected failure and a floor below t
 fake that gets worse. At 18:43, after fixes made knowing some of these differences (no longer blind for
 those): 388 of 503 (77.1 %). On 2026-12-03, after fixes made knowing more of them (patch and metadata
 rules, written sequence ``blind2_found_patch_and_metadata_rules``): 409 of 503 (81.3 %); then, with the
-rest of that day's fixes (written sequences ``blind2_found_*``): 464 of 503 (92.2 %)."""
+rest of that day's fixes (written sequences ``blind2_found_*``): 464 of 503 (92.2 %); that afternoon, with
+fixes made against the third blind suite: 479 of 503 (95.2 %)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ from tests.differential.blind import BlindSuite
 from tests.differential.harness import Backend
 from tests.differential.sequences_blind2 import SEQUENCES
 
-# The floor: 92.2 % on 2026-12-03 (first figure 74.4 %), with room for a loaded CI's timing
-SUITE = BlindSuite("blind2", SEQUENCES, floor=88.0)
+# The floor: 95.2 % on 2026-12-03 (first figure 74.4 %), with room for a loaded CI's timing. No goal test:
+# tuned on these sequences, the suite no longer judges issue 31's goal (the third and fourth blind suites do).
+SUITE = BlindSuite("blind2", SEQUENCES, floor=93.0)
 
 
 @pytest.mark.parametrize("name", list(SEQUENCES))
@@ -33,8 +35,3 @@ async def test_blind2_sequence(name: str, fake: Backend, real: Backend) -> None:
 
 def test_blind2_report_and_floor() -> None:
     SUITE.report_and_floor()
-
-
-@pytest.mark.xfail(strict=True, reason="74.4 % at first contact (2026-12-02): below the goal")
-def test_blind2_agreement_at_least_95_percent() -> None:
-    SUITE.goal()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeloop.testing.apiserver.objects import GEN_ALPHABET, RNG
+from kubeloop.testing.apiserver.objects import GEN_ALPHABET, RNG, pod_qos_class
 
 MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -32,13 +32,24 @@ def _volume(name: str) -> dict[str, Any]:
 
 
 def tolerations(spec: dict[str, Any]) -> None:
-    """Each taint is tolerated already by a toleration of its key (or of any key) for NoExecute (or any
-    effect); otherwise its 300 s toleration is appended."""
+    """DefaultTolerationSeconds: each taint is tolerated already by a toleration of its key (or of any key)
+    for NoExecute (or any effect); otherwise its 300 s toleration is appended. Then PodTolerationRestriction
+    (on in the hardened profile the fake is judged against): a pod that is not BestEffort tolerates memory
+    pressure."""
     have = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
     for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
         if not any(t.get("key") in (key, "", None) and t.get("effect") in ("NoExecute", "", None) for t in have):
             spec.setdefault("tolerations", []).append({"key": key, "operator": "Exists", "effect": "NoExecute",
                                                        "tolerationSeconds": 300})
+    pressure = {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"}
+    if pod_qos_class(spec) != "BestEffort" and not any(_covers(t, pressure) for t in have):
+        spec.setdefault("tolerations", []).append(pressure)
+
+
+def _covers(have: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    """MergeTolerations keeps an existing toleration that already tolerates what is added."""
+    return have.get("key") in (wanted["key"], "", None) and have.get("effect") in (wanted["effect"], "", None) and \
+        (have.get("operator") == "Exists" or not have.get("key"))
 
 
 def keep_priority(old: dict[str, Any], new: dict[str, Any]) -> None:

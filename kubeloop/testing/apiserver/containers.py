@@ -182,6 +182,22 @@ def _probe(probe: Any, path: str) -> list[Cause]:
     return out
 
 
+_STANDARD = ("cpu", "memory", "ephemeral-storage")
+
+
+def _resource(name: str, value: Any, path: str) -> list[Cause]:
+    """``validateContainerResourceName`` (a standard name, or a domain-qualified extended one) and
+    ``ValidateNonnegativeQuantity``."""
+    out: list[Cause] = []
+    if "/" not in name and name not in _STANDARD and not name.startswith("hugepages-"):
+        out.append(invalid(path, name, "must be a standard resource for containers"))
+    try:
+        negative = isinstance(value, str) and quantity.parse(value)[0] < 0
+    except ValueError:
+        negative = False  # (refused when decoded)
+    return out + ([invalid(path, value, "must be greater than or equal to 0")] if negative else [])
+
+
 def _resources(resources: Any, path: str) -> list[Cause]:
     """A request above its limit (or, for huge pages, other than it) is invalid, reported on
     ``requests`` with the request's canonical value."""
@@ -190,6 +206,9 @@ def _resources(resources: Any, path: str) -> list[Cause]:
     limits = mapping(resources.get("limits"))
     requests = mapping(resources.get("requests"))
     out: list[Cause] = []
+    for which, listed in (("limits", limits), ("requests", requests)):
+        for name, value in listed.items():
+            out += _resource(name, value, f"{path}.{which}[{name}]")
     for name, wanted in requests.items():
         if name not in limits or not isinstance(wanted, str) or not isinstance(limits[name], str):
             continue

@@ -244,11 +244,17 @@ class Controllers:
             refs = obj["metadata"].get("ownerReferences") or []
             if kind.key in _GC_IGNORED:
                 continue
-            if refs and not obj["metadata"].get("deletionTimestamp") and not any(
-                    _solid(r, obj, owners) for r in refs):
-                if self.api.store.get(kind.key, _k(obj)) is not None:
-                    self._delete(kind, obj)
-                    changed = True
+            if not refs or obj["metadata"].get("deletionTimestamp"):
+                continue
+            solid = [r for r in refs if _solid(r, obj, owners)]
+            if not solid and self.api.store.get(kind.key, _k(obj)) is not None:
+                self._delete(kind, obj)
+                changed = True
+            elif len(solid) < len(refs):  # another owner remains: the references to the gone ones are removed
+                new = copy.deepcopy(obj)
+                new["metadata"]["ownerReferences"] = solid
+                self.api._write(kind, kind.versions[0], obj, new, KCM, None)  # noqa: SLF001
+                changed = True
         return changed
 
     def _dependents(self, everything: list[tuple[Kind, Obj]], uid: str) -> list[tuple[Kind, Obj]]:

@@ -41,6 +41,15 @@ def _put(obj: Obj, field: str, value: Any) -> Any:
 def _pod(spec: Obj) -> None:
     _pod_spec(spec)
     _put(spec, "enableServiceLinks", True)
+    for field in ("initContainers", "containers"):  # SetDefaults_Pod: a limit without request is both
+        for container in spec.get(field) or [] if isinstance(spec.get(field), list) else []:
+            resources = container.get("resources") if isinstance(container, dict) else None
+            limits = resources.get("limits") if isinstance(resources, dict) else None
+            if isinstance(resources, dict) and isinstance(limits, dict) and limits:
+                requests = resources.setdefault("requests", {})
+                if isinstance(requests, dict):
+                    for name, value in limits.items():
+                        requests.setdefault(name, value)
 
 
 def _pod_spec(spec: Any) -> None:

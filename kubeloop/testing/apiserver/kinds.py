@@ -45,6 +45,13 @@ class Kind:
         version = version or self.versions[0]
         return f"{self.group}/{version}" if self.group else version
 
+    def storage_schema(self) -> dict[str, Any] | None:
+        """The openAPIV3Schema of the CRD's storage version (None for built-ins)."""
+        for v in (self.crd or {}).get("spec", {}).get("versions", []):
+            if v.get("storage"):
+                return (v.get("schema") or {}).get("openAPIV3Schema")
+        return None
+
     def schema(self, version: str) -> dict[str, Any] | None:
         """The CRD's openAPIV3Schema for ``version`` (None for built-ins)."""
         for v in (self.crd or {}).get("spec", {}).get("versions", []):

@@ -164,6 +164,42 @@ def decode_defaults(kind: Kind, version: str, body: dict[str, Any]) -> dict[str,
 _LEASE_GATED = ("preferredHolder", "strategy")
 
 
+def stored(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    """A custom resource as stored: converted (conversion None) to the storage version, whose schema prunes it
+    too, after field ownership was recorded from the version written (kube-apiserver 1.35.4)."""
+    storage = kind.storage_schema() if kind.crd is not None else None
+    return schema.prune(obj, storage) if storage is not None else obj
+
+
+def managed_fields_fit(kind: Kind, version: str, entries: list[dict[str, Any]]) -> bool:
+    """Whether every field the managedFields name exists in the custom resource's schema at ``version``: the
+    real field manager, failing to convert them, resets them (the object is then untracked)."""
+    declared = kind.schema(version) if kind.crd is not None else None
+    if declared is None:
+        return True
+
+    def fits(tree: Any, node: Any) -> bool:
+        if not isinstance(tree, dict) or not isinstance(node, dict) or node.get("x-kubernetes-preserve-unknown-fields"):
+            return True
+        props = node.get("properties") or {}
+        for key, sub in tree.items():
+            if not key.startswith("f:"):
+                continue  # (".", list elements "k:"/"v:"/"i:": their schema is the items')
+            name = key[2:]
+            if name in props:
+                child = props[name]
+                child = child.get("items", child) if child.get("type") == "array" else child
+                if not fits(sub, child):
+                    return False
+            elif props and not isinstance(node.get("additionalProperties"), dict):
+                return False
+        return True
+
+    return all(fits({k: v for k, v in (e.get("fieldsV1") or {}).items() if k not in ("f:metadata", "f:apiVersion",
+                                                                                      "f:kind")}, declared)
+               for e in entries)
+
+
 def strategy_create(kind: Kind, obj: dict[str, Any], now: str) -> dict[str, Any]:
     """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
     if kind.status:
@@ -283,6 +319,13 @@ _WORKLOAD_STATUS: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
+# ObjectMeta's fields in Go's declaration order, which the real server writes them in.
+_META_RANK = {k: i for i, k in enumerate((
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
+    "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers",
+    "managedFields"))}
+
+
 def _status_zeros(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     zeros_of_event = {("", "events"): _EVENT_ZEROS, ("events.k8s.io", "events"): _EVENT_V1_ZEROS}.get(kind.key)
     if zeros_of_event is not None:
@@ -310,6 +353,11 @@ def serialized(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
     zero times of status conditions null (a copy when anything is added; stored objects and their field
     ownership are left alone)."""
     obj = _status_zeros(kind, obj)
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        ranked = sorted(meta, key=lambda k: _META_RANK.get(k, 99))
+        if list(meta) != ranked:
+            obj = {**obj, "metadata": {k: meta[k] for k in ranked}}
     if kind.key == ("coordination.k8s.io", "leases") and "spec" not in obj:
         return {**obj, "spec": {}}
     zero = _WORKLOAD_STATUS.get(kind.key)

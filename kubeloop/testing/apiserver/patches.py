@@ -171,12 +171,16 @@ def strategic_merge(target: Any, patch: Any, field: str | None = None,
                 out[listed] = [x for x in out[listed] if x not in value]
             continue
         if key.startswith("$setElementOrder/"):
-            continue
+            continue  # (applied once the list is merged, below)
         if value is None:
             out.pop(key, None)
         else:
             own = keys if keys and key in keys else None
             out[key] = strategic_merge(out.get(key), value, key, own)
+    for key, order in patch.items():
+        listed = key.partition("/")[2]
+        if key.startswith("$setElementOrder/") and isinstance(out.get(listed), list) and isinstance(order, list):
+            out[listed] = _ordered(out[listed], order, {**_MERGE_KEYS, **(keys or {})}.get(listed))
     if isinstance(retain, list):  # (a union's other members go: a Deployment's strategy)
         out = {k: v for k, v in out.items() if k in retain}
     return out
@@ -196,9 +200,14 @@ def go_map(value: Any) -> str:
 
 
 def _merge_list(target: list[Any], patch: list[Any], key: str | None) -> list[Any]:
+    if any(isinstance(item, dict) and item.get("$patch") == "replace" for item in patch):
+        return [copy.deepcopy(x) for x in patch if not (isinstance(x, dict) and "$patch" in x)]
     if key is None and any(isinstance(x, dict) for x in patch):
         return copy.deepcopy(patch)  # an unkeyed list of objects is replaced
-    if key is not None and any(not isinstance(item, dict) or key not in item for item in patch):
+    for item in patch if key is not None else []:
+        if isinstance(item, dict) and key not in item and item.get("$patch") != "delete":
+            raise StatusError(500, "", f"map: {go_map(item)} does not contain declared merge key: {key}")
+    if key is not None and any(not isinstance(item, dict) for item in patch):
         return copy.deepcopy(patch)
 
     def ident(item: Any) -> Any:
@@ -216,6 +225,16 @@ def _merge_list(target: list[Any], patch: list[Any], key: str | None) -> list[An
     named = {ident(item) for item in patch}
     server_only = [copy.deepcopy(x) for x in target if ident(x) not in named]
     return _in_server_order(server_only, merged, [ident(x) for x in target], ident)
+
+
+def _ordered(items: list[Any], order: list[Any], key: str | None) -> list[Any]:
+    """``$setElementOrder``: the elements it names in its order, then the others as they were."""
+    def ident(item: Any) -> Any:
+        return item.get(key) if key and isinstance(item, dict) else item
+
+    wanted = [ident(x) for x in order]
+    named = sorted((x for x in items if ident(x) in wanted), key=lambda x: wanted.index(ident(x)))
+    return named + [x for x in items if ident(x) not in wanted]
 
 
 def _in_server_order(left: list[Any], right: list[Any], order: list[Any], ident: Any) -> list[Any]:

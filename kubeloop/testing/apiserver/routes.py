@@ -13,7 +13,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubeloop.testing.apiserver import binding, errors, listopts, objects, scale, selectors, watch
+from kubeloop.testing.apiserver import binding, errors, listopts, objects, scale, schema, selectors, watch
 from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.bodytype import real_resources
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -170,9 +170,7 @@ class Router:
                     raise errors.method_not_allowed()
                 options = await _body(request, optional=True)
                 _check_delete_options(options or _query_opts(q))
-                if isinstance(options, dict) and options.get("dryRun"):
-                    _check_dry_run("DELETE", options["dryRun"])
-                    dry_run = True
+                dry_run = _delete_dry_run(options, dry_run)
                 return json_response(self._delete_collection(t, q, options, dry_run))
             raise errors.method_not_allowed()
         if method == "GET":
@@ -205,11 +203,10 @@ class Router:
         if method == "DELETE":
             if t.subresource:
                 raise errors.method_not_allowed()
-            options = await _body(request, optional=True) or _query_opts(q)
+            body = await _body(request, optional=True)
+            options = body or _query_opts(q)
             _check_delete_options(options)
-            if isinstance(options, dict) and options.get("dryRun"):
-                _check_dry_run("DELETE", options["dryRun"])
-                dry_run = True
+            dry_run = _delete_dry_run(body, dry_run)
             out = self.api.delete(t.kind, t.namespace, t.name, options, dry_run=dry_run)
             return json_response(out if out.get("kind") == "Status" else self._view(t, out))
         raise errors.method_not_allowed()
@@ -276,8 +273,9 @@ class Router:
             if (t.namespace is None or obj["metadata"].get("namespace") == t.namespace) and match(obj):
                 self._delete_one(t, obj, options, dry_run)
                 gone.append(self._view(t, obj, in_list=True))  # (as read before it was deleted)
-        return {"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version(t.version),
-                "metadata": {"resourceVersion": str(rv)}, "items": gone}
+        meta = {"continue": "", "resourceVersion": str(rv)} if t.kind.crd is not None else {"resourceVersion": str(rv)}
+        return {"kind": f"{t.kind.kind}List", "apiVersion": t.kind.api_version(t.version), "metadata": meta,
+                "items": gone}
 
     def _delete_one(self, t: Target, obj: Obj, options: dict[str, Any] | None, dry_run: bool = False) -> Obj:
         meta = obj["metadata"]
@@ -291,6 +289,9 @@ class Router:
                     "metadata": copy.deepcopy(obj["metadata"])}
         obj = objects.serialized(t.kind, obj)
         api_version = t.kind.api_version(t.version)
+        served = t.kind.schema(t.version) if t.kind.crd is not None else None
+        if served is not None and served is not t.kind.storage_schema():  # converted: pruned by that version
+            obj = schema.prune(copy.deepcopy(obj), served)
         if obj.get("apiVersion") != api_version or (in_list and t.kind.crd is None):
             obj = dict(obj)
             obj["apiVersion"] = api_version
@@ -379,6 +380,15 @@ def _check_dry_run(method: str, values: Any) -> None:
 
 
 _POLICIES = ("Foreground", "Background", "Orphan")
+
+
+def _delete_dry_run(body: Any, from_query: bool) -> bool:
+    """A DELETE's body, when it has one, holds all its options: the query's are not read then."""
+    if not isinstance(body, dict):
+        return from_query
+    if body.get("dryRun"):
+        _check_dry_run("DELETE", body["dryRun"])
+    return bool(body.get("dryRun"))
 
 
 def _check_delete_options(options: Any) -> None:

@@ -8,6 +8,7 @@ import copy
 from typing import Any
 
 from kubeloop.testing.apiserver import errors, patches
+from kubeloop.testing.apiserver.causes import shown
 from kubeloop.testing.apiserver.kinds import Kind
 from kubeloop.testing.apiserver.store import Obj
 
@@ -76,9 +77,20 @@ def updated(kind: Kind, obj: Obj, scale: Any, content_type: str | None) -> Obj:
     if rv and rv != obj["metadata"]["resourceVersion"]:
         raise errors.conflict(kind.plural, kind.group, obj["metadata"]["name"])
     replicas = (scale.get("spec") or {}).get("replicas", 0)
-    if isinstance(replicas, int) and replicas < 0:  # (ValidateScale: the Scale is what is invalid)
-        raise errors.invalid("Scale", "autoscaling", obj["metadata"]["name"], [
+    name = obj["metadata"]["name"]
+    if isinstance(replicas, bool) or not isinstance(replicas, int):  # the patched Scale does not decode
+        words = {str: "string", float: "number", bool: "bool", dict: "object", list: "array"}
+        word = words.get(type(replicas), "value")
+        raise errors.invalid("Scale", "autoscaling", name, [
+            ("FieldValueInvalid", "patch", f"Invalid value: {shown(scale)}: json: cannot unmarshal {word} into Go "
+             "struct field ScaleSpec.spec.replicas of type int32")])
+    if replicas < 0 and kind.crd is None:  # (ValidateScale: the Scale is what is invalid)
+        raise errors.invalid("Scale", "autoscaling", name, [
             ("FieldValueInvalid", "spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0")])
+    if replicas < 0:  # a custom resource's: its own validation, at the replicas path its CRD declares
+        field = _paths(kind)["spec"] or ".spec.replicas"
+        raise errors.invalid(kind.kind, kind.group, name, [
+            ("FieldValueInvalid", field, f"Invalid value: {replicas}: should be a non-negative integer")])
     out = copy.deepcopy(obj)
     target = out
     parts = (_paths(kind)["spec"] or ".spec.replicas").strip(".").split(".")

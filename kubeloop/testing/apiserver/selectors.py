@@ -12,7 +12,7 @@ from typing import Any
 
 from kubeloop.testing.apiserver import names
 from kubeloop.testing.apiserver.causes import Cause, forbidden, invalid, mapping, required
-from kubeloop.testing.apiserver.errors import bad_request
+from kubeloop.testing.apiserver.errors import StatusError, bad_request
 
 Match = Callable[[dict[str, Any]], bool]
 _TOKEN = re.compile(r"\s*(!=|==|=|\(|\)|,|!|[^\s!=(),]+)")
@@ -97,15 +97,7 @@ def parse_labels(text: str | None) -> Match:
                 i += 1
                 if i >= len(toks) or toks[i] != "(":
                     need("'('")
-                i += 1
-                values = set()
-                while i < len(toks) and toks[i] != ")":
-                    if toks[i] != ",":
-                        values.add(toks[i])
-                    i += 1
-                if i >= len(toks):
-                    need("',' or ')'")
-                i += 1
+                values, i = _values(toks, i + 1)
                 _check_values(key, sorted(values))
                 reqs.append(_member(key, frozenset(values), op == "in"))
             else:
@@ -118,6 +110,44 @@ def parse_labels(text: str | None) -> Match:
             if i == len(toks):
                 raise bad_request("found '', expected: identifier after ','")
     return lambda obj: all(r(obj) for r in reqs)
+
+
+_SYMBOLS = ("(", ")", ",", "=", "==", "!=", "!", "")  # (what is not a value)
+
+
+def _values(toks: list[str], i: int) -> tuple[set[str], int]:
+    """The values of ``in (...)`` from just after ``(`` (the real parser's ``parseValues`` and
+    ``parseIdentifiersList``, their errors worded alike); the index just after ``)``."""
+    def at(j: int) -> str:
+        return toks[j] if j < len(toks) else ""
+
+    def fail(why: str) -> StatusError:
+        return bad_request(f"unable to parse requirement: {why}")
+
+    if at(i) == ")":
+        return {""}, i + 1
+    if at(i) != "," and at(i) in _SYMBOLS:
+        raise fail(f"found '{at(i)}', expected: ',', ')' or identifier")
+    values: set[str] = set()
+    while True:
+        token, i = at(i), i + 1
+        if token not in _SYMBOLS:
+            values.add(token)
+            if at(i) == ")":
+                return values, i + 1
+            if at(i) != ",":
+                raise fail(f"found '{at(i)}', expected: ',' or ')'")
+        elif token == ",":
+            if not values:
+                values.add("")  # ("(," names the empty value)
+            if at(i) == ")":
+                values.add("")
+                return values, i + 1
+            if at(i) == ",":
+                i += 1
+                values.add("")
+        else:
+            raise fail(f"found '{token}', expected: ',', or identifier")
 
 
 def _check_key(key: str) -> None:

@@ -67,6 +67,11 @@ def name_causes(kind: Kind, name: str) -> list[Cause]:
 
 def metadata_causes(kind: Kind, meta: dict[str, Any], *, creating: bool) -> list[Cause]:
     out: list[Cause] = name_causes(kind, meta.get("name") or "") if creating else []
+    prefix = meta.get("generateName")
+    if creating and isinstance(prefix, str) and prefix:  # checked as a prefix: a trailing dash is allowed
+        masked = prefix[:-1] + "a" if prefix.endswith("-") else prefix
+        out += [(reason, "metadata.generateName", message.replace(shown(masked), shown(prefix), 1))
+                for reason, _, message in name_causes(kind, masked)]
     for key, value in (meta.get("labels") or {}).items():
         out += [_invalid("metadata.labels", key, e) for e in names.qualified_name(key)]
         if not isinstance(value, str):

@@ -16,6 +16,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any, cast
 
+import orjson
+
 from kubeloop.testing.apiserver import (
     admission,
     bodytype,
@@ -177,7 +179,7 @@ class Api:
                             obj if before_selector is None else {**before_selector, "metadata": obj["metadata"]},
                             self.clock.stamp(),
                             creating=True)
-        obj = objects.strategy_create(kind, obj, self.clock.stamp())
+        obj = objects.stored(kind, objects.strategy_create(kind, obj, self.clock.stamp()))
         obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp(), uid)
         if kind.namespaced:
             obj["metadata"]["namespace"] = ns
@@ -298,7 +300,10 @@ class Api:
             given = isinstance(sent, list) and sent != old["metadata"].get("managedFields")
             managers = self.managers(kind, {"metadata": {"managedFields": sent}} if given else old, subresource)
             seen = objects.status_write_seen(kind, body, new) if subresource == "status" else new
-            managers.update(manager, kind.api_version(version), subresource or "", old, seen, self.clock.stamp())
+            if objects.managed_fields_fit(kind, version, old["metadata"].get("managedFields") or []):
+                managers.update(manager, kind.api_version(version), subresource or "", old, seen, self.clock.stamp())
+            else:  # (they do not convert to this version: reset, and the object is untracked)
+                managers = self.managers(kind, None, subresource)
         _set_managed(new, managers)
         key = (old["metadata"].get("namespace", ""), old["metadata"]["name"])
         if _same(old, new):
@@ -309,7 +314,7 @@ class Api:
             self.store.remove(kind.key, key)  # the last finalizer went: the object goes now
             self.kick()
             return new
-        new = objects.fit_in_etcd(kind, new, update=True, retry=not applying)
+        new = objects.fit_in_etcd(kind, objects.stored(kind, new), update=True, retry=not applying)
         self.store.put(kind.key, key, new)
         self.kick()
         return new
@@ -632,9 +637,19 @@ def _custom_kind(kind: Kind, version: str, body: Obj) -> None:
         _same_type(kind, version, expected, {**expected, "kind": body["kind"], "metadata": body.get("metadata")})
 
 
+_TYPE_META = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+
+
 def _require_object(body: Any, kind: Kind) -> dict[str, Any]:
+    """A body that is not an object fails the decoder's look for its apiVersion and kind (a JSON null is an
+    empty object to it)."""
+    if body is None:
+        return {}
     if not isinstance(body, dict):
-        raise errors.bad_request(f"Object 'Kind' is missing in '{json.dumps(body)[:200]}'")
+        word = {bool: "bool", int: "number", float: "number", str: "string", list: "array"}.get(type(body), "value")
+        raise errors.bad_request(f"the object provided is unrecognized (must be of type {kind.kind}): couldn't get "
+                                 f"version/kind; json parse error: json: cannot unmarshal {word} into Go value of type "
+                                 f"{_TYPE_META} ({orjson.dumps(body).hex()})")
     return body
 
 

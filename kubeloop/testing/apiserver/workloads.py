@@ -74,6 +74,9 @@ def daemonset(obj: dict[str, Any]) -> list[Cause]:
     out = _nonnegative(spec, "revisionHistoryLimit")
     strategy = mapping(spec.get("updateStrategy"))
     rolling, path = strategy.get("rollingUpdate"), "spec.updateStrategy.rollingUpdate"
+    if strategy.get("type") not in ("RollingUpdate", "OnDelete"):  # (the internal struct is the value shown)
+        shown = {"Type": strategy.get("type") or "", "RollingUpdate": _go_rolling(rolling)}
+        return [*out, unsupported("spec.updateStrategy", shown, ["RollingUpdate", "OnDelete"])]
     if strategy.get("type") != "RollingUpdate":
         return out
     if not isinstance(rolling, dict):
@@ -86,6 +89,12 @@ def daemonset(obj: dict[str, Any]) -> list[Cause]:
     elif not _amount(unavailable) and not _amount(surge):
         out.append(required(f"{path}.maxUnavailable", "cannot be 0 when maxSurge is 0"))
     return out
+
+
+def _go_rolling(rolling: Any) -> Any:
+    if not isinstance(rolling, dict):
+        return None
+    return {"MaxUnavailable": rolling.get("maxUnavailable"), "MaxSurge": rolling.get("maxSurge")}
 
 
 _POLICIES = ("OrderedReady", "Parallel")
