@@ -11,8 +11,8 @@ history, and it never contacted the fake. It checked every step against the real
 its answer was stable, the whole module with no unstable step in two consecutive full runs whose outcomes
 were identical. First contact, 2026-12-03 at 14:31 UTC, on the fake of commit 20c6b95 (tuned on the first
 three blind suites and the written ones): 451 of 490 steps agree (92.0 %), 29 of 45 sequences entirely,
-short of issue 31's goal; the goal's test is a strict expected failure and the floor sits below that
-figure."""
+short of issue 31's goal. The same afternoon, after fixes made knowing its differences (so no longer blind
+for those): 483 of 490 (98.6 %); the goal's test now holds it there."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from tests.differential.blind import BlindSuite
 from tests.differential.harness import Backend
 from tests.differential.sequences_blind4 import SEQUENCES
 
-# The floor: 92.0 % at first contact (2026-12-03), with room for a loaded CI's timing
-SUITE = BlindSuite("blind4", SEQUENCES, floor=90.0)
+# The floor: 92.0 % at first contact, 98.6 % after the fixes (2026-12-03), with room for a loaded CI's timing
+SUITE = BlindSuite("blind4", SEQUENCES, floor=94.0)
 
 
 @pytest.mark.parametrize("name", list(SEQUENCES))
@@ -35,6 +35,5 @@ def test_blind4_report_and_floor() -> None:
     SUITE.report_and_floor()
 
 
-@pytest.mark.xfail(strict=True, reason="92.0 % at first contact (2026-12-03): below the goal")
 def test_blind4_agreement_at_least_95_percent() -> None:
     SUITE.goal()
