@@ -166,6 +166,14 @@ async def test_unmodelled_parameter_is_refused_by_name(fake_client: Client) -> N
     assert err.status == 501 and "shardSelector" in err.message and "--real-cluster" in err.message
 
 
+@pytest.mark.parametrize("path", ["/api/v1/namespaces/default/pods/p/binding", "/api/v1/namespaces/default/bindings"])
+async def test_unmodelled_parameter_of_a_binding_is_refused_by_name(fake_client: Client, path: str) -> None:
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": "n"}}
+    err = await refused(fake_client.transport.request("POST", path, body=binding, params={"fieldManager": "s"}))
+    assert err.status == 501 and "fieldManager" in err.message and "--real-cluster" in err.message
+
+
 async def test_gc_needs_uid_name_and_namespace(fake_api: FakeApiServer, fake_client: Client) -> None:
     """A dependent whose reference has the owner's uid but another name, or whose owner is in another
     namespace, is deleted as the real garbage collector does; a right reference keeps it."""

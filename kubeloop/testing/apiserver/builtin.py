@@ -176,7 +176,7 @@ def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -
             raise errors.StatusError(500, "", f"failed to convert new object ({who}; {kind.group}/{version}, "
                                      f"Kind={kind.kind}) to proper version: unable to convert unstructured object "
                                      f"to {kind.group}/{version}, Kind={kind.kind}: error decoding from json: "
-                                     f"illegal base64 data at input byte {bad_base64_byte(value)}")
+                                     f"illegal base64 data at input byte {godecode.bad_base64_byte(value)}")
         return
     assert found is not None  # (a custom resource's without one returned above)
     where, _ = found
@@ -195,17 +195,6 @@ def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -
     else:
         got = "&value.valueUnstructured{Value:" + json.dumps(value) + "}"
     raise errors.StatusError(500, "", f"{failed}: .{where}: expected {expected}, got {got}")
-
-
-def bad_base64_byte(value: str) -> int:
-    """Where Go's standard base64 decoder gives up on ``value``: its first character outside the
-    alphabet, else the quantum the padding breaks."""
-    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-    for i, char in enumerate(value):
-        if char not in alphabet and char != "=":
-            return i
-    padding = value.find("=")
-    return padding if 0 <= padding and padding % 4 < 2 else len(value) - len(value) % 4
 
 
 def _canonical(value: Any, node: dict[str, Any]) -> Any:

@@ -181,7 +181,16 @@ def _base64(value: str) -> str | None:
     try:
         base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
-        from kubeloop.testing.apiserver.builtin import bad_base64_byte
-
         return f"illegal base64 data at input byte {bad_base64_byte(value)}"
     return None
+
+
+def bad_base64_byte(value: str) -> int:
+    """Where Go's standard base64 decoder gives up on ``value``: its first character outside the
+    alphabet, else the quantum the padding breaks."""
+    alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    for i, char in enumerate(value):
+        if char not in alphabet and char != "=":
+            return i
+    padding = value.find("=")
+    return padding if 0 <= padding and padding % 4 < 2 else len(value) - len(value) % 4

@@ -9,7 +9,7 @@ import random
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import builtin, crds, defaults, errors, quantity, schema, services, validation
+from kubeloop.testing.apiserver import builtin, crds, defaults, errors, godecode, quantity, schema, services, validation
 from kubeloop.testing.apiserver.kinds import Kind
 
 GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -442,7 +442,7 @@ def _check_data(kind: Kind, version: str, obj: dict[str, Any]) -> None:
                 try:
                     base64.b64decode(value, validate=True)
                 except (binascii.Error, ValueError):
-                    raise refuse(f"illegal base64 data at input byte {builtin.bad_base64_byte(value)}") from None
+                    raise refuse(f"illegal base64 data at input byte {godecode.bad_base64_byte(value)}") from None
 
 
 def _json_type(value: Any) -> str:

@@ -215,10 +215,11 @@ class Router:
         """A Pod's binding (POST only); ``name`` None: the ``bindings`` collection, the pod named in the body."""
         if request.method != "POST":
             raise errors.method_not_allowed()
-        _check_dry_run("POST", request.query.getall("dryRun", []))
-        body = await _body(request)
         pod = self.kinds.get("", "v1", "pods")
         assert pod is not None
+        _check_params("POST", Target(pod, "v1", ns, name, "binding"), request.query)
+        _check_dry_run("POST", request.query.getall("dryRun", []))
+        body = await _body(request)
         named = ((body.get("metadata") or {}).get("name") or "") if isinstance(body, dict) else ""
         done = binding.bind(self.api.store, pod, ns, name if name is not None else named, body,
                             self.api.clock.stamp(), dry_run=bool(request.query.get("dryRun")))
@@ -354,10 +355,11 @@ _PARAMS: dict[tuple[str, bool], set[str]] = {
                                            "limit", "continue", "resourceVersion", "resourceVersionMatch",
                                            "timeoutSeconds"},
 }
+_BINDING = _COMMON | {"dryRun"}  # (a Binding's fieldManager would name the manager of the Pod's nodeName)
 
 
 def _check_params(method: str, t: Target, q: Any) -> None:
-    allowed = _PARAMS.get((method, t.name is None), _COMMON)
+    allowed = _BINDING if t.subresource == "binding" else _PARAMS.get((method, t.name is None), _COMMON)
     unknown = sorted(k for k in q if k not in allowed)
     if unknown:
         raise errors.not_served(f"the query parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} on "
