@@ -90,6 +90,9 @@ class NoisyOptions:
     samples: int = 3  # B's copy and rollout measurements per phase
     creates: int = 40  # B's CopyratorRule creates per phase (webhook latency)
     create_rate: float = 10.0  # of those, per second, open loop
+    # A's writes per second during the loaded phases, open loop; 0 = as fast as they are answered (on a
+    # 2-core machine that saturates the API server itself, which then slows every client alike)
+    a_rate: float = 0.0
     timeout: float = 120.0  # one convergence at most; beyond it a miss
     kubeconfig: str | None = None
     cluster_name: str = "bench"
@@ -106,6 +109,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
                         "tenants); results in harness/bench/results/noisy-neighbour.json")
     p.add_argument("--noisy-keys", type=int, default=2000, help="tenant A's ConfigMaps (default 2000)")
     p.add_argument("--noisy-rules", type=int, default=10, help="tenant A's worst CopyratorRules (default 10)")
+    p.add_argument("--noisy-rate", type=float, default=0.0,
+                   help="tenant A's writes per second while loaded (default 0: as fast as they are answered)")
 
 
 # --- tenants ------------------------------------------------------------------------------------------
@@ -357,30 +362,35 @@ async def settled(w: World, rules: list[Obj]) -> None:
 
 
 async def churn(w: World, rules: list[Obj], stop: asyncio.Event) -> int:
-    """A rewrites every one of its ConfigMaps and rules, round after round, until ``stop``; returns writes."""
+    """A rewrites every one of its ConfigMaps and rules, round after round, until ``stop``, at
+    ``options.a_rate`` writes per second (0: as fast as they are answered); returns writes."""
     names = ["s", *long_names(w.options.keys)]
-    writes = 0
+    loop = asyncio.get_running_loop()
+    start, due, writes = loop.time(), 0, 0
+
+    async def write(send: Callable[[], Awaitable[Any]]) -> None:
+        nonlocal due, writes
+        if w.options.a_rate:  # open loop: the n-th write leaves at start + n / rate, answered or not
+            due += 1
+            await asyncio.sleep(max(0.0, start + (due - 1) / w.options.a_rate - loop.time()))
+        if not stop.is_set():
+            writes += 1
+            await send()
+
+    async def rule(body: Obj, round_: int) -> None:
+        with contextlib.suppress(ApiError):  # a new generation: every rule re-evaluated at its worst
+            await w.a.patch(RULES, body["metadata"]["name"],
+                            {"metadata": {"labels": {"round": str(round_)}},
+                             "targetName": body["targetName"][:-6 - (round_ % 2)] + "{name}"}, w.ns_a)
+
     round_ = 0
     while not stop.is_set():
         round_ += 1
         value = f"r{round_}-{secrets.token_hex(2)}"
-
-        async def touch(name: str, value: str = value) -> None:
-            nonlocal writes
-            if stop.is_set():
-                return
-            await w.a.patch("configmaps", name, {"data": {"k": value}}, w.ns_a)
-            writes += 1
-
-        for body in rules:  # a new generation: every rule re-evaluated at its worst
-            if stop.is_set():
-                break
-            with contextlib.suppress(ApiError):
-                await w.a.patch(RULES, body["metadata"]["name"],
-                                {"metadata": {"labels": {"round": str(round_)}},
-                                 "targetName": body["targetName"][:-6 - (round_ % 2)] + "{name}"}, w.ns_a)
-                writes += 1
-        await bounded_each(names, touch)
+        for body in rules:
+            await write(lambda body=body, round_=round_: rule(body, round_))  # type: ignore[misc]
+        await bounded_each(names, lambda name, value=value: write(  # type: ignore[misc]
+            lambda: w.a.patch("configmaps", name, {"data": {"k": value}}, w.ns_a)))
     return writes
 
 
@@ -826,7 +836,7 @@ async def run(options: NoisyOptions) -> Obj:
                 await env.delete_namespaces(names)
             await env.close()
     meta = {k: getattr(options, k) for k in ("repeats", "keys", "rules", "deployments", "samples", "creates",
-                                              "create_rate", "timeout")}
+                                              "create_rate", "a_rate", "timeout")}
     meta["cpus"] = os.cpu_count()
     copier_exit = w.copier.returncode if w is not None and w.copier is not None else None
     data = {"meta": meta, **body, "control_exit": control_exit, "copier_exit": copier_exit,
@@ -841,6 +851,7 @@ def main(args: argparse.Namespace) -> int:
     from harness.bench.cli import DEFAULT_RESULTS
 
     options = NoisyOptions(repeats=args.repeats or 3, keys=args.noisy_keys, rules=args.noisy_rules,
+                           a_rate=args.noisy_rate,
                            kubeconfig=args.kubeconfig, cluster_name=args.cluster_name,
                            keep_cluster=args.keep_cluster, log_dir=args.log_dir,
                            results=RESULTS if args.results == DEFAULT_RESULTS else args.results)
