@@ -23,7 +23,7 @@ from typing import Any
 from kubeloop import Access, AccessReviewer, Author, AuthorGuard, UnverifiedAuthor, builtin, cooperatively
 from kubeloop.operators.copyrator.boundary import Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.operators.copyrator.plan import Plan, meta, planning
+from kubeloop.operators.copyrator.plan import Plan, SourceMemo, meta, planning
 from kubeloop.operators.copyrator.receiving import Reception
 
 CONDITION = "AuthorAllowed"
@@ -52,7 +52,8 @@ class Screened:
 
 async def screen(guard: AuthorGuard, reviewer: AccessReviewer, rule: CopyratorRule, raw: Mapping[str, Any],
                  candidates: Sequence[Mapping[str, Any]], namespaces: Sequence[Mapping[str, Any]],
-                 boundary: Boundary, reception: Reception | None = None) -> Screened:
+                 boundary: Boundary, reception: Reception | None = None,
+                 memo: SourceMemo | None = None) -> Screened:
     """The rule's plan cut down to what its verified author may read and write. ``raw``: the rule as
     the API server sent it (the record signs that, not the model's reading of it)."""
     try:
@@ -63,7 +64,7 @@ async def screen(guard: AuthorGuard, reviewer: AccessReviewer, rule: CopyratorRu
     out = Screened(author)
     readable = await _allowed(reviewer, out, author, ("get",), kind, rule.source_namespaces)
     sources = [c for c in candidates if meta(c)["namespace"] in readable]
-    full = await cooperatively(planning(rule, sources, namespaces, boundary, reception))
+    full = await cooperatively(planning(rule, sources, namespaces, boundary, reception, memo))
     targets = sorted({ns for ns, _ in full.copies})
     writable = await _allowed(reviewer, out, author, ("create", "update"), kind, targets)
     refused = set(targets) - writable
@@ -71,7 +72,7 @@ async def screen(guard: AuthorGuard, reviewer: AccessReviewer, rule: CopyratorRu
         out.desired = full
         return out
     out.desired = await cooperatively(planning(rule, sources, [n for n in namespaces if meta(n)["name"] not in refused],
-                                               boundary, reception))
+                                               boundary, reception, memo))
     return out
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import orjson
@@ -280,54 +280,137 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
 
 def planning(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
              namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT,
-             reception: Reception | None = None) -> Steps[Plan]:
-    """Every copy the rule wants now, as steps (one per candidate, target namespace and source) that the
-    reconcile drives with ``kubeloop.cooperatively``: a rule meets as many sources as its namespace holds,
-    which no schema bounds, so the loop is handed back between them. Sources are taken in the order of
-    the rule's namespace list, then by name, so when two sources would produce the same copy the first one
-    wins (the other is reported as shadowed) — the result never depends on event order. ``reception``:
-    what the target namespaces accept (their policy, their copy limit); None: everything."""
+             reception: Reception | None = None, memo: SourceMemo | None = None) -> Steps[Plan]:
+    """Every copy the rule wants now, as steps that the reconcile drives with ``kubeloop.cooperatively``:
+    a rule meets as many sources as its namespace holds, which no schema bounds, so the loop is handed back
+    between them. Sources are taken in the order of the rule's namespace list, then by name, so when two
+    sources would produce the same copy the first one wins (the other is reported as shadowed) — the result
+    never depends on event order. ``reception``: what the target namespaces accept (their policy, their
+    copy limit); None: everything. ``memo``: what each source was to this rule at its last plan, reused
+    while neither changed (:class:`SourceMemo`); None: every source is looked at afresh."""
     order = {ns: i for i, ns in enumerate(rule.source_namespaces)}
-    matching: list[Mapping[str, Any]] = []  # in a source namespace, with the rule's labels, not a copy
-    readable: list[Mapping[str, Any]] = []  # of those, the ones the rule may read
-    for s in candidates:
-        if matches_source(rule, s):
-            matching.append(s)
-            if boundary.may_read(rule, s):
-                readable.append(s)
-        yield
-    sources = sorted(readable, key=lambda s: (order[meta(s)["namespace"]], meta(s)["name"]))
+    see = memo.viewer(rule, boundary) if memo is not None else (lambda s: view(rule, s, boundary))
+    matching: list[tuple[Mapping[str, Any], Seen]] = []  # in a source namespace, with the rule's labels
+    for i, s in enumerate(candidates):
+        seen = see(s)
+        if seen.matching:
+            matching.append((s, seen))
+        if seen.fresh or not i % _STEP:
+            yield
+    readable = sorted(((s, seen) for s, seen in matching if seen.readable),
+                      key=lambda p: (order[p[1].place[0]], p[1].place[1]))
     # Every place holding something the rule reads from (consenting or not): never a copy's place.
-    source_places = {(meta(s)["namespace"], meta(s)["name"]) for s in matching}
-    out = Plan(sources=sources)  # the cached objects themselves: read, never changed
+    source_places = {seen.place for _, seen in matching}
+    out = Plan(sources=[s for s, _ in readable])  # the cached objects themselves: read, never changed
     yield
     targets = yield from _receiving(out, rule, target_namespaces(rule, namespaces, boundary), reception)
-    for source in sources:
-        yield
-        name = target_name(rule, meta(source)["name"])
-        reason = _skip_reason(source, name)
-        if reason:
-            out.skipped.append((key_of(source), reason))
+    for i, (source, seen) in enumerate(readable):
+        if not i % _STEP:
+            yield
+        if seen.skip:
+            out.skipped.append((seen.key, seen.skip))
             continue
-        template = build_copy(rule, source, "", name)  # the same content in every namespace
+        assert seen.template is not None
         for ns in targets:
-            _place(out, source, template, ns, name, source_places)
-    yield from _foreign(out, matching, {id(s) for s in readable})
-    out.skipped += [(f"{ns}/*", "NoConsent") for ns in _unshared(rule, sources, boundary)]
+            _place(out, source, seen.template, ns, seen.name, source_places)
+    for source, seen in matching:  # Reflector's and replicator's annotations: said, never silently ignored
+        if seen.foreign is not None:
+            out.foreign.append((seen.key, seen.foreign))
+            if not seen.readable:
+                out.skipped.append((seen.key, SKIP_REASON))
+    out.skipped += [(f"{ns}/*", "NoConsent") for ns in _unshared(rule, out.sources, boundary)]
     return out
 
 
-def _foreign(out: Plan, matching: list[Mapping[str, Any]], readable: set[int]) -> Steps[Any]:
-    """Objects the rule meets with Reflector's or replicator's annotations: said, never silently ignored.
-    One the rule may not read is named only if its owner consented the other tool's way (it is shared)."""
-    for s in matching:
-        yield
-        found = foreign_annotations(s)
-        if not found or (id(s) not in readable and not consented_elsewhere(s)):
-            continue
-        out.foreign.append((key_of(s), describe(found)))
-        if id(s) not in readable:
-            out.skipped.append((key_of(s), SKIP_REASON))
+_STEP = 64  # memo hits between two checkpoints (a view computed afresh is a checkpoint of its own)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What one source is to one rule, decided by the two of them alone: whether it matches the rule's
+    selector, whether the rule may read it, and if so its copy's name and content (the same in every
+    namespace) or why it yields none. ``foreign``: Reflector's or replicator's annotations on it, to be
+    said in status (on one the rule may not read, only if its owner consented the other tool's way: it is
+    shared)."""
+
+    matching: bool
+    place: tuple[str, str] = ("", "")  # the source's (namespace, name)
+    readable: bool = False
+    name: str = ""
+    skip: str | None = None
+    template: Obj | None = None
+    foreign: str | None = None
+    fresh: bool = True  # computed just now, not taken from the memo
+
+    @property
+    def key(self) -> str:
+        return f"{self.place[0]}/{self.place[1]}"
+
+
+_UNRELATED = Seen(matching=False, fresh=False)  # cheap to decide: never worth a checkpoint
+
+
+def view(rule: CopyratorRule, source: Mapping[str, Any], boundary: Boundary = STRICT) -> Seen:
+    """``source`` as ``rule`` sees it: the costly part of a plan (globs over its labels and annotations,
+    its copy built and hashed), done once per version of the two by :class:`SourceMemo`."""
+    if not matches_source(rule, source):
+        return _UNRELATED
+    place = (meta(source)["namespace"], meta(source)["name"])
+    readable = boundary.may_read(rule, source)
+    found = foreign_annotations(source)
+    foreign = describe(found) if found and (readable or consented_elsewhere(source)) else None
+    if not readable:
+        return Seen(True, place, foreign=foreign)
+    name = target_name(rule, place[1])
+    skip = _skip_reason(source, name)
+    template = None if skip else build_copy(rule, source, "", name)
+    return Seen(True, place, True, name, skip, template, foreign)
+
+
+class SourceMemo:
+    """Per rule, what each of its candidates was to it at the rule's last plan (:class:`Seen`), reused
+    while neither changed, so that a write to one of the thousands of sources a rule reads costs that
+    source's view, not every source matched, built and hashed again.
+
+    - An entry is current while the rule's uid and generation, the boundary and the source's
+      resourceVersion are those it was made with; objects without a uid or resourceVersion (made by hand,
+      not read from the API server) are never kept.
+    - Each plan of a rule replaces the rule's entries with those of the candidates it met (sources gone
+      since are dropped); :meth:`forget` drops them with the rule. Lifetime: one operator run (``World``).
+    - Only a rule's own reconcile plans it, and the work queue runs one reconcile per rule at a time: no
+      two plans use one rule's entries at once.
+    """
+
+    def __init__(self) -> None:
+        self._rules: dict[str, tuple[tuple[Any, ...], dict[str, tuple[str, Seen]]]] = {}
+
+    def viewer(self, rule: CopyratorRule, boundary: Boundary) -> Callable[[Mapping[str, Any]], Seen]:
+        """The view of each candidate for one plan of ``rule``: the memo's when current."""
+        stamp = (rule.metadata.uid, rule.metadata.generation, boundary)
+        if rule.metadata.uid is None or rule.metadata.generation is None:
+            return lambda source: view(rule, source, boundary)
+        before_stamp, before = self._rules.get(rule.key, ((), {}))
+        if before_stamp != stamp:
+            before = {}
+        now: dict[str, tuple[str, Seen]] = {}
+        self._rules[rule.key] = (stamp, now)
+
+        def see(source: Mapping[str, Any]) -> Seen:
+            m = meta(source)
+            uid, version = m.get("uid"), m.get("resourceVersion")
+            if not uid or not version:
+                return view(rule, source, boundary)
+            kept = before.get(uid)
+            if kept is not None and kept[0] == version:
+                now[uid] = kept
+                return kept[1]
+            seen = view(rule, source, boundary)
+            now[uid] = (version, replace(seen, fresh=False) if seen.fresh else seen)
+            return seen
+        return see
+
+    def forget(self, rule_key: str) -> None:
+        self._rules.pop(rule_key, None)
 
 
 def _receiving(out: Plan, rule: CopyratorRule, targets: list[str],

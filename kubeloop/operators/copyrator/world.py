@@ -9,7 +9,7 @@ from collections.abc import Callable
 from kubeloop import Cache, Client, Event, Informer, Obj, Resource, builtin
 from kubeloop.operators.copyrator.boundary import STRICT, Boundary
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.operators.copyrator.plan import matches_source, meta, owner_of
+from kubeloop.operators.copyrator.plan import SourceMemo, matches_source, meta, owner_of
 from kubeloop.operators.copyrator.receiving import (
     DEFAULT_MAX_COPIES,
     POLICY_NAME,
@@ -59,6 +59,7 @@ class World:
         # (kind, namespace, rule namespace) → rules that found no room there: when a copy there changes
         # or goes away, they look again.
         self.limited: dict[tuple[str, str, str], set[str]] = {}
+        self.memo = SourceMemo()  # what each source was to each rule at its last plan
 
     @classmethod
     async def bind(cls, client: Client, cache: Cache, rule_field_selector: str | None, *,
