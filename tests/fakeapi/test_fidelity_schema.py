@@ -155,6 +155,28 @@ async def refused(call: Any) -> ApiError:
     ({"type": "integer", "not": {"default": 1}}, "not.default", "Forbidden: must be undefined to be structural"),
     ({"type": "object", "x-kubernetes-preserve-unknown-fields": False}, "x-kubernetes-preserve-unknown-fields",
      "Invalid value: false: must be true or undefined"),
+    ({"type": "array"}, "items", "Required value: must be specified"),
+    ({"type": "string", "pattern": "(["}, "pattern",
+     'Invalid value: "([": must be a valid regular expression, but isn\'t: unterminated character set at position 1'),
+    ({"type": "string", "x-kubernetes-list-type": "set"}, "type",
+     'Invalid value: "string": must be array if x-kubernetes-list-type is specified'),
+    ({"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "bag"}, "x-kubernetes-list-type",
+     'Unsupported value: "bag": supported values: "atomic", "set", "map"'),
+    ({"type": "object", "x-kubernetes-map-type": "granular-ish"}, "x-kubernetes-map-type",
+     'Unsupported value: "granular-ish": supported values: "atomic", "granular"'),
+    ({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+      "items": {"type": "object", "properties": {"k": {"type": "string"}}}}, "items.properties[k].default",
+     "Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required "
+     "property"),
+    ({"type": "string", "pattern": "^x+$", "default": "y"}, "default",
+     'Invalid value: "y":  in body should match \'^x+$\''),
+    ({"type": "object", "properties": {"b": {"type": "string"}}, "default": {"unknown": 1}}, "default",
+     'Invalid value: {"unknown":1}: must not have unknown fields'),
+    ({"type": "integer", "x-kubernetes-validations": [{"rule": "self > 0", "reason": "Nope"}]},
+     "x-kubernetes-validations[0].reason", 'Unsupported value: "Nope": supported values: "FieldValueDuplicate", '
+     '"FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"'),
+    ({"type": "integer", "x-kubernetes-validations": [{"rule": "self > 0", "message": "two\nlines"}]},
+     "x-kubernetes-validations[0].message", 'Invalid value: "two\\nlines": must not contain line breaks'),
 ])
 async def test_crd_schema_keywords_the_real_server_refuses(fake_client: Client, prop: dict[str, Any], field: str,
                                                            message: str) -> None:
@@ -177,3 +199,88 @@ async def test_unknown_and_empty_schema_keys_are_dropped(fake_client: Client) ->
     made = await fake_client.create(crd(x={"type": "integer", "minimun": 3, "uniqueItems": False, "description": ""}))
     schema = made["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["x"]
     assert schema == {"type": "integer"}
+
+
+def named(**names: Any) -> dict[str, Any]:
+    body = crd(x={"type": "string"})
+    body["spec"]["names"].update(names)
+    return body
+
+
+@pytest.mark.parametrize(("body", "field", "message"), [
+    (named(shortNames=["ok", "Bad_Short"]), "spec.names.shortNames[1]", 'Invalid value: "Bad_Short": a DNS-1035'),
+    (named(categories=["not ok"]), "spec.names.categories[0]", 'Invalid value: "not ok": a DNS-1035'),
+    (named(listKind="Probe"), "spec.names.listKind", 'Invalid value: "Probe": kind and listKind may not be the same'),
+])
+async def test_crd_names_as_the_real_server_checks_them(fake_client: Client, body: dict[str, Any], field: str,
+                                                       message: str) -> None:
+    err = await refused(fake_client.create(body))
+    assert [(c["field"], c["message"][:len(message)]) for c in err.causes or []] == [(field, message)]
+
+
+def versioned(**version: Any) -> dict[str, Any]:
+    body = crd(x={"type": "string"}, replicas={"type": "integer"})
+    body["spec"]["versions"][0].update(version)
+    return body
+
+
+@pytest.mark.parametrize(("body", "causes"), [
+    (versioned(deprecationWarning="soon"), [("spec.versions[0].deprecationWarning",
+                                             'Invalid value: "soon": can only be set for deprecated versions')]),
+    (versioned(subresources={"scale": {"specReplicasPath": "spec.replicas", "statusReplicasPath": ".spec.r"}}),
+     [("spec.subresources.scale.specReplicasPath",
+       'Invalid value: "spec.replicas": must be a simple json path starting with .'),
+      ("spec.subresources.scale.statusReplicasPath", 'Invalid value: ".spec.r": should be a json path under .status')]),
+    (versioned(additionalPrinterColumns=[{"name": "", "type": "float", "jsonPath": ".spec.x", "format": "weird"}]),
+     [("spec.additionalPrinterColumns[0].name", "Required value"),
+      ("spec.additionalPrinterColumns[0].type", 'Invalid value: "float": must be one of boolean,date,integer,number,'
+                                                "string"),
+      ("spec.additionalPrinterColumns[0].format", 'Invalid value: "weird": must be one of byte,date,date-time,double,'
+                                                  "float,int32,int64,password")]),
+    (versioned(selectableFields=[{"jsonPath": ".spec.missing"}, {"jsonPath": ".spec.x"}, {"jsonPath": ".spec.x"}]),
+     [("spec.versions[0].selectableFields[0].jsonPath",
+       'Invalid value: ".spec.missing": is an invalid path: does not refer to a valid field'),
+      ("spec.versions[0].selectableFields[2].jsonPath", 'Duplicate value: ".spec.x"')]),
+])
+async def test_crd_version_rules(fake_client: Client, body: dict[str, Any], causes: list[tuple[str, str]]) -> None:
+    err = await refused(fake_client.create(body))
+    assert [(c["field"], c["message"]) for c in err.causes or []] == causes
+
+
+async def test_a_protected_group_needs_the_approval_annotation(fake_client: Client) -> None:
+    body = crd(x={"type": "string"})
+    body["metadata"]["name"], body["spec"]["group"] = "probes.x.k8s.io", "x.k8s.io"
+    err = await refused(fake_client.create(body))
+    assert [c["field"] for c in err.causes or []] == ["metadata.annotations[api-approved.kubernetes.io]"]
+    body["metadata"]["annotations"] = {"api-approved.kubernetes.io": "unapproved, testing only"}
+    assert (await fake_client.create(body))["metadata"]["name"] == "probes.x.k8s.io"
+
+
+async def test_selectable_fields_select(fake_api: FakeApiServer, fake_client: Client) -> None:
+    body = versioned(selectableFields=[{"jsonPath": ".spec.x"}, {"jsonPath": ".spec.replicas"}])
+    await fake_client.create(body)
+    await fake_api.settle()
+    for name, spec in (("a", {"x": "red", "replicas": 2}), ("b", {"x": "blue"}), ("c", {"replicas": 2})):
+        await fake_client.transport.request("POST", PATH, body={"apiVersion": "x.dev/v1", "kind": "Probe",
+                                                                "metadata": {"name": name}, "spec": spec})
+
+    async def names(selector: str) -> list[str]:
+        got = await fake_client.transport.request("GET", PATH, params={"fieldSelector": selector})
+        return [o["metadata"]["name"] for o in got["items"]]
+
+    assert await names("spec.x=red") == ["a"]
+    assert await names("spec.replicas=2,spec.x!=red") == ["c"]
+    assert await names("spec.x=") == ["c"]
+    err = await refused(fake_client.transport.request("GET", PATH, params={"fieldSelector": "spec.other=1"}))
+    assert err.status == 400 and "field label not supported: spec.other" in err.message
+
+
+async def test_a_group_has_its_discovery_document(fake_api: FakeApiServer, fake_client: Client) -> None:
+    body = crd(x={"type": "string"})
+    v1 = body["spec"]["versions"][0]
+    body["spec"]["versions"] = [{**v1, "name": "v1beta1", "storage": False}, v1]
+    await fake_client.create(body)
+    await fake_api.settle()
+    group = await fake_client.transport.request("GET", "/apis/x.dev")
+    assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"]
+    assert group["preferredVersion"] == {"groupVersion": "x.dev/v1", "version": "v1"}

@@ -27,27 +27,36 @@ conversion webhooks, defaults that fail their own schema...) are not checked.
 
 from __future__ import annotations
 
+import copy
 import json
+import re
+import urllib.parse
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, names
+from kubeloop.testing.apiserver import errors, names, schema
 
 Cause = tuple[str, str, str]
 RULES = "x-kubernetes-validations"
 
 
-def causes(crd: dict[str, Any], *, creating: bool) -> list[Cause]:
+def causes(crd: dict[str, Any], *, creating: bool, old: dict[str, Any] | None = None) -> list[Cause]:
     given = crd.get("spec")
     spec: dict[str, Any] = given if isinstance(given, dict) else {}
     out = _names(crd, spec) + _scope(spec)
     versions = [v for v in spec.get("versions") or [] if isinstance(v, dict)]
     out += _versions(versions, creating)
     out += _schemas(versions)
+    out += _per_version(versions)
+    out += _approval(crd, old)
+    if spec.get("preserveUnknownFields") is True and not (old or {}).get("spec", {}).get("preserveUnknownFields"):
+        out.append(_invalid("spec.preserveUnknownFields", True, "cannot set to true, set "
+                            "x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"))
     return out
 
 
 def _invalid(field: str, value: Any, msg: str) -> Cause:
-    shown = f'"{value}"' if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    # Go's %q for a string (escapes, unicode kept), JSON for the rest
+    shown = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return ("FieldValueInvalid", field, f"Invalid value: {shown}: {msg}")
 
 
@@ -79,10 +88,47 @@ def _names(crd: dict[str, Any], spec: dict[str, Any]) -> list[Cause]:
         elif names.dns1035_label(value.lower()):
             out.append(_invalid(f"spec.names.{key}", value, "may have mixed case, but should otherwise match: "
                                 "[a-z]([-a-z0-9]*[a-z0-9])?"))
+    for key in ("shortNames", "categories"):  # each an RFC 1035 label
+        for i, value in enumerate(crd_names.get(key) or []):
+            if isinstance(value, str) and names.dns1035_label(value):
+                out.append(_invalid(f"spec.names.{key}[{i}]", value, ",".join(names.dns1035_label(value))))
     if crd_names.get("kind") and crd_names.get("kind") == crd_names.get("listKind"):
-        out.append(_invalid("spec.names.listKind", crd_names["listKind"], "kind and listKind may not be the same "
-                            "or listKind may not be the same as kind"))
+        out.append(_invalid("spec.names.listKind", crd_names["listKind"], "kind and listKind may not be the same"))
     return out
+
+
+def _approval(crd: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """validateAPIApproval: a group under k8s.io or kubernetes.io needs the approval annotation (a URL,
+    or a reason starting with "unapproved"), unless an update leaves its state as it was."""
+    group = (crd.get("spec") or {}).get("group") or ""
+    if not any(group == d or group.endswith("." + d) for d in ("k8s.io", "kubernetes.io")):
+        return []
+    state, reason = _approval_state(crd)
+    if old is not None and _approval_state(old)[0] == state:
+        return []
+    field = f"metadata.annotations[{APPROVAL}]"
+    if state == "missing":
+        return [("FieldValueRequired", field, f"Required value: {reason}")]
+    if state == "invalid":
+        return [_invalid(field, ((crd.get("metadata") or {}).get("annotations") or {}).get(APPROVAL, ""), reason)]
+    return []
+
+
+APPROVAL = "api-approved.kubernetes.io"
+
+
+def _approval_state(crd: dict[str, Any]) -> tuple[str, str]:
+    value = ((crd.get("metadata") or {}).get("annotations") or {}).get(APPROVAL) or ""
+    where = "see https://github.com/kubernetes/enhancements/pull/1111"
+    if not value:
+        return "missing", f'protected groups must have approval annotation "{APPROVAL}", {where}'
+    if value.startswith("unapproved"):
+        return "bypassed", ""
+    url = urllib.parse.urlparse(value)
+    if url.scheme and url.netloc:
+        return "approved", ""
+    return "invalid", (f'protected groups must have approval annotation "{APPROVAL}" with either a URL or a '
+                       f'reason starting with "unapproved", {where}')
 
 
 def _scope(spec: dict[str, Any]) -> list[Cause]:
@@ -117,6 +163,144 @@ def _versions(versions: list[dict[str, Any]], creating: bool) -> list[Cause]:
     return out
 
 
+_COLUMN_TYPES = "boolean,date,integer,number,string"
+_COLUMN_FORMATS = "byte,date,date-time,double,float,int32,int64,password"
+
+
+def _per_version(versions: list[dict[str, Any]]) -> list[Cause]:
+    """Deprecation warnings, the scale subresource's paths and printer columns; subresources and columns
+    the same in every version are reported under ``spec`` (where the internal type keeps them)."""
+    out: list[Cause] = []
+    for i, version in enumerate(versions):
+        warning = version.get("deprecationWarning")
+        for msg in _warning_errors(bool(version.get("deprecated")), warning):
+            out.append(_invalid(f"spec.versions[{i}].deprecationWarning", warning, msg))
+        out += _selectable(version.get("selectableFields"), _schema_of(version), f"spec.versions[{i}].selectableFields")
+    for key, check in (("subresources", _subresources), ("additionalPrinterColumns", _columns)):
+        given = [v.get(key) for v in versions]
+        if versions and all(g == given[0] for g in given):
+            out += check(given[0], f"spec.{key}")
+        else:
+            out += [c for i, g in enumerate(given) for c in check(g, f"spec.versions[{i}].{key}")]
+    return out
+
+
+def _warning_errors(deprecated: bool, warning: Any) -> list[str]:
+    if not deprecated and warning is not None:
+        return ["can only be set for deprecated versions"]
+    if not isinstance(warning, str):
+        return []
+    out = ["must be <= 256 characters long"] if len(warning.encode()) > 256 else []
+    if not warning:
+        out.append("must not be an empty string")
+    at = next((i for i, ch in enumerate(warning) if not ch.isprintable()), None)
+    if at is not None:
+        out.append(f"must only contain printable UTF-8 characters; non-printable character found at index "
+                   f"{len(warning[:at].encode())}")
+    return out
+
+
+def _selectable(fields: Any, root: Any, at: str) -> list[Cause]:
+    """ValidateCustomResourceSelectableFields: dotted paths to a string, boolean or integer field outside
+    metadata, each once, at most 8."""
+    out: list[Cause] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(fields if isinstance(fields, list) else []):
+        where, path = f"{at}[{i}].jsonPath", (entry or {}).get("jsonPath") or "" if isinstance(entry, dict) else ""
+        if not path:
+            out.append(("FieldValueRequired", where, "Required value"))
+            continue
+        node = _field_schema(root, path)
+        if node is None:
+            out.append(_invalid(where, path, "is an invalid path: does not refer to a valid field"))
+            continue
+        if path.lstrip(".").split(".")[0] == "metadata":
+            out.append(_invalid(where, path, "must not point to fields in metadata"))
+        if node.get("type") not in ("string", "boolean", "integer"):
+            out.append(_invalid(where, path, "must point to a field of type string, boolean or integer. Enum string "
+                                "fields and strings with formats are allowed."))
+        if path in seen:
+            out.append(("FieldValueDuplicate", where, f'Duplicate value: "{path}"'))
+        seen.add(path)
+    if len(seen) > 8:
+        out.append(("FieldValueTooMany", at, f"Too many: {len(seen)}: must have at most 8 items"))
+    return out
+
+
+def _field_schema(root: Any, path: str) -> dict[str, Any] | None:
+    """The schema a dotted ``.a.b`` path names, or None when a step is not a declared property."""
+    if not path.startswith(".") or not isinstance(root, dict):
+        return None
+    node: Any = root
+    for step in path[1:].split("."):
+        node = (node.get("properties") or {}).get(step) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            return None
+    found: dict[str, Any] = node
+    return found
+
+
+def selectable_fields(crd: dict[str, Any], version: str) -> tuple[str, ...]:
+    """The field paths (``spec.color``) a version's field selectors may name besides metadata's."""
+    for v in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(v, dict) and v.get("name") == version:
+            return tuple((f.get("jsonPath") or "").lstrip(".") for f in v.get("selectableFields") or []
+                         if isinstance(f, dict))
+    return ()
+
+
+def _simple_path(value: str, field: str) -> list[Cause]:
+    if not value:
+        return [_invalid(field, value, "must not be empty")]
+    if not value.startswith("."):
+        return [_invalid(field, value, "must be a simple json path starting with .")]
+    return []
+
+
+def _subresources(sub: Any, field: str) -> list[Cause]:
+    scale = sub.get("scale") if isinstance(sub, dict) else None
+    if not isinstance(scale, dict):
+        return []
+    out: list[Cause] = []
+    for key, under in (("specReplicasPath", ".spec"), ("statusReplicasPath", ".status")):
+        value, at = scale.get(key) or "", f"{field}.scale.{key}"
+        if not value:
+            out.append(("FieldValueRequired", at, "Required value"))
+        elif errs := _simple_path(value, at):
+            out += errs
+        elif not value.startswith(under + "."):
+            out.append(_invalid(at, value, f"should be a json path under {under}"))
+    selector, at = scale.get("labelSelectorPath") or "", f"{field}.scale.labelSelectorPath"
+    if selector:
+        if errs := _simple_path(selector, at):
+            out += errs
+        elif not selector.startswith((".spec.", ".status.")):
+            out.append(_invalid(at, selector, "should be a json path under either .spec or .status"))
+    return out
+
+
+def _columns(columns: Any, field: str) -> list[Cause]:
+    out: list[Cause] = []
+    for i, col in enumerate(columns if isinstance(columns, list) else []):
+        at = f"{field}[{i}]"
+        col = col if isinstance(col, dict) else {}
+        if not col.get("name"):
+            out.append(("FieldValueRequired", f"{at}.name", "Required value"))
+        kind = col.get("type") or ""
+        if not kind:
+            out.append(("FieldValueRequired", f"{at}.type", f"Required value: must be one of {_COLUMN_TYPES}"))
+        elif kind not in _COLUMN_TYPES.split(","):
+            out.append(_invalid(f"{at}.type", kind, f"must be one of {_COLUMN_TYPES}"))
+        if col.get("format") and col["format"] not in _COLUMN_FORMATS.split(","):
+            out.append(_invalid(f"{at}.format", col["format"], f"must be one of {_COLUMN_FORMATS}"))
+        path = col.get("jsonPath") or ""
+        if not path:
+            out.append(("FieldValueRequired", f"{at}.JSONPath", "Required value"))
+        else:
+            out += _simple_path(path, f"{at}.JSONPath")
+    return out
+
+
 def _schema_of(version: dict[str, Any]) -> Any:
     return (version.get("schema") or {}).get("openAPIV3Schema") if isinstance(version.get("schema"), dict) else None
 
@@ -124,15 +308,15 @@ def _schema_of(version: dict[str, Any]) -> Any:
 def _schemas(versions: list[dict[str, Any]]) -> list[Cause]:
     out: list[Cause] = []
     found = [_schema_of(v) for v in versions]
-    for i, schema in enumerate(found):
-        if schema is None:
+    for i, tree in enumerate(found):
+        if tree is None:
             out.append(("FieldValueRequired", f"spec.versions[{i}].schema.openAPIV3Schema", "Required value"))
     if not found or any(s is None for s in found):
         return out
     if all(s == found[0] for s in found):  # hoisted to spec.validation in the internal type
         return out + _structural(found[0], "spec.validation.openAPIV3Schema", root=True)
-    for i, schema in enumerate(found):
-        out += _structural(schema, f"spec.versions[{i}].schema.openAPIV3Schema", root=True)
+    for i, tree in enumerate(found):
+        out += _structural(tree, f"spec.versions[{i}].schema.openAPIV3Schema", root=True)
     return out
 
 
@@ -142,11 +326,18 @@ def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> 
     out: list[Cause] = []
     kind = node.get("type")
     untyped_ok = node.get("x-kubernetes-int-or-string") or node.get("x-kubernetes-preserve-unknown-fields")
+    if root and node.get("nullable") is True:
+        out.append(("FieldValueForbidden", f"{path}.nullable", "Forbidden: nullable cannot be true at the root"))
+    if root and isinstance((node.get("properties") or {}).get("metadata"), dict):
+        out += _metadata_schema(node["properties"]["metadata"], f"{path}.properties[metadata]")
+    for key in ("apiVersion", "kind", "metadata") if root else ():
+        out += _defaults_forbidden((node.get("properties") or {}).get(key), f"{path}.properties[{key}]", key)
     if root and kind != "object":
         out.append(_invalid(f"{path}.type", kind, "must be object at the root") if kind else
                    ("FieldValueRequired", f"{path}.type", "Required value: must not be empty at the root"))
     elif what and not kind and not untyped_ok and "$ref" not in node:
         out.append(("FieldValueRequired", f"{path}.type", f"Required value: must not be empty for specified {what}"))
+    out += _rule_fields(node, path)
     for i, rule in enumerate(node.get(RULES) or []):
         why = compile_error((rule or {}).get("rule", ""), node, root=root) if isinstance(rule, dict) else None
         if why:
@@ -188,6 +379,82 @@ _NOT_MODELLED = ("x-kubernetes-embedded-resource",)
 # JSONSchemaProps' fields: any other key of a schema is an unknown field, dropped when the CRD is decoded.
 _FIELDS = KEYWORDS | set(_UNSUPPORTED) | set(_NOT_MODELLED) | {"$schema"}
 _SCALARS = ("string", "integer", "number", "boolean")
+
+
+def _metadata_schema(node: dict[str, Any], path: str) -> list[Cause]:
+    """At the root, metadata's schema may restrict only name and generateName (and say it is an object)."""
+    out = [] if node.get("type") in (None, "object") else [_invalid(f"{path}.type", node["type"], "must be object")]
+    rest = {k: v for k, v in node.items() if k not in ("type", "default")}
+    if set(rest.get("properties") or {}) <= {"name", "generateName"}:
+        rest.pop("properties", None)
+    if rest:
+        out.append(("FieldValueForbidden", path, "Forbidden: must not specify anything other than name and "
+                    "generateName, but metadata is implicitly specified"))
+    return out
+
+
+def _defaults_forbidden(node: Any, path: str, top: str) -> list[Cause]:
+    """No default anywhere in the schema of the top-level apiVersion, kind or metadata."""
+    if not isinstance(node, dict):
+        return []
+    out: list[Cause] = []
+    if "default" in node:
+        out.append(("FieldValueForbidden", f"{path}.default", f"Forbidden: must not be set in top-level {top}"))
+    for key, sub in sorted((node.get("properties") or {}).items()):
+        out += _defaults_forbidden(sub, f"{path}.properties[{key}]", top)
+    for key in ("items", "additionalProperties"):
+        out += _defaults_forbidden(node.get(key), f"{path}.{key}", top)
+    return out
+
+
+_REASONS = ("FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired")
+
+
+def _rule_fields(node: dict[str, Any], path: str) -> list[Cause]:
+    """A CEL rule's message, messageExpression, reason and fieldPath, checked before anything compiles."""
+    out: list[Cause] = []
+    for i, rule in enumerate(r for r in node.get(RULES) or [] if isinstance(r, dict)):
+        at = f"{path}.{RULES}[{i}]"
+        text, message = (rule.get("rule") or "").strip(), rule.get("message") or ""
+        if not text:
+            out.append(("FieldValueRequired", f"{at}.rule", "Required value: rule is not specified"))
+        elif message and not message.strip():
+            out.append(_invalid(f"{at}.message", message, "must be non-empty if specified"))
+        elif "\n" in message.strip() or "\r" in message.strip():
+            out.append(_invalid(f"{at}.message", message, "must not contain line breaks"))
+        elif ("\n" in text or "\r" in text) and not message.strip():
+            out.append(("FieldValueRequired", f"{at}.message", "Required value: message must be specified if rule "
+                        "contains line breaks"))
+        expression = rule.get("messageExpression")
+        if expression is not None and expression != "" and not expression.strip():
+            out.append(("FieldValueRequired", f"{at}.messageExpression", "Required value: messageExpression must be "
+                        "non-empty if specified"))
+        reason = rule.get("reason")
+        if reason is not None and reason not in _REASONS:
+            out.append(("FieldValueNotSupported", f"{at}.reason", f'Unsupported value: "{reason}": supported values: '
+                        + ", ".join(f'"{r}"' for r in _REASONS)))
+        where = rule.get("fieldPath") or ""
+        if where and not where.strip():
+            out.append(_invalid(f"{at}.fieldPath", where, "must be non-empty if specified"))
+        elif "\n" in where or "\r" in where:
+            out.append(_invalid(f"{at}.fieldPath", where, "must not contain line breaks"))
+        elif where and not _path_declared(node, where):
+            out.append(_invalid(f"{at}.fieldPath", where, "must be a valid path"))
+    return out
+
+
+def _path_declared(node: dict[str, Any], where: str) -> bool:
+    """A dotted fieldPath (``.spec.a``) names declared properties all the way (other notations: trusted)."""
+    if not where.startswith(".") or "[" in where:
+        return True
+    for step in where[1:].split("."):
+        if node.get("x-kubernetes-preserve-unknown-fields") and step not in (node.get("properties") or {}):
+            return True
+        found = (node.get("properties") or {}).get(step)
+        if not isinstance(found, dict):
+            return False
+        node = found
+    return True
 
 
 def clean(crd: dict[str, Any]) -> None:
@@ -250,12 +517,88 @@ def _keywords(node: dict[str, Any], path: str) -> list[Cause]:
         out.append(_invalid(f"{path}.x-kubernetes-preserve-unknown-fields", False, "must be true or undefined"))
     listed = node.get("x-kubernetes-list-type")
     items: dict[str, Any] = node["items"] if isinstance(node.get("items"), dict) else {}
-    if listed == "set" and items.get("type") not in _SCALARS and items.get("x-kubernetes-map-type") != "atomic":
+    if (listed == "set" and node.get("type") == "array" and items.get("type") not in _SCALARS
+            and items.get("x-kubernetes-map-type") != "atomic"):
         out.append(_invalid(f"{path}.items.x-kubernetes-map-type", None, "must be atomic as item of a list with "
                             "x-kubernetes-list-type=set"))
     if listed == "map" and not node.get("x-kubernetes-list-map-keys"):
         out.append(("FieldValueRequired", f"{path}.x-kubernetes-list-map-keys", "Required value: must not be empty "
                     "if x-kubernetes-list-type is map"))
+    return out + _types(node, path) + _list_and_map_types(node, path)
+
+
+_TYPES = ("array", "boolean", "integer", "number", "object", "string")
+
+
+def _types(node: dict[str, Any], path: str) -> list[Cause]:
+    """The type itself: one of OpenAPI's (null is refused twice, as the real server does), an array's
+    items, a pattern that compiles."""
+    out: list[Cause] = []
+    kind = node.get("type")
+    if kind == "null":
+        out.append(("FieldValueForbidden", f"{path}.type", "Forbidden: type cannot be set to null, use nullable as "
+                    "an alternative"))
+    if isinstance(kind, str) and kind and kind not in _TYPES:
+        out.append(("FieldValueNotSupported", f"{path}.type", f'Unsupported value: "{kind}": supported values: '
+                    + ", ".join(f'"{t}"' for t in _TYPES)))
+    if kind == "array" and "items" not in node:
+        out.append(("FieldValueRequired", f"{path}.items", "Required value: must be specified"))
+    pattern = node.get("pattern")
+    if isinstance(pattern, str) and pattern:
+        try:
+            re.compile(pattern)
+        except re.error as exc:  # (Go's RE2 refuses more: backreferences, lookarounds)
+            out.append(_invalid(f"{path}.pattern", pattern, f"must be a valid regular expression, but isn't: {exc}"))
+    return out
+
+
+def _list_and_map_types(node: dict[str, Any], path: str) -> list[Cause]:
+    """x-kubernetes-list-type, -list-map-keys and -map-type: on the right type, with supported values and
+    map keys that name scalar, non-nullable properties of the items."""
+    out: list[Cause] = []
+    kind, listed, mapped = node.get("type") or "", node.get("x-kubernetes-list-type"), node.get("x-kubernetes-map-type")
+    keys = node.get("x-kubernetes-list-map-keys") or []
+    if mapped is not None and kind != "object":
+        why = "must be object if x-kubernetes-map-type is specified"
+        out.append(_invalid(f"{path}.type", kind, why) if kind else ("FieldValueRequired", f"{path}.type", why))
+    if mapped is not None and mapped not in ("atomic", "granular"):
+        out.append(("FieldValueNotSupported", f"{path}.x-kubernetes-map-type", f'Unsupported value: "{mapped}": '
+                    'supported values: "atomic", "granular"'))
+    if listed is not None and kind != "array":
+        why = "must be array if x-kubernetes-list-type is specified"
+        out.append(_invalid(f"{path}.type", kind, why) if kind else ("FieldValueRequired", f"{path}.type", why))
+    if listed is not None and listed not in ("atomic", "set", "map"):
+        out.append(("FieldValueNotSupported", f"{path}.x-kubernetes-list-type", f'Unsupported value: "{listed}": '
+                    'supported values: "atomic", "set", "map"'))
+    if keys and listed is None:
+        out.append(("FieldValueRequired", f"{path}.x-kubernetes-list-type", "Required value: must be map if "
+                    "x-kubernetes-list-map-keys is non-empty"))
+    elif keys and listed != "map":
+        out.append(_invalid(f"{path}.x-kubernetes-list-type", listed, "must be map if x-kubernetes-list-map-keys is "
+                            "non-empty"))
+    items = node.get("items")
+    if listed != "map" or not isinstance(items, dict):
+        return out
+    if items.get("type") != "object":
+        return out + [_invalid(f"{path}.items.type", items.get("type") or "", "must be object if parent array's "
+                               "x-kubernetes-list-type is map")]
+    props, required = items.get("properties") or {}, set(items.get("required") or [])
+    for key in keys:
+        prop = props.get(key)
+        if not isinstance(prop, dict):
+            out.append(_invalid(f"{path}.x-kubernetes-list-map-keys", keys, "entries must all be names of item "
+                                "properties"))
+            continue
+        if prop.get("type") in ("array", "object"):
+            out.append(_invalid(f"{path}.items.properties[{key}].type", "object", "must be a scalar type if parent "
+                                "array's x-kubernetes-list-type is map"))
+        if key not in required and "default" not in prop:
+            out.append(("FieldValueRequired", f"{path}.items.properties[{key}].default", "Required value: this "
+                        "property is in x-kubernetes-list-map-keys, so it must have a default or be a required "
+                        "property"))
+        if prop.get("nullable"):
+            out.append(("FieldValueForbidden", f"{path}.items.properties[{key}].nullable", "Forbidden: this property "
+                        "is in x-kubernetes-list-map-keys, so it cannot be nullable"))
     return out
 
 
@@ -265,14 +608,29 @@ _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", 
 def _default_type(node: dict[str, Any], path: str) -> list[Cause]:
     """A scalar's default of another type (validated against its schema, from an empty field name)."""
     kind, value = node.get("type"), node.get("default")
-    if kind not in _SCALARS or "default" not in node or value is None or node.get("x-kubernetes-int-or-string"):
+    if "default" not in node or value is None or node.get("x-kubernetes-int-or-string"):
         return []
+    if kind not in _SCALARS:
+        return _default_valid(node, path)
     got = _JSON_TYPES.get(type(value), "")
     if got == kind or (kind == "number" and got == "integer") or (kind == "integer" and got == "number"
                                                                  and float(value).is_integer()):
-        return []
+        return _default_valid(node, path)
     return [("FieldValueTypeInvalid", f"{path}.default", f'Invalid value: "{got}":  in body must be of type '
              f'{kind}: "{got}"')]
+
+
+def _default_valid(node: dict[str, Any], path: str) -> list[Cause]:
+    """A default of the right type must also hold no unknown fields and pass its own schema (patterns,
+    bounds, enums...): reported under ``<path>.default``, the message's path relative to the default."""
+    value = node["default"]
+    if schema.prune(copy.deepcopy(value), node, top=False) != value:
+        return [_invalid(f"{path}.default", value, "must not have unknown fields")]
+    out: list[Cause] = []
+    for reason, where, message in schema.validate(value, node):
+        inner = "" if where == "<root>" else where
+        out.append((reason, f"{path}.default" + (f".{inner}" if inner else ""), message.replace("<root>", "")))
+    return out
 
 
 def _int_or_string_pattern(node: dict[str, Any], junctor: str) -> bool:

@@ -7,6 +7,7 @@ with conversion strategy None (only ``apiVersion`` changes), as the real server 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,11 +134,15 @@ class Kinds:
                 for v in k.versions:
                     if v not in groups.setdefault(k.group, []):
                         groups[k.group].append(v)
-        items = []
-        for name, versions in groups.items():
-            gvs = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
-            items.append({"name": name, "versions": gvs, "preferredVersion": gvs[0]})
+        items = [_group(name, versions) for name, versions in groups.items()]
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": items}
+
+    def api_group(self, group: str) -> dict[str, Any] | None:
+        """``/apis/<group>``: the group's versions, the preferred first; None when it serves none."""
+        versions: list[str] = []
+        for k in self._by_key.values():
+            versions += [v for v in k.versions if k.group == group and v not in versions]
+        return {"kind": "APIGroup", "apiVersion": "v1", **_group(group, versions)} if group and versions else None
 
     def api_resources(self, group: str, version: str) -> dict[str, Any]:
         resources: list[dict[str, Any]] = []
@@ -172,3 +177,19 @@ class Kinds:
             return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}",
                     "resources": resources}
         return {"kind": "APIResourceList", "groupVersion": version, "resources": resources}
+
+
+def _group(name: str, versions: list[str]) -> dict[str, Any]:
+    ordered = sorted(versions, key=version_priority)
+    gvs = [{"groupVersion": f"{name}/{v}", "version": v} for v in ordered]
+    return {"name": name, "versions": gvs, "preferredVersion": gvs[0]}
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Kubernetes' version order (apimachinery's CompareKubeAwareVersionStrings), as a sort key: GA before
+    beta before alpha, higher major then higher minor first, other strings last in alphabetical order."""
+    m = re.fullmatch(r"v([1-9][0-9]*)(?:(alpha|beta)([1-9][0-9]*))?", version)
+    if not m:
+        return (3, 0, 0, version)
+    stage = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (stage, -int(m.group(1)), -int(m.group(3) or 0), "")

@@ -79,7 +79,7 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
     if kind.crd is None:
         causes += validation.object_causes(kind, new, creating=False) + validation.update_causes(kind, old, new)
     if kind.key == CRD_KEY:
-        causes += crds.causes(new, creating=False)
+        causes += crds.causes(new, creating=False, old=old)
     if causes:
         raise errors.invalid(kind.kind, _registry_group(kind), old["metadata"]["name"], causes)
 

@@ -13,7 +13,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubeloop.testing.apiserver import binding, errors, listopts, objects, scale, schema, selectors, watch
+from kubeloop.testing.apiserver import binding, crds, errors, listopts, objects, scale, schema, selectors, watch
 from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.bodytype import real_resources
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -67,6 +67,13 @@ class Router:
         if request.method == "GET" and parts in (["api"], ["apis"]):
             address = request.host if ":" in request.host else "127.0.0.1"
             return json_response(self.kinds.api_versions(address) if parts == ["api"] else self.kinds.api_groups())
+        if request.method == "GET" and len(parts) == 2 and parts[0] == "apis":
+            found = self.kinds.api_group(parts[1])
+            if found is None:
+                if any(gv.startswith(parts[1] + "/") for gv in real_resources()):
+                    raise errors.not_served(f"the API group {parts[1]}, which kube-apiserver serves")
+                return _plain_404()
+            return json_response(found)
         if request.method == "GET" and (parts == ["api", "v1"] or (len(parts) == 3 and parts[0] == "apis")):
             group, version = ("", "v1") if parts[0] == "api" else (parts[1], parts[2])
             if not self.kinds.group_served(group, version):
@@ -336,7 +343,9 @@ def _legacy_watch(parts: list[str]) -> list[str] | None:
 
 def _match(t: Target, q: Any) -> selectors.Match:
     labels = selectors.parse_labels(q.get("labelSelector"))
-    fields = selectors.parse_fields(q.get("fieldSelector"), t.kind.key, custom=t.kind.crd is not None)
+    crd = t.kind.crd
+    fields = selectors.parse_fields(q.get("fieldSelector"), t.kind.key, custom=crd is not None,
+                                    selectable=crds.selectable_fields(crd, t.version) if crd is not None else ())
     return lambda o: labels(o) and fields(o)
 
 

@@ -169,12 +169,13 @@ def _labels(obj: dict[str, Any]) -> dict[str, str]:
     return obj.get("metadata", {}).get("labels") or {}
 
 
-def parse_fields(text: str | None, kind_key: tuple[str, str], custom: bool = False) -> Match:
+def parse_fields(text: str | None, kind_key: tuple[str, str], custom: bool = False,
+                 selectable: tuple[str, ...] = ()) -> Match:
     """A predicate on the selectable fields; an unknown field is a BadRequest naming the known ones (a
-    custom resource's, ``custom``, as not supported)."""
+    custom resource's, ``custom``, as not supported; its CRD's ``selectable`` fields are known too)."""
     if not text:
         return lambda obj: True
-    allowed = FIELD_LABELS.get(kind_key, _META)
+    allowed = (*FIELD_LABELS.get(kind_key, _META), *selectable)
     reqs: list[Match] = []
     for part in text.split(","):
         m = re.fullmatch(r"\s*([^!=\s]+)\s*(!=|==|=)\s*(.*?)\s*", part)
