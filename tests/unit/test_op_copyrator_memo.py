@@ -1,5 +1,5 @@
-"""copyrator's source memo (``plan.SourceMemo``): a plan made with it equals the plan made afresh, whatever
-changed in between, and only what changed is looked at again."""
+"""copyrator's memos (``memo.PerRule``): a plan made with the source memo equals the plan made afresh,
+whatever changed in between, and only what changed is looked at again; likewise the copies' hashes."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ import pytest
 from kubeloop import to_completion
 from kubeloop.operators.copyrator import plan as plan_module
 from kubeloop.operators.copyrator.boundary import CONSENT_ANNOTATION, STRICT, Boundary
-from kubeloop.operators.copyrator.plan import Plan, SourceMemo, planning
+from kubeloop.operators.copyrator.memo import PerRule
+from kubeloop.operators.copyrator.plan import Plan, Seen, build_copy, content_hash, decide, planning
 from tests.unit.test_op_copyrator import cm, ns, rule
 
 NAMESPACES = [ns("default"), ns("team-b"), ns("team-c", {"x": "1"})]
 
 
-def planned(r: Any, sources: list[dict[str, Any]], memo: SourceMemo | None = None,
+def planned(r: Any, sources: list[dict[str, Any]], memo: PerRule[Seen] | None = None,
             boundary: Boundary = STRICT) -> Plan:
     return to_completion(planning(r, sources, NAMESPACES, boundary, None, memo))
 
@@ -51,7 +52,7 @@ def test_memo_plans_equal_fresh_plans_under_random_changes(seed: int) -> None:
     rng = random.Random(seed)
     r = rule(namespace=["default", "team-b"], targetName="copy-{name}")
     sources = [cm(f"s{i}", rng.choice(["default", "team-b"])) for i in range(40)]
-    memo = SourceMemo()
+    memo: PerRule[Seen] = PerRule()
     version = 100
     for _ in range(30):
         for _ in range(rng.randint(1, 5)):
@@ -72,7 +73,7 @@ def test_only_changed_sources_are_viewed_again(monkeypatch: pytest.MonkeyPatch) 
         return real(r, source, boundary)
 
     monkeypatch.setattr(plan_module, "view", counting)
-    r, memo = rule(), SourceMemo()
+    r, memo = rule(), PerRule[Seen]()
     sources = [cm(f"s{i}") for i in range(100)]
     planned(r, sources, memo)
     assert len(calls) == 100
@@ -83,7 +84,7 @@ def test_only_changed_sources_are_viewed_again(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_a_new_rule_generation_or_boundary_views_everything_again() -> None:
-    r, memo = rule(namespace=["default", "team-b"]), SourceMemo()
+    r, memo = rule(namespace=["default", "team-b"]), PerRule[Seen]()
     sources = [cm("a"), cm("b", "team-b")]  # b: another namespace's, without consent
     assert [s["metadata"]["name"] for s in planned(r, sources, memo).sources] == ["a"]
     trusted = Boundary(trusted=("default",))  # the rule's namespace trusted: it reads b too
@@ -94,7 +95,7 @@ def test_a_new_rule_generation_or_boundary_views_everything_again() -> None:
 
 
 def test_objects_without_a_version_are_never_kept() -> None:
-    r, memo = rule(), SourceMemo()
+    r, memo = rule(), PerRule[Seen]()
     a = cm("a", data={"k": "1"})
     del a["metadata"]["resourceVersion"]
     planned(r, [a], memo)
@@ -103,7 +104,7 @@ def test_objects_without_a_version_are_never_kept() -> None:
 
 
 def test_forget_drops_the_rules_entries(monkeypatch: pytest.MonkeyPatch) -> None:
-    r, memo = rule(), SourceMemo()
+    r, memo = rule(), PerRule[Seen]()
     planned(r, [cm("a")], memo)
     memo.forget(r.key)
     seen: list[str] = []
@@ -116,3 +117,25 @@ def test_forget_drops_the_rules_entries(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(plan_module, "view", counting)
     planned(r, [cm("a")], memo)
     assert seen == ["a"]
+
+
+def test_copies_are_hashed_again_only_when_they_changed() -> None:
+    hashed: list[str] = []
+
+    def counting(obj: dict[str, Any]) -> str:
+        hashed.append(obj["metadata"]["name"])
+        return content_hash(obj)
+
+    r, hashes = rule(), PerRule[str]()
+    copies = []
+    for i in range(3):
+        c = build_copy(r, cm(f"s{i}"), "team-b", f"s{i}")
+        c["metadata"].update(uid=f"c{i}", resourceVersion="5")
+        copies.append(c)
+    hash_of = hashes.pass_for(r.key, None, counting)
+    assert [decide(r, c, c, hash_of=hash_of).action for c in copies] == ["none"] * 3
+    edited = {**copies[1], "data": {"k": "mine"}, "metadata": {**copies[1]["metadata"], "resourceVersion": "6"}}
+    hash_of = hashes.pass_for(r.key, None, counting)
+    assert decide(r, copies[0], copies[0], hash_of=hash_of).action == "none"
+    assert decide(r, edited, copies[1], hash_of=hash_of).reason == "EditedInPlace"
+    assert hashed == ["s0", "s1", "s2", "s1"]

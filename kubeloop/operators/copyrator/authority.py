@@ -22,8 +22,9 @@ from typing import Any
 
 from kubeloop import Access, AccessReviewer, Author, AuthorGuard, UnverifiedAuthor, builtin, cooperatively
 from kubeloop.operators.copyrator.boundary import Boundary
+from kubeloop.operators.copyrator.memo import PerRule
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.operators.copyrator.plan import Plan, SourceMemo, meta, planning
+from kubeloop.operators.copyrator.plan import Plan, Seen, meta, planning
 from kubeloop.operators.copyrator.receiving import Reception
 
 CONDITION = "AuthorAllowed"
@@ -53,7 +54,7 @@ class Screened:
 async def screen(guard: AuthorGuard, reviewer: AccessReviewer, rule: CopyratorRule, raw: Mapping[str, Any],
                  candidates: Sequence[Mapping[str, Any]], namespaces: Sequence[Mapping[str, Any]],
                  boundary: Boundary, reception: Reception | None = None,
-                 memo: SourceMemo | None = None) -> Screened:
+                 memo: PerRule[Seen] | None = None) -> Screened:
     """The rule's plan cut down to what its verified author may read and write. ``raw``: the rule as
     the API server sent it (the record signs that, not the model's reading of it)."""
     try:

@@ -164,14 +164,15 @@ class Copyrator:
         # trusting means), and the webhook never sees the operator's own namespace (its namespaceSelector).
         if reviewer is not None and not world.boundary.trusts_namespace(str(rule.metadata.namespace)):
             screened = await screen(self.guard, reviewer, rule, ctx.raw, world.candidates(rule),
-                                    world.namespaces(), world.boundary, world.reception(), world.memo)
+                                    world.namespaces(), world.boundary, world.reception(), world.views)
             if screened.desired is None:
                 return await refuse(screened, ctx)
             desired = screened.desired
         else:
             desired = await cooperatively(planning(rule, world.candidates(rule), world.namespaces(), world.boundary,
-                                                   world.reception(), world.memo))
-        outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(desired, world.copies_of(rule.key))
+                                                   world.reception(), world.views))
+        outcome = await Sync(ctx.client, rule, world.get, world.boundary, world.hashes).run(
+            desired, world.copies_of(rule.key))
         world.set_blocked(rule.key, {place for place, *_ in outcome.conflicts})
         world.set_limited(rule, {ns for ns, reason, _ in desired.declined if reason == LIMITED})
         await report(rule, desired, outcome, ctx, screened)
@@ -182,9 +183,8 @@ class Copyrator:
         """The rule is being deleted: its copies go (or are released with ``orphanOnDelete``)."""
         world = ctx.deps.world
         outcome = await Sync(ctx.client, rule, world.get, world.boundary).run(Plan(), world.copies_of(rule.key))
-        world.set_blocked(rule.key, set())
+        world.forget(rule.key)
         world.set_limited(rule, set())
-        world.memo.forget(rule.key)
         if outcome.errors:
             raise CopyFailed(f"{len(outcome.errors)} copies could not be removed: "
                              + "; ".join(outcome.errors[:3]))
@@ -192,8 +192,7 @@ class Copyrator:
     async def collect(self, request: Request, ctx: Context | None = None) -> None:
         """A rule vanished without its cleanup (finalizer removed by hand): its copies are garbage."""
         world = self.operator.deps.world
-        world.set_blocked(request.key, set())
-        world.memo.forget(request.key)
+        world.forget(request.key)
         if not world.watches_rule(request.key, self.operator.settings.rule):
             return
         await collect_leftovers(world.client, world.copies_of(request.key))

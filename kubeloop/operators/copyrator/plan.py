@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
@@ -33,6 +33,7 @@ from kubeloop.operators.copyrator.boundary import (
 )
 from kubeloop.operators.copyrator.foreign import SKIP_REASON, consented_elsewhere, describe, foreign_annotations
 from kubeloop.operators.copyrator.globs import compile_globs
+from kubeloop.operators.copyrator.memo import PerRule
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.receiving import LIMITED, POLICY_NAME, REFUSED, Reception
 
@@ -234,15 +235,17 @@ def same_content(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 
 def is_stale(actual: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
-    want = annotations_of(desired)[HASH_ANNOTATION]
-    return annotations_of(actual).get(HASH_ANNOTATION) != want or content_hash(actual) != want
+    """The copy's hash is not the desired one. Asked of copies not edited in place, whose content matches
+    their hash: the hash alone tells."""
+    return annotations_of(actual).get(HASH_ANNOTATION) != annotations_of(desired)[HASH_ANNOTATION]
 
 
-def edited_in_place(copy: Mapping[str, Any]) -> bool:
+def edited_in_place(copy: Mapping[str, Any], hash_of: Callable[[Mapping[str, Any]], str] = content_hash) -> bool:
     """Someone other than copyrator changed the copy: its content no longer matches the hash copyrator
     wrote with it (copyrator always writes both together). From then on the object is its namespace
-    owner's as much as ours: never reverted, never deleted (released instead)."""
-    return content_hash(copy) != annotations_of(copy).get(HASH_ANNOTATION)
+    owner's as much as ours: never reverted, never deleted (released instead). ``hash_of``: content_hash,
+    or a memo of it (``PerRule``)."""
+    return hash_of(copy) != annotations_of(copy).get(HASH_ANNOTATION)
 
 
 def needs_recreate(actual: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
@@ -280,23 +283,22 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
 
 def planning(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
              namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT,
-             reception: Reception | None = None, memo: SourceMemo | None = None) -> Steps[Plan]:
+             reception: Reception | None = None, memo: PerRule[Seen] | None = None) -> Steps[Plan]:
     """Every copy the rule wants now, as steps that the reconcile drives with ``kubeloop.cooperatively``:
     a rule meets as many sources as its namespace holds, which no schema bounds, so the loop is handed back
     between them. Sources are taken in the order of the rule's namespace list, then by name, so when two
     sources would produce the same copy the first one wins (the other is reported as shadowed) — the result
     never depends on event order. ``reception``: what the target namespaces accept (their policy, their
-    copy limit); None: everything. ``memo``: what each source was to this rule at its last plan, reused
-    while neither changed (:class:`SourceMemo`); None: every source is looked at afresh."""
+    copy limit); None: everything. ``memo``: what each source was to this rule at its last plan (its
+    ``view``), reused while neither changed; None: every source is looked at afresh."""
     order = {ns: i for i, ns in enumerate(rule.source_namespaces)}
-    see = memo.viewer(rule, boundary) if memo is not None else (lambda s: view(rule, s, boundary))
+    see = _viewer(rule, boundary, memo)
     matching: list[tuple[Mapping[str, Any], Seen]] = []  # in a source namespace, with the rule's labels
-    for i, s in enumerate(candidates):
+    for s in candidates:
         seen = see(s)
         if seen.matching:
             matching.append((s, seen))
-        if seen.fresh or not i % _STEP:
-            yield
+        yield
     readable = sorted(((s, seen) for s, seen in matching if seen.readable),
                       key=lambda p: (order[p[1].place[0]], p[1].place[1]))
     # Every place holding something the rule reads from (consenting or not): never a copy's place.
@@ -304,25 +306,21 @@ def planning(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
     out = Plan(sources=[s for s, _ in readable])  # the cached objects themselves: read, never changed
     yield
     targets = yield from _receiving(out, rule, target_namespaces(rule, namespaces, boundary), reception)
-    for i, (source, seen) in enumerate(readable):
-        if not i % _STEP:
-            yield
+    for source, seen in readable:
+        yield
         if seen.skip:
             out.skipped.append((seen.key, seen.skip))
             continue
         assert seen.template is not None
         for ns in targets:
             _place(out, source, seen.template, ns, seen.name, source_places)
-    for source, seen in matching:  # Reflector's and replicator's annotations: said, never silently ignored
+    for _, seen in matching:  # Reflector's and replicator's annotations: said, never silently ignored
         if seen.foreign is not None:
             out.foreign.append((seen.key, seen.foreign))
             if not seen.readable:
                 out.skipped.append((seen.key, SKIP_REASON))
     out.skipped += [(f"{ns}/*", "NoConsent") for ns in _unshared(rule, out.sources, boundary)]
     return out
-
-
-_STEP = 64  # memo hits between two checkpoints (a view computed afresh is a checkpoint of its own)
 
 
 @dataclass(frozen=True)
@@ -340,19 +338,27 @@ class Seen:
     skip: str | None = None
     template: Obj | None = None
     foreign: str | None = None
-    fresh: bool = True  # computed just now, not taken from the memo
 
     @property
     def key(self) -> str:
         return f"{self.place[0]}/{self.place[1]}"
 
 
-_UNRELATED = Seen(matching=False, fresh=False)  # cheap to decide: never worth a checkpoint
+_UNRELATED = Seen(matching=False)
+
+
+def _viewer(rule: CopyratorRule, boundary: Boundary,
+            memo: PerRule[Seen] | None) -> Callable[[Mapping[str, Any]], Seen]:
+    def fresh(source: Mapping[str, Any]) -> Seen:
+        return view(rule, source, boundary)
+    if memo is None or rule.metadata.uid is None or rule.metadata.generation is None:
+        return fresh  # a rule made by hand: nothing tells its versions apart
+    return memo.pass_for(rule.key, (rule.metadata.uid, rule.metadata.generation, boundary), fresh)
 
 
 def view(rule: CopyratorRule, source: Mapping[str, Any], boundary: Boundary = STRICT) -> Seen:
     """``source`` as ``rule`` sees it: the costly part of a plan (globs over its labels and annotations,
-    its copy built and hashed), done once per version of the two by :class:`SourceMemo`."""
+    its copy built and hashed), done once per version of the two with a memo."""
     if not matches_source(rule, source):
         return _UNRELATED
     place = (meta(source)["namespace"], meta(source)["name"])
@@ -365,52 +371,6 @@ def view(rule: CopyratorRule, source: Mapping[str, Any], boundary: Boundary = ST
     skip = _skip_reason(source, name)
     template = None if skip else build_copy(rule, source, "", name)
     return Seen(True, place, True, name, skip, template, foreign)
-
-
-class SourceMemo:
-    """Per rule, what each of its candidates was to it at the rule's last plan (:class:`Seen`), reused
-    while neither changed, so that a write to one of the thousands of sources a rule reads costs that
-    source's view, not every source matched, built and hashed again.
-
-    - An entry is current while the rule's uid and generation, the boundary and the source's
-      resourceVersion are those it was made with; objects without a uid or resourceVersion (made by hand,
-      not read from the API server) are never kept.
-    - Each plan of a rule replaces the rule's entries with those of the candidates it met (sources gone
-      since are dropped); :meth:`forget` drops them with the rule. Lifetime: one operator run (``World``).
-    - Only a rule's own reconcile plans it, and the work queue runs one reconcile per rule at a time: no
-      two plans use one rule's entries at once.
-    """
-
-    def __init__(self) -> None:
-        self._rules: dict[str, tuple[tuple[Any, ...], dict[str, tuple[str, Seen]]]] = {}
-
-    def viewer(self, rule: CopyratorRule, boundary: Boundary) -> Callable[[Mapping[str, Any]], Seen]:
-        """The view of each candidate for one plan of ``rule``: the memo's when current."""
-        stamp = (rule.metadata.uid, rule.metadata.generation, boundary)
-        if rule.metadata.uid is None or rule.metadata.generation is None:
-            return lambda source: view(rule, source, boundary)
-        before_stamp, before = self._rules.get(rule.key, ((), {}))
-        if before_stamp != stamp:
-            before = {}
-        now: dict[str, tuple[str, Seen]] = {}
-        self._rules[rule.key] = (stamp, now)
-
-        def see(source: Mapping[str, Any]) -> Seen:
-            m = meta(source)
-            uid, version = m.get("uid"), m.get("resourceVersion")
-            if not uid or not version:
-                return view(rule, source, boundary)
-            kept = before.get(uid)
-            if kept is not None and kept[0] == version:
-                now[uid] = kept
-                return kept[1]
-            seen = view(rule, source, boundary)
-            now[uid] = (version, replace(seen, fresh=False) if seen.fresh else seen)
-            return seen
-        return see
-
-    def forget(self, rule_key: str) -> None:
-        self._rules.pop(rule_key, None)
 
 
 def _receiving(out: Plan, rule: CopyratorRule, targets: list[str],
@@ -496,7 +456,7 @@ class Decision:
 
 
 def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Mapping[str, Any],
-           boundary: Boundary = STRICT) -> Decision:
+           boundary: Boundary = STRICT, hash_of: Callable[[Mapping[str, Any]], str] = content_hash) -> Decision:
     """What to do at one copy's place, given what is there now."""
     kind, namespace = desired["kind"], meta(desired).get("namespace", "")
     if boundary.closed(namespace):  # the plan never asks this; a second lock on the same door
@@ -505,7 +465,7 @@ def decide(rule: CopyratorRule, existing: Mapping[str, Any] | None, desired: Map
         return Decision("create")
     owner = owner_of(existing)
     if owner == rule.key:
-        if edited_in_place(existing):
+        if edited_in_place(existing, hash_of):
             return Decision("conflict", "EditedInPlace",
                             f"{kind} was changed in its namespace: copyrator no longer updates it (delete it for a "
                             f"fresh copy, or remove the {DOMAIN}/rule annotation to keep it as yours)")

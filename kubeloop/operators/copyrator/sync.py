@@ -16,10 +16,12 @@ from typing import Any
 from kubeloop import ApiError, Client, Conflict, NotFound, Obj
 from kubeloop.operators.copyrator import metrics
 from kubeloop.operators.copyrator.boundary import STRICT, Boundary
+from kubeloop.operators.copyrator.memo import PerRule
 from kubeloop.operators.copyrator.models import CopyratorRule
 from kubeloop.operators.copyrator.plan import (
     Decision,
     Plan,
+    content_hash,
     decide,
     edited_in_place,
     meta,
@@ -65,8 +67,11 @@ class Sync:
     """One pass for one rule. ``cached`` looks objects up in the informer cache; a write that finds
     the cache stale (409/AlreadyExists) re-reads the object and decides once more."""
 
-    def __init__(self, client: Client, rule: CopyratorRule, cached: Any, boundary: Boundary = STRICT) -> None:
+    def __init__(self, client: Client, rule: CopyratorRule, cached: Any, boundary: Boundary = STRICT,
+                 hashes: PerRule[str] | None = None) -> None:
         self.client, self.rule, self.cached, self.boundary = client, rule, cached, boundary
+        # Every copy is checked for edits in place at every pass: hashed again only when it changed.
+        self.hash_of = hashes.pass_for(rule.key, None, content_hash) if hashes is not None else content_hash
         self.out = Outcome()
         self._slots = asyncio.Semaphore(PARALLEL)
 
@@ -92,7 +97,7 @@ class Sync:
         where = place_of(desired)
         existing = self.cached(*where)
         for attempt in range(3):
-            decision = decide(self.rule, existing, desired, self.boundary)
+            decision = decide(self.rule, existing, desired, self.boundary, self.hash_of)
             try:
                 await self._execute(decision, existing, desired)
             except Conflict:  # AlreadyExists or a stale resourceVersion: the cache lags behind
@@ -147,7 +152,7 @@ class Sync:
     async def remove(self, copy: Obj) -> None:
         kind, ns, name = place_of(copy)
         # A copy its namespace's owner changed is theirs as much as ours: released, never deleted.
-        if self.rule.orphanOnDelete or edited_in_place(copy):
+        if self.rule.orphanOnDelete or edited_in_place(copy, self.hash_of):
             try:
                 await self.client.patch(RESOURCES[kind], name, released(copy), ns)
             except NotFound:

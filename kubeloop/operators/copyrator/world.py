@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 from kubeloop import Cache, Client, Event, Informer, Obj, Resource, builtin
 from kubeloop.operators.copyrator.boundary import STRICT, Boundary
+from kubeloop.operators.copyrator.memo import PerRule
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.operators.copyrator.plan import SourceMemo, matches_source, meta, owner_of
+from kubeloop.operators.copyrator.plan import Seen, matches_source, meta, owner_of
 from kubeloop.operators.copyrator.receiving import (
     DEFAULT_MAX_COPIES,
     POLICY_NAME,
@@ -59,7 +60,9 @@ class World:
         # (kind, namespace, rule namespace) → rules that found no room there: when a copy there changes
         # or goes away, they look again.
         self.limited: dict[tuple[str, str, str], set[str]] = {}
-        self.memo = SourceMemo()  # what each source was to each rule at its last plan
+        # Per rule, what each source was to it at its last plan, and each copy's content hash (``memo``).
+        self.views: PerRule[Seen] = PerRule()
+        self.hashes: PerRule[str] = PerRule()
 
     @classmethod
     async def bind(cls, client: Client, cache: Cache, rule_field_selector: str | None, *,
@@ -115,6 +118,12 @@ class World:
         placed = store.by_index(PLACEMENT_INDEX, f"{namespace}|{rule.metadata.namespace}")
         earlier = sum(1 for c in placed if (owner_of(c) or "") < rule.key)
         return max(limit - earlier, 0)
+
+    def forget(self, rule_key: str) -> None:
+        """The rule is gone: nothing of it is kept."""
+        self.set_blocked(rule_key, set())
+        self.views.forget(rule_key)
+        self.hashes.forget(rule_key)
 
     def set_limited(self, rule: CopyratorRule, namespaces: set[str]) -> None:
         kind, home = rule.copy_kind, rule.metadata.namespace or ""
