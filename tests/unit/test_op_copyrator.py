@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from kubeloop import builtin
 from kubeloop.cache import Cache
 from kubeloop.operators.copyrator import CopyratorRule, build_operator, operator
+from kubeloop.operators.copyrator.boundary import consents_to
 from kubeloop.operators.copyrator.plan import (
     CONSENT_ANNOTATION,
     HASH_ANNOTATION,
@@ -20,7 +21,6 @@ from kubeloop.operators.copyrator.plan import (
     TAKEOVER_ANNOTATION,
     Boundary,
     build_copy,
-    consents_to,
     content_hash,
     decide,
     label_value,
@@ -181,7 +181,7 @@ def test_plan_copies_every_source_into_every_other_namespace() -> None:
     assert sorted(p.copies) == [("default", "e"), ("extra", "a"), ("extra", "b"),
                                 ("t1", "a"), ("t1", "b"), ("t1", "e"), ("t2", "a"), ("t2", "b"), ("t2", "e")]
     assert p.skipped == [("default/kube-root-ca.crt", "ProtectedConfigMap")]
-    assert [f"{s['metadata']['namespace']}/{s['metadata']['name']}" for s in p.sources] == [
+    assert p.sources == [
         "default/a", "default/b", "default/kube-root-ca.crt", "extra/e"]
 
 

@@ -98,7 +98,7 @@ def test_sources_of_other_namespaces_need_their_owners_consent() -> None:
                cm("open", "team-b", **{CONSENT_ANNOTATION: "true"}),
                cm("to-a", "team-b", **{CONSENT_ANNOTATION: "team-a"})]
     p = plan(r, objects, NAMESPACES)
-    assert sorted(f"{meta(s)['namespace']}/{meta(s)['name']}" for s in p.sources) == [
+    assert sorted(p.sources) == [
         "team-a/mine", "team-b/open", "team-b/to-a"]
     assert {name for _, name in p.copies} == {"mine", "open", "to-a"}
     assert {n for n, name in p.copies if name == "to-a"} == {"team-a"}  # only where its owner allowed

@@ -1,5 +1,7 @@
-"""copyrator's memos (``memo.PerRule``): a plan made with the source memo equals the plan made afresh,
-whatever changed in between, and only what changed is looked at again; likewise the copies' hashes."""
+"""copyrator's memos: a plan made with the rule's memo (``plan.PlanMemo``) equals the plan made afresh,
+whatever changed in between, only what changed is looked at again, and a plan made of the same is the
+last one; likewise the copies' hashes (``memo.PerRule``). And ``Plan.without``, which the author check
+uses instead of a second plan."""
 
 from __future__ import annotations
 
@@ -12,20 +14,24 @@ from kubeloop import to_completion
 from kubeloop.operators.copyrator import plan as plan_module
 from kubeloop.operators.copyrator.boundary import CONSENT_ANNOTATION, STRICT, Boundary
 from kubeloop.operators.copyrator.memo import PerRule
-from kubeloop.operators.copyrator.plan import Plan, Seen, build_copy, content_hash, decide, planning
+from kubeloop.operators.copyrator.plan import Plan, PlanMemo, build_copy, content_hash, decide, planning
+from kubeloop.operators.copyrator.receiving import Reception
 from tests.unit.test_op_copyrator import cm, ns, rule
+from tests.unit.test_op_copyrator_receiving import reception
 
 NAMESPACES = [ns("default"), ns("team-b"), ns("team-c", {"x": "1"})]
 
 
-def planned(r: Any, sources: list[dict[str, Any]], memo: PerRule[Seen] | None = None,
-            boundary: Boundary = STRICT) -> Plan:
-    return to_completion(planning(r, sources, NAMESPACES, boundary, None, memo))
+def planned(r: Any, sources: list[dict[str, Any]], memo: PlanMemo | None = None,
+            boundary: Boundary = STRICT, namespaces: list[dict[str, Any]] = NAMESPACES,
+            receiving: Reception | None = None) -> Plan:
+    return to_completion(planning(r, sources, namespaces, boundary, receiving, memo))
 
 
 def same(a: Plan, b: Plan) -> bool:
     return (a.copies == b.copies and a.skipped == b.skipped and a.shadowed == b.shadowed
-            and a.on_source == b.on_source and a.foreign == b.foreign and a.sources == b.sources)
+            and a.on_source == b.on_source and a.foreign == b.foreign and a.sources == b.sources
+            and a.declined == b.declined and a.room == b.room)
 
 
 def changed(obj: dict[str, Any], rng: random.Random, version: int) -> dict[str, Any]:
@@ -52,16 +58,20 @@ def test_memo_plans_equal_fresh_plans_under_random_changes(seed: int) -> None:
     rng = random.Random(seed)
     r = rule(namespace=["default", "team-b"], targetName="copy-{name}")
     sources = [cm(f"s{i}", rng.choice(["default", "team-b"])) for i in range(40)]
-    memo: PerRule[Seen] = PerRule()
+    memo = PlanMemo()
     version = 100
     for _ in range(30):
-        for _ in range(rng.randint(1, 5)):
+        for _ in range(rng.choice([0, 0, 1, 3, 5])):  # none: only the namespaces or reception change
             version += 1
             i = rng.randrange(len(sources))
             sources[i] = changed(sources[i], rng, version)
         if rng.random() < 0.1:
             sources.pop(rng.randrange(len(sources)))
-        assert same(planned(r, sources, memo), planned(r, sources))
+        namespaces = [n for n in NAMESPACES + [ns("team-d"), ns("default-x")] if rng.random() < 0.8]
+        receiving = rng.choice([None, reception({"team-d"} if rng.random() < 0.3 else set(),
+                                                {"team-b": rng.randint(0, 3)} if rng.random() < 0.3 else None)])
+        assert same(planned(r, sources, memo, namespaces=namespaces, receiving=receiving),
+                    planned(r, sources, namespaces=namespaces, receiving=receiving))
 
 
 def test_only_changed_sources_are_viewed_again(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,29 +83,31 @@ def test_only_changed_sources_are_viewed_again(monkeypatch: pytest.MonkeyPatch) 
         return real(r, source, boundary)
 
     monkeypatch.setattr(plan_module, "view", counting)
-    r, memo = rule(), PerRule[Seen]()
+    r, memo = rule(), PlanMemo()
     sources = [cm(f"s{i}") for i in range(100)]
-    planned(r, sources, memo)
+    first = planned(r, sources, memo)
     assert len(calls) == 100
     calls.clear()
-    sources[7] = changed(sources[7], random.Random(0), 2)
-    planned(r, sources, memo)
-    assert calls == ["s7"]
+    sources[7] = {**sources[7], "metadata": {**sources[7]["metadata"], "resourceVersion": "2"}}
+    assert planned(r, sources, memo) is first  # rewritten to no effect on the rule: the same plan
+    sources[8] = {**sources[8], "data": {"k": "new"}, "metadata": {**sources[8]["metadata"], "resourceVersion": "2"}}
+    again = planned(r, sources, memo)
+    assert calls == ["s7", "s8"] and again is not first and again.copies[("team-b", "s8")]["data"] == {"k": "new"}
 
 
 def test_a_new_rule_generation_or_boundary_views_everything_again() -> None:
-    r, memo = rule(namespace=["default", "team-b"]), PerRule[Seen]()
+    r, memo = rule(namespace=["default", "team-b"]), PlanMemo()
     sources = [cm("a"), cm("b", "team-b")]  # b: another namespace's, without consent
-    assert [s["metadata"]["name"] for s in planned(r, sources, memo).sources] == ["a"]
+    assert planned(r, sources, memo).sources == ["default/a"]
     trusted = Boundary(trusted=("default",))  # the rule's namespace trusted: it reads b too
-    assert [s["metadata"]["name"] for s in planned(r, sources, memo, trusted).sources] == ["a", "b"]
+    assert planned(r, sources, memo, trusted).sources == ["default/a", "team-b/b"]
     edited = rule(namespace=["default", "team-b"], targetName="x-{name}",
                   metadata={"name": "main-rule", "namespace": "default", "generation": 2, "uid": "r-1"})
     assert set(planned(edited, sources, memo).copies) == {("team-b", "x-a"), ("team-c", "x-a")}
 
 
 def test_objects_without_a_version_are_never_kept() -> None:
-    r, memo = rule(), PerRule[Seen]()
+    r, memo = rule(), PlanMemo()
     a = cm("a", data={"k": "1"})
     del a["metadata"]["resourceVersion"]
     planned(r, [a], memo)
@@ -104,7 +116,7 @@ def test_objects_without_a_version_are_never_kept() -> None:
 
 
 def test_forget_drops_the_rules_entries(monkeypatch: pytest.MonkeyPatch) -> None:
-    r, memo = rule(), PerRule[Seen]()
+    r, memo = rule(), PlanMemo()
     planned(r, [cm("a")], memo)
     memo.forget(r.key)
     seen: list[str] = []
@@ -139,3 +151,17 @@ def test_copies_are_hashed_again_only_when_they_changed() -> None:
     assert decide(r, copies[0], copies[0], hash_of=hash_of).action == "none"
     assert decide(r, edited, copies[1], hash_of=hash_of).reason == "EditedInPlace"
     assert hashed == ["s0", "s1", "s2", "s1"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_plan_without_some_namespaces_is_the_plan_over_the_others(seed: int) -> None:
+    rng = random.Random(seed)
+    namespaces = [ns(f"t{i}") for i in range(6)] + [ns("default")]
+    r = rule(namespace=["default", "t0"], targetName=rng.choice(["{name}", "x"]))  # "x": every source one name
+    sources = [cm(f"s{i}", rng.choice(["default", "t0"]),
+                  **({"metadata": {"annotations": {CONSENT_ANNOTATION: "t1,t2,t3"}}} if rng.random() < 0.3 else {}))
+               for i in range(12)]
+    left_out = {f"t{i}" for i in range(6) if rng.random() < 0.5}
+    full = planned(r, sources, namespaces=namespaces)
+    rest = planned(r, sources, namespaces=[n for n in namespaces if n["metadata"]["name"] not in left_out])
+    assert same(full.without(left_out), rest)

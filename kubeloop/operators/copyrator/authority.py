@@ -22,9 +22,8 @@ from typing import Any
 
 from kubeloop import Access, AccessReviewer, Author, AuthorGuard, UnverifiedAuthor, builtin, cooperatively
 from kubeloop.operators.copyrator.boundary import Boundary
-from kubeloop.operators.copyrator.memo import PerRule
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.operators.copyrator.plan import Plan, Seen, meta, planning
+from kubeloop.operators.copyrator.plan import Plan, PlanMemo, meta, planning
 from kubeloop.operators.copyrator.receiving import Reception
 
 CONDITION = "AuthorAllowed"
@@ -54,7 +53,7 @@ class Screened:
 async def screen(guard: AuthorGuard, reviewer: AccessReviewer, rule: CopyratorRule, raw: Mapping[str, Any],
                  candidates: Sequence[Mapping[str, Any]], namespaces: Sequence[Mapping[str, Any]],
                  boundary: Boundary, reception: Reception | None = None,
-                 memo: PerRule[Seen] | None = None) -> Screened:
+                 memo: PlanMemo | None = None) -> Screened:
     """The rule's plan cut down to what its verified author may read and write. ``raw``: the rule as
     the API server sent it (the record signs that, not the model's reading of it)."""
     try:
@@ -68,12 +67,8 @@ async def screen(guard: AuthorGuard, reviewer: AccessReviewer, rule: CopyratorRu
     full = await cooperatively(planning(rule, sources, namespaces, boundary, reception, memo))
     targets = sorted({ns for ns, _ in full.copies})
     writable = await _allowed(reviewer, out, author, ("create", "update"), kind, targets)
-    refused = set(targets) - writable
-    if not refused:  # the same inputs: the same plan
-        out.desired = full
-        return out
-    out.desired = await cooperatively(planning(rule, sources, [n for n in namespaces if meta(n)["name"] not in refused],
-                                               boundary, reception, memo))
+    # The plan without the namespaces the author may not write to (each namespace is planned apart).
+    out.desired = full.without(set(targets) - writable)
     return out
 
 

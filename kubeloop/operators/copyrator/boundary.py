@@ -98,8 +98,17 @@ def refuses_copies(source: Mapping[str, Any]) -> bool:
 def consents_to(source: Mapping[str, Any], namespace: str) -> bool:
     """Copies of ``source`` may go to ``namespace``. Secrets need ``allow-copy``; a ConfigMap without
     it goes anywhere (the article copies them freely), with it only where it says."""
-    value = _annotation(source, CONSENT_ANNOTATION)
-    if not value and source.get("kind") != "Secret":
+    return consent_covers(consent_of(source), source.get("kind"), namespace)
+
+
+def consent_of(source: Mapping[str, Any]) -> str:
+    """The source's ``allow-copy`` value ("" without one)."""
+    return _annotation(source, CONSENT_ANNOTATION)
+
+
+def consent_covers(value: str, kind: Any, namespace: str) -> bool:
+    """``consents_to`` from the annotation's value and the source's kind."""
+    if not value and kind != "Secret":
         return True
     return grants(value, namespace)
 

@@ -164,13 +164,13 @@ class Copyrator:
         # trusting means), and the webhook never sees the operator's own namespace (its namespaceSelector).
         if reviewer is not None and not world.boundary.trusts_namespace(str(rule.metadata.namespace)):
             screened = await screen(self.guard, reviewer, rule, ctx.raw, world.candidates(rule),
-                                    world.namespaces(), world.boundary, world.reception(), world.views)
+                                    world.namespaces(), world.boundary, world.reception(), world.plans)
             if screened.desired is None:
                 return await refuse(screened, ctx)
             desired = screened.desired
         else:
             desired = await cooperatively(planning(rule, world.candidates(rule), world.namespaces(), world.boundary,
-                                                   world.reception(), world.views))
+                                                   world.reception(), world.plans))
         outcome = await Sync(ctx.client, rule, world.get, world.boundary, world.hashes).run(
             desired, world.copies_of(rule.key))
         world.set_blocked(rule.key, {place for place, *_ in outcome.conflicts})
@@ -262,8 +262,7 @@ async def report(rule: CopyratorRule, desired: Plan, outcome: Outcome, ctx: Cont
     await ctx.patch_status({
         "observedGeneration": rule.metadata.generation,
         "sourceCount": len(desired.sources),
-        "sources": [f"{s['metadata']['namespace']}/{s['metadata']['name']}"
-                    for s in desired.sources[:MAX_LISTED]],
+        "sources": desired.sources[:MAX_LISTED],
         "copyCount": len(outcome.in_place),
         "copies": [{"namespace": ns, "names": names[:MAX_LISTED]}
                    for ns, names in list(by_namespace.items())[:MAX_NAMESPACES_LISTED]],

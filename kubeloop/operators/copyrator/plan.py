@@ -15,7 +15,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Any, Literal
 
 import orjson
@@ -27,8 +28,9 @@ from kubeloop.operators.copyrator.boundary import (
     STRICT,
     TAKEOVER_ANNOTATION,
     Boundary,
+    consent_covers,
+    consent_of,
     consent_problem,
-    consents_to,
     refuses_copies,
 )
 from kubeloop.operators.copyrator.foreign import SKIP_REASON, consented_elsewhere, describe, foreign_annotations
@@ -260,7 +262,7 @@ def needs_recreate(actual: Mapping[str, Any], desired: Mapping[str, Any]) -> boo
 class Plan:
     """The desired copies of one rule, keyed by (namespace, name), and why some sources yield none."""
 
-    sources: list[Mapping[str, Any]] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # the sources' keys, in the plan's order
     copies: dict[tuple[str, str], Obj] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (source key, reason)
     shadowed: list[tuple[str, str, str]] = field(default_factory=list)  # (namespace, name, source key)
@@ -273,6 +275,16 @@ class Plan:
     foreign: list[tuple[str, str]] = field(default_factory=list)
     room: dict[str, int | None] = field(default_factory=dict)  # namespace → copies still allowed there
 
+    def without(self, namespaces: set[str]) -> Plan:
+        """The plan had ``namespaces`` not been targets: each namespace's copies, conflicts and room are
+        decided apart from the others', so leaving some out changes nothing in the rest."""
+        return replace(
+            self, copies={k: c for k, c in self.copies.items() if k[0] not in namespaces},
+            shadowed=[s for s in self.shadowed if s[0] not in namespaces],
+            on_source=[s for s in self.on_source if s[0] not in namespaces],
+            declined=[d for d in self.declined if d[0] not in namespaces],
+            room={ns: n for ns, n in self.room.items() if ns not in namespaces})
+
 
 def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
          namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT,
@@ -283,43 +295,49 @@ def plan(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
 
 def planning(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
              namespaces: Iterable[Mapping[str, Any]], boundary: Boundary = STRICT,
-             reception: Reception | None = None, memo: PerRule[Seen] | None = None) -> Steps[Plan]:
+             reception: Reception | None = None, memo: PlanMemo | None = None) -> Steps[Plan]:
     """Every copy the rule wants now, as steps that the reconcile drives with ``kubeloop.cooperatively``:
     a rule meets as many sources as its namespace holds, which no schema bounds, so the loop is handed back
     between them. Sources are taken in the order of the rule's namespace list, then by name, so when two
     sources would produce the same copy the first one wins (the other is reported as shadowed) — the result
     never depends on event order. ``reception``: what the target namespaces accept (their policy, their
-    copy limit); None: everything. ``memo``: what each source was to this rule at its last plan (its
-    ``view``), reused while neither changed; None: every source is looked at afresh."""
-    order = {ns: i for i, ns in enumerate(rule.source_namespaces)}
+    copy limit); None: everything. ``memo``: what the rule's last plan was made of (:class:`PlanMemo`);
+    None: everything is looked at afresh."""
     see = _viewer(rule, boundary, memo)
-    matching: list[tuple[Mapping[str, Any], Seen]] = []  # in a source namespace, with the rule's labels
+    matching: list[Seen] = []  # in a source namespace, with the rule's labels, not a copy
     for s in candidates:
         seen = see(s)
         if seen.matching:
-            matching.append((s, seen))
+            matching.append(seen)
         yield
-    readable = sorted(((s, seen) for s, seen in matching if seen.readable),
-                      key=lambda p: (order[p[1].place[0]], p[1].place[1]))
-    # Every place holding something the rule reads from (consenting or not): never a copy's place.
-    source_places = {seen.place for _, seen in matching}
-    out = Plan(sources=[s for s, _ in readable])  # the cached objects themselves: read, never changed
-    yield
+    out = Plan()
     targets = yield from _receiving(out, rule, target_namespaces(rule, namespaces, boundary), reception)
-    for source, seen in readable:
+    # What a plan is made of, all of it: the same again (a source rewritten to no effect on the rule, say) is
+    # the same plan, not worth computing again.
+    made_of = (rule.key, rule.metadata.uid, rule.metadata.generation, boundary, tuple(matching), tuple(targets),
+               tuple(out.declined), tuple(out.room.items()))
+    if memo is not None and (last := memo.plans.get(rule.key)) is not None and last[0] == made_of:
+        return last[1]
+    readable = sorted((seen for seen in matching if seen.readable), key=attrgetter("rank"))
+    out.sources = [seen.key for seen in readable]
+    # Every place holding something the rule reads from (consenting or not): never a copy's place.
+    source_places = {seen.place for seen in matching}
+    for seen in readable:
         yield
         if seen.skip:
             out.skipped.append((seen.key, seen.skip))
             continue
-        assert seen.template is not None
         for ns in targets:
-            _place(out, source, seen.template, ns, seen.name, source_places)
-    for _, seen in matching:  # Reflector's and replicator's annotations: said, never silently ignored
+            _place(out, seen, ns, source_places)
+    for seen in matching:  # Reflector's and replicator's annotations: said, never silently ignored
         if seen.foreign is not None:
             out.foreign.append((seen.key, seen.foreign))
             if not seen.readable:
                 out.skipped.append((seen.key, SKIP_REASON))
-    out.skipped += [(f"{ns}/*", "NoConsent") for ns in _unshared(rule, out.sources, boundary)]
+    used = {seen.place[0] for seen in readable}
+    out.skipped += [(f"{ns}/*", "NoConsent") for ns in _unshared(rule, used, boundary)]
+    if memo is not None and rule.metadata.uid is not None and rule.metadata.generation is not None:
+        memo.plans[rule.key] = (made_of, out)
     return out
 
 
@@ -327,33 +345,47 @@ def planning(rule: CopyratorRule, candidates: Iterable[Mapping[str, Any]],
 class Seen:
     """What one source is to one rule, decided by the two of them alone: whether it matches the rule's
     selector, whether the rule may read it, and if so its copy's name and content (the same in every
-    namespace) or why it yields none. ``foreign``: Reflector's or replicator's annotations on it, to be
-    said in status (on one the rule may not read, only if its owner consented the other tool's way: it is
-    shared)."""
+    namespace) and where its owner lets it go, or why it yields none. ``foreign``: Reflector's or
+    replicator's annotations on it, to be said in status (on one the rule may not read, only if its owner
+    consented the other tool's way: it is shared). Two equal views make the same copies."""
 
     matching: bool
     place: tuple[str, str] = ("", "")  # the source's (namespace, name)
+    key: str = ""  # "namespace/name"
+    rank: tuple[int, str] = (0, "")  # its place in the plan's order: the rule's namespace list, then name
     readable: bool = False
     name: str = ""
     skip: str | None = None
     template: Obj | None = None
+    consent: str = ""  # its allow-copy value
     foreign: str | None = None
-
-    @property
-    def key(self) -> str:
-        return f"{self.place[0]}/{self.place[1]}"
 
 
 _UNRELATED = Seen(matching=False)
 
 
+@dataclass
+class PlanMemo:
+    """What a rule's plans keep between reconciles: each source's view, per version of the source (``memo``),
+    and the rule's last plan with what it was made of. Only the reconcile of a rule plans it, one at a
+    time; ``forget`` when the rule is gone. The last plan's copies are shallow: their contents are the
+    views' templates, shared."""
+
+    views: PerRule[Seen] = field(default_factory=PerRule)
+    plans: dict[str, tuple[tuple[Any, ...], Plan]] = field(default_factory=dict)
+
+    def forget(self, rule_key: str) -> None:
+        self.views.forget(rule_key)
+        self.plans.pop(rule_key, None)
+
+
 def _viewer(rule: CopyratorRule, boundary: Boundary,
-            memo: PerRule[Seen] | None) -> Callable[[Mapping[str, Any]], Seen]:
+            memo: PlanMemo | None) -> Callable[[Mapping[str, Any]], Seen]:
     def fresh(source: Mapping[str, Any]) -> Seen:
         return view(rule, source, boundary)
     if memo is None or rule.metadata.uid is None or rule.metadata.generation is None:
         return fresh  # a rule made by hand: nothing tells its versions apart
-    return memo.pass_for(rule.key, (rule.metadata.uid, rule.metadata.generation, boundary), fresh)
+    return memo.views.pass_for(rule.key, (rule.metadata.uid, rule.metadata.generation, boundary), fresh)
 
 
 def view(rule: CopyratorRule, source: Mapping[str, Any], boundary: Boundary = STRICT) -> Seen:
@@ -362,15 +394,16 @@ def view(rule: CopyratorRule, source: Mapping[str, Any], boundary: Boundary = ST
     if not matches_source(rule, source):
         return _UNRELATED
     place = (meta(source)["namespace"], meta(source)["name"])
+    where = (place, f"{place[0]}/{place[1]}", (rule.source_namespaces.index(place[0]), place[1]))
     readable = boundary.may_read(rule, source)
     found = foreign_annotations(source)
     foreign = describe(found) if found and (readable or consented_elsewhere(source)) else None
     if not readable:
-        return Seen(True, place, foreign=foreign)
+        return Seen(True, *where, foreign=foreign)
     name = target_name(rule, place[1])
     skip = _skip_reason(source, name)
     template = None if skip else build_copy(rule, source, "", name)
-    return Seen(True, place, True, name, skip, template, foreign)
+    return Seen(True, *where, True, name, skip, template, consent_of(source), foreign)
 
 
 def _receiving(out: Plan, rule: CopyratorRule, targets: list[str],
@@ -407,18 +440,18 @@ def _skip_reason(source: Mapping[str, Any], name: str) -> str | None:
     return reason
 
 
-def _place(out: Plan, source: Mapping[str, Any], template: Obj, ns: str, name: str,
-           source_places: set[tuple[str, str]]) -> None:
-    if ns == meta(source)["namespace"] or not consents_to(source, ns):
+def _place(out: Plan, seen: Seen, ns: str, source_places: set[tuple[str, str]]) -> None:
+    assert seen.template is not None
+    if ns == seen.place[0] or not consent_covers(seen.consent, seen.template["kind"], ns):
         return  # never back into the source's own namespace; only where the source's owner allowed
-    if (ns, name) in source_places:
-        out.on_source.append((ns, name, key_of(source)))
-    elif (ns, name) in out.copies:
-        out.shadowed.append((ns, name, key_of(source)))
+    if (ns, seen.name) in source_places:
+        out.on_source.append((ns, seen.name, seen.key))
+    elif (ns, seen.name) in out.copies:
+        out.shadowed.append((ns, seen.name, seen.key))
     elif _full(out, ns):
         return
     else:
-        out.copies[(ns, name)] = {**template, "metadata": {**template["metadata"], "namespace": ns}}
+        out.copies[(ns, seen.name)] = {**seen.template, "metadata": {**seen.template["metadata"], "namespace": ns}}
 
 
 def _full(out: Plan, ns: str) -> bool:
@@ -434,12 +467,11 @@ def _full(out: Plan, ns: str) -> bool:
     return True
 
 
-def _unshared(rule: CopyratorRule, sources: Iterable[Mapping[str, Any]], boundary: Boundary) -> list[str]:
-    """Source namespaces of other owners that gave the rule nothing: said in status (without naming
-    their objects, which the rule's author may not see)."""
+def _unshared(rule: CopyratorRule, used: set[str], boundary: Boundary) -> list[str]:
+    """Source namespaces of other owners that gave the rule nothing (``used``: those that gave some):
+    said in status (without naming their objects, which the rule's author may not see)."""
     if boundary.trusts(rule):
         return []
-    used = {meta(s)["namespace"] for s in sources}
     return [ns for ns in rule.source_namespaces if ns != rule.metadata.namespace and ns not in used]
 
 

@@ -10,7 +10,7 @@ from kubeloop import Cache, Client, Event, Informer, Obj, Resource, builtin
 from kubeloop.operators.copyrator.boundary import STRICT, Boundary
 from kubeloop.operators.copyrator.memo import PerRule
 from kubeloop.operators.copyrator.models import CopyratorRule
-from kubeloop.operators.copyrator.plan import Seen, matches_source, meta, owner_of
+from kubeloop.operators.copyrator.plan import PlanMemo, matches_source, meta, owner_of
 from kubeloop.operators.copyrator.receiving import (
     DEFAULT_MAX_COPIES,
     POLICY_NAME,
@@ -60,8 +60,8 @@ class World:
         # (kind, namespace, rule namespace) → rules that found no room there: when a copy there changes
         # or goes away, they look again.
         self.limited: dict[tuple[str, str, str], set[str]] = {}
-        # Per rule, what each source was to it at its last plan, and each copy's content hash (``memo``).
-        self.views: PerRule[Seen] = PerRule()
+        # Per rule, its last plan and what that was made of, and its copies' content hashes (``memo``).
+        self.plans = PlanMemo()
         self.hashes: PerRule[str] = PerRule()
 
     @classmethod
@@ -122,7 +122,7 @@ class World:
     def forget(self, rule_key: str) -> None:
         """The rule is gone: nothing of it is kept."""
         self.set_blocked(rule_key, set())
-        self.views.forget(rule_key)
+        self.plans.forget(rule_key)
         self.hashes.forget(rule_key)
 
     def set_limited(self, rule: CopyratorRule, namespaces: set[str]) -> None:
