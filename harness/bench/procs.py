@@ -66,6 +66,19 @@ def tree_cpu_seconds(root: int) -> float:
     return ticks / CLK_TCK
 
 
+def tree_cpu_ns(root: int) -> int:
+    """CPU time of every live thread in the tree, in nanoseconds (``/proc/PID/task/TID/schedstat``, the
+    scheduler's own accounting): for short windows, where ``utime + stime`` in 10 ms ticks is too coarse.
+    Reaped children are not counted."""
+    total = 0
+    for pid in descendants(root):
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    total += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0])
+    return total
+
+
 def tree_rss_mib(root: int) -> float:
     return sum(_status_kib(pid, "VmRSS") for pid in descendants(root)) / 1024
 
