@@ -3,6 +3,7 @@ CRD it generates and the settings of ``kubeloop run copyrator``."""
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 from typing import Any
 
@@ -438,3 +439,48 @@ def test_examples_are_valid_rules() -> None:
     article = next(r for r in rules if r.metadata.name == "main-rule")
     assert (article.ruleType, article.selector, article.source_namespaces) == (
         "configmap", {"copyrator": "true"}, ["default"])
+
+
+async def test_a_source_seen_as_before_wakes_no_rule() -> None:
+    """A rule whose last plan saw a source as it is cached now is not woken by it (a source the rule may
+    not read or skips, rewritten); one that makes copies always wakes it, and so does any change to what
+    the rule sees: losing its labels, gaining consent, a new name."""
+    from kubeloop import to_completion
+    from kubeloop.operators.copyrator.plan import planning
+
+    client = FakeClient()
+    r = rule(namespace=["default", "team-b"])
+    client.add(r.model_dump(mode="json", by_alias=True, exclude_none=True), CopyratorRule)
+    for obj in (cm("mine"), cm("theirs", namespace="team-b"), cm("kube-root-ca.crt")):
+        del obj["metadata"]["resourceVersion"]  # the client's own, as the API server's
+        client.add(obj, builtin.CONFIG_MAP)
+    cache = Cache(client, freeze_gc=False)
+    world = await World.bind(client, cache, None)
+    cache.start()
+    await cache.wait_synced(5)
+    to_cm = world.mapper("ConfigMap")
+    cached = {name: world.get("ConfigMap", ns_, name) for ns_, name in
+              (("default", "mine"), ("team-b", "theirs"), ("default", "kube-root-ca.crt"))}
+    assert all(to_cm(o) == [r.key] for o in cached.values())  # never planned: every source wakes it
+    rule_now = world.rules()[0]
+    to_completion(planning(rule_now, world.candidates(rule_now), [ns("default"), ns("team-b"), ns("t")],
+                           world.boundary, world.reception(), world.plans))
+    assert to_cm(cached["mine"]) == [r.key]  # it makes copies
+    assert to_cm(cached["theirs"]) == [] and to_cm(cached["kube-root-ca.crt"]) == []  # unread, skipped
+
+    async def rewritten(name: str, namespace: str, patch: dict[str, Any]) -> dict[str, Any]:
+        await client.patch(builtin.CONFIG_MAP, name, patch, namespace)
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            now = world.get("ConfigMap", namespace, name)
+            if now is not None and now["metadata"]["resourceVersion"] != cached[name]["metadata"]["resourceVersion"]:
+                return now
+        raise AssertionError("the cache did not see the change")
+
+    theirs = await rewritten("theirs", "team-b", {"data": {"k": "other"}})
+    assert to_cm(theirs) == [] and to_cm(cached["theirs"]) == []  # still unread: the same view, old or new
+    relabelled = await rewritten("kube-root-ca.crt", "default", {"metadata": {"labels": {"copyrator": None}}})
+    assert to_cm(cached["kube-root-ca.crt"]) == [r.key] and to_cm(relabelled) == []  # the old one still matched
+    consenting = await rewritten("theirs", "team-b", {"metadata": {"annotations": {CONSENT_ANNOTATION: "t"}}})
+    assert to_cm(consenting) == [r.key]
+    await cache.stop()

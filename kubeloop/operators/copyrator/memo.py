@@ -45,5 +45,14 @@ class PerRule(Generic[V]):
             return kept[1]
         return value
 
+    def kept(self, rule_key: str, stamp: Hashable, obj: Mapping[str, Any]) -> V | None:
+        """The value the rule's last (or running) pass took for ``obj``'s uid, at whatever version; None if
+        it took none or the rule's stamp has changed since."""
+        entry = self._rules.get(rule_key)
+        if entry is None or entry[0] != stamp:
+            return None
+        kept = entry[1].get((obj.get("metadata") or {}).get("uid") or "")
+        return kept[1] if kept is not None else None
+
     def forget(self, rule_key: str) -> None:
         self._rules.pop(rule_key, None)

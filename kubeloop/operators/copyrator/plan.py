@@ -374,6 +374,15 @@ class PlanMemo:
     views: PerRule[Seen] = field(default_factory=PerRule)
     plans: dict[str, tuple[tuple[Any, ...], Plan]] = field(default_factory=dict)
 
+    def sees_as_before(self, rule: CopyratorRule, current: Mapping[str, Any] | None, boundary: Boundary) -> bool:
+        """``rule``'s last plan saw ``current`` (an object as cached now) as the rule sees it now, so a change
+        to it changes nothing the rule does, and need not wake it. Only said of objects that made no copy:
+        telling it of one that does would build and hash its copy on the event's path."""
+        if current is None or rule.metadata.uid is None or rule.metadata.generation is None:
+            return False
+        kept = self.views.kept(rule.key, (rule.metadata.uid, rule.metadata.generation, boundary), current)
+        return kept is not None and kept.template is None and kept == view(rule, current, boundary)
+
     def forget(self, rule_key: str) -> None:
         self.views.forget(rule_key)
         self.plans.pop(rule_key, None)

@@ -188,9 +188,14 @@ class World:
             store = self.objects(kind).store
             keys |= {o for c in store.by_index(PLACEMENT_INDEX, f"{ns}|{home}") if (o := owner_of(c)) and o > owner}
             keys |= self.limited.get((kind, ns, home), set())
-        # Consent is not asked here: an object losing it must wake the rules that copied it.
-        keys |= {r.key for r in self.rules() if r.copy_kind == kind and matches_source(r, obj)}
+        # Consent is not asked here: an object losing it must wake the rules that copied it. A rule whose
+        # last plan saw the object as it is now cached (say a source it may not read, or skips, rewritten)
+        # is not woken: the same views make the same plan. The cached object, not ``obj``, is what counts:
+        # this is asked of the object before a change too, which the rule's last plan may have seen.
         m = meta(obj)
+        current = self.get(kind, m.get("namespace", ""), m.get("name", ""))
+        keys |= {r.key for r in self.rules() if r.copy_kind == kind and matches_source(r, obj)
+                 and not self.plans.sees_as_before(r, current, self.boundary)}
         keys |= self.blocked.get((kind, m.get("namespace", ""), m.get("name", "")), set())
         return sorted(keys)
 
