@@ -12,6 +12,11 @@ import os
 
 from kubeloop import Context, Operator
 
+if os.environ.get("BENCH_UVLOOP"):  # experiment: uvloop's event loop (set before ``kubeloop run`` makes its loop)
+    import uvloop
+
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+
 op = Operator("bench-cache")
 KIND = os.environ.get("BENCH_KIND", "pods")
 EXPECT = int(os.environ.get("BENCH_EXPECT", "0"))
