@@ -303,6 +303,36 @@ def ns_with(name: str, spec_finalizers: list[str] | None = None, **meta: Any) ->
     return body
 
 
+# CRDs the seventh blind suite's differences led to (2026-12-04): a group of their own per sequence.
+_U = "{ns}.crdup.kubeloop.dev"
+_UCRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def plain_crd(plural: str, kind: str, versions: tuple[str, ...] = ("v1",), storage: str = "v1",
+              group: str = _U, **names: Any) -> dict[str, Any]:
+    """A CRD of ``group`` whose versions share one open schema; ``storage`` names the storage version."""
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {"size": {"type": "integer"}}}}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "listKind": kind + "List",
+                               **names},
+                     "versions": [{"name": v, "served": True, "storage": v == storage, "schema": schema}
+                                  for v in versions]}}
+
+
+def crd_up(plural: str, kind: str, **kw: Any) -> list[Step]:
+    """Creates a CRD of ``_U`` and waits until its custom resources are served."""
+    return [Req("POST", _UCRDS, plain_crd(plural, kind, **kw), pick=("metadata.name", "status.storedVersions")),
+            WaitFor(f"{_UCRDS}/{plural}.{_U}", "status.conditions.1.status", "True"),
+            WaitFor(f"/apis/{_U}/v1/namespaces/{{ns}}/{plural}", "kind", kind + "List")]
+
+
+_CRD_STATUS = ("metadata.generation", "status.acceptedNames", "status.conditions.*.type",
+               "status.conditions.*.status", "status.conditions.*.reason", "status.conditions.*.message")
+
+
 SEQUENCES: dict[str, list[Step]] = {
     "crud_configmap": [
         Req("POST", CM, cm("a", {"k": "v"}, {"app": "x"})),
@@ -1581,5 +1611,67 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PUT", ECHO + "/e/status", {**echo("e"), "metadata": {"name": "e", "annotations": {"b": "2"}},
                                         "status": {"seen": "y"}}, params={"fieldManager": "st2"}),
         Req("GET", ECHO + "/e"),
+    ],
+    # Found by the seventh blind suite (2026-12-04): an Established CRD's scope and kind, and any CRD's
+    # group and plural, are immutable; other names change, and the naming controller accepts them; an
+    # update needs a resourceVersion; the storage version joins status.storedVersions and a stored
+    # version may not leave spec.versions; version names are unique; the cleanup finalizer comes with
+    # the delete, and a custom resource may not be created while its CRD terminates.
+    "blind7_found_crd_updates": [
+        *crd_up("rigs", "Rig", versions=("v1", "v2")),
+        Req("GET", f"{_UCRDS}/rigs.{_U}", pick=("metadata.finalizers", "status.storedVersions")),
+        Req("PATCH", f"{_UCRDS}/rigs.{_U}", {"spec": {"scope": "Cluster"}}, MERGE),
+        Req("PATCH", f"{_UCRDS}/rigs.{_U}", {"spec": {"group": "other.crdup.kubeloop.dev"}}, MERGE),
+        Req("PATCH", f"{_UCRDS}/rigs.{_U}", {"spec": {"names": {"plural": "rigz", "kind": "Rigging"}}}, MERGE),
+        Req("PATCH", f"{_UCRDS}/rigs.{_U}", {"spec": {"names": {"shortNames": ["rg"], "categories": ["up"]}}},
+            MERGE, pick=("metadata.generation", "spec.names")),
+        WaitFor(f"{_UCRDS}/rigs.{_U}", "status.acceptedNames.shortNames.0", "rg"),
+        Req("GET", f"{_UCRDS}/rigs.{_U}", pick=_CRD_STATUS),
+        Req("GET", f"/apis/{_U}/v1"),
+        Req("PUT", f"{_UCRDS}/rigs.{_U}", plain_crd("rigs", "Rig", versions=("v1", "v2"))),
+        Req("PATCH", f"{_UCRDS}/rigs.{_U}", [{"op": "replace", "path": "/spec/versions/0/storage", "value": False},
+                                             {"op": "replace", "path": "/spec/versions/1/storage", "value": True}],
+            JSON, pick=("metadata.generation", "status.storedVersions")),
+        Req("PATCH", f"{_UCRDS}/rigs.{_U}", [{"op": "remove", "path": "/spec/versions/0"}], JSON),
+        Req("PATCH", f"{_UCRDS}/rigs.{_U}", [{"op": "replace", "path": "/spec/versions/1/storage", "value": False}],
+            JSON),
+        Req("POST", _UCRDS, plain_crd("dups", "Dup", versions=("v1", "v1"))),
+        Req("POST", f"/apis/{_U}/v1/namespaces/{{ns}}/rigs", {"apiVersion": f"{_U}/v1", "kind": "Rig",
+                                                           "metadata": {"name": "held", "finalizers": ["x.io/y"]}},
+            pick=("metadata.name",)),
+        Req("DELETE", f"{_UCRDS}/rigs.{_U}", pick=("metadata.finalizers", "status.conditions.*.type")),
+        Req("POST", f"/apis/{_U}/v1/namespaces/{{ns}}/rigs", {"apiVersion": f"{_U}/v1", "kind": "Rig",
+                                                           "metadata": {"name": "late"}}),
+        Req("POST", f"/apis/{_U}/v1/namespaces/{{ns}}/rigs", {"apiVersion": f"{_U}/v1", "kind": "Rig",
+                                                           "metadata": {"generateName": "late-"}}),
+        Req("PATCH", f"/apis/{_U}/v1/namespaces/{{ns}}/rigs/held", {"metadata": {"finalizers": None}}, MERGE,
+            pick=("metadata.name",)),
+        WaitGone(f"{_UCRDS}/rigs.{_U}", timeout=90),
+    ],
+    # Found by the seventh blind suite (2026-12-04): the naming controller gives a CRD only the names no
+    # other CRD of its group has accepted (the last conflict is the reason); one whose names are not all
+    # accepted is not Established, nor served; its names are freed with it.
+    "blind7_found_crd_name_conflicts": [
+        *crd_up("cogs", "Cog", shortNames=["cg"]),
+        Req("POST", _UCRDS, plain_crd("sprockets", "Cog"), pick=("metadata.name",)),
+        WaitFor(f"{_UCRDS}/sprockets.{_U}", "status.conditions.0.status", "False"),
+        Req("GET", f"{_UCRDS}/sprockets.{_U}", pick=_CRD_STATUS),
+        Req("GET", f"/apis/{_U}/v1/namespaces/{{ns}}/sprockets"),
+        Req("POST", _UCRDS, plain_crd("wheels", "Wheel", shortNames=["cg", "wh"]),
+            pick=("metadata.name",)),
+        WaitFor(f"{_UCRDS}/wheels.{_U}", "status.conditions.0.status", "False"),
+        Req("GET", f"{_UCRDS}/wheels.{_U}", pick=_CRD_STATUS),
+        Req("GET", f"/apis/{_U}/v1", pick=("resources.*.name", "resources.*.shortNames")),
+        Req("DELETE", f"{_UCRDS}/cogs.{_U}", pick=("metadata.name",)),
+        WaitGone(f"{_UCRDS}/cogs.{_U}", timeout=90),
+        WaitFor(f"{_UCRDS}/sprockets.{_U}", "status.conditions.1.status", "True"),
+        Req("GET", f"{_UCRDS}/sprockets.{_U}", pick=_CRD_STATUS),
+        WaitFor(f"{_UCRDS}/wheels.{_U}", "status.conditions.1.status", "True"),
+        Req("GET", f"{_UCRDS}/wheels.{_U}", pick=_CRD_STATUS),
+        WaitFor(f"/apis/{_U}/v1/namespaces/{{ns}}/sprockets", "kind", "CogList"),  # (served at last)
+        Req("DELETE", f"{_UCRDS}/sprockets.{_U}", pick=("metadata.name",)),
+        Req("DELETE", f"{_UCRDS}/wheels.{_U}", pick=("metadata.name",)),
+        WaitGone(f"{_UCRDS}/sprockets.{_U}", timeout=90),
+        WaitGone(f"{_UCRDS}/wheels.{_U}", timeout=90),
     ],
 }

@@ -5,8 +5,10 @@ for the mistakes a CRD written by hand or generated meets:
 - ``spec.names``: plural and singular RFC 1035 labels, kind and list kind required (list kind defaults
   from kind);
 - ``spec.scope`` ``Cluster`` or ``Namespaced``;
-- ``spec.versions``: RFC 1035 names, exactly one storage version (and ``status.storedVersions`` must
-  then hold it), a schema for each;
+- ``spec.versions``: unique RFC 1035 names, exactly one storage version (and ``status.storedVersions``
+  must then hold it), a schema for each;
+- on update: group and plural immutable, scope and kind too once Established; the storage version joins
+  ``status.storedVersions`` and a stored version may not leave ``spec.versions``;
 - the schema structural where kubeloop's users trip: an object at the root, a type for every property
   and array item (unless int-or-string or preserving unknown fields); no ``$ref``, ``id``,
   ``patternProperties``, ``dependencies``, ``additionalItems``, ``definitions``, ``$schema``,
@@ -42,11 +44,13 @@ RULES = "x-kubernetes-validations"
 def causes(crd: dict[str, Any], *, creating: bool, old: dict[str, Any] | None = None) -> list[Cause]:
     given = crd.get("spec")
     spec: dict[str, Any] = given if isinstance(given, dict) else {}
-    out = _names(crd, spec) + _scope(spec)
+    out = _names(crd, spec, creating) + _scope(spec)
     versions = [v for v in spec.get("versions") or [] if isinstance(v, dict)]
     out += _versions(versions, creating)
     out += _schemas(versions)
     out += _per_version(versions)
+    if old is not None:
+        out += _immutable(spec, old) + _stored_versions(crd, versions)
     out += _approval(crd, old)
     if spec.get("preserveUnknownFields") is True and not (old or {}).get("spec", {}).get("preserveUnknownFields"):
         out.append(_invalid("spec.preserveUnknownFields", True, "cannot set to true, set "
@@ -60,14 +64,15 @@ def _invalid(field: str, value: Any, msg: str) -> Cause:
     return ("FieldValueInvalid", field, f"Invalid value: {shown}: {msg}")
 
 
-def _names(crd: dict[str, Any], spec: dict[str, Any]) -> list[Cause]:
+def _names(crd: dict[str, Any], spec: dict[str, Any], creating: bool) -> list[Cause]:
     out: list[Cause] = []
     group = spec.get("group") or ""
     given = spec.get("names")
     crd_names: dict[str, Any] = given if isinstance(given, dict) else {}
     plural = crd_names.get("plural") or ""
     name = (crd.get("metadata") or {}).get("name") or ""
-    if name != f"{plural}.{group}":
+    # (on update the name is immutable, and group and plural are: see _immutable)
+    if creating and name != f"{plural}.{group}":
         out.append(_invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group'))
     if not group:
         out.append(("FieldValueRequired", "spec.group", "Required value"))
@@ -95,6 +100,64 @@ def _names(crd: dict[str, Any], spec: dict[str, Any]) -> list[Cause]:
     if crd_names.get("kind") and crd_names.get("kind") == crd_names.get("listKind"):
         out.append(_invalid("spec.names.listKind", crd_names["listKind"], "kind and listKind may not be the same"))
     return out
+
+
+def _immutable(spec: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
+    """validateCustomResourceDefinitionSpecUpdate: group and plural name the resource, so never change;
+    scope and kind shape what is stored, so are fixed once the CRD is Established."""
+    old_spec = old.get("spec") or {}
+    checked = [("spec.scope", ("scope",)), ("spec.names.kind", ("names", "kind"))] if established(old) else []
+    checked += [("spec.group", ("group",)), ("spec.names.plural", ("names", "plural"))]
+    out: list[Cause] = []
+    for field, path in checked:
+        new_value, old_value = _dig(spec, path), _dig(old_spec, path)
+        if new_value != old_value:
+            out.append(_invalid(field, new_value, "field is immutable"))
+    return out
+
+
+def _dig(node: Any, path: tuple[str, ...]) -> Any:
+    for step in path:
+        node = node.get(step) if isinstance(node, dict) else None
+    return node if node is not None else ""
+
+
+def established(crd: dict[str, Any]) -> bool:
+    return any(c.get("type") == "Established" and c.get("status") == "True"
+               for c in (crd.get("status") or {}).get("conditions") or [] if isinstance(c, dict))
+
+
+def _stored_versions(crd: dict[str, Any], versions: list[dict[str, Any]]) -> list[Cause]:
+    """ValidateCustomResourceDefinitionStoredVersions on update (the strategy has added the storage
+    version already): a version once stored stays in spec.versions until a migration drops it from
+    status.storedVersions, so no object is left in a version nobody can read."""
+    stored = [v for v in (crd.get("status") or {}).get("storedVersions") or [] if isinstance(v, str)]
+    if not stored:
+        return [_invalid("status.storedVersions", None, "must have at least one stored version")]
+    out: list[Cause] = []
+    left = {v: i for i, v in enumerate(stored)}
+    for version in versions:
+        name = version.get("name")
+        if version.get("storage") and name not in stored:
+            out.append(_invalid("status.storedVersions", stored, f"must have the storage version {name}"))
+        left.pop(str(name), None)
+    for name, i in left.items():  # (Go ranges over a map: in any order; here in storedVersions' order)
+        out.append(_invalid(f"status.storedVersions[{i}]", name, f"missing from spec.versions; {name} was "
+                            f"previously a storage version, and must remain in spec.versions until a storage "
+                            f"migration ensures no data remains persisted in {name} and removes {name} from "
+                            "status.storedVersions"))
+    return out
+
+
+def add_stored_version(crd: dict[str, Any]) -> None:
+    """The strategy's PrepareForUpdate: the storage version joins status.storedVersions (never leaves)."""
+    status = crd.setdefault("status", {})
+    stored = status.get("storedVersions") or []
+    for version in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(version, dict) and version.get("storage"):
+            if version.get("name") not in stored:
+                status["storedVersions"] = [*stored, version.get("name")]
+            break
 
 
 def _approval(crd: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
@@ -150,9 +213,11 @@ def _versions(versions: list[dict[str, Any]], creating: bool) -> list[Cause]:
         if i == 0:  # the internal type's own ``spec.version`` is the first version's name
             out += [_invalid("spec.version", name, e) for e in errs]
     storage = [v.get("name") for v in versions if v.get("storage")]
+    shown = _go_versions(versions)
+    given = [v.get("name") for v in versions]
+    if len(set(given)) != len(given):  # (one version's objects would be read as another's)
+        out.append(_invalid("spec.versions", shown, "must contain unique version names"))
     if len(storage) != 1:
-        shown = [{"Name": v.get("name", ""), "Served": bool(v.get("served")), "Storage": bool(v.get("storage"))}
-                 for v in versions]
         out.append(_invalid("spec.versions", shown, "must have exactly one version marked as storage version"))
     if creating:  # on create the stored versions are the storage versions the spec names (the first one)
         stored = storage[:1] or None
@@ -161,6 +226,20 @@ def _versions(versions: list[dict[str, Any]], creating: bool) -> list[Cause]:
         elif len(storage) > 1:
             out.append(_invalid("status.storedVersions", stored, f"must have the storage version {storage[-1]}"))
     return out
+
+
+def _go_versions(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """spec.versions as a message shows them: the internal Go type marshalled, whose per-version schema,
+    subresources, columns and selectable fields are null when hoisted to spec (identical in every
+    version) or absent. (Not hoisted, they are shown as sent: their Go field names are not modelled.)"""
+    hoisted = {key: all(v.get(key) == versions[0].get(key) for v in versions)
+               for key in ("schema", "subresources", "additionalPrinterColumns", "selectableFields")}
+    return [{"Name": v.get("name", ""), "Served": bool(v.get("served")), "Storage": bool(v.get("storage")),
+             "Deprecated": bool(v.get("deprecated")), "DeprecationWarning": v.get("deprecationWarning"),
+             **{go: None if hoisted[key] else v.get(key) for key, go in (
+                 ("schema", "Schema"), ("subresources", "Subresources"),
+                 ("additionalPrinterColumns", "AdditionalPrinterColumns"), ("selectableFields", "SelectableFields"))}}
+            for v in versions]
 
 
 _COLUMN_TYPES = "boolean,date,integer,number,string"
@@ -175,7 +254,16 @@ def _per_version(versions: list[dict[str, Any]]) -> list[Cause]:
         warning = version.get("deprecationWarning")
         for msg in _warning_errors(bool(version.get("deprecated")), warning):
             out.append(_invalid(f"spec.versions[{i}].deprecationWarning", warning, msg))
-        out += _selectable(version.get("selectableFields"), _schema_of(version), f"spec.versions[{i}].selectableFields")
+    selectable = [v.get("selectableFields") for v in versions]
+    if versions and all(g == selectable[0] for g in selectable):  # hoisted to spec, as the schema may be
+        schemas = [_schema_of(v) for v in versions]
+        if selectable[0] and any(t != schemas[0] for t in schemas):
+            out.append(_invalid("spec.selectableFields", "", "may only be set when validations.schema is included"))
+        elif selectable[0]:
+            out += _selectable(selectable[0], schemas[0], "spec.selectableFields")
+    else:
+        out += [c for i, v in enumerate(versions)
+                for c in _selectable(v.get("selectableFields"), _schema_of(v), f"spec.versions[{i}].selectableFields")]
     for key, check in (("subresources", _subresources), ("additionalPrinterColumns", _columns)):
         given = [v.get(key) for v in versions]
         if versions and all(g == given[0] for g in given):

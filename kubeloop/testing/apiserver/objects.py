@@ -644,4 +644,6 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         (meta.get("annotations") or {}) != (old["metadata"].get("annotations") or {}))
     if (kind.generation or kind.crd is not None) and (body_of(kind, out) != body_of(kind, old) or annotations_moved):
         meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
+    if kind.key == CRD_KEY:
+        crds.add_stored_version(out)
     return tidy(kind, out)

@@ -88,6 +88,8 @@ class Router:
             return await self._legacy_watch(request, legacy, path)
         if len(parts) == 5 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "bindings":
             return await self._bind(request, parts[3], None)  # (the pod named in the Binding)
+        if self._custom_unserved(parts):
+            return _plain_404()
         target = self._target(parts, path)
         if target is None:
             if parts and parts[0] in ("api", "apis"):
@@ -114,6 +116,19 @@ class Router:
         collection = Target(target.kind, target.version, target.namespace, None, None)
         meta_only = "as=PartialObjectMetadata" in request.headers.get("Accept", "")
         return await self._collection_get(request, collection, meta_only, watching=True)
+
+    def _custom_unserved(self, parts: list[str]) -> bool:
+        """A path of a group only CRDs serve that names no resource served as the path asks (a resource
+        no Established CRD has, a cluster-scoped one under a namespace): the real CRD handler passes it
+        on to the mux, which answers in plain text."""
+        if parts[:1] != ["apis"] or len(parts) < 4:
+            return False
+        group, version, rest = parts[1], parts[2], parts[3:]
+        if any(k.group == group and k.crd is None for k in self.kinds.all()):
+            return False
+        namespaced = len(rest) >= 3 and rest[0] == "namespaces"
+        kind = self.kinds.get(group, version, rest[2] if namespaced else rest[0])
+        return kind is None or (namespaced and not kind.namespaced)
 
     def _target(self, parts: list[str], path: str) -> Target | None:
         if len(parts) >= 3 and parts[:2] == ["api", "v1"]:

@@ -46,10 +46,11 @@ _CONTINUE_TOO_OLD = (
 
 
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 # Kinds whose PUT creates an absent object (the real strategies' AllowCreateOnUpdate), and built-in
 # kinds whose update needs a resourceVersion (AllowUnconditionalUpdate false; custom resources too).
 CREATE_ON_UPDATE = {("", "services"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases")}
-NO_UNCONDITIONAL_UPDATE = {("coordination.k8s.io", "leases")}
+NO_UNCONDITIONAL_UPDATE = {("coordination.k8s.io", "leases"), ("apiextensions.k8s.io", "customresourcedefinitions")}
 
 
 class Api:
@@ -158,6 +159,9 @@ class Api:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
                                      "on the request")
         obj = objects.decode_defaults(kind, version, body)
+        if kind.crd is not None and self._crd_terminating(kind):  # (admission: before names and validation)
+            raise errors.forbidden(kind.plural, kind.group, obj["metadata"].get("name") or "",
+                                   "create not allowed while custom resource definition is terminating")
         objects.check_name(kind, obj["metadata"], lambda name: self.store.get(kind.key, (ns or "", name)) is not None)
         uid = str(uuid.uuid4())
         before_selector = None  # a Job's, for the field manager: what the strategy generates is nobody's
@@ -257,6 +261,12 @@ class Api:
                  "Invalid value: 0: must be specified for an update")])
         _custom_kind(kind, version, body)
         return self._write(kind, version, old, body, manager, subresource, dry_run=dry_run)
+
+    def _crd_terminating(self, kind: Kind) -> bool:
+        """Whether the custom resource's CRD is being deleted (its Terminating condition True)."""
+        crd = self.store.get(objects.CRD_KEY, ("", f"{kind.plural}.{kind.group}"))
+        return any(c.get("type") == "Terminating" and c.get("status") == "True"
+                   for c in ((crd or {}).get("status") or {}).get("conditions") or [])
 
     def _check_type(self, kind: Kind, version: str, body: Obj) -> None:
         """The type the body names, as the decoder judges it (400)."""
@@ -426,7 +436,10 @@ class Api:
                                          {"name": name, **({"group": kind.group} if kind.group else {}),
                                           "kind": kind.kind})
         meta = old["metadata"]
-        finalizers = _gc_finalizers(kind, list(meta.get("finalizers") or []), options)
+        finalizers = list(meta.get("finalizers") or [])
+        if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions") and CRD_FINALIZER not in finalizers:
+            finalizers.append(CRD_FINALIZER)  # the CRD's own delete adds it: its custom resources go first
+        finalizers = _gc_finalizers(kind, finalizers, options)
         if kind.plural == "namespaces" and kind.group == "":
             if name in IMMORTAL_NAMESPACES:  # the NamespaceLifecycle admission plugin
                 raise errors.StatusError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may '
