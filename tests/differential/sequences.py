@@ -333,6 +333,27 @@ _CRD_STATUS = ("metadata.generation", "status.acceptedNames", "status.conditions
                "status.conditions.*.status", "status.conditions.*.reason", "status.conditions.*.message")
 
 
+def schema_crd(plural: str, kind: str, spec: dict[str, Any], group: str = _U, **version: Any) -> dict[str, Any]:
+    """A CRD of ``group`` whose one version's spec has the schema ``spec``."""
+    body = plain_crd(plural, kind, group=group)
+    body["spec"]["versions"][0]["schema"] = {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}
+    body["spec"]["versions"][0].update(version)
+    return body
+
+
+_EMBEDDING = {"type": "object", "properties": {
+    "template": {"type": "object", "x-kubernetes-embedded-resource": True,
+                 "x-kubernetes-preserve-unknown-fields": True},
+    "typed": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {
+        "data": {"type": "object", "additionalProperties": {"type": "string"}}}},
+    "known": {"type": "string"}}}
+_HOLDERS = f"/apis/{_U}/v1/namespaces/{{ns}}/holders"
+
+
+def holder(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": f"{_U}/v1", "kind": "Holder", "metadata": {"name": name}, "spec": spec}
+
+
 SEQUENCES: dict[str, list[Step]] = {
     "crud_configmap": [
         Req("POST", CM, cm("a", {"k": "v"}, {"app": "x"})),
@@ -1673,5 +1694,64 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("DELETE", f"{_UCRDS}/wheels.{_U}", pick=("metadata.name",)),
         WaitGone(f"{_UCRDS}/sprockets.{_U}", timeout=90),
         WaitGone(f"{_UCRDS}/wheels.{_U}", timeout=90),
+    ],
+    # Found by the seventh blind suite (2026-12-04): an embedded resource keeps its apiVersion, kind and
+    # metadata (coerced to an ObjectMeta: unknown and empty fields dropped), must name its apiVersion and
+    # kind, and has its metadata checked with path-segment names; its schema is an object with properties
+    # or preserving unknown fields. Strict decoding names every unknown field, a merge patch's the patched
+    # object's; with a status subresource the root schema holds no minProperties; an int-or-string's
+    # anyOf pattern is exact.
+    "blind7_found_embedded_resources": [
+        Req("POST", _UCRDS, schema_crd("holders", "Holder", _EMBEDDING), pick=("metadata.name",)),
+        WaitFor(f"{_UCRDS}/holders.{_U}", "status.conditions.1.status", "True"),
+        WaitFor(_HOLDERS, "kind", "HolderList"),
+        Req("POST", _HOLDERS, holder("h1", template={"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"},
+                                                     "metadata": {"name": "Not_Valid", "bogus": 1, "labels": {},
+                                                                  "annotations": {"x": "y"}, "namespace": "n1"}},
+                                     typed={"apiVersion": "apps/v1", "kind": "Deployment", "data": {"k": "v"},
+                                            "extra": 1, "metadata": {"generateName": "g-", "labels": None}}),
+            pick=("spec",)),
+        Req("POST", _HOLDERS, holder("h2", template={"metadata": {"name": "x"}}, typed={"kind": ""})),
+        Req("POST", _HOLDERS, holder("h2", typed={"kind": "K", "apiVersion": 3})),
+        Req("POST", _HOLDERS, holder("h2", typed={"metadata": {"labels": "wrong", "name": "n"}})),
+        Req("POST", _HOLDERS, holder("h2", typed={"metadata": {"labels": {"a": 1}}})),
+        Req("POST", _HOLDERS, holder("h2", typed={"metadata": {"finalizers": [True], "generation": 1.5}})),
+        Req("POST", _HOLDERS, holder("h2", typed={"metadata": "x"})),
+        Req("POST", _HOLDERS, holder("h2", typed={"apiVersion": "v1", "kind": "K", "metadata": None}),
+            pick=("spec",)),
+        Req("POST", _HOLDERS, holder("h3", template={"apiVersion": "a/b/c", "kind": "Not_ok",
+                                                     "metadata": {"name": "a/b", "namespace": "Bad_NS",
+                                                                  "labels": {"bad key!": "v"}}})),
+        Req("POST", _HOLDERS, holder("h4", template={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": ".."}},
+                                     typed={"apiVersion": "v1", "kind": "X", "metadata": {"finalizers": ["a/b/c"]}})),
+        Req("POST", _HOLDERS, {**holder("h5", known="k", unknown=1), "extra": True},
+            params={"fieldValidation": "Strict"}),
+        Req("POST", _HOLDERS, holder("h6", known="k", template={"apiVersion": "v1", "kind": "ConfigMap",
+                                                                "metadata": {"bogus": 1}}),
+            params={"fieldValidation": "Strict"}),
+        Req("PATCH", _HOLDERS + "/h1", {"spec": {"unknown": 2}}, MERGE, params={"fieldValidation": "Strict"},
+            brief=True),
+        Req("PATCH", _HOLDERS + "/h1", {"spec": {"unknown": 2, "template": {"metadata": {"bogus": 2}}}}, MERGE,
+            pick=("spec",)),
+        Req("GET", _HOLDERS, pick=("items.*.metadata.name", "items.*.spec")),
+        Req("POST", _UCRDS, schema_crd("bads", "Bad", {"type": "object", "properties": {
+            "a": {"type": "string", "x-kubernetes-embedded-resource": True},
+            "b": {"type": "object", "x-kubernetes-embedded-resource": True},
+            "c": {"x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True},
+            "d": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {
+                "kind": {"type": "integer"}, "metadata": {"type": "object", "properties": {"labels": {
+                    "type": "object"}}}}},
+            "e": {"type": "object", "x-kubernetes-embedded-resource": True,
+                  "x-kubernetes-preserve-unknown-fields": True, "additionalProperties": {"type": "string"}}}})),
+        Req("POST", _UCRDS, schema_crd("bads", "Bad", {"type": "object", "properties": {"a": {
+            "x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}}})),
+        Req("POST", _UCRDS, {**schema_crd("bads", "Bad", {"type": "object"}, subresources={"status": {}})} | {
+            "spec": {**schema_crd("bads", "Bad", {"type": "object"}, subresources={"status": {}})["spec"],
+                     "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                                   "schema": {"openAPIV3Schema": {"type": "object", "minProperties": 1,
+                                                                  "properties": {"spec": {"type": "object"}}}}}]}},
+            brief=True),
+        Req("DELETE", f"{_UCRDS}/holders.{_U}", pick=("metadata.name",)),
+        WaitGone(f"{_UCRDS}/holders.{_U}", timeout=90),
     ],
 }

@@ -187,7 +187,6 @@ async def test_crd_schema_keywords_the_real_server_refuses(fake_client: Client, 
 
 
 @pytest.mark.parametrize("prop", [
-    {"type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True},
     {"type": "array", "items": {"type": "string"}, "anyOf": [{"x-kubernetes-list-type": "set"}]},
 ])
 async def test_crd_schema_keywords_not_modelled_are_refused_loudly(fake_client: Client, prop: dict[str, Any]) -> None:
@@ -315,3 +314,17 @@ async def test_a_crd_update_keeps_its_group_plural_and_stored_versions(fake_api:
         assert [c["field"] for c in err.causes or []] == [field]
     live = await fake_client.transport.request("GET", path)
     assert "finalizers" not in live["metadata"] and live["status"]["storedVersions"] == ["v1"]
+
+
+async def test_an_embedded_resource_keeps_its_type_and_a_coerced_metadata(fake_api: FakeApiServer,
+                                                                          fake_client: Client) -> None:
+    await install(fake_api, fake_client, t={"type": "object", "x-kubernetes-embedded-resource": True,
+                                            "properties": {"data": {"type": "object"}}})
+    made = await fake_client.transport.request("POST", PATH, body={
+        "apiVersion": "x.dev/v1", "kind": "Probe", "metadata": {"name": "p"}, "spec": {"t": {
+            "apiVersion": "v1", "kind": "ConfigMap", "junk": 1, "metadata": {"name": "n", "bogus": 1, "labels": {}}}}})
+    assert made["spec"]["t"] == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n"}}
+    assert await causes(fake_client, t={"metadata": {"name": ".."}}) == [
+        ("FieldValueInvalid", "spec.t.metadata.name", "Invalid value: \"..\": may not be '..'"),
+        ("FieldValueRequired", "spec.t.apiVersion", "Required value"),
+        ("FieldValueRequired", "spec.t.kind", "Required value")]

@@ -16,9 +16,11 @@ for the mistakes a CRD written by hand or generated meets:
   items as a list, ``properties`` with ``additionalProperties``, ``x-kubernetes-preserve-unknown-fields:
   false``; a ``set`` of scalars, a ``map`` with keys; under allOf/anyOf/oneOf/not no type, description,
   title, nullable, default, additionalProperties or CEL rules;
-- a keyword the fake does not validate custom resources by (``x-kubernetes-embedded-resource``, an
-  extension under allOf/anyOf/oneOf/not) is refused with 501
-  (``KEYWORDS`` lists those it does); unknown keys are dropped, as the real server drops them;
+- an embedded resource (``x-kubernetes-embedded-resource``) an object with properties or preserving
+  unknown fields, its apiVersion and kind strings, its metadata as the root's (see ``embedded.py``);
+- a keyword the fake does not validate custom resources by (an extension under allOf/anyOf/oneOf/not)
+  is refused with 501 (``KEYWORDS`` lists those it does); unknown keys are dropped, as the real server
+  drops them;
 - CEL rules (``x-kubernetes-validations``) must compile: a syntax error, or a field of ``self`` the
   schema does not declare, is refused as the real compiler refuses it (with cel-python installed).
 
@@ -35,7 +37,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, names, schema
+from kubeloop.testing.apiserver import embedded, errors, names, schema
 
 Cause = tuple[str, str, str]
 RULES = "x-kubernetes-validations"
@@ -401,11 +403,90 @@ def _schemas(versions: list[dict[str, Any]]) -> list[Cause]:
             out.append(("FieldValueRequired", f"spec.versions[{i}].schema.openAPIV3Schema", "Required value"))
     if not found or any(s is None for s in found):
         return out
+    status = [isinstance((v.get("subresources") or {}).get("status"), dict) for v in versions]
     if all(s == found[0] for s in found):  # hoisted to spec.validation in the internal type
-        return out + _structural(found[0], "spec.validation.openAPIV3Schema", root=True)
+        at = "spec.validation.openAPIV3Schema"
+        return out + _status_root(found[0], at, any(status)) + _structural(found[0], at, root=True)
     for i, tree in enumerate(found):
-        out += _structural(tree, f"spec.versions[{i}].schema.openAPIV3Schema", root=True)
+        at = f"spec.versions[{i}].schema.openAPIV3Schema"
+        out += _status_root(tree, at, status[i]) + _structural(tree, at, root=True)
     return out
+
+
+# JSONSchemaProps of the internal type, in order, as encoding/json marshals it (no JSON tags: Go's names).
+_GO_SCHEMA = (("ID", "id", ""), ("Schema", "$schema", ""), ("Ref", "$ref", None), ("Description", "description", ""),
+              ("Type", "type", ""), ("Nullable", "nullable", False), ("Format", "format", ""), ("Title", "title", ""),
+              ("Default", "default", None), ("Maximum", "maximum", None),
+              ("ExclusiveMaximum", "exclusiveMaximum", False),
+              ("Minimum", "minimum", None), ("ExclusiveMinimum", "exclusiveMinimum", False),
+              ("MaxLength", "maxLength", None), ("MinLength", "minLength", None), ("Pattern", "pattern", ""),
+              ("MaxItems", "maxItems", None), ("MinItems", "minItems", None), ("UniqueItems", "uniqueItems", False),
+              ("MultipleOf", "multipleOf", None), ("Enum", "enum", None), ("MaxProperties", "maxProperties", None),
+              ("MinProperties", "minProperties", None), ("Required", "required", None), ("Items", "items", None),
+              ("AllOf", "allOf", None), ("OneOf", "oneOf", None), ("AnyOf", "anyOf", None), ("Not", "not", None),
+              ("Properties", "properties", None), ("AdditionalProperties", "additionalProperties", None),
+              ("PatternProperties", "patternProperties", None), ("Dependencies", "dependencies", None),
+              ("AdditionalItems", "additionalItems", None), ("Definitions", "definitions", None),
+              ("ExternalDocs", "externalDocs", None), ("Example", "example", None),
+              ("XPreserveUnknownFields", "x-kubernetes-preserve-unknown-fields", None),
+              ("XEmbeddedResource", "x-kubernetes-embedded-resource", False),
+              ("XIntOrString", "x-kubernetes-int-or-string", False),
+              ("XListMapKeys", "x-kubernetes-list-map-keys", None),
+              ("XListType", "x-kubernetes-list-type", None), ("XMapType", "x-kubernetes-map-type", None),
+              ("XValidations", RULES, None))
+
+
+def go_schema(node: Any) -> Any:
+    """A schema as a message shows it: the internal JSONSchemaProps marshalled, every field present."""
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for go, key, zero in _GO_SCHEMA:
+        value = node.get(key, zero)
+        if key in ("properties", "patternProperties", "definitions") and isinstance(value, dict):
+            value = {k: go_schema(v) for k, v in value.items()}
+        elif key in ("allOf", "oneOf", "anyOf") and isinstance(value, list):
+            value = [go_schema(v) for v in value]
+        elif key == "not" and value is not None:
+            value = go_schema(value)
+        elif key == "items" and value is not None:  # JSONSchemaPropsOrArray
+            value = {"Schema": go_schema(value), "JSONSchemas": None} if isinstance(value, dict) else \
+                {"Schema": None, "JSONSchemas": [go_schema(v) for v in value]}
+        elif key in ("additionalProperties", "additionalItems") and value is not None:  # ...OrBool
+            value = {"Allows": value is not False, "Schema": go_schema(value) if isinstance(value, dict) else None}
+        elif key == "externalDocs" and isinstance(value, dict):
+            value = {"Description": value.get("description", ""), "URL": value.get("url", "")}
+        elif key == RULES and isinstance(value, list):
+            value = [{"Rule": r.get("rule", ""), "Message": r.get("message", ""),
+                      "MessageExpression": r.get("messageExpression", ""), "Reason": r.get("reason"),
+                      "FieldPath": r.get("fieldPath", ""), "OptionalOldSelf": r.get("optionalOldSelf")}
+                     for r in value if isinstance(r, dict)]
+        out[go] = value
+    return out
+
+
+# What the root of a schema may hold when a status subresource takes properties[status] out of it.
+_AT_STATUS_ROOT = frozenset({
+    "description", "type", "format", "title", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+    "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "multipleOf", "required", "items",
+    "properties", "externalDocs", "example", "x-kubernetes-preserve-unknown-fields", RULES})
+
+
+def _status_root(tree: Any, path: str, status: bool) -> list[Cause]:
+    """With a status subresource, the root may only constrain what survives status being split off.
+    (The real message shows the schema as the internal Go struct; here, as sent.)"""
+    if not status or not isinstance(tree, dict):
+        return []
+    if tree.get("type") not in (None, "", "object"):
+        return [_invalid(f"{path}.type", tree["type"], 'only "object" is allowed as the type at the root of the '
+                         "schema if the status subresource is enabled")]
+    if any(key not in _AT_STATUS_ROOT for key, value in tree.items() if value not in (None, False, "", [], {})):
+        allowed = ("[Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength "
+                   "MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs "
+                   "Example XPreserveUnknownFields XValidations]")
+        return [_invalid(path, go_schema(tree), f"only {allowed} fields are allowed at the root of the schema if the "
+                         "status subresource is enabled")]
+    return []
 
 
 def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> list[Cause]:
@@ -416,15 +497,19 @@ def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> 
     untyped_ok = node.get("x-kubernetes-int-or-string") or node.get("x-kubernetes-preserve-unknown-fields")
     if root and node.get("nullable") is True:
         out.append(("FieldValueForbidden", f"{path}.nullable", "Forbidden: nullable cannot be true at the root"))
-    if root and isinstance((node.get("properties") or {}).get("metadata"), dict):
-        out += _metadata_schema(node["properties"]["metadata"], f"{path}.properties[metadata]")
+    embedded = node.get("x-kubernetes-embedded-resource") is True
     for key in ("apiVersion", "kind", "metadata") if root else ():
         out += _defaults_forbidden((node.get("properties") or {}).get(key), f"{path}.properties[{key}]", key)
     if root and kind != "object":
         out.append(_invalid(f"{path}.type", kind, "must be object at the root") if kind else
                    ("FieldValueRequired", f"{path}.type", "Required value: must not be empty at the root"))
+    elif embedded and kind != "object":
+        must = "must be object if x-kubernetes-embedded-resource is true"
+        out.append(_invalid(f"{path}.type", kind, must) if kind else ("FieldValueRequired", f"{path}.type",
+                                                                      f"Required value: {must}"))
     elif what and not kind and not untyped_ok and "$ref" not in node:
         out.append(("FieldValueRequired", f"{path}.type", f"Required value: must not be empty for specified {what}"))
+    out += _embedded_schema(node, path, root or embedded)
     out += _rule_fields(node, path)
     for i, rule in enumerate(node.get(RULES) or []):
         why = compile_error((rule or {}).get("rule", ""), node, root=root) if isinstance(rule, dict) else None
@@ -452,21 +537,49 @@ def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> 
 
 # The OpenAPI keywords a CRD schema may use and the fake validates custom resources by (schema.py,
 # formats.py, cel.py), or that carry no rule (description, example...). Others the real server refuses
-# (``_UNSUPPORTED``, ``$schema``) or drops as unknown fields (the fake drops them too, ``clean``);
-# x-kubernetes-embedded-resource it accepts and the fake does not model: refused with 501.
+# (``_UNSUPPORTED``, ``$schema``) or drops as unknown fields (the fake drops them too, ``clean``).
 KEYWORDS = frozenset({
     "type", "format", "enum", "nullable", "default", "description", "title", "example", "externalDocs",
     "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "multipleOf", "maxLength", "minLength", "pattern",
     "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties", "required", "items", "properties",
     "additionalProperties", "allOf", "anyOf", "oneOf", "not", "x-kubernetes-preserve-unknown-fields",
     "x-kubernetes-int-or-string", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
-    RULES,
+    "x-kubernetes-embedded-resource", RULES,
 })
 _UNSUPPORTED = ("id", "$ref", "patternProperties", "dependencies", "additionalItems", "definitions")
-_NOT_MODELLED = ("x-kubernetes-embedded-resource",)
+_NOT_MODELLED: tuple[str, ...] = ()
 # JSONSchemaProps' fields: any other key of a schema is an unknown field, dropped when the CRD is decoded.
 _FIELDS = KEYWORDS | set(_UNSUPPORTED) | set(_NOT_MODELLED) | {"$schema"}
 _SCALARS = ("string", "integer", "number", "boolean")
+
+
+def _embedded_schema(node: dict[str, Any], path: str, resource: bool) -> list[Cause]:
+    """What a resource's schema (the root's, an embedded object's) may say of apiVersion, kind and
+    metadata; an embedded object declares properties or preserves unknown fields, and has no
+    additionalProperties."""
+    out: list[Cause] = []
+    embedded = node.get("x-kubernetes-embedded-resource") is True
+    if embedded and isinstance(node.get("additionalProperties"), dict):
+        out.append(("FieldValueForbidden", f"{path}.additionalProperties", "Forbidden: must not be used if "
+                    "x-kubernetes-embedded-resource is set"))
+    props = node.get("properties") or {}
+    for key in ("kind", "apiVersion") if resource else ():
+        if isinstance(props.get(key), dict) and props[key].get("type") != "string":
+            out.append(_invalid(f"{path}.properties[{key}].type", props[key].get("type") or "", "must be string"))
+    if resource and isinstance(props.get("metadata"), dict):
+        at, meta = f"{path}.properties[metadata]", props["metadata"]
+        if embedded:  # (below the root, only its type is checked)
+            if meta.get("type") not in (None, "object"):
+                out.append(_invalid(f"{at}.type", meta["type"], "must be object"))
+        else:
+            out += _metadata_schema(meta, at)
+    if embedded and not node.get("x-kubernetes-preserve-unknown-fields") and not props:
+        out.append(("FieldValueRequired", f"{path}.properties", "Required value: must not be empty if "
+                    "x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields"))
+    if embedded and node.get("x-kubernetes-int-or-string"):
+        out.append(_invalid(f"{path}.x-kubernetes-embedded-resource", True, "must be false if "
+                            "x-kubernetes-int-or-string is true"))
+    return out
 
 
 def _metadata_schema(node: dict[str, Any], path: str) -> list[Cause]:
@@ -712,7 +825,11 @@ def _default_valid(node: dict[str, Any], path: str) -> list[Cause]:
     """A default of the right type must also hold no unknown fields and pass its own schema (patterns,
     bounds, enums...): reported under ``<path>.default``, the message's path relative to the default."""
     value = node["default"]
-    if schema.prune(copy.deepcopy(value), node, top=False) != value:
+    try:
+        pruned = schema.prune(copy.deepcopy(value), node, top=False)
+    except embedded.Malformed as exc:  # (an embedded object's default its decoder cannot take)
+        return [_invalid(f"{path}.default", value, str(exc))]
+    if pruned != value:
         return [_invalid(f"{path}.default", value, "must not have unknown fields")]
     out: list[Cause] = []
     for reason, where, message in schema.validate(value, node):
@@ -723,8 +840,8 @@ def _default_valid(node: dict[str, Any], path: str) -> list[Cause]:
 
 def _int_or_string_pattern(node: dict[str, Any], junctor: str) -> bool:
     """``anyOf: [{type: integer}, {type: string}]`` beside x-kubernetes-int-or-string: allowed as it is."""
-    return junctor == "anyOf" and bool(node.get("x-kubernetes-int-or-string")) and sorted(
-        (b.get("type") for b in node.get("anyOf") or [] if isinstance(b, dict)), key=str) == ["integer", "string"]
+    return junctor == "anyOf" and bool(node.get("x-kubernetes-int-or-string")) and \
+        node.get("anyOf") == [{"type": "integer"}, {"type": "string"}]  # (exactly: a bound makes it another)
 
 
 _IN_VALUE_VALIDATION = {"type": "must be empty", "description": "must be empty", "title": "must be empty",

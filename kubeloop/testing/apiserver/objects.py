@@ -9,7 +9,18 @@ import random
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import builtin, crds, defaults, errors, godecode, quantity, schema, services, validation
+from kubeloop.testing.apiserver import (
+    builtin,
+    crds,
+    defaults,
+    embedded,
+    errors,
+    godecode,
+    quantity,
+    schema,
+    services,
+    validation,
+)
 from kubeloop.testing.apiserver.kinds import Kind
 
 GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -476,7 +487,7 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
     spec_schema = kind.schema(version)
     if spec_schema is None:
         return obj
-    obj = schema.prune(obj, spec_schema)
+    obj = decoded(kind, version, obj, spec_schema)
     obj = schema.default(obj, spec_schema)
     if status_only:
         status_schema = (spec_schema.get("properties") or {}).get("status")
@@ -484,9 +495,11 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
             (reason, "status" if field == "<root>" else field if field == "<nil>" else f"status{_sep(field)}{field}",
              message.replace(": <root> in body", ":  in body"))
             for reason, field, message in schema.validate(obj["status"], status_schema) +
-            schema.list_causes(obj["status"], status_schema)]
+            schema.list_causes(obj["status"], status_schema)] + embedded.causes(obj.get("status"), status_schema,
+                                                                                "status")
     else:
-        causes = schema.validate(obj, spec_schema) + schema.list_causes(obj, spec_schema)
+        causes = schema.validate(obj, spec_schema) + embedded.causes(obj, spec_schema, "") + \
+            schema.list_causes(obj, spec_schema)
     from kubeloop.testing.apiserver import cel
 
     if cel.has_rules(spec_schema):
@@ -497,6 +510,16 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
     if causes:
         raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
     return obj
+
+
+def decoded(kind: Kind, version: str, obj: dict[str, Any], spec_schema: dict[str, Any] | None) -> dict[str, Any]:
+    """A custom resource pruned as its decoder prunes it; an embedded object it cannot coerce is a 400."""
+    try:
+        pruned: dict[str, Any] = schema.prune(obj, spec_schema)
+    except embedded.Malformed as exc:
+        raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: '
+                                 f"{exc}") from None
+    return pruned
 
 
 def _sep(field: str) -> str:

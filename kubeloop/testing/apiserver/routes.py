@@ -18,7 +18,6 @@ from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.bodytype import real_resources
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
 from kubeloop.testing.apiserver.patches import APPLY
-from kubeloop.testing.apiserver.patches import JSON as JSON_PATCH
 from kubeloop.testing.apiserver.store import Obj
 from kubeloop.testing.apiserver.verbs import Api
 
@@ -212,10 +211,7 @@ class Router:
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             patch_body = await _body(request, yaml_ok=content_type == APPLY)
-            # A built-in's patched object (an apply's configuration, always) is checked by the patcher.
-            if strict and t.kind.crd is not None and content_type not in (JSON_PATCH, APPLY) \
-                    and isinstance(patch_body, dict):
-                checks.check(t.kind, t.version, patch_body)
+            # (the patched object, an apply's configuration, is checked by the patcher)
             existed = self.api.store.get(t.kind.key, (t.namespace or "", t.name)) is not None
             obj = self.api.patch(t.kind, t.version, t.namespace, t.name, content_type,
                                  patch_body, manager, t.subresource,

@@ -23,11 +23,18 @@ Cause = tuple[str, str, str]  # (reason, field, message)
 _TYPES = {"string": str, "object": dict, "array": list, "boolean": bool}
 
 
-def prune(obj: Any, schema: dict[str, Any] | None, top: bool = True) -> Any:
-    """Drops fields the schema does not declare (keeps apiVersion/kind/metadata at the top)."""
+def prune(obj: Any, schema: dict[str, Any] | None, top: bool = True, path: str = "") -> Any:
+    """Drops fields the schema does not declare (keeps apiVersion/kind/metadata at the top, and those of
+    an embedded object, whose metadata is coerced to an ObjectMeta: ``embedded``)."""
+    from kubeloop.testing.apiserver import embedded
+
+    nested = not top and embedded.is_embedded(schema) and isinstance(obj, dict)
+    if nested:
+        obj = embedded.coerce(obj, path)
     if schema is None or schema.get("x-kubernetes-preserve-unknown-fields"):
         if isinstance(obj, dict) and schema and schema.get("properties"):
-            return {k: prune(v, schema["properties"].get(k), False) if k in schema["properties"] else v
+            return {k: prune(v, schema["properties"].get(k), False, _child(path, k))
+                    if k in schema["properties"] and not (nested and k in _META_FIELDS) else v
                     for k, v in obj.items()}
         return obj
     if isinstance(obj, dict) and (schema.get("type") == "object" or "properties" in schema):
@@ -35,18 +42,25 @@ def prune(obj: Any, schema: dict[str, Any] | None, top: bool = True) -> Any:
         extra = schema.get("additionalProperties")
         out = {}
         for key, value in obj.items():
-            if top and key in ("apiVersion", "kind", "metadata"):
+            if (top or nested) and key in _META_FIELDS:
                 out[key] = value
             elif key in props:
-                out[key] = prune(value, props[key], False)
+                out[key] = prune(value, props[key], False, _child(path, key))
             elif isinstance(extra, dict):
-                out[key] = prune(value, extra, False)
+                out[key] = prune(value, extra, False, f"{path}[{key}]")
             elif extra is True:
                 out[key] = value
         return out
     if isinstance(obj, list) and isinstance(schema.get("items"), dict):
-        return [prune(v, schema["items"], False) for v in obj]
+        return [prune(v, schema["items"], False, f"{path}[{i}]") for i, v in enumerate(obj)]
     return obj
+
+
+_META_FIELDS = ("apiVersion", "kind", "metadata")
+
+
+def _child(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
 
 
 def default(obj: Any, schema: dict[str, Any] | None) -> Any:

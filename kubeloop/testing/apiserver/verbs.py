@@ -354,6 +354,8 @@ class Api:
         if kind.crd is not None:
             _same_type(kind, version, old, new)
             _string_maps(new)
+            if strict:  # the patched object is decoded strictly: its unknown fields are the patch's fault
+                _strict_patched(kind, version, new, False)
         elif strict:  # the real server decodes the patched object strictly (a strategic patch: the patch)
             _strict_patched(kind, version, body if content_type == patches.STRATEGIC else new,
                             content_type == patches.STRATEGIC)
@@ -716,10 +718,11 @@ def _strict_patched(kind: Kind, version: str, decoded: Obj, strategic: bool) -> 
     """``fieldValidation=Strict`` on a patch of a built-in: the first unknown field of what is decoded."""
     from kubeloop.testing.apiserver import strict
 
-    unknown = strict.unknown_field(kind, version, decoded)
+    unknown = strict.unknown_message(kind, version, decoded)
     if unknown:
-        shown = patches.go_map(decoded) if strategic else json.dumps(decoded, sort_keys=True, separators=(",", ":"))
-        raise _invalid_patch(shown.replace('"', '\\"'), f'strict decoding error: unknown field "{unknown}"')
+        shown = patches.go_map(decoded) if strategic else json.dumps(decoded, sort_keys=True, separators=(",", ":"),
+                                                                     ensure_ascii=False)
+        raise _invalid_patch(shown.replace('"', '\\"'), f"strict decoding error: {unknown}")
 
 
 _GO_TYPES = {bool: "bool", int: "number", float: "number", list: "array", dict: "object"}
