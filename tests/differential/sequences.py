@@ -354,6 +354,30 @@ def holder(name: str, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": f"{_U}/v1", "kind": "Holder", "metadata": {"name": name}, "spec": spec}
 
 
+def ruled(rules: list[dict[str, Any]], **properties: Any) -> dict[str, Any]:
+    """An object schema with CEL ``rules`` and ``properties``."""
+    return {"type": "object", "x-kubernetes-validations": rules, "properties": properties}
+
+
+_STAGED = ruled([{"rule": "has(self.id) == has(oldSelf.id)", "message": "id may not be added or removed"}],
+                id={"type": "string", "maxLength": 16,
+                    "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "frozen"}]},
+                stage={"type": "string", "maxLength": 16, "x-kubernetes-validations": [
+                    {"rule": "!oldSelf.hasValue() || oldSelf.value() != 'done'", "optionalOldSelf": True,
+                     "message": "done is final"},
+                    {"rule": "oldSelf.orValue('') != 'locked' || self == 'locked'", "optionalOldSelf": True,
+                     "messageExpression": "'was locked, now ' + self"}]},
+                keyed={"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+                       "maxItems": 4, "items": {
+                           **ruled([{"rule": "self.v >= oldSelf.v", "message": "v may not go down"}],
+                                   k={"type": "string", "maxLength": 8}, v={"type": "integer"}), "required": ["k"]}})
+_STAGES = f"/apis/{_U}/v1/namespaces/{{ns}}/stages"
+
+
+def stage(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": f"{_U}/v1", "kind": "Stage", "metadata": {"name": name}, "spec": spec}
+
+
 SEQUENCES: dict[str, list[Step]] = {
     "crud_configmap": [
         Req("POST", CM, cm("a", {"k": "v"}, {"app": "x"})),
@@ -1753,5 +1777,38 @@ SEQUENCES: dict[str, list[Step]] = {
             brief=True),
         Req("DELETE", f"{_UCRDS}/holders.{_U}", pick=("metadata.name",)),
         WaitGone(f"{_UCRDS}/holders.{_U}", timeout=90),
+    ],
+    # Found by the seventh blind suite (2026-12-04): a rule must evaluate to a bool and a messageExpression
+    # to a string; oldSelf may not be used below a list that is not a map list, nor optionalOldSelf set on a
+    # rule without oldSelf. With optionalOldSelf a transition rule runs on create too, oldSelf an optional
+    # (hasValue, value, orValue); items of a map list correlate with their old selves.
+    "blind7_found_cel_compilation_and_optionals": [
+        Req("POST", _UCRDS, schema_crd("bads", "Bad", ruled([{"rule": "self.a"}], a={"type": "integer"}))),
+        Req("POST", _UCRDS, schema_crd("bads", "Bad", ruled([{"rule": "self.s + 'x'"}], s={"type": "string"}))),
+        Req("POST", _UCRDS, schema_crd("bads", "Bad", ruled([{"rule": "self.a > 0", "messageExpression": "1 + 1"}],
+                                                           a={"type": "integer"}))),
+        Req("POST", _UCRDS, schema_crd("bads", "Bad", ruled([{"rule": "self.a > 0", "optionalOldSelf": True}],
+                                                           a={"type": "integer"}))),
+        Req("POST", _UCRDS, schema_crd("bads", "Bad", {"type": "object", "properties": {"l": {
+            "type": "array", "items": ruled([{"rule": "self == oldSelf"}], v={"type": "string"})}}})),
+        Req("POST", _UCRDS, schema_crd("bads", "Bad", {"type": "object", "properties": {"m": {
+            "type": "object", "x-kubernetes-map-type": "atomic", "properties": {
+                "v": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}}}}),
+            pick=("metadata.name",)),
+        Req("DELETE", f"{_UCRDS}/bads.{_U}", pick=("metadata.name",)),
+        Req("POST", _UCRDS, schema_crd("stages", "Stage", _STAGED), pick=("metadata.name",)),
+        WaitFor(f"{_UCRDS}/stages.{_U}", "status.conditions.1.status", "True"),
+        WaitFor(_STAGES, "kind", "StageList"),
+        Req("POST", _STAGES, stage("s1", id="a", stage="new", keyed=[{"k": "x", "v": 2}]), pick=("spec",)),
+        Req("PATCH", _STAGES + "/s1", {"spec": {"id": "b"}}, MERGE),
+        Req("PATCH", _STAGES + "/s1", {"spec": {"keyed": [{"k": "x", "v": 1}, {"k": "y", "v": 0}]}}, MERGE),
+        Req("PATCH", _STAGES + "/s1", {"spec": {"stage": "done"}}, MERGE, pick=("spec.stage",)),
+        Req("PATCH", _STAGES + "/s1", {"spec": {"stage": "again"}}, MERGE),
+        Req("PATCH", _STAGES + "/s1", {"spec": {"id": None}}, MERGE),
+        Req("POST", _STAGES, stage("s2", stage="locked"), pick=("spec",)),
+        Req("PATCH", _STAGES + "/s2", {"spec": {"stage": "open"}}, MERGE),
+        Req("PATCH", _STAGES + "/s2", {"spec": {"id": "late"}}, MERGE),
+        Req("DELETE", f"{_UCRDS}/stages.{_U}", pick=("metadata.name",)),
+        WaitGone(f"{_UCRDS}/stages.{_U}", timeout=90),
     ],
 }

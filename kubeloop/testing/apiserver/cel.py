@@ -2,7 +2,7 @@
 
 - A rule is evaluated where it is declared, ``self`` bound to the value there (rules of absent fields
   do not run); a rule naming ``oldSelf`` is a transition rule and runs on updates only, when the old
-  object has the field (unless ``optionalOldSelf``).
+  object has the field (unless ``optionalOldSelf``: then always, oldSelf an optional, see ``Optional``).
 - A failure is a cause like the real server's: ``<field>: Invalid value: <scalar>: <message>``, with
   ``fieldPath`` appended to the field, ``reason`` as given, ``messageExpression`` evaluated, and
   ``failed rule: <rule>`` when there is no message.
@@ -76,7 +76,16 @@ def _walk(schema: dict[str, Any], value: Any, old: Any, path: str, causes: list[
                 _walk(sub, value[key], child_old, f"{path}.{key}" if path else key, causes)
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
-            _walk(schema["items"], item, None, f"{path}[{i}]", causes)
+            _walk(schema["items"], item, _correlated(schema, item, old), f"{path}[{i}]", causes)
+
+
+def _correlated(schema: dict[str, Any], item: Any, old: Any) -> Any:
+    """The old item a map list's item is matched to by its keys (None elsewhere: other lists' items do
+    not correlate, so their transition rules do not run)."""
+    keys = schema.get("x-kubernetes-list-map-keys") or []
+    if schema.get("x-kubernetes-list-type") != "map" or not isinstance(item, dict) or not isinstance(old, list):
+        return None
+    return next((o for o in old if isinstance(o, dict) and all(o.get(k) == item.get(k) for k in keys)), None)
 
 
 def _invalid(value: Any) -> str:
@@ -91,21 +100,49 @@ def _evaluate(rule: dict[str, Any], value: Any, old: Any) -> str | None:
 
     text = rule["rule"]
     transition = "oldSelf" in text
-    if transition and old is None and not rule.get("optionalOldSelf"):
+    optional = bool(rule.get("optionalOldSelf"))
+    if transition and old is None and not optional:
         return None
     env = celpy.Environment()
     activation: dict[str, Any] = {"self": json_to_cel(value)}
-    if transition:
-        activation["oldSelf"] = json_to_cel(old)
+    if transition:  # with optionalOldSelf, an optional: none on a create or where the old object lacks it
+        activation["oldSelf"] = Optional(json_to_cel(old), old is not None) if optional else json_to_cel(old)
     try:
-        result = env.program(env.compile(text)).evaluate(activation)
+        result = env.program(env.compile(text), functions=OPTIONAL_FUNCTIONS).evaluate(activation)
     except Exception as exc:  # noqa: BLE001 - a rule that cannot be evaluated fails, as on the real server
         return f"failed rule: {text}: {exc}"
     if not isinstance(result, Exception) and bool(result) is True:
         return None
     if rule.get("messageExpression"):
         try:
-            return str(env.program(env.compile(rule["messageExpression"])).evaluate(activation))
+            return str(env.program(env.compile(rule["messageExpression"]),
+                                   functions=OPTIONAL_FUNCTIONS).evaluate(activation))
         except Exception:  # noqa: BLE001 - the real server falls back to the static message
             pass
     return rule.get("message") or f"failed rule: {text}"
+
+
+class Optional:
+    """A CEL optional (``oldSelf`` under optionalOldSelf): ``hasValue()``, ``value()``, ``orValue(x)``."""
+
+    def __init__(self, value: Any, present: bool) -> None:
+        self.value, self.present = value, present
+
+
+def _has_value(opt: Optional) -> Any:
+    from celpy import celtypes
+
+    return celtypes.BoolType(opt.present)
+
+
+def _value(opt: Optional) -> Any:
+    if not opt.present:
+        raise ValueError("optional.none() dereference")
+    return opt.value
+
+
+def _or_value(opt: Optional, default: Any) -> Any:
+    return opt.value if opt.present else default
+
+
+OPTIONAL_FUNCTIONS: Any = {"hasValue": _has_value, "value": _value, "orValue": _or_value}  # (celpy's own types)

@@ -61,8 +61,10 @@ def causes(crd: dict[str, Any], *, creating: bool, old: dict[str, Any] | None = 
 
 
 def _invalid(field: str, value: Any, msg: str) -> Cause:
-    # Go's %q for a string (escapes, unicode kept), JSON for the rest
+    # Go's %q for a string (escapes, unicode kept), JSON for the rest (encoding/json's, HTML-safe)
     shown = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if not isinstance(value, str):
+        shown = shown.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return ("FieldValueInvalid", field, f"Invalid value: {shown}: {msg}")
 
 
@@ -489,7 +491,9 @@ def _status_root(tree: Any, path: str, status: bool) -> list[Cause]:
     return []
 
 
-def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> list[Cause]:
+def _structural(node: Any, path: str, *, root: bool = False, what: str = "", uncorrelated: str = "") -> list[Cause]:
+    """``uncorrelated``: the path of the first list (not a map list) above, where an old value cannot be
+    matched to the new one, so no rule may use oldSelf."""
     if not isinstance(node, dict):
         return []
     out: list[Cause] = []
@@ -514,17 +518,19 @@ def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> 
     for i, rule in enumerate(node.get(RULES) or []):
         why = compile_error((rule or {}).get("rule", ""), node, root=root) if isinstance(rule, dict) else None
         if why:
-            shown = {"Rule": rule.get("rule", ""), "Message": rule.get("message", ""),
-                     "MessageExpression": rule.get("messageExpression", ""), "Reason": rule.get("reason"),
-                     "FieldPath": rule.get("fieldPath", ""), "OptionalOldSelf": rule.get("optionalOldSelf")}
-            out.append(_invalid(f"{path}.{RULES}[{i}].rule", shown, f"compilation failed: {why}"))
+            out.append(_invalid(f"{path}.{RULES}[{i}].rule", _go_rule(rule), f"compilation failed: {why}"))
+        elif isinstance(rule, dict):
+            out += _compiled_rule(rule, node, f"{path}.{RULES}[{i}]", uncorrelated)
     out += _keywords(node, path) + _default_type(node, path)
-    for key, sub in sorted((node.get("properties") or {}).items()):
-        out += _structural(sub, f"{path}.properties[{key}]", what="object fields")
+    for key, sub in sorted((node.get("properties") or {}).items()):  # (an atomic map's fields correlate)
+        out += _structural(sub, f"{path}.properties[{key}]", what="object fields", uncorrelated=uncorrelated)
     if isinstance(node.get("items"), dict):
-        out += _structural(node["items"], f"{path}.items", what="array items")
+        keyed = node.get("x-kubernetes-list-type") == "map"
+        out += _structural(node["items"], f"{path}.items", what="array items",
+                           uncorrelated=uncorrelated or ("" if keyed else path))
     if isinstance(node.get("additionalProperties"), dict):
-        out += _structural(node["additionalProperties"], f"{path}.additionalProperties", what="object fields")
+        out += _structural(node["additionalProperties"], f"{path}.additionalProperties", what="object fields",
+                           uncorrelated=uncorrelated)
     for junctor in ("allOf", "anyOf", "oneOf"):
         if _int_or_string_pattern(node, junctor):
             continue
@@ -874,6 +880,57 @@ def _value_validation(node: Any, path: str) -> list[Cause]:
     if isinstance(node.get("not"), dict):
         out += _value_validation(node["not"], f"{path}.not")
     return out
+
+
+def _go_rule(rule: dict[str, Any]) -> dict[str, Any]:
+    """A ValidationRule as a message shows it (the internal type marshalled: Go's field names)."""
+    return {"Rule": rule.get("rule", ""), "Message": rule.get("message", ""),
+            "MessageExpression": rule.get("messageExpression", ""), "Reason": rule.get("reason"),
+            "FieldPath": rule.get("fieldPath", ""), "OptionalOldSelf": rule.get("optionalOldSelf")}
+
+
+def _compiled_rule(rule: dict[str, Any], node: dict[str, Any], at: str, uncorrelated: str) -> list[Cause]:
+    """What cel.Compile finds in a rule that parses: a result not a bool, a messageExpression not a string
+    (when the fake can tell the types: ``celtype``), oldSelf where values do not correlate, and
+    optionalOldSelf on a rule that does not use oldSelf."""
+    try:
+        import celpy
+    except ImportError:
+        return []
+    from kubeloop.testing.apiserver import celtype
+
+    out: list[Cause] = []
+    env = celpy.Environment()
+    tree = env.compile(rule.get("rule") or "")
+    if celtype.result_type(tree, node) not in (None, "bool"):
+        out.append(_invalid(f"{at}.rule", _go_rule(rule), "cel expression must evaluate to a bool"))
+    expression = rule.get("messageExpression")
+    if expression and expression.strip():
+        try:
+            typed = celtype.result_type(env.compile(expression), node)
+        except Exception as exc:  # noqa: BLE001 - cel-python's parse errors have several types
+            first = str(exc).splitlines()[0] if str(exc) else "invalid"
+            out.append(_invalid(f"{at}.messageExpression", _go_rule(rule),
+                                f"messageExpression compilation failed: ERROR: <input>: Syntax error: {first}"))
+        else:
+            if typed not in (None, "string"):
+                out.append(_invalid(f"{at}.messageExpression", _go_rule(rule),
+                                    "messageExpression must evaluate to a string"))
+    if _uses_old_self(tree):
+        if uncorrelated:
+            out.append(_invalid(f"{at}.rule", rule.get("rule", ""), "oldSelf cannot be used on the uncorrelatable "
+                                f"portion of the schema within {uncorrelated}"))
+    elif rule.get("optionalOldSelf") is not None:
+        out.append(_invalid(f"{at}.optionalOldSelf", rule["optionalOldSelf"], "may not be set if oldSelf is not "
+                            "used in rule"))
+    return out
+
+
+def _uses_old_self(tree: Any) -> bool:
+    from lark import Token
+
+    return any(isinstance(t, Token) and t.type == "IDENT" and str(t) == "oldSelf"
+               for t in tree.scan_values(lambda v: isinstance(v, Token)))
 
 
 def compile_error(rule: str, node: dict[str, Any], *, root: bool = False) -> str | None:
