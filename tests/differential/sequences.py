@@ -378,6 +378,35 @@ def stage(name: str, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": f"{_U}/v1", "kind": "Stage", "metadata": {"name": name}, "spec": spec}
 
 
+_RATCHETS = f"/apis/{_U}/v1/namespaces/{{ns}}/ratchets"
+_LOOSE_SPEC = {"type": "object", "properties": {
+    "name": {"type": "string"}, "n": {"type": "integer"},
+    "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+    "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["p"],
+              "items": {"type": "object", "required": ["p"], "properties": {"p": {"type": "integer"},
+                                                                          "label": {"type": "string"}}}},
+    "port": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+    "bare": {"x-kubernetes-int-or-string": True}}}
+
+
+def _tightened() -> dict[str, Any]:
+    """_LOOSE_SPEC with bounds every value stored under it breaks."""
+    import copy
+
+    spec = copy.deepcopy(_LOOSE_SPEC)
+    props = spec["properties"]
+    props["name"]["maxLength"] = 5
+    props["tags"]["items"]["maxLength"] = 2
+    props["ports"]["items"]["properties"]["label"]["maxLength"] = 2
+    props["ports"]["items"]["required"] = ["p", "label"]
+    spec["x-kubernetes-validations"] = [{"rule": "self.n < 10", "message": "n too big"}]
+    return spec
+
+
+def ratchet(obj_name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": f"{_U}/v1", "kind": "Ratchet", "metadata": {"name": obj_name}, "spec": spec}
+
+
 SEQUENCES: dict[str, list[Step]] = {
     "crud_configmap": [
         Req("POST", CM, cm("a", {"k": "v"}, {"app": "x"})),
@@ -1810,5 +1839,33 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", _STAGES + "/s2", {"spec": {"id": "late"}}, MERGE),
         Req("DELETE", f"{_UCRDS}/stages.{_U}", pick=("metadata.name",)),
         WaitGone(f"{_UCRDS}/stages.{_U}", timeout=90),
+    ],
+    # Found by the seventh blind suite (2026-12-04): validation ratcheting (an update's errors on values it
+    # left unchanged are dropped: fields by name, a map list's items by key, not a set's; CEL rules without
+    # oldSelf too); an int-or-string holds an integer or a string, its anyOf pattern failing too; a rule
+    # that cannot be evaluated (a missing key) fails on its own field.
+    "blind7_found_ratcheting_and_int_or_string": [
+        Req("POST", _UCRDS, schema_crd("ratchets", "Ratchet", _LOOSE_SPEC), pick=("metadata.name",)),
+        WaitFor(f"{_UCRDS}/ratchets.{_U}", "status.conditions.1.status", "True"),
+        WaitFor(_RATCHETS, "kind", "RatchetList"),
+        Req("POST", _RATCHETS, ratchet("r1", name="much-too-long", n=20, tags=["long", "ok"],
+                                       ports=[{"p": 1, "label": "long"}, {"p": 2}]), pick=("spec",)),
+        Req("PATCH", f"{_UCRDS}/ratchets.{_U}", [{"op": "replace", "path": "/spec/versions/0/schema/openAPIV3Schema/"
+                                                  "properties/spec", "value": _tightened()}], JSON,
+            pick=("metadata.generation",)),
+        Req("PATCH", _RATCHETS + "/r1", {"spec": {"port": 80}}, MERGE, pick=("spec.port",)),
+        Req("PATCH", _RATCHETS + "/r1", {"spec": {"name": "also-too-long"}}, MERGE),
+        Req("PATCH", _RATCHETS + "/r1", {"spec": {"n": 30}}, MERGE),
+        Req("PATCH", _RATCHETS + "/r1", {"spec": {"tags": ["ok", "long", "new"]}}, MERGE),
+        Req("PATCH", _RATCHETS + "/r1", {"spec": {"ports": [{"p": 2}, {"p": 1, "label": "long"}, {"p": 3}]}}, MERGE),
+        Req("PATCH", _RATCHETS + "/r1", {"spec": {"ports": [{"p": 1, "label": "longer"}, {"p": 2}]}}, MERGE),
+        Req("PATCH", _RATCHETS + "/r1", {"spec": {"name": "short", "n": 1}}, MERGE, pick=("spec",)),
+        Req("POST", _RATCHETS, ratchet("r2", name="much-too-long")),
+        Req("POST", _RATCHETS, ratchet("r3", port=True)),
+        Req("POST", _RATCHETS, ratchet("r3", port={"a": 1}, bare=[1])),
+        Req("POST", _RATCHETS, ratchet("r3", port=1.5, bare=2.5)),
+        Req("POST", _RATCHETS, ratchet("r3", port="http", bare=7), pick=("spec",)),
+        Req("DELETE", f"{_UCRDS}/ratchets.{_U}", pick=("metadata.name",)),
+        WaitGone(f"{_UCRDS}/ratchets.{_U}", timeout=90),
     ],
 }

@@ -17,6 +17,7 @@ from kubeloop.testing.apiserver import (
     errors,
     godecode,
     quantity,
+    ratchet,
     schema,
     services,
     validation,
@@ -491,15 +492,20 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
     obj = schema.default(obj, spec_schema)
     if status_only:
         status_schema = (spec_schema.get("properties") or {}).get("status")
+        found = [] if "status" not in obj or not isinstance(status_schema, dict) else \
+            schema.validate(obj["status"], status_schema)
+        if old is not None:  # (relative to status, as the status schema alone validates it)
+            found = ratchet.unchanged_dropped(found, obj["status"], old.get("status"), status_schema)
         causes = [] if "status" not in obj or not isinstance(status_schema, dict) else [
             (reason, "status" if field == "<root>" else field if field == "<nil>" else f"status{_sep(field)}{field}",
              message.replace(": <root> in body", ":  in body"))
-            for reason, field, message in schema.validate(obj["status"], status_schema) +
-            schema.list_causes(obj["status"], status_schema)] + embedded.causes(obj.get("status"), status_schema,
-                                                                                "status")
+            for reason, field, message in found + schema.list_causes(obj["status"], status_schema)] + \
+            embedded.causes(obj.get("status"), status_schema, "status")
     else:
-        causes = schema.validate(obj, spec_schema) + embedded.causes(obj, spec_schema, "") + \
-            schema.list_causes(obj, spec_schema)
+        causes = schema.validate(obj, spec_schema)
+        if old is not None:  # (an unchanged value keeps passing: validation ratcheting)
+            causes = ratchet.unchanged_dropped(causes, obj, old, spec_schema)
+        causes += embedded.causes(obj, spec_schema, "") + schema.list_causes(obj, spec_schema)
     from kubeloop.testing.apiserver import cel
 
     if cel.has_rules(spec_schema):

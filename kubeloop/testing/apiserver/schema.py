@@ -138,6 +138,8 @@ def _validate(obj: Any, schema: dict[str, Any] | None, path: str = "") -> tuple[
         return [], 1
     matched = 0
     want = schema.get("type")
+    if schema.get("x-kubernetes-int-or-string") and _type_of(obj) not in ("integer", "string"):
+        return _not_int_or_string(obj, schema, where), 0
     if want and not schema.get("x-kubernetes-int-or-string"):
         got = _type_of(obj)
         ok = got == want or (want == "number" and got == "integer")
@@ -200,6 +202,19 @@ def _validate(obj: Any, schema: dict[str, Any] | None, path: str = "") -> tuple[
         causes += [c for c in nested if c[0] == "FieldValueNotSupported"]
     causes += _junctors(obj, schema, path, where)
     return causes, matched + (0 if causes else 1)
+
+
+def _not_int_or_string(obj: Any, schema: dict[str, Any], where: str) -> list[Cause]:
+    """An int-or-string holding something else: its type's error, and with the usual anyOf pattern that
+    pattern's errors too (none of its branches holds; the first, integer, is the one reported)."""
+    got = _type_of(obj)
+    def typed(want: str) -> Cause:
+        return ("FieldValueTypeInvalid", where, f'Invalid value: "{got}": {where} in body must be of type {want}: '
+                f'"{got}"')
+    if schema.get("anyOf") == [{"type": "integer"}, {"type": "string"}]:
+        return [("FieldValueInvalid", "<nil>", f'Invalid value: "": "{where}" must validate at least one schema '
+                 "(anyOf)"), typed("integer,string"), typed("integer")]
+    return [typed("integer,string")]
 
 
 def _junctors(obj: Any, schema: dict[str, Any], path: str, where: str) -> list[Cause]:
