@@ -81,6 +81,20 @@ def invalid(kind: str, group: str, name: str, causes: list[tuple[str, str, str]]
     return StatusError(422, "Invalid", f'{shown} "{name}" is invalid: {text}', details)
 
 
+def invalid_repeated(kind: str, group: str, name: str, causes: list[tuple[str, str, str]]) -> StatusError:
+    """422 Invalid for a custom resource's metadata update, whose causes the real server finds more than
+    once (the generic store's common checks, then the strategy's) and lists in full: as kube-apiserver
+    1.35.4 words it (one distinct cause is shown once, then the list of all)."""
+    shown = f"{kind}.{group}" if group else kind
+    parts = [f"{field}: {msg}" for _, field, msg in causes]
+    distinct = list(dict.fromkeys(parts))
+    listed = "[" + ", ".join(parts) + "]"
+    text = f"{distinct[0]} is invalid: {listed}" if len(distinct) == 1 else listed
+    details = _details(name, group, kind)
+    details["causes"] = [{"reason": r, "message": m, "field": f} for r, f, m in causes]
+    return StatusError(422, "Invalid", f'{shown} "{name}" is invalid: {text}', details)
+
+
 def rejected() -> StatusError:
     """What a failed JSON patch ``test`` (or another patch that cannot apply) answers."""
     return StatusError(422, "Invalid", "the server rejected our request due to an error in our request", {})

@@ -81,7 +81,10 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
                     subresource: str | None = None) -> None:
     """``sent``: the object as the client's update or patch left it, before server-owned fields were
     restored from ``old`` (so a changed uid or name is seen)."""
-    causes = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    changed = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    if kind.crd is not None and subresource is None:
+        _custom_metadata_update(kind, old, new, changed)
+    causes = list(changed)
     if subresource == "finalize":  # a namespace's: its spec.finalizers are checked again, item by item
         causes += validation.namespace_finalizer_causes(new, indexed=True)
     asked_uid = (sent.get("metadata") or {}).get("uid")
@@ -94,6 +97,16 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
         causes += crds.causes(new, creating=False, old=old)
     if causes:
         raise errors.invalid(kind.kind, _registry_group(kind), old["metadata"]["name"], causes)
+
+
+def _custom_metadata_update(kind: Kind, old: dict[str, Any], new: dict[str, Any],
+                            changed: list[tuple[str, str, str]]) -> None:
+    """A custom resource's metadata update: its update checks run twice (the generic store's common
+    checks, the strategy's), its ObjectMeta checks three times (once more, on the object alone)."""
+    meta = validation.metadata_causes(kind, new["metadata"], creating=False)
+    if changed or meta:
+        causes = sorted(changed * 2 + meta * 3, key=lambda c: c[1])  # (grouped by field, as reported)
+        raise errors.invalid_repeated(kind.kind, kind.group, old["metadata"]["name"], causes)
 
 
 def validate_status_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any]) -> None:

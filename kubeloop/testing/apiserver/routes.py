@@ -89,7 +89,7 @@ class Router:
             return await self._bind(request, parts[3], None)  # (the pod named in the Binding)
         if self._custom_unserved(parts):
             return _plain_404()
-        target = self._target(parts, path)
+        target = self._target(parts, path, request.method)
         if target is None:
             if parts and parts[0] in ("api", "apis"):
                 raise _page_not_found(path)
@@ -129,7 +129,7 @@ class Router:
         kind = self.kinds.get(group, version, rest[2] if namespaced else rest[0])
         return kind is None or (namespaced and not kind.namespaced)
 
-    def _target(self, parts: list[str], path: str) -> Target | None:
+    def _target(self, parts: list[str], path: str, method: str = "") -> Target | None:
         if len(parts) >= 3 and parts[:2] == ["api", "v1"]:
             group, version, rest = "", "v1", parts[2:]
         elif len(parts) >= 4 and parts[0] == "apis":
@@ -153,9 +153,12 @@ class Router:
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
         own = (sub, kind.key) in (("finalize", ("", "namespaces")), ("binding", ("", "pods")))  # (one kind's)
-        if sub and not (sub == "status" and kind.status) and not (sub == "scale" and kind.scale) and not own:
+        served = sub in ("status", "scale") and kind.has_subresource(sub, version)
+        if sub and not served and not own:
             if sub in _UNSERVED.get(kind.key, ()):  # the real server has it; the fake does not
                 raise errors.not_served(f"the {sub} subresource of {errors.qualified(kind.plural, kind.group)}")
+            if kind.crd is not None and method == "GET" and name:  # (the CRD handler's get finds no such object)
+                raise errors.not_found(kind.plural, kind.group, name)
             raise _page_not_found(path)
         return Target(kind, version, ns, name, sub)
 
@@ -220,14 +223,14 @@ class Router:
             return json_response(self._view(t, obj), 200 if existed else 201)
         if method == "DELETE":
             if t.subresource:
-                raise errors.method_not_allowed()
+                raise _not_supported(t, "delete")
             body = await _body(request, optional=True)
             options = body or _query_opts(q)
             _check_delete_options(options)
             dry_run = _delete_dry_run(body, dry_run)
             out = self.api.delete(t.kind, t.namespace, t.name, options, dry_run=dry_run)
             return json_response(out if out.get("kind") == "Status" else self._view(t, out))
-        raise errors.method_not_allowed()
+        raise _not_supported(t, {"POST": "create"}.get(method, method.lower()))
 
     async def _bind(self, request: web.Request, ns: str, name: str | None) -> web.StreamResponse:
         """A Pod's binding (POST only); ``name`` None: the ``bindings`` collection, the pod named in the body."""
@@ -250,7 +253,7 @@ class Router:
         if request.method == "GET":
             return json_response(scale.view(t.kind, obj))
         if request.method not in ("PUT", "PATCH"):
-            raise errors.method_not_allowed()
+            raise _not_supported(t, {"POST": "create"}.get(request.method, request.method.lower()))
         content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
         new = scale.updated(t.kind, obj, await _body(request), content_type if request.method == "PATCH" else None)
         written = self.api._write(t.kind, t.version, obj, new, manager, None)  # noqa: SLF001 - same path as PUT
@@ -456,6 +459,16 @@ def _refuse_real_builtin(group: str, version: str, rest: list[str]) -> None:
         rest = rest[2:]
     if rest and rest[0] in served:
         raise errors.not_served(f"{errors.qualified(rest[0], group)} ({gv}), a built-in kind it does not model")
+
+
+def _not_supported(t: Target, verb: str) -> errors.StatusError:
+    """A verb a subresource does not serve: a custom resource's handler names it (NewMethodNotSupported),
+    a built-in's mux answers in general terms."""
+    if t.kind.crd is None or not t.subresource:
+        return errors.method_not_allowed()
+    resource = errors.qualified(t.kind.plural, t.kind.group)
+    return errors.StatusError(405, "MethodNotAllowed", f'{verb} is not supported on resources of kind "{resource}"',
+                              {"group": t.kind.group, "kind": t.kind.plural})
 
 
 def _plain_404() -> web.Response:

@@ -175,8 +175,12 @@ class Api:
         if kind.namespaced:
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
         key = (ns or "", obj["metadata"]["name"])
-        if self.store.get(kind.key, key) is not None:
-            raise errors.already_exists(kind.plural, kind.group, key[1])
+        existing = self.store.get(kind.key, key)
+        if existing is not None:
+            taken = errors.already_exists(kind.plural, kind.group, key[1])
+            if existing["metadata"].get("deletionTimestamp"):  # (the generic store says why it is still there)
+                taken.message = f"object is being deleted: {taken.message}"
+            raise taken
         managers = self.managers(kind, None, None)
         if managed:  # an apply that creates records its own fields
             managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}),
@@ -385,7 +389,8 @@ class Api:
                                              {"reason": "FieldValueRequired", "message": "Required value: is "
                                               "required for apply patch", "field": "fieldManager"}]})
         body = _require_object(body, kind)
-        if not body.get("apiVersion") or not body.get("kind"):  # the applied object names its type
+        # the applied object names its type (a custom resource's, its own: the patcher converts it as such)
+        if not body.get("apiVersion") or not body.get("kind") or (kind.crd is not None and body["kind"] != kind.kind):
             group, _, asked = str(body.get("apiVersion") or "").rpartition("/")
             raise errors.bad_request(f"invalid object type: {group}/{asked}, Kind={body.get('kind') or ''}")
         old = self.store.get(kind.key, (ns or "", name))
