@@ -1721,6 +1721,7 @@ SEQUENCES: dict[str, list[Step]] = {
                                                            "metadata": {"name": "held", "finalizers": ["x.io/y"]}},
             pick=("metadata.name",)),
         Req("DELETE", f"{_UCRDS}/rigs.{_U}", pick=("metadata.finalizers", "status.conditions.*.type")),
+        WaitFor(f"/apis/{_U}/v1/namespaces/{{ns}}/rigs/held", "metadata.deletionTimestamp", "<set>"),  # (seen)
         Req("POST", f"/apis/{_U}/v1/namespaces/{{ns}}/rigs", {"apiVersion": f"{_U}/v1", "kind": "Rig",
                                                            "metadata": {"name": "late"}}),
         Req("POST", f"/apis/{_U}/v1/namespaces/{{ns}}/rigs", {"apiVersion": f"{_U}/v1", "kind": "Rig",
@@ -1857,9 +1858,14 @@ SEQUENCES: dict[str, list[Step]] = {
         WaitFor(_RATCHETS, "kind", "RatchetList"),
         Req("POST", _RATCHETS, ratchet("r1", name="much-too-long", n=20, tags=["long", "ok"],
                                        ports=[{"p": 1, "label": "long"}, {"p": 2}]), pick=("spec",)),
-        Req("PATCH", f"{_UCRDS}/ratchets.{_U}", [{"op": "replace", "path": "/spec/versions/0/schema/openAPIV3Schema/"
-                                                  "properties/spec", "value": _tightened()}], JSON,
+        # (tightened, and a v2 served at once: once v2 is served, the tightened schema is in force)
+        Req("PATCH", f"{_UCRDS}/ratchets.{_U}", [
+            {"op": "replace", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec", "value": _tightened()},
+            {"op": "add", "path": "/spec/versions/-", "value": {
+                "name": "v2", "served": True, "storage": False, "schema": {"openAPIV3Schema": {
+                    "type": "object", "properties": {"spec": _tightened()}}}}}], JSON,
             pick=("metadata.generation",)),
+        WaitFor(f"/apis/{_U}/v2/namespaces/{{ns}}/ratchets", "kind", "RatchetList"),
         Req("PATCH", _RATCHETS + "/r1", {"spec": {"port": 80}}, MERGE, pick=("spec.port",)),
         Req("PATCH", _RATCHETS + "/r1", {"spec": {"name": "also-too-long"}}, MERGE),
         Req("PATCH", _RATCHETS + "/r1", {"spec": {"n": 30}}, MERGE),
@@ -1932,5 +1938,20 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("GET", f"/apis/{_U}/v1/namespaces/{{ns}}/nothings"),
         Req("DELETE", f"{_UCRDS}/gears.{_U}", pick=("metadata.name",)),
         WaitGone(f"{_UCRDS}/gears.{_U}", timeout=90),
+    ],
+    # Found by the seventh blind suite (2026-12-04): a CRD's kind and listKind errors give the label rule's
+    # own message; a selector's value is an identifier or nothing; a continue token that is not JSON is
+    # refused with the byte Go's scanner stopped at, quoted as Go quotes it.
+    "blind7_found_names_selectors_tokens": [
+        Req("POST", _UCRDS, plain_crd("gadgets", "Gad_get")),
+        Req("POST", _UCRDS, plain_crd("gadgets", "Gadget", listKind="Gadget.List")),
+        Req("POST", CM, cm("a", labels={"color": "red"}), pick=("metadata.name",)),
+        Req("GET", CM, params={"labelSelector": "color=(red"}),
+        Req("GET", CM, params={"labelSelector": "color==)"}),
+        Req("GET", CM, params={"labelSelector": "color!=!x"}),
+        Req("GET", CM, params={"labelSelector": "color="}, pick=("items.*.metadata.name",)),
+        Req("GET", CM, params={"continue": "not-a-token"}),
+        Req("GET", CM, params={"continue": "XHg="}),
+        Req("GET", CM, params={"continue": "AQ=="}),
     ],
 }

@@ -96,7 +96,7 @@ def _names(crd: dict[str, Any], spec: dict[str, Any], creating: bool) -> list[Ca
             out.append(("FieldValueRequired", f"spec.names.{key}", "Required value"))
         elif names.dns1035_label(value.lower()):
             out.append(_invalid(f"spec.names.{key}", value, "may have mixed case, but should otherwise match: "
-                                "[a-z]([-a-z0-9]*[a-z0-9])?"))
+                                + ",".join(names.dns1035_label(value.lower()))))
     for key in ("shortNames", "categories"):  # each an RFC 1035 label
         for i, value in enumerate(crd_names.get(key) or []):
             if isinstance(value, str) and names.dns1035_label(value):
