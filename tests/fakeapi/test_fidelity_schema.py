@@ -187,7 +187,6 @@ async def test_crd_schema_keywords_the_real_server_refuses(fake_client: Client, 
 
 
 @pytest.mark.parametrize("prop", [
-    {"type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True},
     {"type": "array", "items": {"type": "string"}, "anyOf": [{"x-kubernetes-list-type": "set"}]},
 ])
 async def test_crd_schema_keywords_not_modelled_are_refused_loudly(fake_client: Client, prop: dict[str, Any]) -> None:
@@ -238,9 +237,9 @@ def versioned(**version: Any) -> dict[str, Any]:
       ("spec.additionalPrinterColumns[0].format", 'Invalid value: "weird": must be one of byte,date,date-time,double,'
                                                   "float,int32,int64,password")]),
     (versioned(selectableFields=[{"jsonPath": ".spec.missing"}, {"jsonPath": ".spec.x"}, {"jsonPath": ".spec.x"}]),
-     [("spec.versions[0].selectableFields[0].jsonPath",
+     [("spec.selectableFields[0].jsonPath",  # (the same in every version: hoisted to spec)
        'Invalid value: ".spec.missing": is an invalid path: does not refer to a valid field'),
-      ("spec.versions[0].selectableFields[2].jsonPath", 'Duplicate value: ".spec.x"')]),
+      ("spec.selectableFields[2].jsonPath", 'Duplicate value: ".spec.x"')]),
 ])
 async def test_crd_version_rules(fake_client: Client, body: dict[str, Any], causes: list[tuple[str, str]]) -> None:
     err = await refused(fake_client.create(body))
@@ -284,3 +283,48 @@ async def test_a_group_has_its_discovery_document(fake_api: FakeApiServer, fake_
     group = await fake_client.transport.request("GET", "/apis/x.dev")
     assert [v["version"] for v in group["versions"]] == ["v1", "v1beta1"]
     assert group["preferredVersion"] == {"groupVersion": "x.dev/v1", "version": "v1"}
+
+
+async def test_a_crd_whose_names_are_taken_is_neither_accepted_nor_served(fake_api: FakeApiServer,
+                                                                           fake_client: Client) -> None:
+    await install(fake_api, fake_client, x={"type": "string"})
+    rival = crd(x={"type": "string"})
+    rival["metadata"]["name"] = "rivals.x.dev"
+    rival["spec"]["names"]["plural"] = "rivals"  # (kind Probe, as probes.x.dev has accepted already)
+    await fake_client.create(rival)
+    await fake_api.settle()
+    status = (await fake_client.transport.request(
+        "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/rivals.x.dev"))["status"]
+    assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [
+        ("NamesAccepted", "False", "ListKindConflict"), ("Established", "False", "NotAccepted")]
+    assert status["acceptedNames"] == {"plural": "rivals", "kind": ""}
+    with pytest.raises(ApiError) as err:
+        await fake_client.transport.request("GET", "/apis/x.dev/v1/namespaces/default/rivals")
+    assert err.value.status == 404
+
+
+async def test_a_crd_update_keeps_its_group_plural_and_stored_versions(fake_api: FakeApiServer,
+                                                                       fake_client: Client) -> None:
+    await install(fake_api, fake_client, x={"type": "string"})
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/probes.x.dev"
+    for patch, field in (({"spec": {"group": "y.dev"}}, "spec.group"), ({"spec": {"scope": "Cluster"}}, "spec.scope"),
+                         ({"spec": {"names": {"plural": "probez"}}}, "spec.names.plural")):
+        err = await refused(fake_client.transport.request("PATCH", path, body=patch,
+                                                          content_type="application/merge-patch+json"))
+        assert [c["field"] for c in err.causes or []] == [field]
+    live = await fake_client.transport.request("GET", path)
+    assert "finalizers" not in live["metadata"] and live["status"]["storedVersions"] == ["v1"]
+
+
+async def test_an_embedded_resource_keeps_its_type_and_a_coerced_metadata(fake_api: FakeApiServer,
+                                                                          fake_client: Client) -> None:
+    await install(fake_api, fake_client, t={"type": "object", "x-kubernetes-embedded-resource": True,
+                                            "properties": {"data": {"type": "object"}}})
+    made = await fake_client.transport.request("POST", PATH, body={
+        "apiVersion": "x.dev/v1", "kind": "Probe", "metadata": {"name": "p"}, "spec": {"t": {
+            "apiVersion": "v1", "kind": "ConfigMap", "junk": 1, "metadata": {"name": "n", "bogus": 1, "labels": {}}}}})
+    assert made["spec"]["t"] == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n"}}
+    assert await causes(fake_client, t={"metadata": {"name": ".."}}) == [
+        ("FieldValueInvalid", "spec.t.metadata.name", "Invalid value: \"..\": may not be '..'"),
+        ("FieldValueRequired", "spec.t.apiVersion", "Required value"),
+        ("FieldValueRequired", "spec.t.kind", "Required value")]

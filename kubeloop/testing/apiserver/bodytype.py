@@ -8,7 +8,9 @@ decoder judges it before anything else (400 BadRequest):
 - a custom resource endpoint takes any body, then refuses another group/version the same way (a
   wrong ``kind`` is its validator's 422, in ``verbs``).
 
-Missing ``apiVersion`` or ``kind`` default to the endpoint's. Which kinds the real scheme registers is
+Missing ``apiVersion`` or ``kind`` default to the endpoint's for a built-in; a custom resource without
+them is a 400 (its unstructured decoder needs a kind; its handler then finds the empty group/version
+does not match). Which kinds the real scheme registers is
 approximated by the kinds the fake serves, the resources of real_resources.json and their lists.
 """
 
@@ -56,7 +58,10 @@ def _registered(gv: str, kind: str, served: list[Kind], target: Kind) -> bool:
 def check(kind: Kind, version: str, body: dict[str, Any], served: list[Kind]) -> None:
     """400 if the body names a type the endpoint of ``kind`` at ``version`` does not take."""
     expected = kind.api_version(version)
-    gv = body.get("apiVersion") or expected
+    if kind.crd is not None and not body.get("kind"):  # the unstructured decoder needs it
+        raise errors.bad_request(f"the object provided is unrecognized (must be of type {kind.kind}): "
+                                 f"{_missing_kind(body)}")
+    gv = body.get("apiVersion") or ("" if kind.crd is not None else expected)
     sent = body.get("kind") or kind.kind
     if not isinstance(gv, str) or not isinstance(sent, str):
         return  # (a value of the wrong type is the typed decoder's own 400, elsewhere)
@@ -71,3 +76,13 @@ def check(kind: Kind, version: str, body: dict[str, Any], served: list[Kind]) ->
     if gv != expected:
         raise errors.bad_request(f"the API version in the data ({gv}) does not match the expected API version "
                                  f"({expected})")
+
+
+def _missing_kind(body: dict[str, Any]) -> str:
+    """runtime's missing-kind error and the handler's 30-byte summary of the body, both quoting the body
+    as sent (here: encoded again compactly, as kubectl, client-go and kubeloop send it)."""
+    import orjson
+
+    data = orjson.dumps(body).decode()
+    summary = data[:30] + " ..." if len(data.encode()) > 30 else data
+    return f"Object 'Kind' is missing in '{data}' ({summary})"

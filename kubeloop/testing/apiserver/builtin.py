@@ -145,6 +145,41 @@ _SMD_EXPECTED = {"integer": "numeric (int or float)", "number": "numeric (int or
                  "boolean": "boolean", "array": "list", "object": "map"}
 
 
+def _keyed_list_error(value: Any, node: Any, path: str) -> str | None:
+    """structured-merge-diff's refusal of an applied x-kubernetes-list-type map: an item with none of the
+    key fields (and no default for them), or two items with the same key."""
+    if not isinstance(node, dict):
+        return None
+    if isinstance(value, dict):
+        props = node.get("properties") or {}
+        for key, sub in value.items():
+            found = _keyed_list_error(sub, props.get(key), f"{path}.{key}")
+            if found:
+                return found
+    if not isinstance(value, list) or not isinstance(node.get("items"), dict):
+        return None
+    keys = list(node.get("x-kubernetes-list-map-keys") or []) if node.get("x-kubernetes-list-type") == "map" else []
+    defaults = {k: v["default"] for k, v in (node["items"].get("properties") or {}).items()
+                if isinstance(v, dict) and "default" in v}
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        if keys and isinstance(item, dict):
+            named = {k: item[k] if k in item else defaults[k] for k in keys if k in item or k in defaults}
+            if not named:
+                listed = "[" + " ".join(json.dumps(k) for k in keys) + "]"
+                return (f"{path}: element {i}: associative list with keys has an element that omits all key fields "
+                        f"{listed} (and doesn't have default values for any key fields)")
+            shown = "[" + ",".join(f"{k}={json.dumps(v, separators=(',', ':'))}"
+                                   for k, v in sorted(named.items())) + "]"
+            if shown in seen:
+                return f"{path}: duplicate entries for key {shown}"
+            seen.add(shown)
+        found = _keyed_list_error(item, node["items"], f"{path}[{i}]")
+        if found:
+            return found
+    return None
+
+
 def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -> None:
     """A server-side apply's configuration is made a typed object before anything else; a value of the
     wrong type or a field the schema does not declare is a 500 there (structured-merge-diff's message;
@@ -160,6 +195,9 @@ def check_applied(kind: Kind, version: str, name: str, config: dict[str, Any]) -
         unknown = first_pruned(config, schema.prune(config, declared)) if declared is not None else None
         if unknown:
             raise errors.StatusError(500, "", f"{failed}: .{unknown}: field not declared in schema")
+        keyed = _keyed_list_error(config, declared, "") if declared is not None else None
+        if keyed:
+            raise errors.StatusError(500, "", f"{failed}: {keyed}")
         found = _first_type_error({k: v for k, v in config.items() if k != "metadata"}, declared, "") \
             if declared is not None else None
         if not found or found[1] == "illegal base64 data":  # (a format is no type to structured-merge-diff)

@@ -22,11 +22,10 @@ from typing import Any
 from kubeloop.testing.apiserver import errors
 from kubeloop.testing.apiserver.kinds import Kind
 from kubeloop.testing.apiserver.store import Obj
-from kubeloop.testing.apiserver.verbs import Api
+from kubeloop.testing.apiserver.verbs import CRD_FINALIZER, Api
 
 log = logging.getLogger("kubeloop.testing.apiserver")
 KCM = "kube-controller-manager"
-CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 CA_NOTE = ("Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints "
            "such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across "
            "distributions of Kubernetes clusters.")
@@ -161,19 +160,21 @@ class Controllers:
         crd_kind = self._kind("apiextensions.k8s.io", "customresourcedefinitions")
         for crd in self._all(crd_kind):
             spec = crd.get("spec", {})
-            key = (spec.get("group", ""), spec.get("names", {}).get("plural", ""))
+            key = (spec.get("group", ""), (crd.get("status", {}).get("acceptedNames") or {}).get("plural")
+                   or spec.get("names", {}).get("plural", ""))
             if crd["metadata"].get("deletionTimestamp"):
                 changed = self._remove_crd(crd_kind, crd, key) or changed
-            elif not _established(crd):
-                self._establish(crd_kind, crd)
-                changed = True
-            else:
-                self._register(crd)
+                continue
+            changed = self._name_and_establish(crd_kind, crd) or changed
+            current = self.api.store.get(crd_kind.key, _k(crd)) or crd
+            if _established(current):
+                self._register(current)
         return changed
 
     def _register(self, crd: Obj) -> Kind:
+        """Serves an Established CRD under its accepted names (what the naming controller let it have)."""
         spec = crd["spec"]
-        names = spec["names"]
+        names = crd.get("status", {}).get("acceptedNames") or spec["names"]
         versions = [v["name"] for v in spec.get("versions", []) if v.get("served", True)]
         versions.sort(key=lambda v: not any(x["name"] == v and x.get("storage") for x in spec["versions"]))
         subs: dict[str, Any] = {}
@@ -187,24 +188,34 @@ class Controllers:
         self.api.kinds.add(kind)
         return kind
 
-    def _establish(self, crd_kind: Kind, crd: Obj) -> None:
-        self._register(crd)
+    def _name_and_establish(self, crd_kind: Kind, crd: Obj) -> bool:
+        """The naming controller (names no other CRD of the group has accepted) and the establishing one
+        (Established once the names are accepted, and for good), in one status write."""
+        status = crd.get("status") or {}
+        requested = _names_as_status(crd["spec"]["names"])
+        accepted = status.get("acceptedNames") or {"plural": "", "kind": ""}
+        conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+        if requested == accepted and _established(crd):
+            return False
+        others = [o for o in self._all(crd_kind) if o["metadata"]["name"] != crd["metadata"]["name"]
+                  and o.get("spec", {}).get("group") == crd["spec"].get("group")]
+        names, why = _accept_names(requested, accepted, others)
         now = self.api.clock.stamp()
+        naming = {"type": "NamesAccepted", "status": "False" if why else "True",
+                  "reason": why[0] if why else "NoConflicts", "message": why[1] if why else "no conflicts found"}
+        established = next((c for c in conditions if c.get("type") == "Established"), None) or {
+            "type": "Established", "status": "False", "reason": "NotAccepted", "message": "not all names are accepted"}
+        if established.get("status") != "True" and not why:  # (the establishing controller's step)
+            established = {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
+                           "message": "the initial names have been accepted"}
+        new_conditions = _set_condition(_set_condition(conditions, naming, now), established, now)
+        if names == accepted and new_conditions == conditions:
+            return False
         new = copy.deepcopy(crd)
-        names = dict(crd["spec"]["names"])
-        names.setdefault("singular", names["kind"].lower())
-        names.setdefault("listKind", names["kind"] + "List")
-        new["status"] = {"conditions": [
-            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now, "reason": "NoConflicts",
-             "message": "no conflicts found"},
-            {"type": "Established", "status": "True", "lastTransitionTime": now, "reason": "InitialNamesAccepted",
-             "message": "the initial names have been accepted"}],
-            "acceptedNames": names, "storedVersions": crd["status"].get("storedVersions", [])}
-        fins = new["metadata"].setdefault("finalizers", [])
-        if CRD_FINALIZER not in fins:
-            fins.append(CRD_FINALIZER)
-        # one status write, as the real establishing controller does; it brings the cleanup finalizer too
+        new["status"] = {**status, "conditions": new_conditions, "acceptedNames": names,
+                         "storedVersions": status.get("storedVersions", [])}
         self.api._write(crd_kind, "v1", crd, new, "kube-apiserver", "status")  # noqa: SLF001
+        return True
 
     def _remove_crd(self, crd_kind: Kind, crd: Obj, key: tuple[str, str]) -> bool:
         try:
@@ -340,6 +351,62 @@ def _solid(ref: dict[str, Any], dependent: Obj, owners: dict[str, tuple[Kind, Ob
 
 def _k(obj: Obj) -> tuple[str, str]:
     return (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+
+
+def _names_as_status(names: dict[str, Any]) -> dict[str, Any]:
+    """spec.names as status.acceptedNames holds them: empty optional names left out, as Go omits them."""
+    out = {k: names.get(k) for k in ("plural", "singular", "shortNames", "kind", "listKind", "categories")}
+    return {k: v for k, v in out.items() if v or k in ("plural", "kind")} | {
+        "plural": names.get("plural") or "", "kind": names.get("kind") or ""}
+
+
+def _accept_names(requested: dict[str, Any], accepted: dict[str, Any], others: list[Obj]
+                  ) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    """calculateNamesAndConditions: each requested name is taken unless another CRD of the group has
+    accepted it already (then the old accepted one stays); the last conflict found is the reason."""
+    resources: set[str] = set()
+    kinds: set[str] = set()
+    for other in others:
+        theirs = (other.get("status") or {}).get("acceptedNames") or {}
+        resources.update(n for n in (theirs.get("plural"), theirs.get("singular"), *(theirs.get("shortNames") or []))
+                         if n)
+        kinds.update(n for n in (theirs.get("kind"), theirs.get("listKind")) if n)
+    names = dict(accepted)
+    why: tuple[str, str] | None = None
+
+    def fresh(key: str, used: set[str]) -> None:
+        nonlocal why
+        want, have = requested.get(key) or "", accepted.get(key) or ""
+        if want != have and want in used:
+            why = (f"{key[0].upper()}{key[1:]}Conflict", f'"{want}" is already in use')
+        else:
+            names[key] = want
+    fresh("plural", resources)
+    fresh("singular", resources)
+    short, had = requested.get("shortNames") or [], accepted.get("shortNames") or []
+    if short != had:
+        taken = [f'"{n}" is already in use' for n in short if n not in had and n in resources]
+        if taken:  # (an aggregate of errors: one is shown as it is, more in brackets)
+            why = ("ShortNamesConflict", taken[0] if len(taken) == 1 else "[" + ", ".join(taken) + "]")
+        else:
+            names["shortNames"] = short
+    fresh("kind", kinds)
+    fresh("listKind", kinds)
+    names["categories"] = requested.get("categories")
+    return {k: v for k, v in names.items() if v or k in ("plural", "kind")}, why
+
+
+def _set_condition(conditions: list[dict[str, Any]], condition: dict[str, Any], now: str) -> list[dict[str, Any]]:
+    """SetCRDCondition: replaced in place (its transition time kept unless its status changes), or appended."""
+    out = [dict(c) for c in conditions]
+    for c in out:
+        if c.get("type") == condition["type"]:
+            moved = c.get("status") != condition["status"]
+            c.update(condition)
+            c["lastTransitionTime"] = now if moved else c.get("lastTransitionTime", now)
+            return out
+    return [*out, {"type": condition["type"], "status": condition["status"], "lastTransitionTime": now,
+                   "reason": condition["reason"], "message": condition["message"]}]
 
 
 def _established(crd: Obj) -> bool:

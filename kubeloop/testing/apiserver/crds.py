@@ -5,8 +5,10 @@ for the mistakes a CRD written by hand or generated meets:
 - ``spec.names``: plural and singular RFC 1035 labels, kind and list kind required (list kind defaults
   from kind);
 - ``spec.scope`` ``Cluster`` or ``Namespaced``;
-- ``spec.versions``: RFC 1035 names, exactly one storage version (and ``status.storedVersions`` must
-  then hold it), a schema for each;
+- ``spec.versions``: unique RFC 1035 names, exactly one storage version (and ``status.storedVersions``
+  must then hold it), a schema for each;
+- on update: group and plural immutable, scope and kind too once Established; the storage version joins
+  ``status.storedVersions`` and a stored version may not leave ``spec.versions``;
 - the schema structural where kubeloop's users trip: an object at the root, a type for every property
   and array item (unless int-or-string or preserving unknown fields); no ``$ref``, ``id``,
   ``patternProperties``, ``dependencies``, ``additionalItems``, ``definitions``, ``$schema``,
@@ -14,9 +16,11 @@ for the mistakes a CRD written by hand or generated meets:
   items as a list, ``properties`` with ``additionalProperties``, ``x-kubernetes-preserve-unknown-fields:
   false``; a ``set`` of scalars, a ``map`` with keys; under allOf/anyOf/oneOf/not no type, description,
   title, nullable, default, additionalProperties or CEL rules;
-- a keyword the fake does not validate custom resources by (``x-kubernetes-embedded-resource``, an
-  extension under allOf/anyOf/oneOf/not) is refused with 501
-  (``KEYWORDS`` lists those it does); unknown keys are dropped, as the real server drops them;
+- an embedded resource (``x-kubernetes-embedded-resource``) an object with properties or preserving
+  unknown fields, its apiVersion and kind strings, its metadata as the root's (see ``embedded.py``);
+- a keyword the fake does not validate custom resources by (an extension under allOf/anyOf/oneOf/not)
+  is refused with 501 (``KEYWORDS`` lists those it does); unknown keys are dropped, as the real server
+  drops them;
 - CEL rules (``x-kubernetes-validations``) must compile: a syntax error, or a field of ``self`` the
   schema does not declare, is refused as the real compiler refuses it (with cel-python installed).
 
@@ -33,7 +37,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, names, schema
+from kubeloop.testing.apiserver import embedded, errors, names, schema
 
 Cause = tuple[str, str, str]
 RULES = "x-kubernetes-validations"
@@ -42,11 +46,13 @@ RULES = "x-kubernetes-validations"
 def causes(crd: dict[str, Any], *, creating: bool, old: dict[str, Any] | None = None) -> list[Cause]:
     given = crd.get("spec")
     spec: dict[str, Any] = given if isinstance(given, dict) else {}
-    out = _names(crd, spec) + _scope(spec)
+    out = _names(crd, spec, creating) + _scope(spec)
     versions = [v for v in spec.get("versions") or [] if isinstance(v, dict)]
     out += _versions(versions, creating)
     out += _schemas(versions)
     out += _per_version(versions)
+    if old is not None:
+        out += _immutable(spec, old) + _stored_versions(crd, versions)
     out += _approval(crd, old)
     if spec.get("preserveUnknownFields") is True and not (old or {}).get("spec", {}).get("preserveUnknownFields"):
         out.append(_invalid("spec.preserveUnknownFields", True, "cannot set to true, set "
@@ -55,19 +61,22 @@ def causes(crd: dict[str, Any], *, creating: bool, old: dict[str, Any] | None = 
 
 
 def _invalid(field: str, value: Any, msg: str) -> Cause:
-    # Go's %q for a string (escapes, unicode kept), JSON for the rest
+    # Go's %q for a string (escapes, unicode kept), JSON for the rest (encoding/json's, HTML-safe)
     shown = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if not isinstance(value, str):
+        shown = shown.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return ("FieldValueInvalid", field, f"Invalid value: {shown}: {msg}")
 
 
-def _names(crd: dict[str, Any], spec: dict[str, Any]) -> list[Cause]:
+def _names(crd: dict[str, Any], spec: dict[str, Any], creating: bool) -> list[Cause]:
     out: list[Cause] = []
     group = spec.get("group") or ""
     given = spec.get("names")
     crd_names: dict[str, Any] = given if isinstance(given, dict) else {}
     plural = crd_names.get("plural") or ""
     name = (crd.get("metadata") or {}).get("name") or ""
-    if name != f"{plural}.{group}":
+    # (on update the name is immutable, and group and plural are: see _immutable)
+    if creating and name != f"{plural}.{group}":
         out.append(_invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group'))
     if not group:
         out.append(("FieldValueRequired", "spec.group", "Required value"))
@@ -87,7 +96,7 @@ def _names(crd: dict[str, Any], spec: dict[str, Any]) -> list[Cause]:
             out.append(("FieldValueRequired", f"spec.names.{key}", "Required value"))
         elif names.dns1035_label(value.lower()):
             out.append(_invalid(f"spec.names.{key}", value, "may have mixed case, but should otherwise match: "
-                                "[a-z]([-a-z0-9]*[a-z0-9])?"))
+                                + ",".join(names.dns1035_label(value.lower()))))
     for key in ("shortNames", "categories"):  # each an RFC 1035 label
         for i, value in enumerate(crd_names.get(key) or []):
             if isinstance(value, str) and names.dns1035_label(value):
@@ -95,6 +104,64 @@ def _names(crd: dict[str, Any], spec: dict[str, Any]) -> list[Cause]:
     if crd_names.get("kind") and crd_names.get("kind") == crd_names.get("listKind"):
         out.append(_invalid("spec.names.listKind", crd_names["listKind"], "kind and listKind may not be the same"))
     return out
+
+
+def _immutable(spec: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
+    """validateCustomResourceDefinitionSpecUpdate: group and plural name the resource, so never change;
+    scope and kind shape what is stored, so are fixed once the CRD is Established."""
+    old_spec = old.get("spec") or {}
+    checked = [("spec.scope", ("scope",)), ("spec.names.kind", ("names", "kind"))] if established(old) else []
+    checked += [("spec.group", ("group",)), ("spec.names.plural", ("names", "plural"))]
+    out: list[Cause] = []
+    for field, path in checked:
+        new_value, old_value = _dig(spec, path), _dig(old_spec, path)
+        if new_value != old_value:
+            out.append(_invalid(field, new_value, "field is immutable"))
+    return out
+
+
+def _dig(node: Any, path: tuple[str, ...]) -> Any:
+    for step in path:
+        node = node.get(step) if isinstance(node, dict) else None
+    return node if node is not None else ""
+
+
+def established(crd: dict[str, Any]) -> bool:
+    return any(c.get("type") == "Established" and c.get("status") == "True"
+               for c in (crd.get("status") or {}).get("conditions") or [] if isinstance(c, dict))
+
+
+def _stored_versions(crd: dict[str, Any], versions: list[dict[str, Any]]) -> list[Cause]:
+    """ValidateCustomResourceDefinitionStoredVersions on update (the strategy has added the storage
+    version already): a version once stored stays in spec.versions until a migration drops it from
+    status.storedVersions, so no object is left in a version nobody can read."""
+    stored = [v for v in (crd.get("status") or {}).get("storedVersions") or [] if isinstance(v, str)]
+    if not stored:
+        return [_invalid("status.storedVersions", None, "must have at least one stored version")]
+    out: list[Cause] = []
+    left = {v: i for i, v in enumerate(stored)}
+    for version in versions:
+        name = version.get("name")
+        if version.get("storage") and name not in stored:
+            out.append(_invalid("status.storedVersions", stored, f"must have the storage version {name}"))
+        left.pop(str(name), None)
+    for name, i in left.items():  # (Go ranges over a map: in any order; here in storedVersions' order)
+        out.append(_invalid(f"status.storedVersions[{i}]", name, f"missing from spec.versions; {name} was "
+                            f"previously a storage version, and must remain in spec.versions until a storage "
+                            f"migration ensures no data remains persisted in {name} and removes {name} from "
+                            "status.storedVersions"))
+    return out
+
+
+def add_stored_version(crd: dict[str, Any]) -> None:
+    """The strategy's PrepareForUpdate: the storage version joins status.storedVersions (never leaves)."""
+    status = crd.setdefault("status", {})
+    stored = status.get("storedVersions") or []
+    for version in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(version, dict) and version.get("storage"):
+            if version.get("name") not in stored:
+                status["storedVersions"] = [*stored, version.get("name")]
+            break
 
 
 def _approval(crd: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
@@ -150,9 +217,11 @@ def _versions(versions: list[dict[str, Any]], creating: bool) -> list[Cause]:
         if i == 0:  # the internal type's own ``spec.version`` is the first version's name
             out += [_invalid("spec.version", name, e) for e in errs]
     storage = [v.get("name") for v in versions if v.get("storage")]
+    shown = _go_versions(versions)
+    given = [v.get("name") for v in versions]
+    if len(set(given)) != len(given):  # (one version's objects would be read as another's)
+        out.append(_invalid("spec.versions", shown, "must contain unique version names"))
     if len(storage) != 1:
-        shown = [{"Name": v.get("name", ""), "Served": bool(v.get("served")), "Storage": bool(v.get("storage"))}
-                 for v in versions]
         out.append(_invalid("spec.versions", shown, "must have exactly one version marked as storage version"))
     if creating:  # on create the stored versions are the storage versions the spec names (the first one)
         stored = storage[:1] or None
@@ -161,6 +230,20 @@ def _versions(versions: list[dict[str, Any]], creating: bool) -> list[Cause]:
         elif len(storage) > 1:
             out.append(_invalid("status.storedVersions", stored, f"must have the storage version {storage[-1]}"))
     return out
+
+
+def _go_versions(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """spec.versions as a message shows them: the internal Go type marshalled, whose per-version schema,
+    subresources, columns and selectable fields are null when hoisted to spec (identical in every
+    version) or absent. (Not hoisted, they are shown as sent: their Go field names are not modelled.)"""
+    hoisted = {key: all(v.get(key) == versions[0].get(key) for v in versions)
+               for key in ("schema", "subresources", "additionalPrinterColumns", "selectableFields")}
+    return [{"Name": v.get("name", ""), "Served": bool(v.get("served")), "Storage": bool(v.get("storage")),
+             "Deprecated": bool(v.get("deprecated")), "DeprecationWarning": v.get("deprecationWarning"),
+             **{go: None if hoisted[key] else v.get(key) for key, go in (
+                 ("schema", "Schema"), ("subresources", "Subresources"),
+                 ("additionalPrinterColumns", "AdditionalPrinterColumns"), ("selectableFields", "SelectableFields"))}}
+            for v in versions]
 
 
 _COLUMN_TYPES = "boolean,date,integer,number,string"
@@ -175,7 +258,16 @@ def _per_version(versions: list[dict[str, Any]]) -> list[Cause]:
         warning = version.get("deprecationWarning")
         for msg in _warning_errors(bool(version.get("deprecated")), warning):
             out.append(_invalid(f"spec.versions[{i}].deprecationWarning", warning, msg))
-        out += _selectable(version.get("selectableFields"), _schema_of(version), f"spec.versions[{i}].selectableFields")
+    selectable = [v.get("selectableFields") for v in versions]
+    if versions and all(g == selectable[0] for g in selectable):  # hoisted to spec, as the schema may be
+        schemas = [_schema_of(v) for v in versions]
+        if selectable[0] and any(t != schemas[0] for t in schemas):
+            out.append(_invalid("spec.selectableFields", "", "may only be set when validations.schema is included"))
+        elif selectable[0]:
+            out += _selectable(selectable[0], schemas[0], "spec.selectableFields")
+    else:
+        out += [c for i, v in enumerate(versions)
+                for c in _selectable(v.get("selectableFields"), _schema_of(v), f"spec.versions[{i}].selectableFields")]
     for key, check in (("subresources", _subresources), ("additionalPrinterColumns", _columns)):
         given = [v.get(key) for v in versions]
         if versions and all(g == given[0] for g in given):
@@ -313,14 +405,95 @@ def _schemas(versions: list[dict[str, Any]]) -> list[Cause]:
             out.append(("FieldValueRequired", f"spec.versions[{i}].schema.openAPIV3Schema", "Required value"))
     if not found or any(s is None for s in found):
         return out
+    status = [isinstance((v.get("subresources") or {}).get("status"), dict) for v in versions]
     if all(s == found[0] for s in found):  # hoisted to spec.validation in the internal type
-        return out + _structural(found[0], "spec.validation.openAPIV3Schema", root=True)
+        at = "spec.validation.openAPIV3Schema"
+        return out + _status_root(found[0], at, any(status)) + _structural(found[0], at, root=True)
     for i, tree in enumerate(found):
-        out += _structural(tree, f"spec.versions[{i}].schema.openAPIV3Schema", root=True)
+        at = f"spec.versions[{i}].schema.openAPIV3Schema"
+        out += _status_root(tree, at, status[i]) + _structural(tree, at, root=True)
     return out
 
 
-def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> list[Cause]:
+# JSONSchemaProps of the internal type, in order, as encoding/json marshals it (no JSON tags: Go's names).
+_GO_SCHEMA = (("ID", "id", ""), ("Schema", "$schema", ""), ("Ref", "$ref", None), ("Description", "description", ""),
+              ("Type", "type", ""), ("Nullable", "nullable", False), ("Format", "format", ""), ("Title", "title", ""),
+              ("Default", "default", None), ("Maximum", "maximum", None),
+              ("ExclusiveMaximum", "exclusiveMaximum", False),
+              ("Minimum", "minimum", None), ("ExclusiveMinimum", "exclusiveMinimum", False),
+              ("MaxLength", "maxLength", None), ("MinLength", "minLength", None), ("Pattern", "pattern", ""),
+              ("MaxItems", "maxItems", None), ("MinItems", "minItems", None), ("UniqueItems", "uniqueItems", False),
+              ("MultipleOf", "multipleOf", None), ("Enum", "enum", None), ("MaxProperties", "maxProperties", None),
+              ("MinProperties", "minProperties", None), ("Required", "required", None), ("Items", "items", None),
+              ("AllOf", "allOf", None), ("OneOf", "oneOf", None), ("AnyOf", "anyOf", None), ("Not", "not", None),
+              ("Properties", "properties", None), ("AdditionalProperties", "additionalProperties", None),
+              ("PatternProperties", "patternProperties", None), ("Dependencies", "dependencies", None),
+              ("AdditionalItems", "additionalItems", None), ("Definitions", "definitions", None),
+              ("ExternalDocs", "externalDocs", None), ("Example", "example", None),
+              ("XPreserveUnknownFields", "x-kubernetes-preserve-unknown-fields", None),
+              ("XEmbeddedResource", "x-kubernetes-embedded-resource", False),
+              ("XIntOrString", "x-kubernetes-int-or-string", False),
+              ("XListMapKeys", "x-kubernetes-list-map-keys", None),
+              ("XListType", "x-kubernetes-list-type", None), ("XMapType", "x-kubernetes-map-type", None),
+              ("XValidations", RULES, None))
+
+
+def go_schema(node: Any) -> Any:
+    """A schema as a message shows it: the internal JSONSchemaProps marshalled, every field present."""
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for go, key, zero in _GO_SCHEMA:
+        value = node.get(key, zero)
+        if key in ("properties", "patternProperties", "definitions") and isinstance(value, dict):
+            value = {k: go_schema(v) for k, v in value.items()}
+        elif key in ("allOf", "oneOf", "anyOf") and isinstance(value, list):
+            value = [go_schema(v) for v in value]
+        elif key == "not" and value is not None:
+            value = go_schema(value)
+        elif key == "items" and value is not None:  # JSONSchemaPropsOrArray
+            value = {"Schema": go_schema(value), "JSONSchemas": None} if isinstance(value, dict) else \
+                {"Schema": None, "JSONSchemas": [go_schema(v) for v in value]}
+        elif key in ("additionalProperties", "additionalItems") and value is not None:  # ...OrBool
+            value = {"Allows": value is not False, "Schema": go_schema(value) if isinstance(value, dict) else None}
+        elif key == "externalDocs" and isinstance(value, dict):
+            value = {"Description": value.get("description", ""), "URL": value.get("url", "")}
+        elif key == RULES and isinstance(value, list):
+            value = [{"Rule": r.get("rule", ""), "Message": r.get("message", ""),
+                      "MessageExpression": r.get("messageExpression", ""), "Reason": r.get("reason"),
+                      "FieldPath": r.get("fieldPath", ""), "OptionalOldSelf": r.get("optionalOldSelf")}
+                     for r in value if isinstance(r, dict)]
+        out[go] = value
+    return out
+
+
+# What the root of a schema may hold when a status subresource takes properties[status] out of it.
+_AT_STATUS_ROOT = frozenset({
+    "description", "type", "format", "title", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+    "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "multipleOf", "required", "items",
+    "properties", "externalDocs", "example", "x-kubernetes-preserve-unknown-fields", RULES})
+
+
+def _status_root(tree: Any, path: str, status: bool) -> list[Cause]:
+    """With a status subresource, the root may only constrain what survives status being split off.
+    (The real message shows the schema as the internal Go struct; here, as sent.)"""
+    if not status or not isinstance(tree, dict):
+        return []
+    if tree.get("type") not in (None, "", "object"):
+        return [_invalid(f"{path}.type", tree["type"], 'only "object" is allowed as the type at the root of the '
+                         "schema if the status subresource is enabled")]
+    if any(key not in _AT_STATUS_ROOT for key, value in tree.items() if value not in (None, False, "", [], {})):
+        allowed = ("[Description Type Format Title Maximum ExclusiveMaximum Minimum ExclusiveMinimum MaxLength "
+                   "MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Required Items Properties ExternalDocs "
+                   "Example XPreserveUnknownFields XValidations]")
+        return [_invalid(path, go_schema(tree), f"only {allowed} fields are allowed at the root of the schema if the "
+                         "status subresource is enabled")]
+    return []
+
+
+def _structural(node: Any, path: str, *, root: bool = False, what: str = "", uncorrelated: str = "") -> list[Cause]:
+    """``uncorrelated``: the path of the first list (not a map list) above, where an old value cannot be
+    matched to the new one, so no rule may use oldSelf."""
     if not isinstance(node, dict):
         return []
     out: list[Cause] = []
@@ -328,30 +501,36 @@ def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> 
     untyped_ok = node.get("x-kubernetes-int-or-string") or node.get("x-kubernetes-preserve-unknown-fields")
     if root and node.get("nullable") is True:
         out.append(("FieldValueForbidden", f"{path}.nullable", "Forbidden: nullable cannot be true at the root"))
-    if root and isinstance((node.get("properties") or {}).get("metadata"), dict):
-        out += _metadata_schema(node["properties"]["metadata"], f"{path}.properties[metadata]")
+    embedded = node.get("x-kubernetes-embedded-resource") is True
     for key in ("apiVersion", "kind", "metadata") if root else ():
         out += _defaults_forbidden((node.get("properties") or {}).get(key), f"{path}.properties[{key}]", key)
     if root and kind != "object":
         out.append(_invalid(f"{path}.type", kind, "must be object at the root") if kind else
                    ("FieldValueRequired", f"{path}.type", "Required value: must not be empty at the root"))
+    elif embedded and kind != "object":
+        must = "must be object if x-kubernetes-embedded-resource is true"
+        out.append(_invalid(f"{path}.type", kind, must) if kind else ("FieldValueRequired", f"{path}.type",
+                                                                      f"Required value: {must}"))
     elif what and not kind and not untyped_ok and "$ref" not in node:
         out.append(("FieldValueRequired", f"{path}.type", f"Required value: must not be empty for specified {what}"))
+    out += _embedded_schema(node, path, root or embedded)
     out += _rule_fields(node, path)
     for i, rule in enumerate(node.get(RULES) or []):
         why = compile_error((rule or {}).get("rule", ""), node, root=root) if isinstance(rule, dict) else None
         if why:
-            shown = {"Rule": rule.get("rule", ""), "Message": rule.get("message", ""),
-                     "MessageExpression": rule.get("messageExpression", ""), "Reason": rule.get("reason"),
-                     "FieldPath": rule.get("fieldPath", ""), "OptionalOldSelf": rule.get("optionalOldSelf")}
-            out.append(_invalid(f"{path}.{RULES}[{i}].rule", shown, f"compilation failed: {why}"))
+            out.append(_invalid(f"{path}.{RULES}[{i}].rule", _go_rule(rule), f"compilation failed: {why}"))
+        elif isinstance(rule, dict):
+            out += _compiled_rule(rule, node, f"{path}.{RULES}[{i}]", uncorrelated)
     out += _keywords(node, path) + _default_type(node, path)
-    for key, sub in sorted((node.get("properties") or {}).items()):
-        out += _structural(sub, f"{path}.properties[{key}]", what="object fields")
+    for key, sub in sorted((node.get("properties") or {}).items()):  # (an atomic map's fields correlate)
+        out += _structural(sub, f"{path}.properties[{key}]", what="object fields", uncorrelated=uncorrelated)
     if isinstance(node.get("items"), dict):
-        out += _structural(node["items"], f"{path}.items", what="array items")
+        keyed = node.get("x-kubernetes-list-type") == "map"
+        out += _structural(node["items"], f"{path}.items", what="array items",
+                           uncorrelated=uncorrelated or ("" if keyed else path))
     if isinstance(node.get("additionalProperties"), dict):
-        out += _structural(node["additionalProperties"], f"{path}.additionalProperties", what="object fields")
+        out += _structural(node["additionalProperties"], f"{path}.additionalProperties", what="object fields",
+                           uncorrelated=uncorrelated)
     for junctor in ("allOf", "anyOf", "oneOf"):
         if _int_or_string_pattern(node, junctor):
             continue
@@ -364,21 +543,49 @@ def _structural(node: Any, path: str, *, root: bool = False, what: str = "") -> 
 
 # The OpenAPI keywords a CRD schema may use and the fake validates custom resources by (schema.py,
 # formats.py, cel.py), or that carry no rule (description, example...). Others the real server refuses
-# (``_UNSUPPORTED``, ``$schema``) or drops as unknown fields (the fake drops them too, ``clean``);
-# x-kubernetes-embedded-resource it accepts and the fake does not model: refused with 501.
+# (``_UNSUPPORTED``, ``$schema``) or drops as unknown fields (the fake drops them too, ``clean``).
 KEYWORDS = frozenset({
     "type", "format", "enum", "nullable", "default", "description", "title", "example", "externalDocs",
     "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "multipleOf", "maxLength", "minLength", "pattern",
     "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties", "required", "items", "properties",
     "additionalProperties", "allOf", "anyOf", "oneOf", "not", "x-kubernetes-preserve-unknown-fields",
     "x-kubernetes-int-or-string", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
-    RULES,
+    "x-kubernetes-embedded-resource", RULES,
 })
 _UNSUPPORTED = ("id", "$ref", "patternProperties", "dependencies", "additionalItems", "definitions")
-_NOT_MODELLED = ("x-kubernetes-embedded-resource",)
+_NOT_MODELLED: tuple[str, ...] = ()
 # JSONSchemaProps' fields: any other key of a schema is an unknown field, dropped when the CRD is decoded.
 _FIELDS = KEYWORDS | set(_UNSUPPORTED) | set(_NOT_MODELLED) | {"$schema"}
 _SCALARS = ("string", "integer", "number", "boolean")
+
+
+def _embedded_schema(node: dict[str, Any], path: str, resource: bool) -> list[Cause]:
+    """What a resource's schema (the root's, an embedded object's) may say of apiVersion, kind and
+    metadata; an embedded object declares properties or preserves unknown fields, and has no
+    additionalProperties."""
+    out: list[Cause] = []
+    embedded = node.get("x-kubernetes-embedded-resource") is True
+    if embedded and isinstance(node.get("additionalProperties"), dict):
+        out.append(("FieldValueForbidden", f"{path}.additionalProperties", "Forbidden: must not be used if "
+                    "x-kubernetes-embedded-resource is set"))
+    props = node.get("properties") or {}
+    for key in ("kind", "apiVersion") if resource else ():
+        if isinstance(props.get(key), dict) and props[key].get("type") != "string":
+            out.append(_invalid(f"{path}.properties[{key}].type", props[key].get("type") or "", "must be string"))
+    if resource and isinstance(props.get("metadata"), dict):
+        at, meta = f"{path}.properties[metadata]", props["metadata"]
+        if embedded:  # (below the root, only its type is checked)
+            if meta.get("type") not in (None, "object"):
+                out.append(_invalid(f"{at}.type", meta["type"], "must be object"))
+        else:
+            out += _metadata_schema(meta, at)
+    if embedded and not node.get("x-kubernetes-preserve-unknown-fields") and not props:
+        out.append(("FieldValueRequired", f"{path}.properties", "Required value: must not be empty if "
+                    "x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields"))
+    if embedded and node.get("x-kubernetes-int-or-string"):
+        out.append(_invalid(f"{path}.x-kubernetes-embedded-resource", True, "must be false if "
+                            "x-kubernetes-int-or-string is true"))
+    return out
 
 
 def _metadata_schema(node: dict[str, Any], path: str) -> list[Cause]:
@@ -624,7 +831,11 @@ def _default_valid(node: dict[str, Any], path: str) -> list[Cause]:
     """A default of the right type must also hold no unknown fields and pass its own schema (patterns,
     bounds, enums...): reported under ``<path>.default``, the message's path relative to the default."""
     value = node["default"]
-    if schema.prune(copy.deepcopy(value), node, top=False) != value:
+    try:
+        pruned = schema.prune(copy.deepcopy(value), node, top=False)
+    except embedded.Malformed as exc:  # (an embedded object's default its decoder cannot take)
+        return [_invalid(f"{path}.default", value, str(exc))]
+    if pruned != value:
         return [_invalid(f"{path}.default", value, "must not have unknown fields")]
     out: list[Cause] = []
     for reason, where, message in schema.validate(value, node):
@@ -635,8 +846,8 @@ def _default_valid(node: dict[str, Any], path: str) -> list[Cause]:
 
 def _int_or_string_pattern(node: dict[str, Any], junctor: str) -> bool:
     """``anyOf: [{type: integer}, {type: string}]`` beside x-kubernetes-int-or-string: allowed as it is."""
-    return junctor == "anyOf" and bool(node.get("x-kubernetes-int-or-string")) and sorted(
-        (b.get("type") for b in node.get("anyOf") or [] if isinstance(b, dict)), key=str) == ["integer", "string"]
+    return junctor == "anyOf" and bool(node.get("x-kubernetes-int-or-string")) and \
+        node.get("anyOf") == [{"type": "integer"}, {"type": "string"}]  # (exactly: a bound makes it another)
 
 
 _IN_VALUE_VALIDATION = {"type": "must be empty", "description": "must be empty", "title": "must be empty",
@@ -669,6 +880,57 @@ def _value_validation(node: Any, path: str) -> list[Cause]:
     if isinstance(node.get("not"), dict):
         out += _value_validation(node["not"], f"{path}.not")
     return out
+
+
+def _go_rule(rule: dict[str, Any]) -> dict[str, Any]:
+    """A ValidationRule as a message shows it (the internal type marshalled: Go's field names)."""
+    return {"Rule": rule.get("rule", ""), "Message": rule.get("message", ""),
+            "MessageExpression": rule.get("messageExpression", ""), "Reason": rule.get("reason"),
+            "FieldPath": rule.get("fieldPath", ""), "OptionalOldSelf": rule.get("optionalOldSelf")}
+
+
+def _compiled_rule(rule: dict[str, Any], node: dict[str, Any], at: str, uncorrelated: str) -> list[Cause]:
+    """What cel.Compile finds in a rule that parses: a result not a bool, a messageExpression not a string
+    (when the fake can tell the types: ``celtype``), oldSelf where values do not correlate, and
+    optionalOldSelf on a rule that does not use oldSelf."""
+    try:
+        import celpy
+    except ImportError:
+        return []
+    from kubeloop.testing.apiserver import celtype
+
+    out: list[Cause] = []
+    env = celpy.Environment()
+    tree = env.compile(rule.get("rule") or "")
+    if celtype.result_type(tree, node) not in (None, "bool"):
+        out.append(_invalid(f"{at}.rule", _go_rule(rule), "cel expression must evaluate to a bool"))
+    expression = rule.get("messageExpression")
+    if expression and expression.strip():
+        try:
+            typed = celtype.result_type(env.compile(expression), node)
+        except Exception as exc:  # noqa: BLE001 - cel-python's parse errors have several types
+            first = str(exc).splitlines()[0] if str(exc) else "invalid"
+            out.append(_invalid(f"{at}.messageExpression", _go_rule(rule),
+                                f"messageExpression compilation failed: ERROR: <input>: Syntax error: {first}"))
+        else:
+            if typed not in (None, "string"):
+                out.append(_invalid(f"{at}.messageExpression", _go_rule(rule),
+                                    "messageExpression must evaluate to a string"))
+    if _uses_old_self(tree):
+        if uncorrelated:
+            out.append(_invalid(f"{at}.rule", rule.get("rule", ""), "oldSelf cannot be used on the uncorrelatable "
+                                f"portion of the schema within {uncorrelated}"))
+    elif rule.get("optionalOldSelf") is not None:
+        out.append(_invalid(f"{at}.optionalOldSelf", rule["optionalOldSelf"], "may not be set if oldSelf is not "
+                            "used in rule"))
+    return out
+
+
+def _uses_old_self(tree: Any) -> bool:
+    from lark import Token
+
+    return any(isinstance(t, Token) and t.type == "IDENT" and str(t) == "oldSelf"
+               for t in tree.scan_values(lambda v: isinstance(v, Token)))
 
 
 def compile_error(rule: str, node: dict[str, Any], *, root: bool = False) -> str | None:

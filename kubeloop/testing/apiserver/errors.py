@@ -54,6 +54,13 @@ def already_exists(plural: str, group: str, name: str) -> StatusError:
                        _details(name, group, plural))
 
 
+def forbidden(plural: str, group: str, name: str, why: str) -> StatusError:
+    """apierrors.NewForbidden: the name left out of the message when there is none (yet)."""
+    named = f' "{name}"' if name else ""
+    return StatusError(403, "Forbidden", f"{qualified(plural, group)}{named} is forbidden: {why}",
+                       _details(name, group, plural))
+
+
 def conflict(plural: str, group: str, name: str, why: str = "the object has been modified; please apply "
              "your changes to the latest version and try again") -> StatusError:
     return StatusError(409, "Conflict", f'Operation cannot be fulfilled on {qualified(plural, group)} '
@@ -69,6 +76,20 @@ def invalid(kind: str, group: str, name: str, causes: list[tuple[str, str, str]]
     shown = f"{kind}.{group}" if group else kind
     parts = list(dict.fromkeys(f"{field}: {msg}" for _, field, msg in causes))  # (Go's aggregate: each once)
     text = "[" + ", ".join(parts) + "]" if len(parts) > 1 else "".join(parts)
+    details = _details(name, group, kind)
+    details["causes"] = [{"reason": r, "message": m, "field": f} for r, f, m in causes]
+    return StatusError(422, "Invalid", f'{shown} "{name}" is invalid: {text}', details)
+
+
+def invalid_repeated(kind: str, group: str, name: str, causes: list[tuple[str, str, str]]) -> StatusError:
+    """422 Invalid for a custom resource's metadata update, whose causes the real server finds more than
+    once (the generic store's common checks, then the strategy's) and lists in full: as kube-apiserver
+    1.35.4 words it (one distinct cause is shown once, then the list of all)."""
+    shown = f"{kind}.{group}" if group else kind
+    parts = [f"{field}: {msg}" for _, field, msg in causes]
+    distinct = list(dict.fromkeys(parts))
+    listed = "[" + ", ".join(parts) + "]"
+    text = f"{distinct[0]} is invalid: {listed}" if len(distinct) == 1 else listed
     details = _details(name, group, kind)
     details["causes"] = [{"reason": r, "message": m, "field": f} for r, f, m in causes]
     return StatusError(422, "Invalid", f'{shown} "{name}" is invalid: {text}', details)

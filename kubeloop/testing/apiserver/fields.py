@@ -41,8 +41,21 @@ _KEY_DEFAULTS = {"protocol": "TCP"}
 
 
 # How a kind's lists merge: True for a built-in (the tables here), False for no schema (every list atomic),
-# or a custom resource's associative lists: path (list elements left out) → key fields, () for a set.
+# or a custom resource's associative lists: path (list elements left out) → key fields, () for a set,
+# ``ATOMIC`` for a map with x-kubernetes-map-type atomic.
 Typing = bool | dict[Path, tuple[str, ...]]
+ATOMIC = ("\0atomic",)
+
+
+class Keys(tuple[str, ...]):
+    """A map list's key fields, with the schema defaults of its items (a key left out takes its default)."""
+
+    defaults: dict[str, Any]
+
+    def __new__(cls, keys: Any, defaults: dict[str, Any]) -> Keys:
+        made = super().__new__(cls, tuple(keys))
+        made.defaults = defaults
+        return made
 
 
 def custom_lists(schemas: list[dict[str, Any]]) -> dict[Path, tuple[str, ...]]:
@@ -55,9 +68,13 @@ def custom_lists(schemas: list[dict[str, Any]]) -> dict[Path, tuple[str, ...]]:
             return
         kind = node.get("x-kubernetes-list-type")
         if kind == "map":
-            out[path] = tuple(node.get("x-kubernetes-list-map-keys") or ())
+            props = (node.get("items") or {}).get("properties") or {}
+            out[path] = Keys(node.get("x-kubernetes-list-map-keys") or (),
+                             {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v})
         elif kind == "set":
             out[path] = ()
+        elif node.get("x-kubernetes-map-type") == "atomic" and path:
+            out[path] = ATOMIC  # (a map, or a struct, owned whole)
         visit(node.get("items"), path)
         for key, sub in (node.get("properties") or {}).items():
             visit(sub, (*path, f"f:{key}"))
@@ -74,7 +91,8 @@ def _list_keys(parent: Path) -> tuple[str, ...] | None:
 
 
 def _key(item: dict[str, Any], keys: tuple[str, ...]) -> str:
-    return "k:" + json.dumps({k: item.get(k, _KEY_DEFAULTS.get(k)) for k in keys}, sort_keys=True,
+    defaults = keys.defaults if isinstance(keys, Keys) else _KEY_DEFAULTS
+    return "k:" + json.dumps({k: item.get(k, defaults.get(k)) for k in keys}, sort_keys=True,
                              separators=(",", ":"))
 
 
@@ -111,6 +129,8 @@ ATOMIC_MAPS = frozenset({"f:selector", "f:podSelector", "f:namespaceSelector", "
 
 
 def _atomic(path: Path, typed: Typing) -> bool:
+    if isinstance(typed, dict):  # a custom resource's x-kubernetes-map-type: atomic
+        return typed.get(tuple(p for p in path if p.startswith("f:"))) == ATOMIC
     # (a ServiceAccount's secrets are ObjectReferences, atomic structs: each element is owned whole)
     return typed is True and bool(path) and (path[-1] in ATOMIC_MAPS or (len(path) == 2 and path[0] == "f:secrets"))
 
@@ -285,6 +305,8 @@ class Managers:
             # gone from this apply and nobody else's: removed (unless this apply now sets fields inside it)
             if not any(o[:len(path)] == path for o in others | mine):
                 _delete_path(result, path)
+                if isinstance(self.typed, dict):  # (a custom resource's map left empty, and nobody's, goes too)
+                    _drop_empty_parents(result, path, others | mine)
         self.sets[key] = mine
         if result != live or key not in self.times and not live:
             self.times[key] = now
@@ -357,6 +379,21 @@ def _apply_merge(live: Any, config: Any, path: Path = (), typed: Typing = False)
                 items.append(copy.deepcopy(item))
         return items
     return copy.deepcopy(config)
+
+
+def _drop_empty_parents(obj: Any, path: Path, owned: set[Path]) -> None:
+    """After ``path`` was removed: each map above it that is now empty and that no manager owns goes."""
+    for end in range(len(path) - 1, 0, -1):
+        parent = path[:end]
+        if parent[-1][:2] != "f:" or parent in owned:
+            return
+        node: Any = obj
+        for part in parent:
+            kind, _, rest = part.partition(":")
+            node = node.get(rest) if kind == "f" and isinstance(node, dict) else None
+        if node != {}:
+            return
+        _delete_path(obj, parent)
 
 
 def _delete_path(obj: Any, path: Path) -> None:

@@ -23,8 +23,9 @@ def error(raw: bytes) -> str:
                 return f"invalid character {_char(got)} in literal {word} (expecting {_char(want)})"
         if len(text) < len(word):
             return "unexpected end of JSON input"
-    elif first not in '{["-0123456789':
-        return f"invalid character {_char(first)} looking for beginning of value"
+    elif first not in '{["-0123456789':  # (Go's scanner reads bytes: a byte, not a character, is quoted)
+        byte = raw.lstrip(b" \t\r\n")[:1]
+        return f"invalid character {_char(chr(byte[0]) if byte else first)} looking for beginning of value"
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -35,5 +36,16 @@ def error(raw: bytes) -> str:
     return ""
 
 
+_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+            "\\": "\\\\"}
+
+
 def _char(c: str) -> str:
-    return "'\\''" if c == "'" else f"'{c}'"
+    """encoding/json's quoteChar: strconv.Quote's escapes for what does not print, a quote escaped."""
+    if c == "'":
+        return "'\\''"
+    if c in _ESCAPES:
+        return f"'{_ESCAPES[c]}'"
+    if c == '"' or c.isprintable():
+        return f"'{c}'"
+    return f"'\\x{ord(c):02x}'" if ord(c) < 0x80 else f"'\\u{ord(c):04x}'"

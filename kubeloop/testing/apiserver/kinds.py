@@ -53,6 +53,15 @@ class Kind:
                 return (v.get("schema") or {}).get("openAPIV3Schema")
         return None
 
+    def has_subresource(self, sub: str, version: str) -> bool:
+        """Whether ``version`` serves the status or scale subresource (a CRD's versions each say)."""
+        if self.crd is None:
+            return bool(getattr(self, sub))
+        for v in self.crd.get("spec", {}).get("versions", []):
+            if v.get("name") == version:
+                return sub in (v.get("subresources") or {})
+        return False
+
     def schema(self, version: str) -> dict[str, Any] | None:
         """The CRD's openAPIV3Schema for ``version`` (None for built-ins)."""
         for v in (self.crd or {}).get("spec", {}).get("versions", []):
@@ -158,7 +167,7 @@ class Kinds:
             resources.append(entry)
             for sub, kind, verbs in (("status", k.kind, ["get", "patch", "update"]),
                                      ("scale", "Scale", ["get", "patch", "update"])):
-                if getattr(k, sub):
+                if k.has_subresource(sub, version):
                     entry = {"name": f"{k.plural}/{sub}", "singularName": "", "namespaced": k.namespaced,
                              "kind": kind, "verbs": verbs}
                     if sub == "scale":
@@ -172,7 +181,11 @@ class Kinds:
             if k.key == ("", "namespaces"):  # (PUT only: how spec.finalizers change)
                 resources.append({"name": "namespaces/finalize", "singularName": "", "namespaced": False,
                                   "kind": "Namespace", "verbs": ["update"]})
-        resources.sort(key=lambda r: r["name"])
+        if not any(k.group == group and k.crd is None for k in self._by_key.values()):
+            # a group of CRDs: in their order, each resource then its status and scale (the CRD handler's)
+            resources.sort(key=lambda r: r["name"].split("/")[0])
+        else:
+            resources.sort(key=lambda r: r["name"])
         if group:  # (the real server's core list has no apiVersion, the groups' lists do)
             return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}",
                     "resources": resources}

@@ -9,7 +9,19 @@ import random
 import uuid
 from typing import Any
 
-from kubeloop.testing.apiserver import builtin, crds, defaults, errors, godecode, quantity, schema, services, validation
+from kubeloop.testing.apiserver import (
+    builtin,
+    crds,
+    defaults,
+    embedded,
+    errors,
+    godecode,
+    quantity,
+    ratchet,
+    schema,
+    services,
+    validation,
+)
 from kubeloop.testing.apiserver.kinds import Kind
 
 GEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -69,7 +81,10 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
                     subresource: str | None = None) -> None:
     """``sent``: the object as the client's update or patch left it, before server-owned fields were
     restored from ``old`` (so a changed uid or name is seen)."""
-    causes = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    changed = validation.update_metadata_causes(old["metadata"], sent.get("metadata") or {})
+    if kind.crd is not None and subresource is None:
+        _custom_metadata_update(kind, old, new, changed)
+    causes = list(changed)
     if subresource == "finalize":  # a namespace's: its spec.finalizers are checked again, item by item
         causes += validation.namespace_finalizer_causes(new, indexed=True)
     asked_uid = (sent.get("metadata") or {}).get("uid")
@@ -82,6 +97,16 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
         causes += crds.causes(new, creating=False, old=old)
     if causes:
         raise errors.invalid(kind.kind, _registry_group(kind), old["metadata"]["name"], causes)
+
+
+def _custom_metadata_update(kind: Kind, old: dict[str, Any], new: dict[str, Any],
+                            changed: list[tuple[str, str, str]]) -> None:
+    """A custom resource's metadata update: its update checks run twice (the generic store's common
+    checks, the strategy's), its ObjectMeta checks three times (once more, on the object alone)."""
+    meta = validation.metadata_causes(kind, new["metadata"], creating=False)
+    if changed or meta:
+        causes = sorted(changed * 2 + meta * 3, key=lambda c: c[1])  # (grouped by field, as reported)
+        raise errors.invalid_repeated(kind.kind, kind.group, old["metadata"]["name"], causes)
 
 
 def validate_status_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: dict[str, Any]) -> None:
@@ -476,17 +501,24 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
     spec_schema = kind.schema(version)
     if spec_schema is None:
         return obj
-    obj = schema.prune(obj, spec_schema)
+    obj = decoded(kind, version, obj, spec_schema)
     obj = schema.default(obj, spec_schema)
     if status_only:
         status_schema = (spec_schema.get("properties") or {}).get("status")
+        found = [] if "status" not in obj or not isinstance(status_schema, dict) else \
+            schema.validate(obj["status"], status_schema)
+        if old is not None:  # (relative to status, as the status schema alone validates it)
+            found = ratchet.unchanged_dropped(found, obj["status"], old.get("status"), status_schema)
         causes = [] if "status" not in obj or not isinstance(status_schema, dict) else [
             (reason, "status" if field == "<root>" else field if field == "<nil>" else f"status{_sep(field)}{field}",
              message.replace(": <root> in body", ":  in body"))
-            for reason, field, message in schema.validate(obj["status"], status_schema) +
-            schema.list_causes(obj["status"], status_schema)]
+            for reason, field, message in found + schema.list_causes(obj["status"], status_schema)] + \
+            embedded.causes(obj.get("status"), status_schema, "status")
     else:
-        causes = schema.validate(obj, spec_schema) + schema.list_causes(obj, spec_schema)
+        causes = schema.validate(obj, spec_schema)
+        if old is not None:  # (an unchanged value keeps passing: validation ratcheting)
+            causes = ratchet.unchanged_dropped(causes, obj, old, spec_schema)
+        causes += embedded.causes(obj, spec_schema, "") + schema.list_causes(obj, spec_schema)
     from kubeloop.testing.apiserver import cel
 
     if cel.has_rules(spec_schema):
@@ -497,6 +529,16 @@ def custom_checks(kind: Kind, version: str, obj: dict[str, Any], old: dict[str, 
     if causes:
         raise errors.invalid(kind.kind, kind.group, obj["metadata"].get("name", ""), causes)
     return obj
+
+
+def decoded(kind: Kind, version: str, obj: dict[str, Any], spec_schema: dict[str, Any] | None) -> dict[str, Any]:
+    """A custom resource pruned as its decoder prunes it; an embedded object it cannot coerce is a 400."""
+    try:
+        pruned: dict[str, Any] = schema.prune(obj, spec_schema)
+    except embedded.Malformed as exc:
+        raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: '
+                                 f"{exc}") from None
+    return pruned
 
 
 def _sep(field: str) -> str:
@@ -644,4 +686,6 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
         (meta.get("annotations") or {}) != (old["metadata"].get("annotations") or {}))
     if (kind.generation or kind.crd is not None) and (body_of(kind, out) != body_of(kind, old) or annotations_moved):
         meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
+    if kind.key == CRD_KEY:
+        crds.add_stored_version(out)
     return tidy(kind, out)

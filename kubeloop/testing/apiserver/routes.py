@@ -18,7 +18,6 @@ from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.bodytype import real_resources
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
 from kubeloop.testing.apiserver.patches import APPLY
-from kubeloop.testing.apiserver.patches import JSON as JSON_PATCH
 from kubeloop.testing.apiserver.store import Obj
 from kubeloop.testing.apiserver.verbs import Api
 
@@ -88,7 +87,9 @@ class Router:
             return await self._legacy_watch(request, legacy, path)
         if len(parts) == 5 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "bindings":
             return await self._bind(request, parts[3], None)  # (the pod named in the Binding)
-        target = self._target(parts, path)
+        if self._custom_unserved(parts):
+            return _plain_404()
+        target = self._target(parts, path, request.method)
         if target is None:
             if parts and parts[0] in ("api", "apis"):
                 raise _page_not_found(path)
@@ -115,7 +116,20 @@ class Router:
         meta_only = "as=PartialObjectMetadata" in request.headers.get("Accept", "")
         return await self._collection_get(request, collection, meta_only, watching=True)
 
-    def _target(self, parts: list[str], path: str) -> Target | None:
+    def _custom_unserved(self, parts: list[str]) -> bool:
+        """A path of a group only CRDs serve that names no resource served as the path asks (a resource
+        no Established CRD has, a cluster-scoped one under a namespace): the real CRD handler passes it
+        on to the mux, which answers in plain text."""
+        if parts[:1] != ["apis"] or len(parts) < 4:
+            return False
+        group, version, rest = parts[1], parts[2], parts[3:]
+        if any(k.group == group and k.crd is None for k in self.kinds.all()):
+            return False
+        namespaced = len(rest) >= 3 and rest[0] == "namespaces"
+        kind = self.kinds.get(group, version, rest[2] if namespaced else rest[0])
+        return kind is None or (namespaced and not kind.namespaced)
+
+    def _target(self, parts: list[str], path: str, method: str = "") -> Target | None:
         if len(parts) >= 3 and parts[:2] == ["api", "v1"]:
             group, version, rest = "", "v1", parts[2:]
         elif len(parts) >= 4 and parts[0] == "apis":
@@ -139,9 +153,12 @@ class Router:
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
         own = (sub, kind.key) in (("finalize", ("", "namespaces")), ("binding", ("", "pods")))  # (one kind's)
-        if sub and not (sub == "status" and kind.status) and not (sub == "scale" and kind.scale) and not own:
+        served = sub in ("status", "scale") and kind.has_subresource(sub, version)
+        if sub and not served and not own:
             if sub in _UNSERVED.get(kind.key, ()):  # the real server has it; the fake does not
                 raise errors.not_served(f"the {sub} subresource of {errors.qualified(kind.plural, kind.group)}")
+            if kind.crd is not None and method == "GET" and name:  # (the CRD handler's get finds no such object)
+                raise errors.not_found(kind.plural, kind.group, name)
             raise _page_not_found(path)
         return Target(kind, version, ns, name, sub)
 
@@ -197,10 +214,7 @@ class Router:
         if method == "PATCH":
             content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
             patch_body = await _body(request, yaml_ok=content_type == APPLY)
-            # A built-in's patched object (an apply's configuration, always) is checked by the patcher.
-            if strict and t.kind.crd is not None and content_type not in (JSON_PATCH, APPLY) \
-                    and isinstance(patch_body, dict):
-                checks.check(t.kind, t.version, patch_body)
+            # (the patched object, an apply's configuration, is checked by the patcher)
             existed = self.api.store.get(t.kind.key, (t.namespace or "", t.name)) is not None
             obj = self.api.patch(t.kind, t.version, t.namespace, t.name, content_type,
                                  patch_body, manager, t.subresource,
@@ -209,14 +223,14 @@ class Router:
             return json_response(self._view(t, obj), 200 if existed else 201)
         if method == "DELETE":
             if t.subresource:
-                raise errors.method_not_allowed()
+                raise _not_supported(t, "delete")
             body = await _body(request, optional=True)
             options = body or _query_opts(q)
             _check_delete_options(options)
             dry_run = _delete_dry_run(body, dry_run)
             out = self.api.delete(t.kind, t.namespace, t.name, options, dry_run=dry_run)
             return json_response(out if out.get("kind") == "Status" else self._view(t, out))
-        raise errors.method_not_allowed()
+        raise _not_supported(t, {"POST": "create"}.get(method, method.lower()))
 
     async def _bind(self, request: web.Request, ns: str, name: str | None) -> web.StreamResponse:
         """A Pod's binding (POST only); ``name`` None: the ``bindings`` collection, the pod named in the body."""
@@ -239,7 +253,7 @@ class Router:
         if request.method == "GET":
             return json_response(scale.view(t.kind, obj))
         if request.method not in ("PUT", "PATCH"):
-            raise errors.method_not_allowed()
+            raise _not_supported(t, {"POST": "create"}.get(request.method, request.method.lower()))
         content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
         new = scale.updated(t.kind, obj, await _body(request), content_type if request.method == "PATCH" else None)
         written = self.api._write(t.kind, t.version, obj, new, manager, None)  # noqa: SLF001 - same path as PUT
@@ -445,6 +459,16 @@ def _refuse_real_builtin(group: str, version: str, rest: list[str]) -> None:
         rest = rest[2:]
     if rest and rest[0] in served:
         raise errors.not_served(f"{errors.qualified(rest[0], group)} ({gv}), a built-in kind it does not model")
+
+
+def _not_supported(t: Target, verb: str) -> errors.StatusError:
+    """A verb a subresource does not serve: a custom resource's handler names it (NewMethodNotSupported),
+    a built-in's mux answers in general terms."""
+    if t.kind.crd is None or not t.subresource:
+        return errors.method_not_allowed()
+    resource = errors.qualified(t.kind.plural, t.kind.group)
+    return errors.StatusError(405, "MethodNotAllowed", f'{verb} is not supported on resources of kind "{resource}"',
+                              {"group": t.kind.group, "kind": t.kind.plural})
 
 
 def _plain_404() -> web.Response:

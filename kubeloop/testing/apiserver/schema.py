@@ -23,11 +23,18 @@ Cause = tuple[str, str, str]  # (reason, field, message)
 _TYPES = {"string": str, "object": dict, "array": list, "boolean": bool}
 
 
-def prune(obj: Any, schema: dict[str, Any] | None, top: bool = True) -> Any:
-    """Drops fields the schema does not declare (keeps apiVersion/kind/metadata at the top)."""
+def prune(obj: Any, schema: dict[str, Any] | None, top: bool = True, path: str = "") -> Any:
+    """Drops fields the schema does not declare (keeps apiVersion/kind/metadata at the top, and those of
+    an embedded object, whose metadata is coerced to an ObjectMeta: ``embedded``)."""
+    from kubeloop.testing.apiserver import embedded
+
+    nested = not top and embedded.is_embedded(schema) and isinstance(obj, dict)
+    if nested:
+        obj = embedded.coerce(obj, path)
     if schema is None or schema.get("x-kubernetes-preserve-unknown-fields"):
         if isinstance(obj, dict) and schema and schema.get("properties"):
-            return {k: prune(v, schema["properties"].get(k), False) if k in schema["properties"] else v
+            return {k: prune(v, schema["properties"].get(k), False, _child(path, k))
+                    if k in schema["properties"] and not (nested and k in _META_FIELDS) else v
                     for k, v in obj.items()}
         return obj
     if isinstance(obj, dict) and (schema.get("type") == "object" or "properties" in schema):
@@ -35,18 +42,25 @@ def prune(obj: Any, schema: dict[str, Any] | None, top: bool = True) -> Any:
         extra = schema.get("additionalProperties")
         out = {}
         for key, value in obj.items():
-            if top and key in ("apiVersion", "kind", "metadata"):
+            if (top or nested) and key in _META_FIELDS:
                 out[key] = value
             elif key in props:
-                out[key] = prune(value, props[key], False)
+                out[key] = prune(value, props[key], False, _child(path, key))
             elif isinstance(extra, dict):
-                out[key] = prune(value, extra, False)
+                out[key] = prune(value, extra, False, f"{path}[{key}]")
             elif extra is True:
                 out[key] = value
         return out
     if isinstance(obj, list) and isinstance(schema.get("items"), dict):
-        return [prune(v, schema["items"], False) for v in obj]
+        return [prune(v, schema["items"], False, f"{path}[{i}]") for i, v in enumerate(obj)]
     return obj
+
+
+_META_FIELDS = ("apiVersion", "kind", "metadata")
+
+
+def _child(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
 
 
 def default(obj: Any, schema: dict[str, Any] | None) -> Any:
@@ -124,6 +138,8 @@ def _validate(obj: Any, schema: dict[str, Any] | None, path: str = "") -> tuple[
         return [], 1
     matched = 0
     want = schema.get("type")
+    if schema.get("x-kubernetes-int-or-string") and _type_of(obj) not in ("integer", "string"):
+        return _not_int_or_string(obj, schema, where), 0
     if want and not schema.get("x-kubernetes-int-or-string"):
         got = _type_of(obj)
         ok = got == want or (want == "number" and got == "integer")
@@ -186,6 +202,19 @@ def _validate(obj: Any, schema: dict[str, Any] | None, path: str = "") -> tuple[
         causes += [c for c in nested if c[0] == "FieldValueNotSupported"]
     causes += _junctors(obj, schema, path, where)
     return causes, matched + (0 if causes else 1)
+
+
+def _not_int_or_string(obj: Any, schema: dict[str, Any], where: str) -> list[Cause]:
+    """An int-or-string holding something else: its type's error, and with the usual anyOf pattern that
+    pattern's errors too (none of its branches holds; the first, integer, is the one reported)."""
+    got = _type_of(obj)
+    def typed(want: str) -> Cause:
+        return ("FieldValueTypeInvalid", where, f'Invalid value: "{got}": {where} in body must be of type {want}: '
+                f'"{got}"')
+    if schema.get("anyOf") == [{"type": "integer"}, {"type": "string"}]:
+        return [("FieldValueInvalid", "<nil>", f'Invalid value: "": "{where}" must validate at least one schema '
+                 "(anyOf)"), typed("integer,string"), typed("integer")]
+    return [typed("integer,string")]
 
 
 def _junctors(obj: Any, schema: dict[str, Any], path: str, where: str) -> list[Cause]:

@@ -90,6 +90,8 @@ def parse_labels(text: str | None) -> Match:
                 reqs.append(_has(key, True))
             elif op in ("=", "==", "!="):
                 value = toks[i + 1] if i + 1 < len(toks) and toks[i + 1] != "," else ""
+                if value and value in _SYMBOLS:  # (parseExactValue: a value is an identifier, or nothing)
+                    raise bad_request(f"unable to parse requirement: found '{value}', expected: identifier")
                 i += 2 if value else 1
                 _check_values(key, [value])
                 reqs.append(_equals(key, value, op != "!="))

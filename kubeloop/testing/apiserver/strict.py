@@ -24,11 +24,23 @@ _ANY = {("", "events"), ("events.k8s.io", "events")}  # many top-level fields: n
 
 
 def check(kind: Kind, version: str, body: dict[str, Any]) -> None:
-    """Raises the real server's 400 for the first unknown field found."""
-    unknown = unknown_field(kind, version, body)
+    """Raises the real server's 400 for the unknown fields found."""
+    unknown = unknown_message(kind, version, body)
     if unknown:
         raise errors.bad_request(f'{kind.kind} in version "{version}" cannot be handled as a {kind.kind}: strict '
-                                 f'decoding error: unknown field "{unknown}"')
+                                 f"decoding error: {unknown}")
+
+
+def unknown_message(kind: Kind, version: str, body: dict[str, Any]) -> str | None:
+    """``unknown field "a"``: a custom resource's are all reported, in order (the pruner's paths, sorted);
+    a built-in's, the first its decoder meets."""
+    if kind.crd is not None and not any(key not in _META for key in body.get("metadata") or {}):
+        from kubeloop.testing.apiserver.objects import decoded
+
+        found = sorted(all_pruned(body, decoded(kind, version, body, kind.schema(version))))
+        return ", ".join(f'unknown field "{f}"' for f in found) or None
+    unknown = unknown_field(kind, version, body)
+    return f'unknown field "{unknown}"' if unknown else None
 
 
 def unknown_field(kind: Kind, version: str, body: dict[str, Any]) -> str | None:
@@ -63,3 +75,16 @@ def first_pruned(before: Any, after: Any, path: str = "") -> str | None:
             if found:
                 return found
     return None
+
+
+def all_pruned(before: Any, after: Any, path: str = "") -> list[str]:
+    """Every path of ``before`` that pruning took out of ``after``."""
+    out: list[str] = []
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key, value in before.items():
+            here = f"{path}.{key}" if path else key
+            out += [here] if key not in after else all_pruned(value, after[key], here)
+    if isinstance(before, list) and isinstance(after, list):
+        for i, (b, a) in enumerate(zip(before, after, strict=False)):
+            out += all_pruned(b, a, f"{path}[{i}]")
+    return out

@@ -46,10 +46,11 @@ _CONTINUE_TOO_OLD = (
 
 
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 # Kinds whose PUT creates an absent object (the real strategies' AllowCreateOnUpdate), and built-in
 # kinds whose update needs a resourceVersion (AllowUnconditionalUpdate false; custom resources too).
 CREATE_ON_UPDATE = {("", "services"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases")}
-NO_UNCONDITIONAL_UPDATE = {("coordination.k8s.io", "leases")}
+NO_UNCONDITIONAL_UPDATE = {("coordination.k8s.io", "leases"), ("apiextensions.k8s.io", "customresourcedefinitions")}
 
 
 class Api:
@@ -158,6 +159,9 @@ class Api:
             raise errors.bad_request("the namespace of the provided object does not match the namespace sent "
                                      "on the request")
         obj = objects.decode_defaults(kind, version, body)
+        if kind.crd is not None and self._crd_terminating(kind):  # (admission: before names and validation)
+            raise errors.forbidden(kind.plural, kind.group, obj["metadata"].get("name") or "",
+                                   "create not allowed while custom resource definition is terminating")
         objects.check_name(kind, obj["metadata"], lambda name: self.store.get(kind.key, (ns or "", name)) is not None)
         uid = str(uuid.uuid4())
         before_selector = None  # a Job's, for the field manager: what the strategy generates is nobody's
@@ -171,8 +175,12 @@ class Api:
         if kind.namespaced:
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
         key = (ns or "", obj["metadata"]["name"])
-        if self.store.get(kind.key, key) is not None:
-            raise errors.already_exists(kind.plural, kind.group, key[1])
+        existing = self.store.get(kind.key, key)
+        if existing is not None:
+            taken = errors.already_exists(kind.plural, kind.group, key[1])
+            if existing["metadata"].get("deletionTimestamp"):  # (the generic store says why it is still there)
+                taken.message = f"object is being deleted: {taken.message}"
+            raise taken
         managers = self.managers(kind, None, None)
         if managed:  # an apply that creates records its own fields
             managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}),
@@ -257,6 +265,12 @@ class Api:
                  "Invalid value: 0: must be specified for an update")])
         _custom_kind(kind, version, body)
         return self._write(kind, version, old, body, manager, subresource, dry_run=dry_run)
+
+    def _crd_terminating(self, kind: Kind) -> bool:
+        """Whether the custom resource's CRD is being deleted (its Terminating condition True)."""
+        crd = self.store.get(objects.CRD_KEY, ("", f"{kind.plural}.{kind.group}"))
+        return any(c.get("type") == "Terminating" and c.get("status") == "True"
+                   for c in ((crd or {}).get("status") or {}).get("conditions") or [])
 
     def _check_type(self, kind: Kind, version: str, body: Obj) -> None:
         """The type the body names, as the decoder judges it (400)."""
@@ -344,6 +358,8 @@ class Api:
         if kind.crd is not None:
             _same_type(kind, version, old, new)
             _string_maps(new)
+            if strict:  # the patched object is decoded strictly: its unknown fields are the patch's fault
+                _strict_patched(kind, version, new, False)
         elif strict:  # the real server decodes the patched object strictly (a strategic patch: the patch)
             _strict_patched(kind, version, body if content_type == patches.STRATEGIC else new,
                             content_type == patches.STRATEGIC)
@@ -373,7 +389,8 @@ class Api:
                                              {"reason": "FieldValueRequired", "message": "Required value: is "
                                               "required for apply patch", "field": "fieldManager"}]})
         body = _require_object(body, kind)
-        if not body.get("apiVersion") or not body.get("kind"):  # the applied object names its type
+        # the applied object names its type (a custom resource's, its own: the patcher converts it as such)
+        if not body.get("apiVersion") or not body.get("kind") or (kind.crd is not None and body["kind"] != kind.kind):
             group, _, asked = str(body.get("apiVersion") or "").rpartition("/")
             raise errors.bad_request(f"invalid object type: {group}/{asked}, Kind={body.get('kind') or ''}")
         old = self.store.get(kind.key, (ns or "", name))
@@ -426,7 +443,10 @@ class Api:
                                          {"name": name, **({"group": kind.group} if kind.group else {}),
                                           "kind": kind.kind})
         meta = old["metadata"]
-        finalizers = _gc_finalizers(kind, list(meta.get("finalizers") or []), options)
+        finalizers = list(meta.get("finalizers") or [])
+        if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions") and CRD_FINALIZER not in finalizers:
+            finalizers.append(CRD_FINALIZER)  # the CRD's own delete adds it: its custom resources go first
+        finalizers = _gc_finalizers(kind, finalizers, options)
         if kind.plural == "namespaces" and kind.group == "":
             if name in IMMORTAL_NAMESPACES:  # the NamespaceLifecycle admission plugin
                 raise errors.StatusError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace may '
@@ -703,10 +723,11 @@ def _strict_patched(kind: Kind, version: str, decoded: Obj, strategic: bool) -> 
     """``fieldValidation=Strict`` on a patch of a built-in: the first unknown field of what is decoded."""
     from kubeloop.testing.apiserver import strict
 
-    unknown = strict.unknown_field(kind, version, decoded)
+    unknown = strict.unknown_message(kind, version, decoded)
     if unknown:
-        shown = patches.go_map(decoded) if strategic else json.dumps(decoded, sort_keys=True, separators=(",", ":"))
-        raise _invalid_patch(shown.replace('"', '\\"'), f'strict decoding error: unknown field "{unknown}"')
+        shown = patches.go_map(decoded) if strategic else json.dumps(decoded, sort_keys=True, separators=(",", ":"),
+                                                                     ensure_ascii=False)
+        raise _invalid_patch(shown.replace('"', '\\"'), f"strict decoding error: {unknown}")
 
 
 _GO_TYPES = {bool: "bool", int: "number", float: "number", list: "array", dict: "object"}
