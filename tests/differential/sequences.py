@@ -224,6 +224,21 @@ def _pod_put(spec: dict[str, Any]) -> Req:
     return Req("PUT", PODS + "/p", {**pod("p"), "spec": spec}, brief=True)
 
 
+def gated(name: str, container: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    """A pod held by a scheduling gate (never scheduled, never run) with these spec fields."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {
+        "containers": [{"name": "c", "image": "busybox:1", **(container or {})}], "automountServiceAccountToken": False,
+        "schedulingGates": [{"name": "example.com/gate"}], **spec}}
+
+
+def _node_term(*exprs: dict[str, Any]) -> dict[str, Any]:
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": list(exprs)}]}}}
+
+
+_GATED = ("metadata.name", "spec.schedulingGates", "spec.nodeSelector", "spec.affinity")
+
+
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
 
 
@@ -1581,5 +1596,61 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PUT", ECHO + "/e/status", {**echo("e"), "metadata": {"name": "e", "annotations": {"b": "2"}},
                                         "status": {"seen": "y"}}, params={"fieldManager": "st2"}),
         Req("GET", ECHO + "/e"),
+    ],
+    # A pod spec's scheduling fields (found by the sixth blind suite): node and pod affinity, topology spread,
+    # tolerations, scheduling gates and DNS config validated with the real paths and messages; a bound pod
+    # cannot be gated; a negative grace period is 1 s, host-network ports are host ports, a ResourceList's
+    # quantities are rounded up to milli units, extended resources are whole and limited, huge pages need cpu
+    # or memory; a pod's ServiceAccount must exist; a gated pod's updates may remove gates and add node
+    # selector entries (kube-apiserver 1.35.4).
+    "pod_scheduling_fields_validated": [
+        Req("POST", PODS, gated("na1", affinity=_node_term({"key": "zone", "operator": "Near"}))),
+        Req("POST", PODS, gated("na2", affinity=_node_term({"key": "zone", "operator": "NotIn"},
+                                                          {"key": "bad key", "operator": "Exists", "values": ["x"]}))),
+        Req("POST", PODS, gated("na3", affinity={"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []},
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 0, "preference": {"matchFields": [
+                {"key": "metadata.uid", "operator": "Exists"}]}}]}})),
+        Req("POST", PODS, gated("pa1", affinity={"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 200, "podAffinityTerm": {"topologyKey": "zone", "labelSelector": {"matchExpressions": [
+                {"key": "app", "operator": "In"}]}}}]}, "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "", "namespaces": ["Bad_NS"]}]}})),
+        Req("POST", PODS, gated("ts1", topologySpreadConstraints=[
+            {"maxSkew": -1, "topologyKey": "", "whenUnsatisfiable": "Never"},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway",
+             "nodeTaintsPolicy": "Sometimes"}])),
+        Req("POST", PODS, gated("tol", tolerations=[
+            {"operator": "Equal", "value": "v"}, {"key": "k", "operator": "Exists", "value": "v"},
+            {"key": "k", "operator": "Gt", "value": "1"}, {"key": "k", "value": "v", "effect": "Sometimes"},
+            {"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}])),
+        Req("POST", PODS, {**gated("gates"), "spec": {**gated("gates")["spec"], "schedulingGates": [
+            {"name": "a/b/c"}, {"name": "example.com/gate"}, {"name": "example.com/gate"}]}}),
+        Req("POST", PODS, gated("dns1", dnsPolicy="None")),
+        Req("POST", PODS, gated("dns2", dnsPolicy="None", dnsConfig={"searches": ["x"]})),
+        Req("POST", PODS, gated("dns3", dnsConfig={"nameservers": ["1.1.1.1", "2.2.2.2", "3.3.3.3", "nope"]})),
+        Req("POST", PODS, gated("bound", nodeName="diff-node")),
+        Req("POST", PODS, gated("ok", affinity=_node_term({"key": "zone", "operator": "In", "values": ["a"]}),
+                                topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "zone",
+                                                            "whenUnsatisfiable": "DoNotSchedule"}],
+                                tolerations=[{"operator": "Exists"}], terminationGracePeriodSeconds=-3,
+                                hostNetwork=True, container={"ports": [{"containerPort": 9000}], "resources": {
+                                    "requests": {"cpu": "0.00025", "memory": "100.5"}}}),
+            pick=("spec.terminationGracePeriodSeconds", "spec.containers.*.ports", "spec.containers.*.resources",
+                  "metadata.managedFields.*.fieldsV1.f:spec.f:schedulingGates")),
+        Req("POST", PODS, gated("ext", container={"resources": {"requests": {"example.com/dongle": "0.5"}}})),
+        Req("POST", PODS, gated("ext2", container={"resources": {"requests": {"example.com/dongle": "1"},
+                                                                 "limits": {"example.com/dongle": "2"}}})),
+        Req("POST", PODS, gated("huge", container={"resources": {"limits": {"hugepages-1Gi": "1Mi"}}})),
+        Req("POST", PODS, gated("nosa", serviceAccountName="missing")),
+        Req("POST", PODS, gated("nosa2", serviceAccountName="missing", dnsPolicy="Bogus")),
+        Req("PATCH", PODS + "/ok", {"spec": {"schedulingGates": [{"name": "example.com/gate"},
+                                                                 {"name": "example.com/second"}]}},
+            MERGE, brief=True),
+        Req("PATCH", PODS + "/ok", {"spec": {"nodeSelector": {"disk": "ssd"}}}, STRATEGIC, pick=_GATED),
+        Req("PATCH", PODS + "/ok", {"spec": {"nodeSelector": {"disk": "hdd"}}}, MERGE, brief=True),
+        Req("PATCH", PODS + "/ok", {"spec": {"schedulingGates": None}}, MERGE, pick=_GATED),
+        Req("PATCH", PODS + "/ok", {"spec": {"nodeSelector": {"more": "x"}}}, MERGE, brief=True),
+        Req("GET", PODS, pick=("items.*.metadata.name",)),
     ],
 }

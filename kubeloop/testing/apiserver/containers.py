@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeloop.testing.apiserver import names, quantity
+from kubeloop.testing.apiserver import names, quantity, scheduling
 from kubeloop.testing.apiserver.causes import Cause, duplicate, forbidden, invalid, mapping, required, unsupported
-
-# Resources a container may not ask for more or less of than its limit (IsOvercommitAllowed is false).
-_EXACT_PREFIXES = ("hugepages-",)
 
 
 def causes(spec: Any, path: str) -> list[Cause]:
@@ -49,7 +46,7 @@ def causes(spec: Any, path: str) -> list[Cause]:
         if name in seen:  # (an empty name is reported once, as missing)
             out.append(duplicate(f"{here}.name", name))
         seen.add(name)
-    return out
+    return out + scheduling.causes(spec, path)
 
 
 _PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
@@ -185,22 +182,49 @@ def _probe(probe: Any, path: str) -> list[Cause]:
 _STANDARD = ("cpu", "memory", "ephemeral-storage")
 
 
+def _native(name: str) -> bool:
+    """``IsNativeResource``: no domain, or one under kubernetes.io."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _overcommit(name: str) -> bool:
+    """``IsOvercommitAllowed``: native resources but huge pages may be asked for below their limit."""
+    return _native(name) and not name.startswith("hugepages-")
+
+
+def _amount(value: Any) -> Any:
+    try:
+        return quantity.parse(value)[0] if isinstance(value, str) else None
+    except ValueError:
+        return None  # (refused when decoded)
+
+
 def _resource(name: str, value: Any, path: str) -> list[Cause]:
-    """``validateContainerResourceName`` (a standard name, or a domain-qualified extended one) and
-    ``ValidateNonnegativeQuantity``."""
+    """``validateContainerResourceName`` (a standard name, or a domain-qualified extended one),
+    ``ValidateResourceQuantityValue`` (not negative; a whole number for extended resources) and a huge
+    page amount that is a multiple of its page size."""
     out: list[Cause] = []
     if "/" not in name and name not in _STANDARD and not name.startswith("hugepages-"):
         out.append(invalid(path, name, "must be a standard resource for containers"))
-    try:
-        negative = isinstance(value, str) and quantity.parse(value)[0] < 0
-    except ValueError:
-        negative = False  # (refused when decoded)
-    return out + ([invalid(path, value, "must be greater than or equal to 0")] if negative else [])
+    amount = _amount(value)
+    if amount is None:
+        return out
+    if amount < 0:
+        out.append(invalid(path, value, "must be greater than or equal to 0"))
+    if not _native(name) and amount.denominator != 1:
+        out.append(invalid(path, value, "must be an integer"))
+    if name.startswith("hugepages-"):
+        page = _amount(name[len("hugepages-"):])
+        whole = page is not None and page > 0 and page.denominator == 1
+        if not whole or int(amount) % int(page or 1):
+            out.append(invalid(path, value, f"{value} is not positive integer multiple of {name}"))
+    return out
 
 
 def _resources(resources: Any, path: str) -> list[Cause]:
-    """A request above its limit (or, for huge pages, other than it) is invalid, reported on
-    ``requests`` with the request's canonical value."""
+    """A request above its limit (or, for huge pages and extended resources, other than it, or without
+    one) is invalid, reported on ``requests`` with the request's canonical value; huge pages need cpu or
+    memory asked for too."""
     if not isinstance(resources, dict):
         return []
     limits = mapping(resources.get("limits"))
@@ -209,16 +233,18 @@ def _resources(resources: Any, path: str) -> list[Cause]:
     for which, listed in (("limits", limits), ("requests", requests)):
         for name, value in listed.items():
             out += _resource(name, value, f"{path}.{which}[{name}]")
+            if which == "requests" and name not in limits and not _overcommit(name):
+                out.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
     for name, wanted in requests.items():
-        if name not in limits or not isinstance(wanted, str) or not isinstance(limits[name], str):
+        asked, cap = _amount(wanted), _amount(limits.get(name))
+        if asked is None or cap is None:
             continue
-        try:
-            asked, cap = quantity.parse(wanted)[0], quantity.parse(limits[name])[0]
-        except ValueError:
-            continue  # (refused when decoded)
-        if name.startswith(_EXACT_PREFIXES) and asked != cap:
+        if not _overcommit(name) and asked != cap:
             out.append(invalid(f"{path}.requests", wanted, f"must be equal to {name} limit of {limits[name]}"))
         elif asked > cap:
             out.append(invalid(f"{path}.requests", wanted, f"must be less than or equal to {name} limit of "
                                f"{limits[name]}"))
+    asked_for = set(limits) | set(requests)
+    if any(n.startswith("hugepages-") for n in asked_for) and not asked_for & {"cpu", "memory"}:
+        out.append(forbidden(path, "HugePages require cpu or memory"))
     return out

@@ -39,8 +39,17 @@ def _put(obj: Obj, field: str, value: Any) -> Any:
 
 
 def _pod(spec: Obj) -> None:
+    grace = spec.get("terminationGracePeriodSeconds")
+    if isinstance(grace, int) and not isinstance(grace, bool) and grace < 0:
+        spec["terminationGracePeriodSeconds"] = 1  # (the v1 Pod's conversion: a negative grace period is 1 s)
     _pod_spec(spec)
     _put(spec, "enableServiceLinks", True)
+    if spec.get("hostNetwork") is True:  # SetDefaults_Pod: on the host's network a port is the host's port
+        for field in ("containers", "initContainers"):
+            for container in spec.get(field) or [] if isinstance(spec.get(field), list) else []:
+                for port in (container.get("ports") or []) if isinstance(container, dict) else []:
+                    if isinstance(port, dict) and not port.get("hostPort"):
+                        port["hostPort"] = port.get("containerPort")
     for field in ("initContainers", "containers"):  # SetDefaults_Pod: a limit without request is both
         for container in spec.get(field) or [] if isinstance(spec.get(field), list) else []:
             resources = container.get("resources") if isinstance(container, dict) else None

@@ -54,6 +54,12 @@ def already_exists(plural: str, group: str, name: str) -> StatusError:
                        _details(name, group, plural))
 
 
+def forbidden(plural: str, group: str, name: str, why: str) -> StatusError:
+    """An admission plugin's refusal (``admission.NewForbidden``): 403 naming the object and the reason."""
+    return StatusError(403, "Forbidden", f'{qualified(plural, group)} "{name}" is forbidden: {why}',
+                       _details(name, group, plural))
+
+
 def conflict(plural: str, group: str, name: str, why: str = "the object has been modified; please apply "
              "your changes to the latest version and try again") -> StatusError:
     return StatusError(409, "Conflict", f'Operation cannot be fulfilled on {qualified(plural, group)} '

@@ -200,8 +200,9 @@ def managed_fields_fit(kind: Kind, version: str, entries: list[dict[str, Any]]) 
                for e in entries)
 
 
-def strategy_create(kind: Kind, obj: dict[str, Any], now: str) -> dict[str, Any]:
-    """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
+def strategy_create(kind: Kind, obj: dict[str, Any], now: str, account: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the kind's strategy (and admission) sets on create, after field ownership (so nobody owns it);
+    ``account``: a new pod's ServiceAccount."""
     if kind.status:
         obj.pop("status", None)
     if kind.key == ("", "services"):  # a struct Go always writes (so a /status write of it changes nothing)
@@ -210,7 +211,7 @@ def strategy_create(kind: Kind, obj: dict[str, Any], now: str) -> dict[str, Any]
     if kind.key == ("", "pods"):
         from kubeloop.testing.apiserver import admission
 
-        admission.admit_pod(obj)
+        admission.admit_pod(obj, account)
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
         if (obj.get("spec") or {}).get("schedulingGates"):  # (the strategy's applySchedulingGatedCondition)
             obj["status"]["conditions"] = [{

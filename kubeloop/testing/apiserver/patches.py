@@ -129,7 +129,7 @@ def _apply_op(doc: Any, op: dict[str, Any]) -> Any:
 _MERGE_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name", "env": "name",
                "volumes": "name", "volumeMounts": "mountPath", "ports": "containerPort",
                "imagePullSecrets": "name", "ownerReferences": "uid", "conditions": "type",
-               "tolerations": None, "finalizers": None}
+               "tolerations": None, "finalizers": None, "schedulingGates": "name"}
 
 
 # A kind's own top-level lists whose patch strategy differs from the field name's elsewhere (a

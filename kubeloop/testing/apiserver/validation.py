@@ -29,6 +29,7 @@ from kubeloop.testing.apiserver import (
     containers,
     events,
     names,
+    scheduling,
     secrets,
     selectors,
     services,
@@ -351,7 +352,20 @@ def object_causes(kind: Kind, obj: dict[str, Any], ns: str | None = None, *, cre
     if kind.key == ("", "namespaces"):  # (an update keeps the old spec: only /finalize checks it again)
         return namespace_finalizer_causes(obj, indexed=False) if creating else []
     rule = _SPEC.get(kind.key)
-    return rule(obj) if rule else []
+    out = rule(obj) if rule else []
+    return out + _pod_create(obj) if creating and kind.key == ("", "pods") else out
+
+
+def _pod_create(obj: dict[str, Any]) -> list[Cause]:
+    """What ``ValidatePodCreate`` adds to a pod spec's rules: no ephemeral containers (they come through
+    their subresource), no node before the scheduling gates are gone."""
+    spec: dict[str, Any] = obj["spec"] if isinstance(obj.get("spec"), dict) else {}
+    out = [("FieldValueForbidden", "spec.ephemeralContainers", "Forbidden: cannot be set on create")] if spec.get(
+        "ephemeralContainers") else []
+    if spec.get("nodeName") and spec.get("schedulingGates"):
+        out.append(("FieldValueForbidden", "spec.nodeName", "Forbidden: cannot be set until all schedulingGates "
+                    "have been cleared"))
+    return out
 
 
 def _core_event(obj: dict[str, Any], ns: str) -> list[Cause]:
@@ -393,6 +407,7 @@ def _pod_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     elif isinstance(new_deadline, int) and isinstance(old_deadline, int) and new_deadline > old_deadline:
         return out + [_invalid("spec.activeDeadlineSeconds", new_deadline, "must be less than or equal to "
                                "previous value")]
+    out += scheduling.gated_update(before, after)
     for spec in (before, after):
         spec.pop("activeDeadlineSeconds", None)
         for field in ("containers", "initContainers"):

@@ -164,6 +164,10 @@ class Api:
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
             before_selector = copy.deepcopy(obj)
             objects.job_selector(obj, uid, name_generated=not meta.get("name"))
+        account = None  # the ServiceAccount plugin: mutating admission, before validation
+        if kind.key == ("", "pods") and self.store.get(("", "namespaces"), ("", ns or "")) is not None:
+            account = admission.service_account(obj, ns or "", lambda name: self.store.get(
+                ("", "serviceaccounts"), (ns or "", name)))
         obj = objects.validate_create(kind, version, obj, ns)
         given = str(meta.get("resourceVersion") or "")  # refused by the storage, after validation, if it
         if given.isascii() and given.isdigit() and 0 < int(given) < 2 ** 64:  # parses as a version (else ignored)
@@ -179,7 +183,7 @@ class Api:
                             obj if before_selector is None else {**before_selector, "metadata": obj["metadata"]},
                             self.clock.stamp(),
                             creating=True)
-        obj = objects.stored(kind, objects.strategy_create(kind, obj, self.clock.stamp()))
+        obj = objects.stored(kind, objects.strategy_create(kind, obj, self.clock.stamp(), account))
         obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp(), uid)
         if kind.namespaced:
             obj["metadata"]["namespace"] = ns
