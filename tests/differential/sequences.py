@@ -239,6 +239,13 @@ def _node_term(*exprs: dict[str, Any]) -> dict[str, Any]:
 _GATED = ("metadata.name", "spec.schedulingGates", "spec.nodeSelector", "spec.affinity")
 
 
+LIMITS = "/api/v1/namespaces/{ns}/limitranges"
+
+
+def limit_range(name: str, *items: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": name}, "spec": {"limits": list(items)}}
+
+
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
 
 
@@ -1651,6 +1658,49 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", PODS + "/ok", {"spec": {"nodeSelector": {"disk": "hdd"}}}, MERGE, brief=True),
         Req("PATCH", PODS + "/ok", {"spec": {"schedulingGates": None}}, MERGE, pick=_GATED),
         Req("PATCH", PODS + "/ok", {"spec": {"nodeSelector": {"more": "x"}}}, MERGE, brief=True),
+        Req("GET", PODS, pick=("items.*.metadata.name",)),
+    ],
+    # LimitRanges (found by the sixth blind suite): stored with their Container items' defaults, validated,
+    # and applied by the LimitRanger admission plugin to new pods: missing requests and limits filled in (and
+    # the annotation saying so, owned by nobody), containers and pods outside the ranges refused with 403
+    # (kube-apiserver 1.35.4).
+    "limitranges_defaults_and_bounds": [
+        Req("POST", LIMITS, limit_range("bad1", {"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}},
+                                        {"type": "Container"})),
+        Req("POST", LIMITS, limit_range("bad2", {"type": "Pod", "default": {"cpu": "1"}, "max": {"gpu": "1"}},
+                                        {"type": "PersistentVolumeClaim", "max": {"cpu": "1"}},
+                                        {"type": "example.com/Thing", "maxLimitRequestRatio": {"cpu": "0.5"}})),
+        Req("POST", LIMITS, limit_range("bad3", {"type": "Container", "defaultRequest": {"memory": "1Gi"},
+                                                 "default": {"memory": "512Mi"}, "min": {"memory": "2Gi"}},
+                                        {"type": "Pod", "min": {"cpu": "1"}, "max": {"cpu": "2"},
+                                         "maxLimitRequestRatio": {"cpu": "3"}})),
+        Req("POST", LIMITS, limit_range("bad4", {"type": "Container", "default": {"example.com/gpu": "2"},
+                                                 "defaultRequest": {"example.com/gpu": "1"}}, {"type": "Mine"})),
+        Req("POST", LIMITS, limit_range("box", {"type": "Container", "min": {"cpu": "50m"}, "max": {"memory": "1Gi"},
+                                                "defaultRequest": {"cpu": "0.0501"},
+                                                "maxLimitRequestRatio": {"memory": "4"}})),
+        Req("POST", PODS, gated("plain"), pick=("spec.containers.*.resources", "metadata.annotations",
+                                                "status.qosClass", "metadata.managedFields.*.fieldsV1")),
+        Req("POST", PODS, {**gated("init"), "spec": {**gated("init")["spec"], "initContainers": [
+            {"name": "setup", "image": "busybox:1", "resources": {"requests": {"memory": "512Mi"}}}]}},
+            pick=("spec.initContainers.*.resources", "spec.containers.*.resources", "metadata.annotations")),
+        Req("POST", PODS, gated("small", container={"resources": {"requests": {"cpu": "10m"}}})),
+        Req("POST", PODS, gated("nolimit", container={"resources": {"requests": {"cpu": "1"}}}),
+            pick=("spec.containers.*.resources",)),
+        Req("POST", PODS, gated("ratio", container={"resources": {"requests": {"memory": "100Mi"},
+                                                                  "limits": {"memory": "1Gi"}}})),
+        Req("POST", PODS, gated("big", container={"resources": {"limits": {"memory": "2Gi"}}})),
+        Req("PUT", LIMITS + "/box", limit_range("box", {"type": "Container", "max": {"cpu": "1"},
+                                                        "min": {"cpu": "2"}})),
+        Req("PUT", LIMITS + "/made", limit_range("made", {"type": "Container", "max": {"pods": "1"}})),
+        Req("PUT", LIMITS + "/made", limit_range("made", {"type": "Container", "max": {"example.com/x": "1"}}),
+            pick=("spec",)),
+        Req("POST", LIMITS, limit_range("pods", {"type": "Pod", "max": {"cpu": "1"}}), pick=("spec",)),
+        Req("POST", PODS, gated("pod", container={"resources": {"limits": {"cpu": "1500m", "memory": "128Mi"}}})),
+        Req("DELETE", LIMITS + "/box", pick=("status",)),
+        Req("POST", PODS, gated("after", container={"resources": {"limits": {"cpu": "500m"}}}),
+            pick=("spec.containers.*.resources", "metadata.annotations")),
+        Req("GET", LIMITS, pick=("items.*.metadata.name",)),
         Req("GET", PODS, pick=("items.*.metadata.name",)),
     ],
 }

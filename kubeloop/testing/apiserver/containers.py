@@ -182,6 +182,33 @@ def _probe(probe: Any, path: str) -> list[Cause]:
 _STANDARD = ("cpu", "memory", "ephemeral-storage")
 
 
+# helper.IsStandardResourceName: the resources the core API names (quota's among them).
+_STANDARD_RESOURCES = frozenset({
+    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
+    "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "services", "replicationcontrollers",
+    "resourcequotas", "secrets", "configmaps", "persistentvolumeclaims", "storage", "requests.storage",
+    "services.nodeports", "services.loadbalancers"})
+
+
+def resource_name(name: str, path: str, *, container: bool) -> list[Cause]:
+    """``validateResourceName`` (a qualified name; a standard one when it has no domain) and, for
+    containers' resources, ``validateContainerResourceName`` (cpu, memory, ephemeral storage, huge pages,
+    or an extended resource whose name is a valid ``requests.`` key)."""
+    out = [invalid(path, name, e) for e in names.qualified_name(name)]
+    bare = "/" not in name
+    if not out and bare and name not in _STANDARD_RESOURCES and not name.startswith(("hugepages-",
+                                                                                      "requests.hugepages-")):
+        out.append(invalid(path, name, "must be a standard resource type or fully qualified"))
+    if not container:
+        return out
+    if bare and name not in _STANDARD and not name.startswith("hugepages-"):
+        out.append(invalid(path, name, "must be a standard resource for containers"))
+    elif not bare and not _native(name) and (name.startswith("requests.") or
+                                             names.qualified_name("requests." + name)):
+        out.append(invalid(path, name, "doesn't follow extended resource name standard"))
+    return out
+
+
 def _native(name: str) -> bool:
     """``IsNativeResource``: no domain, or one under kubernetes.io."""
     return "/" not in name or "kubernetes.io/" in name
@@ -203,9 +230,7 @@ def _resource(name: str, value: Any, path: str) -> list[Cause]:
     """``validateContainerResourceName`` (a standard name, or a domain-qualified extended one),
     ``ValidateResourceQuantityValue`` (not negative; a whole number for extended resources) and a huge
     page amount that is a multiple of its page size."""
-    out: list[Cause] = []
-    if "/" not in name and name not in _STANDARD and not name.startswith("hugepages-"):
-        out.append(invalid(path, name, "must be a standard resource for containers"))
+    out = resource_name(name, path, container=True)
     amount = _amount(value)
     if amount is None:
         return out

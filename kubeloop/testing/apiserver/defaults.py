@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeloop.testing.apiserver import autoscaling
+from kubeloop.testing.apiserver import autoscaling, limitranges
 
 Obj = dict[str, Any]
 
@@ -289,7 +289,7 @@ def _service(spec: Obj) -> None:
 
 _KINDS = {
     ("", "services"): _service,
-    ("", "pods"): _pod,
+    ("", "pods"): _pod, ("", "limitranges"): limitranges.apply_defaults,
     ("apps", "deployments"): _deployment,
     ("apps", "statefulsets"): _statefulset,
     ("apps", "daemonsets"): _daemonset,

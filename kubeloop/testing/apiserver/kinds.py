@@ -73,6 +73,8 @@ BUILTINS: list[Kind] = [
     _k("", "v1", "services", "Service", short_names=["svc"], status=True),
     _k("", "v1", "serviceaccounts", "ServiceAccount", short_names=["sa"]),
     _k("", "v1", "events", "Event", short_names=["ev"]),
+    _k("", "v1", "limitranges", "LimitRange", short_names=["limits"]),
+    _k("", "v1", "resourcequotas", "ResourceQuota", short_names=["quota"], status=True),
     _k("apps", "v1", "deployments", "Deployment", short_names=["deploy"], status=True, scale=True,
        generation=True),
     _k("apps", "v1", "statefulsets", "StatefulSet", short_names=["sts"], status=True, scale=True,

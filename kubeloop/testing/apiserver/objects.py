@@ -128,6 +128,7 @@ ZERO: dict[tuple[str, str], dict[str, Any]] = {
     ("batch", "jobs"): {"spec": {"template": {"metadata": {}, "spec": {"containers": None}}}},
     ("", "events"): {"source": {}, "involvedObject": {}},
     ("coordination.k8s.io", "leases"): {"spec": {}}, ("", "services"): {"spec": {}},
+    ("", "limitranges"): {"spec": {}}, ("", "resourcequotas"): {"spec": {}},
 }
 
 

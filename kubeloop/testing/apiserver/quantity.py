@@ -49,6 +49,12 @@ def canonical(value: str | int | float, *, milli: bool = False) -> str:
     if milli and (amount / MILLI).denominator != 1:
         steps = amount / MILLI
         amount = (math.ceil(steps) if amount > 0 else math.floor(steps)) * MILLI
+    return render(amount, form)
+
+
+def render(amount: Fraction, form: str) -> str:
+    """``amount`` (a whole number of nano units) in canonical form for its format ("binary", "decimal" or
+    "exponent"), as ``Quantity.String`` writes it."""
     if form == "binary" and (-1024 < amount < 1024 or amount.denominator != 1):
         form = "decimal"  # small or fractional binary amounts are shown in decimal, not rounded
     if form == "binary":

@@ -28,6 +28,7 @@ from kubeloop.testing.apiserver import (
     batch,
     containers,
     events,
+    limitranges,
     names,
     scheduling,
     secrets,
@@ -339,7 +340,7 @@ _SPEC: dict[tuple[str, str], Any] = {
     ("apps", "daemonsets"): _both(_workload("daemonset"), workloads.daemonset),
     ("batch", "cronjobs"): _cronjob, ("", "services"): services.causes, ("coordination.k8s.io", "leases"): _lease,
     ("", "configmaps"): _configmap, ("", "secrets"): _secret,
-    ("autoscaling", "horizontalpodautoscalers"): autoscaling.causes,
+    ("autoscaling", "horizontalpodautoscalers"): autoscaling.causes, ("", "limitranges"): limitranges.causes,
 }
 
 

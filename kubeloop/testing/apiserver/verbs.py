@@ -26,6 +26,7 @@ from kubeloop.testing.apiserver import (
     defaults,
     errors,
     gojson,
+    limitranges,
     listopts,
     objects,
     patches,
@@ -48,7 +49,8 @@ _CONTINUE_TOO_OLD = (
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 # Kinds whose PUT creates an absent object (the real strategies' AllowCreateOnUpdate), and built-in
 # kinds whose update needs a resourceVersion (AllowUnconditionalUpdate false; custom resources too).
-CREATE_ON_UPDATE = {("", "services"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases")}
+CREATE_ON_UPDATE = {("", "services"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases"),
+                    ("", "limitranges")}
 NO_UNCONDITIONAL_UPDATE = {("coordination.k8s.io", "leases")}
 
 
@@ -164,11 +166,18 @@ class Api:
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
             before_selector = copy.deepcopy(obj)
             objects.job_selector(obj, uid, name_generated=not meta.get("name"))
-        account = None  # the ServiceAccount plugin: mutating admission, before validation
-        if kind.key == ("", "pods") and self.store.get(("", "namespaces"), ("", ns or "")) is not None:
+        # A new pod's mutating admission, after the field manager saw it (``owned``: what it records) and
+        # before validation: LimitRanger's defaults, the ServiceAccount plugin's lookup.
+        account, owned, admitted = None, obj, kind.key == ("", "pods") and self.store.get(
+            ("", "namespaces"), ("", ns or "")) is not None
+        if admitted:
+            owned = copy.deepcopy(obj)
+            limitranges.admit(obj, self._in_namespace("limitranges", ns or ""))
             account = admission.service_account(obj, ns or "", lambda name: self.store.get(
                 ("", "serviceaccounts"), (ns or "", name)))
         obj = objects.validate_create(kind, version, obj, ns)
+        if admitted:  # validating admission, after validation
+            limitranges.enforce(obj, self._in_namespace("limitranges", ns or ""))
         given = str(meta.get("resourceVersion") or "")  # refused by the storage, after validation, if it
         if given.isascii() and given.isdigit() and 0 < int(given) < 2 ** 64:  # parses as a version (else ignored)
             raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
@@ -180,7 +189,7 @@ class Api:
         managers = self.managers(kind, None, None)
         if managed:  # an apply that creates records its own fields
             managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}),
-                            obj if before_selector is None else {**before_selector, "metadata": obj["metadata"]},
+                            owned if before_selector is None else {**before_selector, "metadata": obj["metadata"]},
                             self.clock.stamp(),
                             creating=True)
         obj = objects.stored(kind, objects.strategy_create(kind, obj, self.clock.stamp(), account))
@@ -199,6 +208,11 @@ class Api:
         self.store.put(kind.key, key, obj)
         self.kick()
         return obj
+
+    def _in_namespace(self, plural: str, ns: str) -> builtins.list[Obj]:
+        """The core objects of one kind in a namespace, by name (what an admission plugin's lister holds)."""
+        return sorted((o for o in self.store.items(("", plural)) if o["metadata"].get("namespace") == ns),
+                      key=lambda o: o["metadata"]["name"])
 
     def managers(self, kind: Kind, old: Obj | None, subresource: str | None) -> Managers:
         """The field managers of ``old`` (None: a new object), scoped to the endpoint written."""
