@@ -246,6 +246,17 @@ def limit_range(name: str, *items: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": name}, "spec": {"limits": list(items)}}
 
 
+QUOTAS = "/api/v1/namespaces/{ns}/resourcequotas"
+
+
+def quota(name: str, hard: dict[str, str], **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": name}, "spec": {"hard": hard, **spec}}
+
+
+def _secret(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}}
+
+
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
 
 
@@ -1702,5 +1713,48 @@ SEQUENCES: dict[str, list[Step]] = {
             pick=("spec.containers.*.resources", "metadata.annotations")),
         Req("GET", LIMITS, pick=("items.*.metadata.name",)),
         Req("GET", PODS, pick=("items.*.metadata.name",)),
+    ],
+    # ResourceQuotas (found by the sixth blind suite): validated; the quota controller's status (hard, used);
+    # the admission plugin's refusals (a pod not asking for a limited resource, usage over the limit) and its
+    # charge of an admitted object, which stays until the controller recounts (here: never, for a create the
+    # store refused as AlreadyExists); deletions and finished pods recounted (kube-apiserver 1.35.4).
+    "resourcequotas_admission_and_usage": [
+        Req("POST", QUOTAS, quota("bad", {"bogus": "1", "requests.cpu": "-1", "pods": "1.5", "example.com/x": "0.5",
+                                          "count/x": "2", "Requests.cpu": "1"},
+                                  scopes=["BestEffort", "NotBestEffort"])),
+        Req("POST", QUOTAS, quota("bad2", {"pods": "1"}, scopes=["Sometimes"])),
+        Req("POST", QUOTAS, quota("q", {"pods": "2", "count/secrets": "2", "requests.memory": "1Gi",
+                                        "limits.cpu": "1", "configmaps": "5"}), pick=("spec", "status")),
+        WaitFor(QUOTAS + "/q", "status.used.pods", "0"),
+        Req("GET", QUOTAS + "/q", pick=("status",)),
+        Req("POST", PODS, gated("bare")),
+        Req("POST", PODS, gated("half", container={"resources": {"requests": {"memory": "100Mi"}}})),
+        Req("POST", PODS, gated("a", container={"resources": {"requests": {"memory": "600Mi"},
+                                                              "limits": {"cpu": "0.5"}}}), pick=("metadata.name",)),
+        Req("POST", PODS, gated("b", container={"resources": {"requests": {"memory": "600Mi"},
+                                                              "limits": {"cpu": "700m"}}})),
+        Req("POST", PODS, gated("c", container={"resources": {"requests": {"memory": "100Mi"},
+                                                              "limits": {"cpu": "200m"}}}), pick=("metadata.name",)),
+        Req("GET", QUOTAS + "/q", pick=("status.used",)),
+        Req("POST", PODS, gated("d", container={"resources": {"requests": {"memory": "1Mi"},
+                                                              "limits": {"cpu": "1m"}}})),
+        Req("POST", SECRETS, _secret("s1"), pick=("metadata.name",)),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s1"}}),
+        Req("GET", QUOTAS + "/q", pick=("status.used",)),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s2"}}),
+        Req("POST", CM, cm("c1"), pick=("metadata.name",)),
+        Req("DELETE", SECRETS + "/s1", pick=("status",)),
+        WaitFor(QUOTAS + "/q", "status.used.count/secrets", "0"),
+        Req("POST", SECRETS, _secret("s2"), pick=("metadata.name",)),
+        Req("PATCH", PODS + "/a/status", {"status": {"phase": "Failed"}}, MERGE, pick=("status.phase",)),
+        WaitFor(QUOTAS + "/q", "status.used.pods", "1"),
+        Req("GET", QUOTAS + "/q", pick=("status",)),
+        Req("PATCH", QUOTAS + "/q", {"spec": {"hard": {"pods": "1", "count/secrets": "-2"}}}, MERGE, brief=True),
+        Req("PATCH", QUOTAS + "/q", {"spec": {"scopes": ["NotTerminating"]}}, MERGE, brief=True),
+        Req("PATCH", QUOTAS + "/q", {"spec": {"hard": {"pods": "1"}}}, MERGE, pick=("spec",)),
+        WaitFor(QUOTAS + "/q", "status.hard.pods", "1"),
+        Req("POST", PODS, gated("e", container={"resources": {"requests": {"memory": "1Mi"},
+                                                              "limits": {"cpu": "1m"}}})),
+        Req("GET", QUOTAS, pick=("items.*.metadata.name", "items.*.status.used")),
     ],
 }

@@ -243,8 +243,9 @@ def _pod_totals(pod: Obj) -> tuple[dict[str, str], dict[str, str]]:
         forms: dict[str, str] = {}  # (a sum keeps its first term's format, as Quantity.Add does)
         for c in listing(spec.get("containers")):
             for key, value in mapping(mapping(mapping(c).get("resources")).get(field)).items():
+                if not summed.get(key):  # (a sum keeps its first non-zero term's format)
+                    forms[key] = _form(value)
                 summed[key] = summed.get(key, Fraction(0)) + _amount(value)
-                forms.setdefault(key, _form(value))
         for c in inits:
             for key, value in mapping(mapping(c.get("resources")).get(field)).items():
                 if _amount(value) > summed.get(key, Fraction(0)):

@@ -218,6 +218,8 @@ def strategy_create(kind: Kind, obj: dict[str, Any], now: str, account: dict[str
             obj["status"]["conditions"] = [{
                 "type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": now,
                 "reason": "SchedulingGated", "message": "Scheduling is blocked due to non-empty scheduling gates"}]
+    if kind.key == ("", "resourcequotas"):  # (its controller fills it in)
+        obj["status"] = {}
     if kind.key == ("apps", "daemonsets"):
         obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
     if kind.key == ("coordination.k8s.io", "leases") and isinstance(obj.get("spec"), dict):

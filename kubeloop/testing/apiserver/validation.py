@@ -30,6 +30,7 @@ from kubeloop.testing.apiserver import (
     events,
     limitranges,
     names,
+    quotas,
     scheduling,
     secrets,
     selectors,
@@ -341,6 +342,7 @@ _SPEC: dict[tuple[str, str], Any] = {
     ("batch", "cronjobs"): _cronjob, ("", "services"): services.causes, ("coordination.k8s.io", "leases"): _lease,
     ("", "configmaps"): _configmap, ("", "secrets"): _secret,
     ("autoscaling", "horizontalpodautoscalers"): autoscaling.causes, ("", "limitranges"): limitranges.causes,
+    ("", "resourcequotas"): quotas.causes,
 }
 
 
@@ -525,6 +527,7 @@ _UPDATE: dict[tuple[str, str], Any] = {
     ("batch", "jobs"): _job_update,
     ("", "secrets"): _immutable("type"),
     ("", "services"): services.update_causes,
+    ("", "resourcequotas"): quotas.update_causes,
 }
 
 
@@ -615,6 +618,7 @@ _STATUS: dict[tuple[str, str], Any] = {
     ("apps", "statefulsets"): lambda o: _statefulset_status(o.get("status") or {}),
     ("apps", "daemonsets"): lambda o: _daemonset_status(o.get("status") or {}),
     ("", "namespaces"): _namespace_status, ("", "services"): _service_status, ("", "pods"): _pod_status,
+    ("", "resourcequotas"): quotas.status_causes,
 }
 
 

@@ -30,6 +30,7 @@ from kubeloop.testing.apiserver import (
     listopts,
     objects,
     patches,
+    quotas,
 )
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.fields import Managers, Typing, custom_lists
@@ -52,6 +53,7 @@ IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 CREATE_ON_UPDATE = {("", "services"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases"),
                     ("", "limitranges")}
 NO_UNCONDITIONAL_UPDATE = {("coordination.k8s.io", "leases")}
+QUOTA_ADMISSION = "kube-apiserver"  # (the manager of the quota plugin's status writes: its loopback client's)
 
 
 class Api:
@@ -183,6 +185,14 @@ class Api:
             raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         if kind.namespaced:
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
+        self._quota_modelled(kind, obj)
+        # ResourceQuota admission, the last plugin: charged before the store is asked (so also for a create
+        # the store then refuses, until the quota controller next recounts, as on a real server)
+        charged = quotas.admit(kind, obj, self._in_namespace("resourcequotas", ns or "")) if kind.namespaced else []
+        if not dry_run:
+            for quota, status in charged:
+                quota_kind = self.kinds.by_key(("", "resourcequotas"))
+                self._write(quota_kind, "v1", quota, {**quota, "status": status}, QUOTA_ADMISSION, "status")
         key = (ns or "", obj["metadata"]["name"])
         if self.store.get(kind.key, key) is not None:
             raise errors.already_exists(kind.plural, kind.group, key[1])
@@ -208,6 +218,15 @@ class Api:
         self.store.put(kind.key, key, obj)
         self.kick()
         return obj
+
+    def _quota_modelled(self, kind: Kind, obj: Obj) -> None:
+        """A ResourceQuota the fake would not count all of is refused (501), not accepted half-enforced."""
+        if kind.key != ("", "resourcequotas"):
+            return
+        served = {quotas.count_name(k) for k in self.kinds.all() if k.namespaced and k.crd is None}
+        missing = quotas.unmodelled(obj, lambda name: name in served)
+        if missing:
+            raise errors.not_served(missing)
 
     def _in_namespace(self, plural: str, ns: str) -> builtins.list[Obj]:
         """The core objects of one kind in a namespace, by name (what an admission plugin's lister holds)."""
@@ -304,6 +323,7 @@ class Api:
         objects.check_immutable(kind, old, new)
         if subresource != "status" and validate:
             objects.validate_update(kind, old, body, new, subresource)
+            self._quota_modelled(kind, new)
         elif subresource == "status" and validate and kind.crd is None and kind.key != objects.CRD_KEY:
             objects.validate_status_update(kind, old, body, new)
         if kind.crd is not None:  # (a /status write's too: pruned, its status checked, as on the real server)
