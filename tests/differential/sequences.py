@@ -1757,4 +1757,37 @@ SEQUENCES: dict[str, list[Step]] = {
                                                               "limits": {"cpu": "1m"}}})),
         Req("GET", QUOTAS, pick=("items.*.metadata.name", "items.*.status.used")),
     ],
+    # A pod's ephemeralcontainers subresource (found by the sixth blind suite): read as the Pod, written as
+    # its ephemeral containers only (other changes in the body are dropped), each defaulted as a container,
+    # validated (allowed fields, unique names, a target among the pod's containers), never removed or
+    # changed once added; recorded as the subresource's writer (kube-apiserver 1.35.4).
+    "pod_ephemeral_containers": [
+        Req("POST", PODS, gated("p"), pick=("metadata.name",)),
+        Req("GET", PODS + "/p/ephemeralcontainers", pick=("kind", "apiVersion", "metadata.name", "spec.containers")),
+        Req("PATCH", PODS + "/p/ephemeralcontainers", {"spec": {"ephemeralContainers": [
+            {"name": "e1", "image": "busybox:1", "targetContainerName": "nope", "resources": {"limits": {"cpu": "1"}},
+             "readinessProbe": {"exec": {"command": ["true"]}}, "volumeMounts": [{"name": "v", "mountPath": "/v",
+                                                                                  "subPath": "x"}]}]}},
+            STRATEGIC, brief=True),
+        Req("PATCH", PODS + "/p/ephemeralcontainers", {"metadata": {"labels": {"via": "ephemeral"}}, "spec": {
+            "ephemeralContainers": [{"name": "e1", "image": "busybox:1", "stdin": True}],
+            "activeDeadlineSeconds": 5}}, STRATEGIC, params={"fieldManager": "kubectl-debug"},
+            pick=("metadata.labels", "metadata.generation", "spec.activeDeadlineSeconds", "spec.ephemeralContainers",
+                  "metadata.managedFields")),
+        Req("PATCH", PODS + "/p/ephemeralcontainers", [{"op": "add", "path": "/spec/ephemeralContainers/-",
+                                                       "value": {"name": "e1", "image": "busybox:2"}}], JSON,
+            brief=True),
+        Req("PATCH", PODS + "/p/ephemeralcontainers", [{"op": "replace", "path": "/spec/ephemeralContainers/0/image",
+                                                       "value": "busybox:2"}], JSON, brief=True),
+        Req("PUT", PODS + "/p/ephemeralcontainers", {**gated("p"), "spec": {
+            **gated("p")["spec"], "ephemeralContainers": [{"name": "e2", "image": "busybox:1",
+                                                           "targetContainerName": "c"}]}}, brief=True),
+        Req("PATCH", PODS + "/p/ephemeralcontainers", {"spec": {"ephemeralContainers": [
+            {"name": "e2", "image": "busybox:1", "targetContainerName": "c", "imagePullPolicy": "Always"}]}},
+            STRATEGIC, pick=("metadata.generation", "spec.ephemeralContainers.*.name",
+                             "spec.ephemeralContainers.*.imagePullPolicy")),
+        Req("DELETE", PODS + "/p/ephemeralcontainers"),
+        Req("GET", PODS + "/p", pick=("metadata.generation", "metadata.labels", "spec.ephemeralContainers.*.name",
+                                      "metadata.managedFields.*.manager", "metadata.managedFields.*.subresource")),
+    ],
 }

@@ -61,3 +61,15 @@ async def test_a_pod_limit_range_over_sidecars_is_refused(fake_client: Client) -
     sidecar = {"name": "s", "image": "busybox:1", "restartPolicy": "Always"}
     err = await refused(fake_client.transport.request("POST", f"{NS}/pods", body=pod("p", initContainers=[sidecar])))
     assert err.status == 501 and "sidecar" in err.message
+
+
+async def test_ephemeral_containers_apply_is_refused(fake_client: Client) -> None:
+    """Server-side apply of the ephemeralcontainers subresource is not modelled (merge, JSON and strategic
+    patches and PUT are)."""
+    await fake_client.transport.request("POST", f"{NS}/pods", body=pod("p"))
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"ephemeralContainers": [{"name": "e", "image": "busybox:1"}]}}
+    err = await refused(fake_client.transport.request(
+        "PATCH", f"{NS}/pods/p/ephemeralcontainers", body=body, params={"fieldManager": "me"},
+        content_type="application/apply-patch+yaml"))
+    assert err.status == 501 and "ephemeralcontainers" in err.message

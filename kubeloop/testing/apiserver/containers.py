@@ -46,7 +46,58 @@ def causes(spec: Any, path: str) -> list[Cause]:
         if name in seen:  # (an empty name is reported once, as missing)
             out.append(duplicate(f"{here}.name", name))
         seen.add(name)
-    return out + scheduling.causes(spec, path)
+    return out + _ephemeral(spec, f"{path}.ephemeralContainers") + scheduling.causes(spec, path)
+
+
+# The fields an ephemeral container may set (allowedEphemeralContainerFields, by their JSON names); any
+# other that is not empty "cannot be set for an Ephemeral Container".
+_EPHEMERAL_ALLOWED = frozenset({"name", "image", "command", "args", "workingDir", "envFrom", "env", "volumeMounts",
+                                "volumeDevices", "terminationMessagePath", "terminationMessagePolicy",
+                                "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty",
+                                "targetContainerName"})
+
+
+def _ephemeral(spec: dict[str, Any], path: str) -> list[Cause]:
+    """``validateEphemeralContainers``: each one's common container rules, a name unique among all the
+    pod's containers, a target that is one of its (non-ephemeral) containers, only the allowed fields,
+    mounts without sub paths."""
+    listed = spec.get("ephemeralContainers")
+    if not isinstance(listed, list) or not listed:
+        return []
+    regular = {c.get("name") for f in ("containers", "initContainers") for c in spec.get(f) or []
+               if isinstance(c, dict)}
+    taken = set(regular)
+    volumes = {v.get("name") for v in spec.get("volumes") or [] if isinstance(v, dict)}
+    out: list[Cause] = []
+    for i, c in enumerate(listed):
+        if not isinstance(c, dict):
+            continue
+        here, name = f"{path}[{i}]", c.get("name") or ""
+        if not name:
+            out.append(required(f"{here}.name"))
+        else:
+            out += [invalid(f"{here}.name", name, e) for e in names.dns1123_label(name)]
+        if not c.get("image"):
+            out.append(required(f"{here}.image"))
+        out += _mounts(c.get("volumeMounts"), volumes, f"{here}.volumeMounts")
+        policy = c.get("imagePullPolicy")
+        if policy is not None and policy not in _PULL_POLICIES:
+            out.append(unsupported(f"{here}.imagePullPolicy", policy, _PULL_POLICIES))
+        out += _env(c.get("env"), f"{here}.env")
+        if name in taken:
+            out.append(duplicate(f"{here}.name", name))
+        taken.add(name)
+        target = c.get("targetContainerName")
+        if target and target not in regular:
+            out.append(("FieldValueNotFound", f"{here}.targetContainerName", f'Not found: "{target}"'))
+        out += [forbidden(f"{here}.{k}", "cannot be set for an Ephemeral Container") for k, v in c.items()
+                if k not in _EPHEMERAL_ALLOWED and v not in (None, "", [], {}, False, 0)]
+        for j, mount in enumerate(c.get("volumeMounts") or []):
+            for field in ("subPath", "subPathExpr"):
+                if isinstance(mount, dict) and mount.get(field):
+                    out.append(forbidden(f"{here}.volumeMounts[{j}].{field}", "cannot be set for an Ephemeral "
+                                         "Container"))
+    return out
 
 
 _PULL_POLICIES = ["Always", "IfNotPresent", "Never"]

@@ -68,7 +68,7 @@ def _pod_spec(spec: Any) -> None:
                          ("schedulerName", "default-scheduler"), ("terminationGracePeriodSeconds", 30),
                          ("securityContext", {})):
         _put(spec, field, value)
-    for field in ("initContainers", "containers"):
+    for field in ("initContainers", "containers", "ephemeralContainers"):
         for container in spec.get(field) or [] if isinstance(spec.get(field), list) else []:
             if isinstance(container, dict):
                 _container(container)

@@ -76,7 +76,9 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
     if kind.key == ("batch", "jobs") and asked_uid and asked_uid != old["metadata"].get("uid"):
         causes += validation.job_uid_causes(new, asked_uid)
     causes += validation.metadata_causes(kind, new["metadata"], creating=False)
-    if kind.crd is None:
+    if subresource == "ephemeralcontainers":  # (ValidatePodEphemeralContainersUpdate)
+        causes += validation.object_causes(kind, new, creating=False) + validation.ephemeral_update(old, new)
+    elif kind.crd is None:
         causes += validation.object_causes(kind, new, creating=False) + validation.update_causes(kind, old, new)
     if kind.key == CRD_KEY:
         causes += crds.causes(new, creating=False, old=old)
@@ -611,6 +613,16 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
             kept = set(SERVER_META) | {"name", "namespace", "managedFields"} | set(STATUS_RESETS.get(kind.key, ()))
             out["metadata"] = {**{k: copy.deepcopy(v) for k, v in sent.items() if k not in kept},
                                **{k: v for k, v in out["metadata"].items() if k in kept}}
+        return tidy(kind, out)
+    if subresource == "ephemeralcontainers":  # the pod as it was, with the writer's ephemeral containers
+        out = copy.deepcopy(old)
+        listed = (new.get("spec") or {}).get("ephemeralContainers") if isinstance(new.get("spec"), dict) else None
+        if listed:
+            out.setdefault("spec", {})["ephemeralContainers"] = copy.deepcopy(listed)
+        else:
+            out.get("spec", {}).pop("ephemeralContainers", None)
+        if body_of(kind, out) != body_of(kind, old):
+            out["metadata"]["generation"] = int(old["metadata"].get("generation", 1)) + 1
         return tidy(kind, out)
     out = copy.deepcopy(new)
     out["apiVersion"], out["kind"] = old["apiVersion"], old["kind"]

@@ -27,7 +27,7 @@ VERSION = {"major": "1", "minor": "35", "gitVersion": "v1.35.4-kubeloop-fake", "
 
 # Subresources the real server has for these kinds and the fake does not serve (501, not 404).
 _UNSERVED: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "pods"): ("log", "exec", "attach", "portforward", "proxy", "eviction", "ephemeralcontainers", "resize"),
+    ("", "pods"): ("log", "exec", "attach", "portforward", "proxy", "eviction", "resize"),
     ("", "serviceaccounts"): ("token",), ("", "services"): ("proxy",),
 }
 
@@ -138,7 +138,8 @@ class Router:
             raise _page_not_found(path)
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
-        own = (sub, kind.key) in (("finalize", ("", "namespaces")), ("binding", ("", "pods")))  # (one kind's)
+        own = (sub, kind.key) in (("finalize", ("", "namespaces")), ("binding", ("", "pods")),
+                                  ("ephemeralcontainers", ("", "pods")))  # (one kind's)
         if sub and not (sub == "status" and kind.status) and not (sub == "scale" and kind.scale) and not own:
             if sub in _UNSERVED.get(kind.key, ()):  # the real server has it; the fake does not
                 raise errors.not_served(f"the {sub} subresource of {errors.qualified(kind.plural, kind.group)}")
@@ -162,6 +163,11 @@ class Router:
             return await self._scale(request, t, manager)
         if t.subresource == "finalize" and method != "PUT":  # a namespace's finalize is an update only
             raise errors.method_not_allowed()
+        if t.subresource == "ephemeralcontainers":  # a pod's: read as the pod, written as its ephemeral containers
+            if method not in ("GET", "PUT", "PATCH"):
+                raise errors.method_not_allowed()
+            if method == "PATCH" and request.headers.get("Content-Type", "").split(";")[0].strip() == APPLY:
+                raise errors.not_served("server-side apply of a pod's ephemeralcontainers subresource")
         meta_only = "as=PartialObjectMetadata" in request.headers.get("Accept", "")
         if t.name is None:
             if method == "GET":

@@ -425,6 +425,23 @@ def _pod_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     return out
 
 
+def ephemeral_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    """A pod's ephemeral containers may be added, never removed or changed. (The real message of a
+    changed one ends with a diff of Go structs, which the fake leaves out.)"""
+    listed = {c.get("name"): c for c in (new.get("spec") or {}).get("ephemeralContainers") or []
+              if isinstance(c, dict)}
+    out: list[Cause] = []
+    for was in (old.get("spec") or {}).get("ephemeralContainers") or []:
+        now = listed.get(was.get("name"))
+        if now is None:
+            out.append(("FieldValueForbidden", "spec.ephemeralContainers", f'Forbidden: existing ephemeral '
+                        f'containers "{was.get("name")}" may not be removed\n'))
+        elif now != was:
+            out.append(("FieldValueForbidden", "spec.ephemeralContainers", f'Forbidden: existing ephemeral '
+                        f'containers "{was.get("name")}" may not be changed\n'))
+    return out
+
+
 def _immutable(*paths: str) -> Callable[[dict[str, Any], dict[str, Any]], list[Cause]]:
     def check(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
         return [_invalid(p, _dig(new, p), _IMMUTABLE) for p in paths if _dig(old, p) != _dig(new, p)]

@@ -338,6 +338,8 @@ class Api:
             given = isinstance(sent, list) and sent != old["metadata"].get("managedFields")
             managers = self.managers(kind, {"metadata": {"managedFields": sent}} if given else old, subresource)
             seen = objects.status_write_seen(kind, body, new) if subresource == "status" else new
+            if subresource == "ephemeralcontainers":  # the field manager saw the patched pod, before the
+                seen = body  # strategy kept only its ephemeral containers (the rest is recorded, not stored)
             if objects.managed_fields_fit(kind, version, old["metadata"].get("managedFields") or []):
                 managers.update(manager, kind.api_version(version), subresource or "", old, seen, self.clock.stamp())
             else:  # (they do not convert to this version: reset, and the object is untracked)
