@@ -1790,4 +1790,33 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("GET", PODS + "/p", pick=("metadata.generation", "metadata.labels", "spec.ephemeralContainers.*.name",
                                       "metadata.managedFields.*.manager", "metadata.managedFields.*.subresource")),
     ],
+    # A StatefulSet's name and service name are DNS labels, its update strategy one of two, its volume claim
+    # templates checked as claims (and mountable by its template); a long generateName is cut to fit (found
+    # by the sixth blind suite; kube-apiserver 1.35.4).
+    "statefulset_names_strategy_and_claims": [
+        Req("POST", STS, sts("Upper")),
+        Req("POST", STS, sts("a.b")),
+        Req("POST", STS, sts("x" * 64)),
+        Req("POST", STS, {**sts("svc"), "spec": {**sts("svc")["spec"], "serviceName": "Bad.Name"}}),
+        Req("POST", STS, {**sts("strat"), "spec": {**sts("strat")["spec"], "updateStrategy": {"type": "Sometimes"}}},
+            brief=True),
+        Req("POST", STS, {**sts("claims"), "spec": {**sts("claims")["spec"], "volumeClaimTemplates": [
+            {"metadata": {"name": "a"}, "spec": {"accessModes": ["ReadWriteOncePod", "ReadOnlyMany", "Never"],
+                                                 "resources": {"requests": {"storage": "0"}}, "volumeMode": "Disk"}},
+            {"metadata": {"name": "b"}, "spec": {}}]}}),
+        Req("POST", STS, {**sts("mounts"), "spec": {**sts("mounts")["spec"], "template": {
+            **_WL_TEMPLATE, "spec": {"containers": [{"name": "c", "image": "busybox:1", "volumeMounts": [
+                {"name": "data", "mountPath": "/data"}, {"name": "other", "mountPath": "/other"}]}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}}),
+        Req("POST", STS, {**sts("ok"), "spec": {**sts("ok")["spec"], "template": {
+            **_WL_TEMPLATE, "spec": {"containers": [{"name": "c", "image": "busybox:1", "volumeMounts": [
+                {"name": "data", "mountPath": "/data"}]}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}},
+            pick=("metadata.name", "spec.volumeClaimTemplates")),
+        Req("POST", CM, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "g" * 70}},
+            pick=("metadata.generateName",)),
+        Req("GET", STS, pick=("items.*.metadata.name",)),
+    ],
 }

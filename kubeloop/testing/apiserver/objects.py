@@ -30,7 +30,8 @@ def check_name(kind: Kind, meta: dict[str, Any], taken: Any = lambda name: False
     with the other causes)."""
     if not meta.get("name") and meta.get("generateName"):
         for _ in range(8):
-            meta["name"] = meta["generateName"] + "".join(RNG.choices(GEN_ALPHABET, k=5))
+            # (the prefix cut to 58 characters, as the real name generator does: the name fits in 63)
+            meta["name"] = meta["generateName"][:58] + "".join(RNG.choices(GEN_ALPHABET, k=5))
             if not taken(meta["name"]):
                 break
         if kind.key == ("", "namespaces"):  # the name label, once there is a name

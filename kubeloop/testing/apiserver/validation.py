@@ -57,11 +57,10 @@ def name_causes(kind: Kind, name: str) -> list[Cause]:
         errs = names.dns1123_label(name)
     elif kind.key == ("", "services"):
         errs = names.dns1035_label(name)
+    elif kind.key == ("apps", "statefulsets"):  # (its name is its pods' host names, and a label value)
+        errs = names.dns1123_label(name)
     else:
         errs = names.dns1123_subdomain(name)
-    if kind.key == ("apps", "statefulsets"):  # its name is its pods' host names, and a label value
-        errs += (["must be no more than 63 characters"] if len(name) > 63 else []) + (
-            ["must not contain dots"] if "." in name else [])
     out = [_invalid("metadata.name", name, e) for e in errs]
     if kind.key == ("batch", "cronjobs") and len(name) > 52:
         out.append(_invalid("metadata.name", name, "must be no more than 52 characters"))
@@ -223,7 +222,13 @@ def _workload(word: str) -> Any:
                                                          f"Invalid value: {shown(_go_selector(selector))}"))
             elif matches is False:
                 out.append(mismatch)
-        out += _containers(template.get("spec"), "spec.template.spec")
+        pod_spec = template.get("spec")
+        if word == "statefulset" and isinstance(pod_spec, dict) and spec.get("volumeClaimTemplates"):
+            claims = workloads.claim_volumes(spec)  # (the pods get them: mounts of them are fine)
+            taken = {c["name"] for c in claims}
+            pod_spec = {**pod_spec, "volumes": claims + [v for v in pod_spec.get("volumes") or []
+                                                        if not (isinstance(v, dict) and v.get("name") in taken)]}
+        out += _containers(pod_spec, "spec.template.spec")
         out += _restart(template.get("spec"), "spec.template.spec", ["Always"])
         return out
     return check
@@ -356,6 +361,8 @@ def object_causes(kind: Kind, obj: dict[str, Any], ns: str | None = None, *, cre
         return namespace_finalizer_causes(obj, indexed=False) if creating else []
     rule = _SPEC.get(kind.key)
     out = rule(obj) if rule else []
+    if creating and kind.key == ("apps", "statefulsets"):
+        out += workloads.statefulset_create(obj)
     return out + _pod_create(obj) if creating and kind.key == ("", "pods") else out
 
 

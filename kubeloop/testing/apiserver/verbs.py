@@ -199,7 +199,8 @@ class Api:
         managers = self.managers(kind, None, None)
         if managed:  # an apply that creates records its own fields
             managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}),
-                            owned if before_selector is None else {**before_selector, "metadata": obj["metadata"]},
+                            (owned if admitted else obj) if before_selector is None else
+                            {**before_selector, "metadata": obj["metadata"]},
                             self.clock.stamp(),
                             creating=True)
         obj = objects.stored(kind, objects.strategy_create(kind, obj, self.clock.stamp(), account))
