@@ -1819,4 +1819,26 @@ SEQUENCES: dict[str, list[Step]] = {
             pick=("metadata.generateName",)),
         Req("GET", STS, pick=("items.*.metadata.name",)),
     ],
+    # A Job's generated selector (found by the sixth blind suite): a selector or uid and name labels the client
+    # set are kept and then refused, the generated labels are nobody's in the Job's managed fields (its labels
+    # are its template's, one map in Go) (kube-apiserver 1.35.4).
+    "job_generated_selector_and_labels": [
+        Req("POST", JOBS, job_with("sel", selector={"matchLabels": {"app": "sel"}})),
+        Req("POST", JOBS, {**job_with("lbl"), "spec": {**job_with("lbl")["spec"], "template": {
+            "metadata": {"labels": {"job-name": "other", "app": "x"}},
+            "spec": job_with("lbl")["spec"]["template"]["spec"]}}}),
+        Req("POST", JOBS, {**job_with("own"), "spec": {**job_with("own")["spec"], "template": {
+            "metadata": {"labels": {"app": "own"}}, "spec": job_with("own")["spec"]["template"]["spec"]}}},
+            pick=("metadata.labels", "metadata.managedFields.*.fieldsV1.f:metadata",
+                  "metadata.managedFields.*.fieldsV1.f:spec.f:template.f:metadata")),
+        Req("POST", JOBS, {**job_with("mine", manualSelector=True, selector={"matchLabels": {"app": "mine"}}),
+                           "metadata": {"name": "mine", "labels": {"team": "a"}}, "spec": {
+            **job_with("mine", manualSelector=True, selector={"matchLabels": {"app": "mine"}})["spec"],
+            "template": {"metadata": {"labels": {"app": "mine"}},
+                         "spec": job_with("mine")["spec"]["template"]["spec"]}}},
+            pick=("metadata.labels", "spec.selector", "spec.template.metadata.labels")),
+        Req("POST", JOBS, job_with("idx", completionMode="Indexed"), pick=("spec.completions", "spec.parallelism",
+                                                                           "spec.completionMode")),
+        Req("GET", JOBS, pick=("items.*.metadata.name",)),
+    ],
 }

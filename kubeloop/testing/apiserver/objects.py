@@ -41,10 +41,12 @@ def check_name(kind: Kind, meta: dict[str, Any], taken: Any = lambda name: False
                                                           "Required value: name or generateName is required")])
 
 
-def validate_create(kind: Kind, version: str, obj: dict[str, Any], ns: str | None = None) -> dict[str, Any]:
+def validate_create(kind: Kind, version: str, obj: dict[str, Any], ns: str | None = None,
+                    extra: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
     """Metadata and the kind's own rules (a custom resource's schema, after pruning and defaults), all
-    causes in one 422 as the real server reports them; returns the object as stored."""
-    causes = validation.metadata_causes(kind, obj["metadata"], creating=True)
+    causes in one 422 as the real server reports them; returns the object as stored. ``extra``: causes
+    the caller found (a Job's generated selector)."""
+    causes = validation.metadata_causes(kind, obj["metadata"], creating=True) + list(extra or [])
     if kind.key == CRD_KEY:
         causes += crds.causes(obj, creating=True)
     if kind.crd is None:
@@ -288,9 +290,15 @@ def job_selector(obj: dict[str, Any], uid: str, name_generated: bool = False) ->
     name = obj["metadata"]["name"]
     labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
     shared = obj["metadata"].get("labels") == labels and not name_generated
-    labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
-                   "controller-uid": uid, "job-name": name})
-    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    # (labels the client set are kept, and a selector it gave is added to: validation refuses both)
+    for key, value in (("job-name", name), ("batch.kubernetes.io/job-name", name), ("controller-uid", uid),
+                       ("batch.kubernetes.io/controller-uid", uid)):
+        labels.setdefault(key, value)
+    selector: dict[str, Any] = spec["selector"] if isinstance(spec.get("selector"), dict) else {}
+    matching: dict[str, Any] = selector["matchLabels"] if isinstance(selector.get("matchLabels"), dict) else {}
+    selector["matchLabels"] = {**matching, "batch.kubernetes.io/controller-uid": matching.get(
+        "batch.kubernetes.io/controller-uid", uid)}
+    spec["selector"] = selector
     if shared:
         obj["metadata"]["labels"] = dict(labels)
 

@@ -524,6 +524,30 @@ def _statefulset_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]
              "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")]
 
 
+def job_generated_selector(job: dict[str, Any], uid: str) -> list[Cause]:
+    """``validateGeneratedSelector`` of a new Job whose selector the server generated: its template has
+    the uid and name labels with their values, and its selector selects exactly what they say."""
+    spec = job.get("spec") or {}
+    if spec.get("manualSelector") or not isinstance(spec.get("selector"), dict):
+        return []
+    name = job["metadata"].get("name") or ""
+    labels = (((spec.get("template") or {}).get("metadata") or {}).get("labels")) or {}
+    expected = {"controller-uid": uid, "job-name": name, "batch.kubernetes.io/controller-uid": uid,
+                "batch.kubernetes.io/job-name": name}
+    out: list[Cause] = []
+    for key, value in expected.items():
+        path = f"spec.template.metadata.labels[{key}]"
+        if key not in labels:
+            out.append(_required(path, f"must be '{value}'"))
+        elif labels[key] != value:
+            out.append(_invalid(path, dict(sorted(labels.items())), f"must be '{value}'"))
+    selector = spec["selector"]
+    if selectors.label_selector_matches(selector, expected) is False:
+        shown = {k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in selector.items()}
+        out.append(_invalid("spec.selector", shown, "`selector` not auto-generated"))
+    return out
+
+
 def job_uid_causes(job: dict[str, Any], uid: str) -> list[Cause]:
     """A Job whose selector was generated checks it, and its template's uid labels, against ``uid`` (on
     an update, the uid the body asked for, which is refused anyway)."""

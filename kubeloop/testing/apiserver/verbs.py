@@ -31,6 +31,7 @@ from kubeloop.testing.apiserver import (
     objects,
     patches,
     quotas,
+    validation,
 )
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.fields import Managers, Typing, custom_lists
@@ -177,7 +178,8 @@ class Api:
             limitranges.admit(obj, self._in_namespace("limitranges", ns or ""))
             account = admission.service_account(obj, ns or "", lambda name: self.store.get(
                 ("", "serviceaccounts"), (ns or "", name)))
-        obj = objects.validate_create(kind, version, obj, ns)
+        generated = validation.job_generated_selector(obj, uid) if kind.key == ("batch", "jobs") else []
+        obj = objects.validate_create(kind, version, obj, ns, extra=generated)
         if admitted:  # validating admission, after validation
             limitranges.enforce(obj, self._in_namespace("limitranges", ns or ""))
         given = str(meta.get("resourceVersion") or "")  # refused by the storage, after validation, if it
@@ -199,8 +201,7 @@ class Api:
         managers = self.managers(kind, None, None)
         if managed:  # an apply that creates records its own fields
             managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}),
-                            (owned if admitted else obj) if before_selector is None else
-                            {**before_selector, "metadata": obj["metadata"]},
+                            (owned if admitted else obj) if before_selector is None else before_selector,
                             self.clock.stamp(),
                             creating=True)
         obj = objects.stored(kind, objects.strategy_create(kind, obj, self.clock.stamp(), account))
