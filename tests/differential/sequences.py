@@ -257,6 +257,11 @@ def _secret(name: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}}
 
 
+def service(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+            "spec": {"selector": {"app": name}, "ports": [{"port": 80}], **spec}}
+
+
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
 
 
@@ -1840,5 +1845,35 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("POST", JOBS, job_with("idx", completionMode="Indexed"), pick=("spec.completions", "spec.parallelism",
                                                                            "spec.completionMode")),
         Req("GET", JOBS, pick=("items.*.metadata.name",)),
+    ],
+    # Services (found by the sixth blind suite): external IPs denied by admission (DenyServiceExternalIPs, on in
+    # the control plane judged against), cluster IPs that are IPs and in the service range, node ports only
+    # for types that have them, not taken by another Service, and dropped with the type that needed them; a
+    # switch to ExternalName drops the cluster IPs and families it had; a load balancer's ingress IPs, IP modes
+    # (VIP by default) and host names (kube-apiserver 1.35.4).
+    "service_ips_ports_and_ingress": [
+        Req("POST", SVCS, service("ext", externalIPs=["192.0.2.7"])),
+        Req("POST", SVCS, service("plain"), pick=("spec.type", "spec.ports")),
+        Req("PATCH", SVCS + "/plain", {"spec": {"externalIPs": ["192.0.2.8"]}}, MERGE),
+        Req("POST", SVCS, service("badip", clusterIP="300.1.1.1")),
+        Req("POST", SVCS, service("far", clusterIP="10.99.0.5")),
+        Req("POST", SVCS, service("twonone", clusterIP="None", clusterIPs=["None", "10.0.0.9"])),
+        Req("POST", SVCS, service("cipnp", ports=[{"port": 80, "nodePort": 32123}])),
+        Req("POST", SVCS, service("np", type="NodePort", ports=[{"port": 80, "nodePort": 32123}]),
+            pick=("spec.type", "spec.ports")),
+        Req("POST", SVCS, service("np2", type="NodePort", ports=[{"port": 81, "nodePort": 32123}])),
+        Req("PATCH", SVCS + "/np", {"spec": {"type": "ClusterIP"}}, MERGE, pick=("spec.type", "spec.ports")),
+        Req("POST", SVCS, service("np2", type="NodePort", ports=[{"port": 81, "nodePort": 32123}]),
+            pick=("spec.ports",)),
+        Req("PATCH", SVCS + "/plain", {"spec": {"type": "ExternalName", "externalName": "db.example.org"}}, MERGE,
+            pick=("spec.type", "spec.clusterIP", "spec.clusterIPs", "spec.ipFamilies", "spec.ipFamilyPolicy")),
+        Req("PATCH", SVCS + "/plain", {"spec": {"ipFamilyPolicy": "SingleStack", "ipFamilies": ["IPv4"]}}, MERGE),
+        Req("POST", SVCS, service("lb", type="LoadBalancer"), pick=("spec.type",)),
+        Req("PATCH", SVCS + "/lb/status", {"status": {"loadBalancer": {"ingress": [
+            {"ip": "192.0.2.9"}, {"ip": "192.0.2.10", "ipMode": "Proxy"}]}}}, MERGE, pick=("status",)),
+        Req("PATCH", SVCS + "/lb/status", {"status": {"loadBalancer": {"ingress": [
+            {"ip": "nope", "ipMode": "Bridge"}, {"hostname": "192.0.2.11", "ipMode": "VIP"},
+            {"hostname": "Not_A_Host"}]}}}, MERGE),
+        Req("GET", SVCS, pick=("items.*.metadata.name",)),
     ],
 }

@@ -614,6 +614,7 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
             out.pop("status", None)
         if kind.key == ("", "services") and isinstance(out.get("status"), dict):
             out["status"].setdefault("loadBalancer", {})
+            services.ingress_defaults(out["status"])
         if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
             # a CRD's status strategy keeps the writer's finalizers (the cleanup finalizer comes this way)
             out["metadata"]["finalizers"] = copy.deepcopy((new.get("metadata") or {}).get("finalizers") or [])

@@ -641,7 +641,7 @@ def _service_status(obj: dict[str, Any]) -> list[Cause]:
     if ingress and (obj.get("spec") or {}).get("type") != "LoadBalancer":
         return [("FieldValueForbidden", "status.loadBalancer.ingress", "Forbidden: may only be used when `spec.type` "
                  "is 'LoadBalancer'")]
-    return []
+    return services.ingress_causes(ingress)
 
 
 def _pod_status(obj: dict[str, Any]) -> list[Cause]:

@@ -31,6 +31,7 @@ from kubeloop.testing.apiserver import (
     objects,
     patches,
     quotas,
+    services,
     validation,
 )
 from kubeloop.testing.apiserver.clock import Clock
@@ -54,6 +55,7 @@ IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 CREATE_ON_UPDATE = {("", "services"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases"),
                     ("", "limitranges")}
 NO_UNCONDITIONAL_UPDATE = {("coordination.k8s.io", "leases")}
+_EXTERNAL_IPS = "Use of external IPs is denied by admission control"  # (DenyServiceExternalIPs)
 QUOTA_ADMISSION = "kube-apiserver"  # (the manager of the quota plugin's status writes: its loopback client's)
 
 
@@ -180,6 +182,10 @@ class Api:
                 ("", "serviceaccounts"), (ns or "", name)))
         generated = validation.job_generated_selector(obj, uid) if kind.key == ("batch", "jobs") else []
         obj = objects.validate_create(kind, version, obj, ns, extra=generated)
+        if kind.key == ("", "services"):
+            self._node_ports_free(obj, None)
+            if services.denied_external_ips(None, obj):
+                raise errors.forbidden("services", "", obj["metadata"]["name"], _EXTERNAL_IPS)
         if admitted:  # validating admission, after validation
             limitranges.enforce(obj, self._in_namespace("limitranges", ns or ""))
         given = str(meta.get("resourceVersion") or "")  # refused by the storage, after validation, if it
@@ -220,6 +226,19 @@ class Api:
         self.store.put(kind.key, key, obj)
         self.kick()
         return obj
+
+    def _node_ports_free(self, svc: Obj, old: Obj | None) -> None:
+        """The node port allocator: a node port the Service asks for (and did not hold already) that another
+        Service of the cluster holds is a 422. (The fake allocates none itself.)"""
+        held = {p.get("nodePort") for p in ((old or {}).get("spec") or {}).get("ports") or [] if isinstance(p, dict)}
+        taken = {p.get("nodePort") for o in self.store.items(("", "services")) if o["metadata"]["uid"] != (
+            (old or {}).get("metadata") or {}).get("uid") for p in (o.get("spec") or {}).get("ports") or []
+            if isinstance(p, dict) and p.get("nodePort")}
+        clashes = [causes.invalid(f"spec.ports[{i}].nodePort", p["nodePort"], "provided port is already allocated")
+                   for i, p in enumerate((svc.get("spec") or {}).get("ports") or []) if isinstance(p, dict)
+                   and p.get("nodePort") and p["nodePort"] not in held and p["nodePort"] in taken]
+        if clashes:
+            raise errors.invalid("Service", "", svc["metadata"]["name"], clashes)
 
     def _quota_modelled(self, kind: Kind, obj: Obj) -> None:
         """A ResourceQuota the fake would not count all of is refused (501), not accepted half-enforced."""
@@ -326,6 +345,10 @@ class Api:
         if subresource != "status" and validate:
             objects.validate_update(kind, old, body, new, subresource)
             self._quota_modelled(kind, new)
+            if kind.key == ("", "services"):
+                self._node_ports_free(new, old)
+                if services.denied_external_ips(old, new):
+                    raise errors.forbidden("services", "", old["metadata"]["name"], _EXTERNAL_IPS)
         elif subresource == "status" and validate and kind.crd is None and kind.key != objects.CRD_KEY:
             objects.validate_status_update(kind, old, body, new)
         if kind.crd is not None:  # (a /status write's too: pruned, its status checked, as on the real server)
