@@ -271,7 +271,8 @@ def job(obj: dict[str, Any]) -> list[Cause]:
         labels = mapping(mapping(spec.get("template")).get("metadata")).get("labels")
         out += selectors.label_selector_causes(spec["selector"], "spec.selector")
         if selectors.label_selector_matches(spec["selector"], mapping(labels)) is False:  # (a Go map: keys sorted)
-            out.append(invalid("spec.template.metadata.labels", dict(sorted(mapping(labels).items())),
+            out.append(invalid("spec.template.metadata.labels", dict(sorted(labels.items())) if isinstance(
+                labels, dict) else labels,
                                "`selector` does not match template `labels`"))
     name, completions = (obj.get("metadata") or {}).get("name"), _int(spec.get("completions"))
     if spec.get("completionMode") == "Indexed" and completions and isinstance(name, str):
