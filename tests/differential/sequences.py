@@ -1876,4 +1876,45 @@ SEQUENCES: dict[str, list[Step]] = {
             {"hostname": "Not_A_Host"}]}}}, MERGE),
         Req("GET", SVCS, pick=("items.*.metadata.name",)),
     ],
+    # PodSecurity admission (found by the sixth blind suite): a namespace's labels must parse; its enforce level
+    # refuses new pods with the real violations, in the real order and words (kube-apiserver 1.35.4).
+    "pod_security_levels": [
+        Req("PATCH", "/api/v1/namespaces/{ns}", {"metadata": {"labels": {
+            "pod-security.kubernetes.io/warn": "strict", "pod-security.kubernetes.io/audit-version": "1.30"}}},
+            MERGE),
+        Req("PATCH", "/api/v1/namespaces/{ns}", {"metadata": {"labels": {
+            "pod-security.kubernetes.io/enforce": "baseline"}}}, MERGE, pick=("metadata.labels",)),
+        Req("POST", PODS, gated("host", hostNetwork=True, hostPID=True, container={
+            "ports": [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 81, "hostPort": 8081}],
+            "securityContext": {"privileged": True, "capabilities": {"add": ["NET_ADMIN", "CHOWN", "SYS_TIME"]}}},
+            volumes=[{"name": "h", "hostPath": {"path": "/tmp"}}, {"name": "h2", "hostPath": {"path": "/var"}}])),
+        Req("POST", PODS, gated("host2", hostNetwork=True, hostIPC=True, container={
+            "ports": [{"containerPort": 8080, "hostPort": 8080}], "securityContext": {"capabilities": {
+                "add": ["BPF"]}}}, volumes=[{"name": "h", "hostPath": {"path": "/tmp"}}])),
+        Req("POST", PODS, {**gated("seccomp", securityContext={"seccompProfile": {"type": "Unconfined"}}),
+                           "spec": {**gated("seccomp")["spec"], "securityContext": {"seccompProfile": {
+                               "type": "Unconfined"}}, "initContainers": [
+                                   {"name": "i", "image": "busybox:1", "securityContext": {"seccompProfile": {
+                                       "type": "Unconfined"}}}]}}),
+        Req("POST", PODS, gated("ok-baseline", container={"securityContext": {"capabilities": {"add": ["CHOWN"]}}}),
+            pick=("metadata.name",)),
+        Req("PATCH", "/api/v1/namespaces/{ns}", {"metadata": {"labels": {
+            "pod-security.kubernetes.io/enforce": "restricted"}}}, MERGE, pick=("metadata.labels",)),
+        Req("POST", PODS, {**gated("loose"), "spec": {**gated("loose")["spec"], "initContainers": [
+            {"name": "i", "image": "busybox:1", "securityContext": {"runAsNonRoot": False, "runAsUser": 0}}],
+            "volumes": [{"name": "n", "nfs": {"server": "x", "path": "/"}}, {"name": "e", "emptyDir": {}}]}}),
+        Req("POST", PODS, gated("caps", securityContext={"runAsNonRoot": True, "runAsUser": 0, "seccompProfile": {
+            "type": "RuntimeDefault"}}, container={"securityContext": {"allowPrivilegeEscalation": False,
+                                                                       "capabilities": {"drop": ["NET_RAW"],
+                                                                                        "add": ["NET_BIND_SERVICE",
+                                                                                                "SYS_ADMIN"]}}})),
+        Req("POST", PODS, gated("tight", securityContext={"runAsNonRoot": True, "seccompProfile": {
+            "type": "RuntimeDefault"}}, container={"securityContext": {
+                "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]}}}),
+            pick=("metadata.name",)),
+        Req("PATCH", "/api/v1/namespaces/{ns}", {"metadata": {"labels": {
+            "pod-security.kubernetes.io/enforce": "privileged"}}}, MERGE, pick=("metadata.labels",)),
+        Req("POST", PODS, gated("free", container={"securityContext": {"privileged": True}}), pick=("metadata.name",)),
+        Req("GET", PODS, pick=("items.*.metadata.name",)),
+    ],
 }

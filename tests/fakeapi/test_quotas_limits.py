@@ -73,3 +73,17 @@ async def test_ephemeral_containers_apply_is_refused(fake_client: Client) -> Non
         "PATCH", f"{NS}/pods/p/ephemeralcontainers", body=body, params={"fieldManager": "me"},
         content_type="application/apply-patch+yaml"))
     assert err.status == 501 and "ephemeralcontainers" in err.message
+
+
+async def test_pod_security_refuses_what_it_does_not_check(fake_client: Client) -> None:
+    """In a namespace enforcing a PodSecurity level, a pod using a field whose check the fake does not model
+    (SELinux options, here) is refused with 501, not admitted unchecked; a pinned enforce version too."""
+    await fake_client.transport.request("PATCH", NS, body={"metadata": {"labels": {
+        "pod-security.kubernetes.io/enforce": "baseline"}}}, content_type="application/merge-patch+json")
+    err = await refused(fake_client.transport.request("POST", f"{NS}/pods", body=pod(
+        "p", securityContext={"seLinuxOptions": {"level": "s0"}})))
+    assert err.status == 501 and "seLinuxOptions" in err.message
+    await fake_client.transport.request("PATCH", NS, body={"metadata": {"labels": {
+        "pod-security.kubernetes.io/enforce-version": "v1.30"}}}, content_type="application/merge-patch+json")
+    err = await refused(fake_client.transport.request("POST", f"{NS}/pods", body=pod("q")))
+    assert err.status == 501 and "enforce-version" in err.message

@@ -34,6 +34,10 @@ def causes(spec: Any, path: str) -> list[Cause]:
         if not c.get("image"):
             out.append(required(f"{here}.image"))
         out += _ports(c.get("ports"), f"{here}.ports")
+        if spec.get("hostNetwork") is True:  # (on the host's network a port is the host's port)
+            out += [invalid(f"{here}.ports[{j}].hostPort", p["hostPort"], "must match `containerPort` when "
+                            "`hostNetwork` is true") for j, p in enumerate(c.get("ports") or [])
+                    if isinstance(p, dict) and p.get("hostPort") and p.get("hostPort") != p.get("containerPort")]
         out += _mounts(c.get("volumeMounts"), volumes, f"{here}.volumeMounts")
         policy = c.get("imagePullPolicy")
         if policy is not None and policy not in _PULL_POLICIES:

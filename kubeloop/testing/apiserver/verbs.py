@@ -30,6 +30,7 @@ from kubeloop.testing.apiserver import (
     listopts,
     objects,
     patches,
+    podsecurity,
     quotas,
     services,
     validation,
@@ -188,6 +189,9 @@ class Api:
                 raise errors.forbidden("services", "", obj["metadata"]["name"], _EXTERNAL_IPS)
         if admitted:  # validating admission, after validation
             limitranges.enforce(obj, self._in_namespace("limitranges", ns or ""))
+            podsecurity.enforce(obj, self.store.get(("", "namespaces"), ("", ns or "")))
+        if kind.key == ("", "namespaces"):
+            self._pod_security_labels(obj, None)
         given = str(meta.get("resourceVersion") or "")  # refused by the storage, after validation, if it
         if given.isascii() and given.isdigit() and 0 < int(given) < 2 ** 64:  # parses as a version (else ignored)
             raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
@@ -226,6 +230,13 @@ class Api:
         self.store.put(kind.key, key, obj)
         self.kick()
         return obj
+
+    def _pod_security_labels(self, ns: Obj, old: Obj | None) -> None:
+        """PodSecurity's namespace validation: its labels must parse, on create and when they change."""
+        found = podsecurity.label_causes(ns["metadata"].get("labels") or {})
+        before = podsecurity.label_causes((old or {}).get("metadata", {}).get("labels") or {}) if old else []
+        if found and (old is None or not before or found != before):
+            raise errors.invalid("Namespace", "", ns["metadata"]["name"], found)
 
     def _node_ports_free(self, svc: Obj, old: Obj | None) -> None:
         """The node port allocator: a node port the Service asks for (and did not hold already) that another
@@ -345,6 +356,11 @@ class Api:
         if subresource != "status" and validate:
             objects.validate_update(kind, old, body, new, subresource)
             self._quota_modelled(kind, new)
+            if kind.key == ("", "namespaces") and subresource is None:
+                self._pod_security_labels(new, old)
+            if kind.key == ("", "pods") and subresource in (None, "ephemeralcontainers") and \
+                    podsecurity.significant_update(old, new):
+                podsecurity.enforce(new, self.store.get(("", "namespaces"), ("", old["metadata"]["namespace"])))
             if kind.key == ("", "services"):
                 self._node_ports_free(new, old)
                 if services.denied_external_ips(old, new):
