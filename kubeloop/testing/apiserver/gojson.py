@@ -24,7 +24,9 @@ def error(raw: bytes) -> str:
         if len(text) < len(word):
             return "unexpected end of JSON input"
     elif first not in '{["-0123456789':
-        return f"invalid character {_char(first)} looking for beginning of value"
+        stripped = raw.lstrip(b" \t\r\n")  # (Go's scanner reads bytes: a byte of no character is named alone)
+        return f"invalid character {_byte(stripped[0]) if stripped[0] >= 0x80 else _char(first)} looking for " \
+               "beginning of value"
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -37,3 +39,16 @@ def error(raw: bytes) -> str:
 
 def _char(c: str) -> str:
     return "'\\''" if c == "'" else f"'{c}'"
+
+
+_ESCAPES = {0x07: "\\a", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t", 0x0B: "\\v"}
+
+
+def _byte(b: int) -> str:
+    """Go's quoteChar of one byte: ``strconv.Quote(string(rune(b)))`` between single quotes."""
+    c = chr(b)
+    if b in _ESCAPES:
+        return f"'{_ESCAPES[b]}'"
+    if c.isprintable():
+        return _char(c)
+    return f"'\\x{b:02x}'" if b < 0x80 else f"'\\u{b:04x}'"
