@@ -1947,4 +1947,29 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("GET", CM, params={"continue": "not-a-token"}),
         Req("GET", CM, params={"continue": "6Q"}),
     ],
+    # A named GET with ``watch=true`` is a GET: the object, or 404 (found by the sixth blind suite; kube-apiserver
+    # 1.35.4).
+    "named_get_ignores_watch": [
+        Req("POST", CM, cm("here", {"k": "v"}), pick=("metadata.name",)),
+        Req("GET", CM + "/here", params={"watch": "true"}, pick=("kind", "metadata.name", "data")),
+        Req("GET", CM + "/gone", params={"watch": "true"}),
+        Req("GET", CM + "/here", params={"watch": "1", "resourceVersion": "0"}, pick=("kind", "metadata.name")),
+    ],
+    # A strategic merge patch's ``$retainKeys`` (found by the sixth blind suite): a list naming every key the
+    # patch sets, else 400; the keys it does not list go (kube-apiserver 1.35.4).
+    "strategic_retain_keys": [
+        Req("POST", DEPLOY, {**deployment("d", [{"name": "c", "image": "busybox:1"}]),
+                             "spec": {**deployment("d", [{"name": "c", "image": "busybox:1"}])["spec"], "replicas": 0}},
+            pick=("spec.strategy",)),
+        Req("PATCH", DEPLOY + "/d", {"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}}, STRATEGIC,
+            pick=("spec.strategy",)),
+        Req("PATCH", DEPLOY + "/d", {"spec": {"$retainKeys": ["type"], "strategy": {"type": "RollingUpdate"}}},
+            STRATEGIC),
+        Req("PATCH", DEPLOY + "/d", {"spec": {"strategy": {"$retainKeys": "type", "type": "Recreate"}}}, STRATEGIC),
+        Req("PATCH", CM + "/none", {"data": {"$retainKeys": ["a"], "b": "1"}}, STRATEGIC),
+        Req("POST", CM, cm("c", {"a": "1", "b": "2", "c": "3"}), pick=("data",)),
+        Req("PATCH", CM + "/c", {"data": {"$retainKeys": ["a", "c"], "c": "4", "b": None}}, STRATEGIC, pick=("data",)),
+        Req("PATCH", CM + "/c", {"data": {"$retainKeys": ["a"], "c": "5"}}, STRATEGIC),
+        Req("GET", DEPLOY + "/d", pick=("spec.strategy",)),
+    ],
 }

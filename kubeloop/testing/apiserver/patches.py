@@ -162,6 +162,10 @@ def strategic_merge(target: Any, patch: Any, field: str | None = None,
         raise StatusError(500, "", f"unknown patch type: {patch['$patch']} in map: {go_map(patch)}")
     out = dict(target) if isinstance(target, dict) else {}
     retain = patch.get("$retainKeys")
+    if "$retainKeys" in patch and (not isinstance(retain, list) or any(  # applyRetainKeysDirective: every key
+            k not in retain for k, v in patch.items() if v is not None and k != "$retainKeys" and  # the patch
+            not k.startswith(("$deleteFromPrimitiveList/", "$setElementOrder/")))):  # sets must be retained
+        raise StatusError(400, "BadRequest", "invalid patch format of retainKeys")
     for key, value in patch.items():
         if key == "$retainKeys":
             continue

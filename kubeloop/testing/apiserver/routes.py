@@ -363,7 +363,8 @@ _SELECT = {"labelSelector", "fieldSelector"}
 _LIST = _COMMON | _SELECT | {"limit", "continue", "resourceVersion", "resourceVersionMatch", "timeoutSeconds",
                              "watch", "allowWatchBookmarks", "sendInitialEvents"}
 _PARAMS: dict[tuple[str, bool], set[str]] = {
-    ("GET", True): _LIST, ("GET", False): _COMMON | {"resourceVersion"},
+    # (a named GET ignores ``watch``: the real handler answers the object, or 404, not a stream)
+    ("GET", True): _LIST, ("GET", False): _COMMON | {"resourceVersion", "watch"},
     ("POST", True): _WRITE, ("PUT", False): _WRITE, ("PATCH", False): _WRITE | {"force"},
     ("DELETE", False): _COMMON | {"propagationPolicy", "gracePeriodSeconds", "orphanDependents", "dryRun"},
     ("DELETE", True): _COMMON | _SELECT | {"propagationPolicy", "gracePeriodSeconds", "orphanDependents", "dryRun",
