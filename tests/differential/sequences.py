@@ -246,6 +246,7 @@ def limit_range(name: str, *items: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": name}, "spec": {"limits": list(items)}}
 
 
+SAS = "/api/v1/namespaces/{ns}/serviceaccounts"
 QUOTAS = "/api/v1/namespaces/{ns}/resourcequotas"
 
 
@@ -1971,5 +1972,35 @@ SEQUENCES: dict[str, list[Step]] = {
         Req("PATCH", CM + "/c", {"data": {"$retainKeys": ["a", "c"], "c": "4", "b": None}}, STRATEGIC, pick=("data",)),
         Req("PATCH", CM + "/c", {"data": {"$retainKeys": ["a"], "c": "5"}}, STRATEGIC),
         Req("GET", DEPLOY + "/d", pick=("spec.strategy",)),
+    ],
+    # ServiceAccount tokens (found by the sixth blind suite): a TokenRequest's checks and defaults; the tokens
+    # controller fills a service account token Secret in, and deletes it with its account, or at once when
+    # its account does not exist (kube-apiserver 1.35.4, kube-controller-manager).
+    "serviceaccount_token_requests_and_secrets": [
+        Req("POST", SAS, {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "bot"}},
+            pick=("metadata.name",)),
+        Req("POST", SAS + "/bot/token", {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                         "spec": {}}, params={"fieldManager": "asker"},
+            pick=("kind", "apiVersion", "metadata.name", "metadata.namespace", "metadata.managedFields", "spec")),
+        Req("POST", SAS + "/bot/token", {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                         "spec": {"audiences": ["a", "b"], "expirationSeconds": 7200}},
+            pick=("spec", "metadata.managedFields.*.fieldsV1")),
+        Req("POST", SAS + "/bot/token", {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                         "spec": {"expirationSeconds": 599}}),
+        Req("POST", SAS + "/bot/token", {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                         "spec": {"expirationSeconds": 4294967297}}),
+        Req("POST", SAS + "/nobody/token", {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"}),
+        Req("GET", SAS + "/bot/token"),
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+                              "metadata": {"name": "bot-token", "annotations": {
+                                  "kubernetes.io/service-account.name": "bot"}}}, pick=("type",)),
+        WaitFor(SECRETS + "/bot-token", "data.namespace", "<set>"),
+        Req("GET", SECRETS + "/bot-token", pick=("metadata.annotations", "type")),  # (data: base64 of the ns)
+        Req("POST", SECRETS, {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+                              "metadata": {"name": "orphan-token", "annotations": {
+                                  "kubernetes.io/service-account.name": "nobody"}}}, pick=("type",)),
+        WaitGone(SECRETS + "/orphan-token"),
+        Req("DELETE", SAS + "/bot", pick=("metadata.name",)),
+        WaitGone(SECRETS + "/bot-token"),
     ],
 }

@@ -19,7 +19,7 @@ import copy
 import logging
 from typing import Any
 
-from kubeloop.testing.apiserver import errors, quotas
+from kubeloop.testing.apiserver import errors, quotas, tokens
 from kubeloop.testing.apiserver.kinds import Kind
 from kubeloop.testing.apiserver.store import Obj
 from kubeloop.testing.apiserver.verbs import Api
@@ -74,7 +74,7 @@ class Controllers:
     def sweep(self) -> bool:
         """One pass of every controller; True if anything was written."""
         changed = False
-        for step in (self._crds, self._namespaces, self._gc, self._pods, self._quotas):
+        for step in (self._crds, self._namespaces, self._gc, self._pods, self._quotas, self._tokens):
             changed = step() or changed
         return changed
 
@@ -100,6 +100,26 @@ class Controllers:
                             {"propagationPolicy": policy} if policy else None)
         except errors.StatusError:
             pass
+
+    # --- service account tokens ---------------------------------------------------------------------
+
+    def _tokens(self) -> bool:
+        """The tokens controller: service account token Secrets filled in, or deleted with their account."""
+        secret_kind, account_kind = self._kind("", "secrets"), self._kind("", "serviceaccounts")
+        changed = False
+        for secret in self._all(secret_kind):
+            if secret.get("type") != tokens.TOKEN_TYPE or secret["metadata"].get("deletionTimestamp"):
+                continue
+            ns = secret["metadata"]["namespace"]
+            name = (secret["metadata"].get("annotations") or {}).get(tokens.NAME) or ""
+            new = tokens.legacy_secret(secret, self.api.store.get(account_kind.key, (ns, name)), self.ca_pem)
+            if new == {}:
+                self._delete(secret_kind, secret)
+                changed = True
+            elif new is not None:
+                self.api._write(secret_kind, "v1", secret, new, KCM, None)  # noqa: SLF001
+                changed = True
+        return changed
 
     # --- resource quotas ----------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubeloop.testing.apiserver import binding, crds, errors, listopts, objects, scale, schema, selectors, watch
+from kubeloop.testing.apiserver import binding, crds, errors, listopts, objects, scale, schema, selectors, tokens, watch
 from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.bodytype import real_resources
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -28,7 +28,7 @@ VERSION = {"major": "1", "minor": "35", "gitVersion": "v1.35.4-kubeloop-fake", "
 # Subresources the real server has for these kinds and the fake does not serve (501, not 404).
 _UNSERVED: dict[tuple[str, str], tuple[str, ...]] = {
     ("", "pods"): ("log", "exec", "attach", "portforward", "proxy", "eviction", "resize"),
-    ("", "serviceaccounts"): ("token",), ("", "services"): ("proxy",),
+    ("", "services"): ("proxy",),
 }
 
 
@@ -139,7 +139,8 @@ class Router:
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
         own = (sub, kind.key) in (("finalize", ("", "namespaces")), ("binding", ("", "pods")),
-                                  ("ephemeralcontainers", ("", "pods")))  # (one kind's)
+                                  ("ephemeralcontainers", ("", "pods")),
+                                  ("token", ("", "serviceaccounts")))  # (one kind's)
         if sub and not (sub == "status" and kind.status) and not (sub == "scale" and kind.scale) and not own:
             if sub in _UNSERVED.get(kind.key, ()):  # the real server has it; the fake does not
                 raise errors.not_served(f"the {sub} subresource of {errors.qualified(kind.plural, kind.group)}")
@@ -150,6 +151,8 @@ class Router:
         q = request.query
         if t.subresource == "binding":
             return await self._bind(request, t.namespace or "", t.name)
+        if t.subresource == "token":
+            return await self._token(request, t)
         _check_dry_run(request.method, q.getall("dryRun", []))
         dry_run = bool(q.get("dryRun"))
         if dry_run and t.subresource == "scale":
@@ -238,6 +241,24 @@ class Router:
                             self.api.clock.stamp(), dry_run=bool(request.query.get("dryRun")))
         self.api.kick()
         return json_response(done, 201)
+
+    async def _token(self, request: web.Request, t: Target) -> web.StreamResponse:
+        """A ServiceAccount's TokenRequest (POST only): see tokens.py. Its managed fields are the spec the
+        field manager saw (the body's, with the defaulted expiry), as the token subresource's."""
+        if request.method != "POST":
+            raise errors.method_not_allowed()
+        unknown = sorted(k for k in request.query if k not in _WRITE)
+        if unknown or request.query.get("dryRun"):
+            raise errors.not_served(f"the query parameters {', '.join(unknown) or 'dryRun'} on a TokenRequest")
+        body = await _body(request)
+        account = self.api.store.get(t.kind.key, (t.namespace or "", t.name or ""))
+        answer, seen = tokens.request(account, t.name or "", body, self.api.clock.now())
+        fields: dict[str, Any] = {"f:spec": {f"f:{k}": {} for k, v in seen["spec"].items() if v is not None}}
+        answer["metadata"]["managedFields"] = [{
+            "manager": request.query.get("fieldManager") or _agent_manager(request), "operation": "Update",
+            "apiVersion": "authentication.k8s.io/v1", "time": answer["metadata"]["creationTimestamp"],
+            "fieldsType": "FieldsV1", "fieldsV1": fields, "subresource": "token"}]
+        return json_response(answer, 201)
 
     async def _scale(self, request: web.Request, t: Target, manager: str) -> web.StreamResponse:
         """GET, PUT and PATCH of ``<object>/scale``: written as an update of the object's replicas."""
