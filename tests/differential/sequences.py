@@ -268,6 +268,18 @@ def service(name: str, **spec: Any) -> dict[str, Any]:
             "spec": {"selector": {"app": name}, "ports": [{"port": 80}], **spec}}
 
 
+RSS = "/apis/apps/v1/namespaces/{ns}/replicasets"
+
+
+def replica_set(name: str, selector: dict[str, str], labels: dict[str, str] | None = None,
+                **spec: Any) -> dict[str, Any]:
+    """A ReplicaSet of no pods (replicas 0 unless said): no controller's writes to compare."""
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name}, "spec": {
+        "replicas": 0, "selector": {"matchLabels": selector}, **spec, "template": {
+            "metadata": {"labels": labels if labels is not None else selector},
+            "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}}}}
+
+
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
 
 
@@ -2002,5 +2014,26 @@ SEQUENCES: dict[str, list[Step]] = {
         WaitGone(SECRETS + "/orphan-token"),
         Req("DELETE", SAS + "/bot", pick=("metadata.name",)),
         WaitGone(SECRETS + "/bot-token"),
+    ],
+    # ReplicaSets (found by the sixth blind suite), stored as Deployments are, without their controller:
+    # defaults, a Deployment's validation rules (and words), an immutable selector, scale and status
+    # subresources (kube-apiserver 1.35.4).
+    "replicaset_stored_and_validated": [
+        Req("POST", RSS, replica_set("rs", {"app": "rs"}), pick=("spec", "status", "metadata.generation")),
+        Req("POST", RSS, replica_set("bad", {"app": "x"}, {"app": "y"}, replicas=-1, minReadySeconds=-2)),
+        Req("POST", RSS, replica_set("empty", {}, {"app": "y"})),
+        Req("POST", RSS, {**replica_set("nosel", {"app": "z"}), "spec": {
+            k: v for k, v in replica_set("nosel", {"app": "z"})["spec"].items() if k != "selector"}}),
+        Req("PATCH", RSS + "/rs", {"spec": {"selector": {"matchLabels": {"app": "rs", "x": "y"}}}}, STRATEGIC,
+            brief=True),
+        Req("GET", RSS + "/rs/scale", pick=("kind", "apiVersion", "spec", "status")),
+        Req("PATCH", RSS + "/rs/scale", {"spec": {"replicas": -1}}, MERGE),
+        Req("PATCH", RSS + "/rs/scale", {"spec": {"replicas": 0}}, MERGE, pick=("spec",)),  # (none: the real
+        Req("GET", RSS + "/rs", pick=("spec.replicas", "metadata.generation")),  # controller would make pods)
+        Req("PATCH", RSS + "/rs/status", {"status": {"replicas": 1, "readyReplicas": 2, "availableReplicas": 3,
+                                                    "fullyLabeledReplicas": -1}}, MERGE),
+        Req("DELETE", RSS + "/rs", pick=("metadata.name",)),
+        WaitGone(RSS + "/rs"),
+        Req("GET", RSS, pick=("items.*.metadata.name",)),
     ],
 }

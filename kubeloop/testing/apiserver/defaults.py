@@ -153,6 +153,7 @@ def applied_containers(key: tuple[str, str], config: Obj) -> None:
 # Where pod specs sit in each kind.
 POD_SPECS: dict[tuple[str, str], tuple[str, ...]] = {
     ("", "pods"): ("spec",), ("apps", "deployments"): ("spec", "template", "spec"),
+    ("apps", "replicasets"): ("spec", "template", "spec"),
     ("apps", "statefulsets"): ("spec", "template", "spec"), ("apps", "daemonsets"): ("spec", "template", "spec"),
     ("batch", "jobs"): ("spec", "template", "spec"),
     ("batch", "cronjobs"): ("spec", "jobTemplate", "spec", "template", "spec"),
@@ -194,6 +195,11 @@ def _deployment(spec: Obj) -> None:
     _rolling(spec, "strategy", "25%", "25%")
     _put(spec, "revisionHistoryLimit", 10)
     _put(spec, "progressDeadlineSeconds", 600)
+    _template(spec)
+
+
+def _replicaset(spec: Obj) -> None:
+    _put(spec, "replicas", 1)
     _template(spec)
 
 
@@ -290,7 +296,7 @@ def _service(spec: Obj) -> None:
 _KINDS = {
     ("", "services"): _service,
     ("", "pods"): _pod, ("", "limitranges"): limitranges.apply_defaults,
-    ("apps", "deployments"): _deployment,
+    ("apps", "deployments"): _deployment, ("apps", "replicasets"): _replicaset,
     ("apps", "statefulsets"): _statefulset,
     ("apps", "daemonsets"): _daemonset,
     ("batch", "jobs"): _job,

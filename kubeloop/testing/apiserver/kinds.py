@@ -77,6 +77,7 @@ BUILTINS: list[Kind] = [
     _k("", "v1", "resourcequotas", "ResourceQuota", short_names=["quota"], status=True),
     _k("apps", "v1", "deployments", "Deployment", short_names=["deploy"], status=True, scale=True,
        generation=True),
+    _k("apps", "v1", "replicasets", "ReplicaSet", short_names=["rs"], status=True, scale=True, generation=True),
     _k("apps", "v1", "statefulsets", "StatefulSet", short_names=["sts"], status=True, scale=True,
        generation=True),
     _k("apps", "v1", "daemonsets", "DaemonSet", short_names=["ds"], status=True, generation=True),

@@ -129,6 +129,8 @@ ZERO: dict[tuple[str, str], dict[str, Any]] = {
     ("apps", "deployments"): {"spec": {"selector": None, "template": {"metadata": {"creationTimestamp": None},
                                                                       "spec": {"containers": None}},
                                        "strategy": {}}},
+    ("apps", "replicasets"): {"spec": {"selector": None, "template": {"metadata": {"creationTimestamp": None},
+                                                                      "spec": {"containers": None}}}},
     ("", "pods"): {"spec": {"containers": None}},
     ("batch", "jobs"): {"spec": {"template": {"metadata": {}, "spec": {"containers": None}}}},
     ("", "events"): {"source": {}, "involvedObject": {}},
@@ -327,6 +329,7 @@ _EVENT_V1_ZEROS: dict[str, Any] = {"eventTime": None, "deprecatedSource": {}, "d
 # fields it does not omit (kube-apiserver 1.35.4; an HPA as autoscaling/v2 writes it).
 _WORKLOAD_STATUS: dict[tuple[str, str], dict[str, Any]] = {
     ("apps", "deployments"): {}, ("batch", "jobs"): {}, ("batch", "cronjobs"): {},
+    ("apps", "replicasets"): {"replicas": 0},
     ("apps", "statefulsets"): {"replicas": 0, "availableReplicas": 0},
     ("apps", "daemonsets"): {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
                              "numberReady": 0},

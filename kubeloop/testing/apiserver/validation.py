@@ -342,6 +342,7 @@ def _both(*rules: Callable[[dict[str, Any]], list[Cause]]) -> Callable[[dict[str
 
 _SPEC: dict[tuple[str, str], Any] = {
     ("", "pods"): _pod, ("apps", "deployments"): _both(_workload("deployment"), workloads.deployment),
+    ("apps", "replicasets"): _workload("deployment"),  # (ValidateReplicaSetSpec: a Deployment's words, even)
     ("batch", "jobs"): _job, ("apps", "statefulsets"): _both(_workload("statefulset"), workloads.statefulset),
     ("apps", "daemonsets"): _both(_workload("daemonset"), workloads.daemonset),
     ("batch", "cronjobs"): _cronjob, ("", "services"): services.causes, ("coordination.k8s.io", "leases"): _lease,
@@ -571,7 +572,7 @@ _UPDATE: dict[tuple[str, str], Any] = {
     ("apps", "daemonsets"): _immutable("spec.selector"),
     ("events.k8s.io", "events"): _event_update,
     ("", "pods"): _pod_update,
-    ("apps", "deployments"): _deployment_update,
+    ("apps", "deployments"): _deployment_update, ("apps", "replicasets"): _immutable("spec.selector"),
     ("batch", "jobs"): _job_update,
     ("", "secrets"): _immutable("type"),
     ("", "services"): services.update_causes,
@@ -609,6 +610,13 @@ def _deployment_status(status: dict[str, Any]) -> list[Cause]:
     return _counts(status, ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
                             "unavailableReplicas", "terminatingReplicas", "collisionCount")) + _at_most(status, (
         ("updatedReplicas", "replicas"), ("readyReplicas", "replicas"), ("availableReplicas", "replicas"),
+        ("availableReplicas", "readyReplicas")))
+
+
+def _replicaset_status(status: dict[str, Any]) -> list[Cause]:
+    return _counts(status, ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas",
+                            "observedGeneration", "terminatingReplicas")) + _at_most(status, (
+        ("fullyLabeledReplicas", "replicas"), ("readyReplicas", "replicas"), ("availableReplicas", "replicas"),
         ("availableReplicas", "readyReplicas")))
 
 
@@ -663,6 +671,7 @@ def _pod_status(obj: dict[str, Any]) -> list[Cause]:
 
 _STATUS: dict[tuple[str, str], Any] = {
     ("apps", "deployments"): lambda o: _deployment_status(o.get("status") or {}),
+    ("apps", "replicasets"): lambda o: _replicaset_status(o.get("status") or {}),
     ("apps", "statefulsets"): lambda o: _statefulset_status(o.get("status") or {}),
     ("apps", "daemonsets"): lambda o: _daemonset_status(o.get("status") or {}),
     ("", "namespaces"): _namespace_status, ("", "services"): _service_status, ("", "pods"): _pod_status,
