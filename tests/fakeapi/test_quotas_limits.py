@@ -32,7 +32,7 @@ async def refused(call: Any) -> ApiError:
 @pytest.mark.parametrize(("body", "named"), [
     (quota("np", {"services.nodeports": "1"}), "services.nodeports"),
     (quota("st", {"requests.storage": "1Gi"}), "requests.storage"),
-    (quota("rs", {"count/replicasets.apps": "1"}), "count/replicasets.apps"),
+    (quota("cr", {"count/controllerrevisions.apps": "1"}), "count/controllerrevisions.apps"),
     (quota("sc", {"pods": "1"}, scopes=["BestEffort"]), "scopes"),
 ])
 async def test_a_quota_the_fake_would_not_count_is_refused(fake_client: Client, body: dict[str, Any],
