@@ -387,8 +387,9 @@ _THINGS = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefin
 @pytest.mark.parametrize("path", [
     "/api/v1/nodes", "/api/v1/nodes/n", "/api/v1/watch/nodes", "/api/v1/namespaces/default/endpoints",
     "/api/v1/namespaces/default/persistentvolumeclaims/x", "/api/v1/namespaces/default/replicationcontrollers",
-    "/api/v1/namespaces/default/resourcequotas", "/api/v1/namespaces/default/limitranges",
-    "/apis/apps/v1/namespaces/default/replicasets", "/apis/apps/v1/watch/namespaces/default/replicasets",
+    "/api/v1/namespaces/default/podtemplates", "/api/v1/persistentvolumes",
+    "/apis/networking.k8s.io/v1/namespaces/default/networkpolicies",
+    "/apis/apps/v1/watch/namespaces/default/controllerrevisions",
     "/apis/apps/v1/namespaces/default/controllerrevisions/r",
     "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers",
     "/apis/policy/v1", "/apis/policy/v1/namespaces/default/poddisruptionbudgets",

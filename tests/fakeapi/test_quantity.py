@@ -21,3 +21,12 @@ def test_canonical(given: str | float, stored: str) -> None:
 def test_invalid(bad: str) -> None:
     with pytest.raises(ValueError, match="quantities must match"):
         canonical(bad)
+
+
+@pytest.mark.parametrize(("given", "stored"), [
+    ("0.0001", "1m"), ("100.5", "100500m"), ("1e-4", "1e-3"), ("0.1n", "1m"), ("1Ki", "1Ki"), ("250m", "250m"),
+])
+def test_resource_list_rounds_up_to_milli(given: str, stored: str) -> None:
+    """A ResourceList's values (a container's requests and limits, a quota's, a limit range's) are rounded
+    up to milli units (SetDefaults_ResourceList), other quantities are not."""
+    assert canonical(given, milli=True) == stored

@@ -1,6 +1,8 @@
 """The admission plugins of a default kube-apiserver that change what a new Pod looks like:
 
-- ServiceAccount: ``serviceAccountName`` defaults to ``default``, and unless automounting is off a
+- ServiceAccount: ``serviceAccountName`` defaults to ``default``; an account that does not exist is a 403
+  (``service_account``); its image pull secrets go to a pod that has none; unless automounting is off (the
+  pod's choice, else the account's) a
   projected ``kube-api-access-<random>`` volume (token, root CA, namespace) is added and mounted in
   every container at /var/run/secrets/kubernetes.io/serviceaccount;
 - DefaultTolerationSeconds: tolerations of 300 s for the not-ready and unreachable node taints, on an
@@ -16,8 +18,10 @@ immutable but for its images and deadline).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from kubeloop.testing.apiserver import errors
 from kubeloop.testing.apiserver.objects import GEN_ALPHABET, RNG, pod_qos_class
 
 MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -58,17 +62,41 @@ def keep_priority(old: dict[str, Any], new: dict[str, Any]) -> None:
             new[field] = old[field]
 
 
-def admit_pod(pod: dict[str, Any]) -> None:
+def service_account(pod: dict[str, Any], ns: str, lookup: Callable[[str], dict[str, Any] | None]) -> \
+        dict[str, Any] | None:
+    """The ServiceAccount plugin's lookup of a new pod's account (``serviceAccountName``, else the
+    deprecated ``serviceAccount``, else ``default``): a 403 when it does not exist. Runs before the pod is
+    validated, as mutating admission does; returns the account for ``admit_pod``."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    name = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+    account = lookup(name)
+    # (``default`` is never refused: the real plugin waits for the controller that creates it in every
+    # namespace, as the fake's does soon after the namespace is made)
+    if account is None and name != "default":
+        raise errors.forbidden("pods", "", pod["metadata"].get("name") or "", f"error looking up service account "
+                               f'{ns}/{name}: serviceaccount "{name}" not found')
+    return account
+
+
+def admit_pod(pod: dict[str, Any], account: dict[str, Any] | None = None) -> None:
+    """``account``: the pod's ServiceAccount (its image pull secrets are copied to a pod that names none;
+    its ``automountServiceAccountToken`` is the default of the pod's)."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return
+    if account is not None and not spec.get("imagePullSecrets") and account.get("imagePullSecrets"):
+        spec["imagePullSecrets"] = [{"name": s.get("name") or ""} for s in account["imagePullSecrets"]
+                                    if isinstance(s, dict)]
     if not spec.get("priorityClassName"):
         spec.setdefault("priority", 0)
         spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     spec["serviceAccountName"] = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
     spec["serviceAccount"] = spec["serviceAccountName"]
     tolerations(spec)
-    if spec.get("automountServiceAccountToken") is False:
+    automount = spec.get("automountServiceAccountToken")
+    if automount is False or (automount is None and (account or {}).get("automountServiceAccountToken") is False):
         return
     containers = [c for f in ("initContainers", "containers") for c in spec.get(f) or [] if isinstance(c, dict)]
     if any(m.get("mountPath") == MOUNT for c in containers for m in c.get("volumeMounts") or []):

@@ -267,11 +267,13 @@ def job(obj: dict[str, Any]) -> list[Cause]:
             spec.get("template"), dict) else None
         out += [required("spec.selector"), invalid("spec.template.metadata.labels", labels or None,
                                                    "`selector` does not match template `labels`")]
-    elif spec.get("manualSelector") is True:  # (otherwise generated, replacing what was sent)
+    else:  # (a generated one is added to what was sent: the template must match it too)
         labels = mapping(mapping(spec.get("template")).get("metadata")).get("labels")
         out += selectors.label_selector_causes(spec["selector"], "spec.selector")
-        if selectors.label_selector_matches(spec["selector"], mapping(labels)) is False:
-            out.append(invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
+        if selectors.label_selector_matches(spec["selector"], mapping(labels)) is False:  # (a Go map: keys sorted)
+            out.append(invalid("spec.template.metadata.labels", dict(sorted(labels.items())) if isinstance(
+                labels, dict) else labels,
+                               "`selector` does not match template `labels`"))
     name, completions = (obj.get("metadata") or {}).get("name"), _int(spec.get("completions"))
     if spec.get("completionMode") == "Indexed" and completions and isinstance(name, str):
         host = f"{name}-{completions - 1}"  # the last index's pod hostname

@@ -247,6 +247,9 @@ def _canonical(value: Any, node: dict[str, Any]) -> Any:
         return value if isinstance(parsed, str) else gotime.written(parsed, layout)
     if isinstance(value, dict):
         props, extra = node.get("properties") or {}, node.get("additionalProperties")
+        if not props and isinstance(extra, dict) and extra.get("type") == "quantity":
+            # a ResourceList (a map of quantities): SetDefaults_ResourceList rounds each up to milli units
+            return {k: quantity.canonical(v, milli=True) if v is not None else v for k, v in value.items()}
         for key, sub in list(value.items()):
             child = props.get(key) if key in props else extra if isinstance(extra, dict) else None
             if sub is None and props and key in props:

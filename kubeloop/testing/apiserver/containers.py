@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeloop.testing.apiserver import names, quantity
+from kubeloop.testing.apiserver import names, quantity, scheduling
 from kubeloop.testing.apiserver.causes import Cause, duplicate, forbidden, invalid, mapping, required, unsupported
-
-# Resources a container may not ask for more or less of than its limit (IsOvercommitAllowed is false).
-_EXACT_PREFIXES = ("hugepages-",)
 
 
 def causes(spec: Any, path: str) -> list[Cause]:
@@ -37,6 +34,10 @@ def causes(spec: Any, path: str) -> list[Cause]:
         if not c.get("image"):
             out.append(required(f"{here}.image"))
         out += _ports(c.get("ports"), f"{here}.ports")
+        if spec.get("hostNetwork") is True:  # (on the host's network a port is the host's port)
+            out += [invalid(f"{here}.ports[{j}].hostPort", p["hostPort"], "must match `containerPort` when "
+                            "`hostNetwork` is true") for j, p in enumerate(c.get("ports") or [])
+                    if isinstance(p, dict) and p.get("hostPort") and p.get("hostPort") != p.get("containerPort")]
         out += _mounts(c.get("volumeMounts"), volumes, f"{here}.volumeMounts")
         policy = c.get("imagePullPolicy")
         if policy is not None and policy not in _PULL_POLICIES:
@@ -49,6 +50,57 @@ def causes(spec: Any, path: str) -> list[Cause]:
         if name in seen:  # (an empty name is reported once, as missing)
             out.append(duplicate(f"{here}.name", name))
         seen.add(name)
+    return out + _ephemeral(spec, f"{path}.ephemeralContainers") + scheduling.causes(spec, path)
+
+
+# The fields an ephemeral container may set (allowedEphemeralContainerFields, by their JSON names); any
+# other that is not empty "cannot be set for an Ephemeral Container".
+_EPHEMERAL_ALLOWED = frozenset({"name", "image", "command", "args", "workingDir", "envFrom", "env", "volumeMounts",
+                                "volumeDevices", "terminationMessagePath", "terminationMessagePolicy",
+                                "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty",
+                                "targetContainerName"})
+
+
+def _ephemeral(spec: dict[str, Any], path: str) -> list[Cause]:
+    """``validateEphemeralContainers``: each one's common container rules, a name unique among all the
+    pod's containers, a target that is one of its (non-ephemeral) containers, only the allowed fields,
+    mounts without sub paths."""
+    listed = spec.get("ephemeralContainers")
+    if not isinstance(listed, list) or not listed:
+        return []
+    regular = {c.get("name") for f in ("containers", "initContainers") for c in spec.get(f) or []
+               if isinstance(c, dict)}
+    taken = set(regular)
+    volumes = {v.get("name") for v in spec.get("volumes") or [] if isinstance(v, dict)}
+    out: list[Cause] = []
+    for i, c in enumerate(listed):
+        if not isinstance(c, dict):
+            continue
+        here, name = f"{path}[{i}]", c.get("name") or ""
+        if not name:
+            out.append(required(f"{here}.name"))
+        else:
+            out += [invalid(f"{here}.name", name, e) for e in names.dns1123_label(name)]
+        if not c.get("image"):
+            out.append(required(f"{here}.image"))
+        out += _mounts(c.get("volumeMounts"), volumes, f"{here}.volumeMounts")
+        policy = c.get("imagePullPolicy")
+        if policy is not None and policy not in _PULL_POLICIES:
+            out.append(unsupported(f"{here}.imagePullPolicy", policy, _PULL_POLICIES))
+        out += _env(c.get("env"), f"{here}.env")
+        if name in taken:
+            out.append(duplicate(f"{here}.name", name))
+        taken.add(name)
+        target = c.get("targetContainerName")
+        if target and target not in regular:
+            out.append(("FieldValueNotFound", f"{here}.targetContainerName", f'Not found: "{target}"'))
+        out += [forbidden(f"{here}.{k}", "cannot be set for an Ephemeral Container") for k, v in c.items()
+                if k not in _EPHEMERAL_ALLOWED and v not in (None, "", [], {}, False, 0)]
+        for j, mount in enumerate(c.get("volumeMounts") or []):
+            for field in ("subPath", "subPathExpr"):
+                if isinstance(mount, dict) and mount.get(field):
+                    out.append(forbidden(f"{here}.volumeMounts[{j}].{field}", "cannot be set for an Ephemeral "
+                                         "Container"))
     return out
 
 
@@ -185,22 +237,74 @@ def _probe(probe: Any, path: str) -> list[Cause]:
 _STANDARD = ("cpu", "memory", "ephemeral-storage")
 
 
-def _resource(name: str, value: Any, path: str) -> list[Cause]:
-    """``validateContainerResourceName`` (a standard name, or a domain-qualified extended one) and
-    ``ValidateNonnegativeQuantity``."""
-    out: list[Cause] = []
-    if "/" not in name and name not in _STANDARD and not name.startswith("hugepages-"):
+# helper.IsStandardResourceName: the resources the core API names (quota's among them).
+_STANDARD_RESOURCES = frozenset({
+    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
+    "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "services", "replicationcontrollers",
+    "resourcequotas", "secrets", "configmaps", "persistentvolumeclaims", "storage", "requests.storage",
+    "services.nodeports", "services.loadbalancers"})
+
+
+def resource_name(name: str, path: str, *, container: bool) -> list[Cause]:
+    """``validateResourceName`` (a qualified name; a standard one when it has no domain) and, for
+    containers' resources, ``validateContainerResourceName`` (cpu, memory, ephemeral storage, huge pages,
+    or an extended resource whose name is a valid ``requests.`` key)."""
+    out = [invalid(path, name, e) for e in names.qualified_name(name)]
+    bare = "/" not in name
+    if not out and bare and name not in _STANDARD_RESOURCES and not name.startswith(("hugepages-",
+                                                                                      "requests.hugepages-")):
+        out.append(invalid(path, name, "must be a standard resource type or fully qualified"))
+    if not container:
+        return out
+    if bare and name not in _STANDARD and not name.startswith("hugepages-"):
         out.append(invalid(path, name, "must be a standard resource for containers"))
+    elif not bare and not _native(name) and (name.startswith("requests.") or
+                                             names.qualified_name("requests." + name)):
+        out.append(invalid(path, name, "doesn't follow extended resource name standard"))
+    return out
+
+
+def _native(name: str) -> bool:
+    """``IsNativeResource``: no domain, or one under kubernetes.io."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _overcommit(name: str) -> bool:
+    """``IsOvercommitAllowed``: native resources but huge pages may be asked for below their limit."""
+    return _native(name) and not name.startswith("hugepages-")
+
+
+def _amount(value: Any) -> Any:
     try:
-        negative = isinstance(value, str) and quantity.parse(value)[0] < 0
+        return quantity.parse(value)[0] if isinstance(value, str) else None
     except ValueError:
-        negative = False  # (refused when decoded)
-    return out + ([invalid(path, value, "must be greater than or equal to 0")] if negative else [])
+        return None  # (refused when decoded)
+
+
+def _resource(name: str, value: Any, path: str) -> list[Cause]:
+    """``validateContainerResourceName`` (a standard name, or a domain-qualified extended one),
+    ``ValidateResourceQuantityValue`` (not negative; a whole number for extended resources) and a huge
+    page amount that is a multiple of its page size."""
+    out = resource_name(name, path, container=True)
+    amount = _amount(value)
+    if amount is None:
+        return out
+    if amount < 0:
+        out.append(invalid(path, value, "must be greater than or equal to 0"))
+    if not _native(name) and amount.denominator != 1:
+        out.append(invalid(path, value, "must be an integer"))
+    if name.startswith("hugepages-"):
+        page = _amount(name[len("hugepages-"):])
+        whole = page is not None and page > 0 and page.denominator == 1
+        if not whole or int(amount) % int(page or 1):
+            out.append(invalid(path, value, f"{value} is not positive integer multiple of {name}"))
+    return out
 
 
 def _resources(resources: Any, path: str) -> list[Cause]:
-    """A request above its limit (or, for huge pages, other than it) is invalid, reported on
-    ``requests`` with the request's canonical value."""
+    """A request above its limit (or, for huge pages and extended resources, other than it, or without
+    one) is invalid, reported on ``requests`` with the request's canonical value; huge pages need cpu or
+    memory asked for too."""
     if not isinstance(resources, dict):
         return []
     limits = mapping(resources.get("limits"))
@@ -209,16 +313,18 @@ def _resources(resources: Any, path: str) -> list[Cause]:
     for which, listed in (("limits", limits), ("requests", requests)):
         for name, value in listed.items():
             out += _resource(name, value, f"{path}.{which}[{name}]")
+            if which == "requests" and name not in limits and not _overcommit(name):
+                out.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
     for name, wanted in requests.items():
-        if name not in limits or not isinstance(wanted, str) or not isinstance(limits[name], str):
+        asked, cap = _amount(wanted), _amount(limits.get(name))
+        if asked is None or cap is None:
             continue
-        try:
-            asked, cap = quantity.parse(wanted)[0], quantity.parse(limits[name])[0]
-        except ValueError:
-            continue  # (refused when decoded)
-        if name.startswith(_EXACT_PREFIXES) and asked != cap:
+        if not _overcommit(name) and asked != cap:
             out.append(invalid(f"{path}.requests", wanted, f"must be equal to {name} limit of {limits[name]}"))
         elif asked > cap:
             out.append(invalid(f"{path}.requests", wanted, f"must be less than or equal to {name} limit of "
                                f"{limits[name]}"))
+    asked_for = set(limits) | set(requests)
+    if any(n.startswith("hugepages-") for n in asked_for) and not asked_for & {"cpu", "memory"}:
+        out.append(forbidden(path, "HugePages require cpu or memory"))
     return out

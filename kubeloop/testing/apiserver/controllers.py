@@ -19,7 +19,7 @@ import copy
 import logging
 from typing import Any
 
-from kubeloop.testing.apiserver import errors
+from kubeloop.testing.apiserver import errors, quotas, tokens
 from kubeloop.testing.apiserver.kinds import Kind
 from kubeloop.testing.apiserver.store import Obj
 from kubeloop.testing.apiserver.verbs import CRD_FINALIZER, Api
@@ -39,6 +39,8 @@ class Controllers:
         self.ca_pem = ca_pem
         self.kubelet = kubelet
         self._wake = asyncio.Event()
+        # The quota controller's view: per quota uid, the counted objects (and terminal pods) it last saw.
+        self._quota_seen: dict[str, frozenset[tuple[Any, ...]]] = {}
         self._task: asyncio.Task[None] | None = None
 
     def kick(self) -> None:
@@ -71,7 +73,7 @@ class Controllers:
     def sweep(self) -> bool:
         """One pass of every controller; True if anything was written."""
         changed = False
-        for step in (self._crds, self._namespaces, self._gc, self._pods):
+        for step in (self._crds, self._namespaces, self._gc, self._pods, self._quotas, self._tokens):
             changed = step() or changed
         return changed
 
@@ -97,6 +99,53 @@ class Controllers:
                             {"propagationPolicy": policy} if policy else None)
         except errors.StatusError:
             pass
+
+    # --- service account tokens ---------------------------------------------------------------------
+
+    def _tokens(self) -> bool:
+        """The tokens controller: service account token Secrets filled in, or deleted with their account."""
+        secret_kind, account_kind = self._kind("", "secrets"), self._kind("", "serviceaccounts")
+        changed = False
+        for secret in self._all(secret_kind):
+            if secret.get("type") != tokens.TOKEN_TYPE or secret["metadata"].get("deletionTimestamp"):
+                continue
+            ns = secret["metadata"]["namespace"]
+            name = (secret["metadata"].get("annotations") or {}).get(tokens.NAME) or ""
+            new = tokens.legacy_secret(secret, self.api.store.get(account_kind.key, (ns, name)), self.ca_pem)
+            if new == {}:
+                self._delete(secret_kind, secret)
+                changed = True
+            elif new is not None:
+                self.api._write(secret_kind, "v1", secret, new, KCM, None)  # noqa: SLF001
+                changed = True
+        return changed
+
+    # --- resource quotas ----------------------------------------------------------------------------
+
+    def _quotas(self) -> bool:
+        """kube-controller-manager's quota controller: a quota is recounted when it is new or its hard limits
+        changed, and when an object it counts goes or a pod it counts finishes (replenishment); otherwise
+        its usage is what admission charged (a real controller's full resync, every 5 minutes, is not run)."""
+        quota_kind = self._kind("", "resourcequotas")
+        changed = False
+        for quota in self._all(quota_kind):
+            ns, uid = quota["metadata"]["namespace"], quota["metadata"]["uid"]
+            objects = [(k, o) for k in self.api.kinds.all() if k.namespaced and k.crd is None
+                       for o in self.api.store.items(k.key) if o["metadata"].get("namespace") == ns]
+            seen = frozenset((k.key, o["metadata"]["name"], o["metadata"]["uid"],
+                              (o.get("status") or {}).get("phase") in ("Succeeded", "Failed")) for k, o in objects)
+            before = self._quota_seen.get(uid)
+            self._quota_seen[uid] = seen
+            hard = (quota.get("spec") or {}).get("hard") or {}
+            gone = before is not None and bool({s[:3] for s in before} - {s[:3] for s in seen})
+            finished = before is not None and bool({s for s in seen if s[3]} - before)
+            if (quota.get("status") or {}).get("hard") == hard and before is not None and not gone and not finished:
+                continue
+            status = quotas.status(quota, objects)
+            if status != quota.get("status"):
+                self.api._write(quota_kind, "v1", quota, {**quota, "status": status}, KCM, "status")  # noqa: SLF001
+                changed = True
+        return changed
 
     # --- namespaces ---------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubeloop.testing.apiserver import autoscaling
+from kubeloop.testing.apiserver import autoscaling, limitranges
 
 Obj = dict[str, Any]
 
@@ -39,8 +39,17 @@ def _put(obj: Obj, field: str, value: Any) -> Any:
 
 
 def _pod(spec: Obj) -> None:
+    grace = spec.get("terminationGracePeriodSeconds")
+    if isinstance(grace, int) and not isinstance(grace, bool) and grace < 0:
+        spec["terminationGracePeriodSeconds"] = 1  # (the v1 Pod's conversion: a negative grace period is 1 s)
     _pod_spec(spec)
     _put(spec, "enableServiceLinks", True)
+    if spec.get("hostNetwork") is True:  # SetDefaults_Pod: on the host's network a port is the host's port
+        for field in ("containers", "initContainers"):
+            for container in spec.get(field) or [] if isinstance(spec.get(field), list) else []:
+                for port in (container.get("ports") or []) if isinstance(container, dict) else []:
+                    if isinstance(port, dict) and not port.get("hostPort"):
+                        port["hostPort"] = port.get("containerPort")
     for field in ("initContainers", "containers"):  # SetDefaults_Pod: a limit without request is both
         for container in spec.get(field) or [] if isinstance(spec.get(field), list) else []:
             resources = container.get("resources") if isinstance(container, dict) else None
@@ -59,7 +68,7 @@ def _pod_spec(spec: Any) -> None:
                          ("schedulerName", "default-scheduler"), ("terminationGracePeriodSeconds", 30),
                          ("securityContext", {})):
         _put(spec, field, value)
-    for field in ("initContainers", "containers"):
+    for field in ("initContainers", "containers", "ephemeralContainers"):
         for container in spec.get(field) or [] if isinstance(spec.get(field), list) else []:
             if isinstance(container, dict):
                 _container(container)
@@ -144,6 +153,7 @@ def applied_containers(key: tuple[str, str], config: Obj) -> None:
 # Where pod specs sit in each kind.
 POD_SPECS: dict[tuple[str, str], tuple[str, ...]] = {
     ("", "pods"): ("spec",), ("apps", "deployments"): ("spec", "template", "spec"),
+    ("apps", "replicasets"): ("spec", "template", "spec"),
     ("apps", "statefulsets"): ("spec", "template", "spec"), ("apps", "daemonsets"): ("spec", "template", "spec"),
     ("batch", "jobs"): ("spec", "template", "spec"),
     ("batch", "cronjobs"): ("spec", "jobTemplate", "spec", "template", "spec"),
@@ -185,6 +195,11 @@ def _deployment(spec: Obj) -> None:
     _rolling(spec, "strategy", "25%", "25%")
     _put(spec, "revisionHistoryLimit", 10)
     _put(spec, "progressDeadlineSeconds", 600)
+    _template(spec)
+
+
+def _replicaset(spec: Obj) -> None:
+    _put(spec, "replicas", 1)
     _template(spec)
 
 
@@ -280,8 +295,8 @@ def _service(spec: Obj) -> None:
 
 _KINDS = {
     ("", "services"): _service,
-    ("", "pods"): _pod,
-    ("apps", "deployments"): _deployment,
+    ("", "pods"): _pod, ("", "limitranges"): limitranges.apply_defaults,
+    ("apps", "deployments"): _deployment, ("apps", "replicasets"): _replicaset,
     ("apps", "statefulsets"): _statefulset,
     ("apps", "daemonsets"): _daemonset,
     ("batch", "jobs"): _job,

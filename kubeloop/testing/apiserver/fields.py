@@ -36,7 +36,7 @@ STRIPPED = {("f:apiVersion",), ("f:kind",), ("f:metadata",)} | {
 # missing key field takes its schema default (a port's protocol).
 _LIST_KEYS = {"f:containers": ("name",), "f:initContainers": ("name",), "f:ephemeralContainers": ("name",),
               "f:volumes": ("name",), "f:env": ("name",), "f:volumeMounts": ("mountPath",),
-              "f:imagePullSecrets": ("name",), "f:hostAliases": ("ip",)}
+              "f:imagePullSecrets": ("name",), "f:hostAliases": ("ip",), "f:schedulingGates": ("name",)}
 _KEY_DEFAULTS = {"protocol": "TCP"}
 
 

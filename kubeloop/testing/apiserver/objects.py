@@ -42,7 +42,8 @@ def check_name(kind: Kind, meta: dict[str, Any], taken: Any = lambda name: False
     with the other causes)."""
     if not meta.get("name") and meta.get("generateName"):
         for _ in range(8):
-            meta["name"] = meta["generateName"] + "".join(RNG.choices(GEN_ALPHABET, k=5))
+            # (the prefix cut to 58 characters, as the real name generator does: the name fits in 63)
+            meta["name"] = meta["generateName"][:58] + "".join(RNG.choices(GEN_ALPHABET, k=5))
             if not taken(meta["name"]):
                 break
         if kind.key == ("", "namespaces"):  # the name label, once there is a name
@@ -52,10 +53,12 @@ def check_name(kind: Kind, meta: dict[str, Any], taken: Any = lambda name: False
                                                           "Required value: name or generateName is required")])
 
 
-def validate_create(kind: Kind, version: str, obj: dict[str, Any], ns: str | None = None) -> dict[str, Any]:
+def validate_create(kind: Kind, version: str, obj: dict[str, Any], ns: str | None = None,
+                    extra: list[tuple[str, str, str]] | None = None) -> dict[str, Any]:
     """Metadata and the kind's own rules (a custom resource's schema, after pruning and defaults), all
-    causes in one 422 as the real server reports them; returns the object as stored."""
-    causes = validation.metadata_causes(kind, obj["metadata"], creating=True)
+    causes in one 422 as the real server reports them; returns the object as stored. ``extra``: causes
+    the caller found (a Job's generated selector)."""
+    causes = validation.metadata_causes(kind, obj["metadata"], creating=True) + list(extra or [])
     if kind.key == CRD_KEY:
         causes += crds.causes(obj, creating=True)
     if kind.crd is None:
@@ -91,7 +94,9 @@ def validate_update(kind: Kind, old: dict[str, Any], sent: dict[str, Any], new: 
     if kind.key == ("batch", "jobs") and asked_uid and asked_uid != old["metadata"].get("uid"):
         causes += validation.job_uid_causes(new, asked_uid)
     causes += validation.metadata_causes(kind, new["metadata"], creating=False)
-    if kind.crd is None:
+    if subresource == "ephemeralcontainers":  # (ValidatePodEphemeralContainersUpdate)
+        causes += validation.object_causes(kind, new, creating=False) + validation.ephemeral_update(old, new)
+    elif kind.crd is None:
         causes += validation.object_causes(kind, new, creating=False) + validation.update_causes(kind, old, new)
     if kind.key == CRD_KEY:
         causes += crds.causes(new, creating=False, old=old)
@@ -149,10 +154,13 @@ ZERO: dict[tuple[str, str], dict[str, Any]] = {
     ("apps", "deployments"): {"spec": {"selector": None, "template": {"metadata": {"creationTimestamp": None},
                                                                       "spec": {"containers": None}},
                                        "strategy": {}}},
+    ("apps", "replicasets"): {"spec": {"selector": None, "template": {"metadata": {"creationTimestamp": None},
+                                                                      "spec": {"containers": None}}}},
     ("", "pods"): {"spec": {"containers": None}},
     ("batch", "jobs"): {"spec": {"template": {"metadata": {}, "spec": {"containers": None}}}},
     ("", "events"): {"source": {}, "involvedObject": {}},
     ("coordination.k8s.io", "leases"): {"spec": {}}, ("", "services"): {"spec": {}},
+    ("", "limitranges"): {"spec": {}}, ("", "resourcequotas"): {"spec": {}},
 }
 
 
@@ -225,8 +233,9 @@ def managed_fields_fit(kind: Kind, version: str, entries: list[dict[str, Any]]) 
                for e in entries)
 
 
-def strategy_create(kind: Kind, obj: dict[str, Any], now: str) -> dict[str, Any]:
-    """What the kind's strategy sets on create, after field ownership (so nobody owns it)."""
+def strategy_create(kind: Kind, obj: dict[str, Any], now: str, account: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the kind's strategy (and admission) sets on create, after field ownership (so nobody owns it);
+    ``account``: a new pod's ServiceAccount."""
     if kind.status:
         obj.pop("status", None)
     if kind.key == ("", "services"):  # a struct Go always writes (so a /status write of it changes nothing)
@@ -235,12 +244,14 @@ def strategy_create(kind: Kind, obj: dict[str, Any], now: str) -> dict[str, Any]
     if kind.key == ("", "pods"):
         from kubeloop.testing.apiserver import admission
 
-        admission.admit_pod(obj)
+        admission.admit_pod(obj, account)
         obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
         if (obj.get("spec") or {}).get("schedulingGates"):  # (the strategy's applySchedulingGatedCondition)
             obj["status"]["conditions"] = [{
                 "type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": now,
                 "reason": "SchedulingGated", "message": "Scheduling is blocked due to non-empty scheduling gates"}]
+    if kind.key == ("", "resourcequotas"):  # (its controller fills it in)
+        obj["status"] = {}
     if kind.key == ("apps", "daemonsets"):
         obj["metadata"].setdefault("annotations", {})[TEMPLATE_GENERATION] = "1"
     if kind.key == ("coordination.k8s.io", "leases") and isinstance(obj.get("spec"), dict):
@@ -306,9 +317,15 @@ def job_selector(obj: dict[str, Any], uid: str, name_generated: bool = False) ->
     name = obj["metadata"]["name"]
     labels = spec.setdefault("template", {}).setdefault("metadata", {}).setdefault("labels", {})
     shared = obj["metadata"].get("labels") == labels and not name_generated
-    labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
-                   "controller-uid": uid, "job-name": name})
-    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    # (labels the client set are kept, and a selector it gave is added to: validation refuses both)
+    for key, value in (("job-name", name), ("batch.kubernetes.io/job-name", name), ("controller-uid", uid),
+                       ("batch.kubernetes.io/controller-uid", uid)):
+        labels.setdefault(key, value)
+    selector: dict[str, Any] = spec["selector"] if isinstance(spec.get("selector"), dict) else {}
+    matching: dict[str, Any] = selector["matchLabels"] if isinstance(selector.get("matchLabels"), dict) else {}
+    selector["matchLabels"] = {**matching, "batch.kubernetes.io/controller-uid": matching.get(
+        "batch.kubernetes.io/controller-uid", uid)}
+    spec["selector"] = selector
     if shared:
         obj["metadata"]["labels"] = dict(labels)
 
@@ -337,6 +354,7 @@ _EVENT_V1_ZEROS: dict[str, Any] = {"eventTime": None, "deprecatedSource": {}, "d
 # fields it does not omit (kube-apiserver 1.35.4; an HPA as autoscaling/v2 writes it).
 _WORKLOAD_STATUS: dict[tuple[str, str], dict[str, Any]] = {
     ("apps", "deployments"): {}, ("batch", "jobs"): {}, ("batch", "cronjobs"): {},
+    ("apps", "replicasets"): {"replicas": 0},
     ("apps", "statefulsets"): {"replicas": 0, "availableReplicas": 0},
     ("apps", "daemonsets"): {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
                              "numberReady": 0},
@@ -641,6 +659,7 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
             out.pop("status", None)
         if kind.key == ("", "services") and isinstance(out.get("status"), dict):
             out["status"].setdefault("loadBalancer", {})
+            services.ingress_defaults(out["status"])
         if kind.key == ("apiextensions.k8s.io", "customresourcedefinitions"):
             # a CRD's status strategy keeps the writer's finalizers (the cleanup finalizer comes this way)
             out["metadata"]["finalizers"] = copy.deepcopy((new.get("metadata") or {}).get("finalizers") or [])
@@ -649,6 +668,16 @@ def merge_update(kind: Kind, old: dict[str, Any], new: dict[str, Any], subresour
             kept = set(SERVER_META) | {"name", "namespace", "managedFields"} | set(STATUS_RESETS.get(kind.key, ()))
             out["metadata"] = {**{k: copy.deepcopy(v) for k, v in sent.items() if k not in kept},
                                **{k: v for k, v in out["metadata"].items() if k in kept}}
+        return tidy(kind, out)
+    if subresource == "ephemeralcontainers":  # the pod as it was, with the writer's ephemeral containers
+        out = copy.deepcopy(old)
+        listed = (new.get("spec") or {}).get("ephemeralContainers") if isinstance(new.get("spec"), dict) else None
+        if listed:
+            out.setdefault("spec", {})["ephemeralContainers"] = copy.deepcopy(listed)
+        else:
+            out.get("spec", {}).pop("ephemeralContainers", None)
+        if body_of(kind, out) != body_of(kind, old):
+            out["metadata"]["generation"] = int(old["metadata"].get("generation", 1)) + 1
         return tidy(kind, out)
     out = copy.deepcopy(new)
     out["apiVersion"], out["kind"] = old["apiVersion"], old["kind"]

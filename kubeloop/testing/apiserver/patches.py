@@ -129,7 +129,7 @@ def _apply_op(doc: Any, op: dict[str, Any]) -> Any:
 _MERGE_KEYS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name", "env": "name",
                "volumes": "name", "volumeMounts": "mountPath", "ports": "containerPort",
                "imagePullSecrets": "name", "ownerReferences": "uid", "conditions": "type",
-               "tolerations": None, "finalizers": None}
+               "tolerations": None, "finalizers": None, "schedulingGates": "name"}
 
 
 # A kind's own top-level lists whose patch strategy differs from the field name's elsewhere (a
@@ -162,6 +162,10 @@ def strategic_merge(target: Any, patch: Any, field: str | None = None,
         raise StatusError(500, "", f"unknown patch type: {patch['$patch']} in map: {go_map(patch)}")
     out = dict(target) if isinstance(target, dict) else {}
     retain = patch.get("$retainKeys")
+    if "$retainKeys" in patch and (not isinstance(retain, list) or any(  # applyRetainKeysDirective: every key
+            k not in retain for k, v in patch.items() if v is not None and k != "$retainKeys" and  # the patch
+            not k.startswith(("$deleteFromPrimitiveList/", "$setElementOrder/")))):  # sets must be retained
+        raise StatusError(400, "BadRequest", "invalid patch format of retainKeys")
     for key, value in patch.items():
         if key == "$retainKeys":
             continue

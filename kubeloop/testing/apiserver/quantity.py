@@ -37,11 +37,24 @@ def parse(text: str) -> tuple[Fraction, str]:
     return Fraction(math.ceil(value / NANO)) * NANO, form
 
 
-def canonical(value: str | int | float) -> str:
-    """The canonical string of a quantity given as a string or a JSON number; ValueError if invalid."""
+MILLI = Fraction(1, 1000)
+
+
+def canonical(value: str | int | float, *, milli: bool = False) -> str:
+    """The canonical string of a quantity given as a string or a JSON number; ValueError if invalid.
+    ``milli``: rounded up (away from zero) to milli units first, as a ResourceList's values are."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = repr(value) if isinstance(value, float) else str(value)
     amount, form = parse(str(value))
+    if milli and (amount / MILLI).denominator != 1:
+        steps = amount / MILLI
+        amount = (math.ceil(steps) if amount > 0 else math.floor(steps)) * MILLI
+    return render(amount, form)
+
+
+def render(amount: Fraction, form: str) -> str:
+    """``amount`` (a whole number of nano units) in canonical form for its format ("binary", "decimal" or
+    "exponent"), as ``Quantity.String`` writes it."""
     if form == "binary" and (-1024 < amount < 1024 or amount.denominator != 1):
         form = "decimal"  # small or fractional binary amounts are shown in decimal, not rounded
     if form == "binary":

@@ -13,7 +13,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubeloop.testing.apiserver import binding, crds, errors, listopts, objects, scale, schema, selectors, watch
+from kubeloop.testing.apiserver import binding, crds, errors, listopts, objects, scale, schema, selectors, tokens, watch
 from kubeloop.testing.apiserver import strict as checks
 from kubeloop.testing.apiserver.bodytype import real_resources
 from kubeloop.testing.apiserver.kinds import Kind, Kinds
@@ -26,8 +26,8 @@ VERSION = {"major": "1", "minor": "35", "gitVersion": "v1.35.4-kubeloop-fake", "
 
 # Subresources the real server has for these kinds and the fake does not serve (501, not 404).
 _UNSERVED: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "pods"): ("log", "exec", "attach", "portforward", "proxy", "eviction", "ephemeralcontainers", "resize"),
-    ("", "serviceaccounts"): ("token",), ("", "services"): ("proxy",),
+    ("", "pods"): ("log", "exec", "attach", "portforward", "proxy", "eviction", "resize"),
+    ("", "services"): ("proxy",),
 }
 
 
@@ -152,7 +152,9 @@ class Router:
             raise _page_not_found(path)
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
-        own = (sub, kind.key) in (("finalize", ("", "namespaces")), ("binding", ("", "pods")))  # (one kind's)
+        own = (sub, kind.key) in (("finalize", ("", "namespaces")), ("binding", ("", "pods")),
+                                  ("ephemeralcontainers", ("", "pods")),
+                                  ("token", ("", "serviceaccounts")))  # (one kind's)
         served = sub in ("status", "scale") and kind.has_subresource(sub, version)
         if sub and not served and not own:
             if sub in _UNSERVED.get(kind.key, ()):  # the real server has it; the fake does not
@@ -166,6 +168,8 @@ class Router:
         q = request.query
         if t.subresource == "binding":
             return await self._bind(request, t.namespace or "", t.name)
+        if t.subresource == "token":
+            return await self._token(request, t)
         _check_dry_run(request.method, q.getall("dryRun", []))
         dry_run = bool(q.get("dryRun"))
         if dry_run and t.subresource == "scale":
@@ -179,6 +183,11 @@ class Router:
             return await self._scale(request, t, manager)
         if t.subresource == "finalize" and method != "PUT":  # a namespace's finalize is an update only
             raise errors.method_not_allowed()
+        if t.subresource == "ephemeralcontainers":  # a pod's: read as the pod, written as its ephemeral containers
+            if method not in ("GET", "PUT", "PATCH"):
+                raise errors.method_not_allowed()
+            if method == "PATCH" and request.headers.get("Content-Type", "").split(";")[0].strip() == APPLY:
+                raise errors.not_served("server-side apply of a pod's ephemeralcontainers subresource")
         meta_only = "as=PartialObjectMetadata" in request.headers.get("Accept", "")
         if t.name is None:
             if method == "GET":
@@ -246,6 +255,24 @@ class Router:
                             self.api.clock.stamp(), dry_run=bool(request.query.get("dryRun")))
         self.api.kick()
         return json_response(done, 201)
+
+    async def _token(self, request: web.Request, t: Target) -> web.StreamResponse:
+        """A ServiceAccount's TokenRequest (POST only): see tokens.py. Its managed fields are the spec the
+        field manager saw (the body's, with the defaulted expiry), as the token subresource's."""
+        if request.method != "POST":
+            raise errors.method_not_allowed()
+        unknown = sorted(k for k in request.query if k not in _WRITE)
+        if unknown or request.query.get("dryRun"):
+            raise errors.not_served(f"the query parameters {', '.join(unknown) or 'dryRun'} on a TokenRequest")
+        body = await _body(request)
+        account = self.api.store.get(t.kind.key, (t.namespace or "", t.name or ""))
+        answer, seen = tokens.request(account, t.name or "", body, self.api.clock.now())
+        fields: dict[str, Any] = {"f:spec": {f"f:{k}": {} for k, v in seen["spec"].items() if v is not None}}
+        answer["metadata"]["managedFields"] = [{
+            "manager": request.query.get("fieldManager") or _agent_manager(request), "operation": "Update",
+            "apiVersion": "authentication.k8s.io/v1", "time": answer["metadata"]["creationTimestamp"],
+            "fieldsType": "FieldsV1", "fieldsV1": fields, "subresource": "token"}]
+        return json_response(answer, 201)
 
     async def _scale(self, request: web.Request, t: Target, manager: str) -> web.StreamResponse:
         """GET, PUT and PATCH of ``<object>/scale``: written as an update of the object's replicas."""
@@ -371,7 +398,8 @@ _SELECT = {"labelSelector", "fieldSelector"}
 _LIST = _COMMON | _SELECT | {"limit", "continue", "resourceVersion", "resourceVersionMatch", "timeoutSeconds",
                              "watch", "allowWatchBookmarks", "sendInitialEvents"}
 _PARAMS: dict[tuple[str, bool], set[str]] = {
-    ("GET", True): _LIST, ("GET", False): _COMMON | {"resourceVersion"},
+    # (a named GET ignores ``watch``: the real handler answers the object, or 404, not a stream)
+    ("GET", True): _LIST, ("GET", False): _COMMON | {"resourceVersion", "watch"},
     ("POST", True): _WRITE, ("PUT", False): _WRITE, ("PATCH", False): _WRITE | {"force"},
     ("DELETE", False): _COMMON | {"propagationPolicy", "gracePeriodSeconds", "orphanDependents", "dryRun"},
     ("DELETE", True): _COMMON | _SELECT | {"propagationPolicy", "gracePeriodSeconds", "orphanDependents", "dryRun",

@@ -70,6 +70,10 @@ def updated(kind: Kind, obj: Obj, scale: Any, content_type: str | None) -> Obj:
     elif content_type == patches.JSON:
         scale = patches.json_patch(current, scale)
     elif content_type is not None:
+        if content_type == patches.APPLY and isinstance(scale, dict) and not (scale.get("apiVersion") and
+                                                                            scale.get("kind")):
+            group, _, asked = str(scale.get("apiVersion") or "").rpartition("/")  # (an applied object names its
+            raise errors.bad_request(f"invalid object type: {group}/{asked}, Kind={scale.get('kind') or ''}")  # type)
         raise errors.not_served(f"{content_type} patches of the scale subresource")
     if not isinstance(scale, dict):
         raise errors.bad_request("the body of a Scale must be an object")

@@ -1,6 +1,7 @@
 """Label and field selectors as kube-apiserver parses them (the operators' subset of the grammar).
 
-Labels: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k notin (a)``, ``k``, ``!k``, comma-joined.
+Labels: ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``, ``k notin (a)``, ``k``, ``!k``, ``k>n``, ``k<n``,
+comma-joined.
 Fields: ``metadata.name`` and ``metadata.namespace``, or the kind's own field labels, with ``=``, ``==``, ``!=``.
 """
 
@@ -15,7 +16,7 @@ from kubeloop.testing.apiserver.causes import Cause, forbidden, invalid, mapping
 from kubeloop.testing.apiserver.errors import StatusError, bad_request
 
 Match = Callable[[dict[str, Any]], bool]
-_TOKEN = re.compile(r"\s*(!=|==|=|\(|\)|,|!|[^\s!=(),]+)")
+_TOKEN = re.compile(r"\s*(!=|==|=|>|<|\(|\)|,|!|[^\s!=(),<>]+)")
 
 # The field selectors of the kinds whose API registers its own field labels (kube-apiserver 1.35.4,
 # pkg/apis/core/v1/conversion.go, pkg/apis/events/v1/conversion.go): any other label is refused with
@@ -48,6 +49,16 @@ def _equals(key: str, value: str, same: bool) -> Match:
     return lambda o: (_labels(o).get(key) == value) == same
 
 
+def _compared(key: str, bound: int, greater: bool) -> Match:
+    """A ``key>n`` or ``key<n`` requirement: the label is there and is an integer on that side of ``n``."""
+    def match(obj: dict[str, Any]) -> bool:
+        value = _labels(obj).get(key)
+        if value is None or not re.fullmatch(r"[+-]?[0-9]+", value) or not -2**63 <= int(value) < 2**63:
+            return False
+        return int(value) > bound if greater else int(value) < bound
+    return match
+
+
 def _member(key: str, values: frozenset[str], inside: bool) -> Match:
     return lambda o: (_labels(o).get(key) in values) == inside
 
@@ -71,10 +82,12 @@ def parse_labels(text: str | None) -> Match:
     def need(expected: str) -> None:
         found = toks[i] if i < len(toks) else ""
         comma = "" if expected == "'('" else ","  # (the real parser's wording, one message without it)
-        raise bad_request(f"unable to parse requirement: found '{found}'{comma} expected: {expected}")
+        # (where a requirement should start, the parser's own error, not a requirement's)
+        prefix = "" if expected.startswith("!,") else "unable to parse requirement: "
+        raise bad_request(f"{prefix}found '{found}'{comma} expected: {expected}")
 
     while i < len(toks):
-        if toks[i] in ("=", "==", "!=", "(", ")", ","):
+        if toks[i] in ("=", "==", "!=", "(", ")", ",", ">", "<"):
             need("!, identifier, or 'end of string'")
         if toks[i] == "!":
             key = toks[i + 1] if i + 1 < len(toks) else ""
@@ -95,6 +108,14 @@ def parse_labels(text: str | None) -> Match:
                 i += 2 if value else 1
                 _check_values(key, [value])
                 reqs.append(_equals(key, value, op != "!="))
+            elif op in (">", "<"):  # (gt, lt: an integer the label's value is compared with)
+                value = toks[i + 1] if i + 1 < len(toks) and toks[i + 1] != "," else ""
+                i += 2 if value else 1
+                if not re.fullmatch(r"[+-]?[0-9]+", value) or not -2**63 <= int(value) < 2**63:
+                    raise bad_request(f'unable to parse requirement: values[0]: Invalid value: "{value}": for '
+                                      "'Gt', 'Lt' operators, the value must be an integer")
+                _check_values(key, [value])
+                reqs.append(_compared(key, int(value), op == ">"))
             elif op in ("in", "notin"):
                 i += 1
                 if i >= len(toks) or toks[i] != "(":
@@ -109,8 +130,8 @@ def parse_labels(text: str | None) -> Match:
             if toks[i] != ",":
                 need("','")
             i += 1
-            if i == len(toks):
-                raise bad_request("found '', expected: identifier after ','")
+            if i == len(toks) or toks[i] in ("=", "==", "!=", "(", ")", ",", ">", "<"):
+                raise bad_request(f"found '{toks[i] if i < len(toks) else ''}', expected: identifier after ','")
     return lambda obj: all(r(obj) for r in reqs)
 
 

@@ -5,6 +5,7 @@ allocated: a Service that is not headless has none on the fake."""
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from kubeloop.testing.apiserver import names
@@ -53,7 +54,87 @@ def causes(obj: dict[str, Any]) -> list[Cause]:
     if policy is not None and policy not in _TRAFFIC:
         out.append(unsupported("spec.internalTrafficPolicy", policy, _TRAFFIC))
     out += _external_traffic(spec)
+    out += _cluster_ips(spec)
+    if kind in (None, "ClusterIP"):  # (the type defaults to ClusterIP)
+        out += [forbidden(f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'")
+                for i, port in enumerate(ports) if isinstance(port, dict) and port.get("nodePort")]
     return out or _allocation(spec, ports)  # the allocators run only on a valid Service
+
+
+def _needs_node_port(spec: dict[str, Any]) -> bool:
+    return spec.get("type") == "NodePort" or (spec.get("type") == "LoadBalancer" and
+                                              spec.get("allocateLoadBalancerNodePorts") is not False)
+
+
+def _ips(spec: dict[str, Any]) -> list[Any]:
+    """The cluster IPs as validation sees them (the strategy fills ``clusterIPs`` from ``clusterIP``)."""
+    return listing(spec.get("clusterIPs")) or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
+
+
+def _cluster_ips(spec: dict[str, Any]) -> list[Cause]:
+    """Each cluster IP an IP address ("None" only alone, first)."""
+    if spec.get("type") == "ExternalName":
+        return []
+    ips = _ips(spec)
+    out: list[Cause] = []
+    for i, ip in enumerate(ips):
+        if i == 0 and ip == "None":
+            if len(ips) > 1:
+                out.append(invalid("spec.clusterIPs", ips, "'None' must be the first and only value"))
+            continue
+        try:
+            ipaddress.ip_address(ip if isinstance(ip, str) else "")
+        except ValueError:
+            out.append(invalid(f"spec.clusterIPs[{i}]", ip, "must be a valid IP address, (e.g. 10.9.8.7 or "
+                               "2001:db8::ffff)"))
+    return out
+
+
+_IP_MODES = ["Proxy", "VIP"]
+
+
+def ingress_defaults(status: dict[str, Any]) -> None:
+    """SetDefaults_Service: a load balancer ingress with an IP is a VIP unless it says otherwise."""
+    for item in listing(mapping(status.get("loadBalancer")).get("ingress")):
+        if isinstance(item, dict) and item.get("ip") and item.get("ipMode") is None:
+            item["ipMode"] = "VIP"
+
+
+def ingress_causes(ingress: Any) -> list[Cause]:
+    """``ValidateLoadBalancerStatus``' per-ingress rules: an IP address, an IP mode exactly when there is an
+    IP (VIP or Proxy), a host name that is a DNS name and not an IP."""
+    out: list[Cause] = []
+    for i, raw in enumerate(listing(ingress)):
+        item, here = mapping(raw), f"status.loadBalancer.ingress[{i}]"
+        ip, mode, host = item.get("ip") or "", item.get("ipMode"), item.get("hostname") or ""
+        if ip:
+            try:
+                ipaddress.ip_address(ip)
+            except ValueError:
+                out.append(invalid(f"{here}.ip", ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
+        if mode is None:
+            if ip:
+                out.append(required(f"{here}.ipMode", "must be specified when `ip` is set"))
+        elif not ip:
+            out.append(forbidden(f"{here}.ipMode", "may not be specified when `ip` is not set"))
+        elif mode not in _IP_MODES:
+            out.append(unsupported(f"{here}.ipMode", mode, _IP_MODES))
+        if host:
+            out += [invalid(f"{here}.hostname", host, e) for e in names.dns1123_subdomain(host)]
+            try:
+                ipaddress.ip_address(host)
+                out.append(invalid(f"{here}.hostname", host, "must be a DNS name, not an IP address"))
+            except ValueError:
+                pass
+    return out
+
+
+def denied_external_ips(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
+    """DenyServiceExternalIPs (on in the control plane the fake is judged against): a Service may not
+    gain external IPs; it may keep or drop those it has."""
+    wanted = listing(mapping(new.get("spec")).get("externalIPs"))
+    had = set(listing(mapping((old or {}).get("spec")).get("externalIPs")))
+    return bool(wanted) and (old is None or not set(wanted) <= had)
 
 
 def _externally_accessible(spec: dict[str, Any]) -> bool:
@@ -73,6 +154,7 @@ def _external_traffic(spec: dict[str, Any]) -> list[Cause]:
 
 # The local control plane's ranges (kube-apiserver's defaults) and families (single-stack IPv4).
 NODE_PORTS = range(30000, 32768)
+SERVICE_CIDR = ipaddress.ip_network("10.0.0.0/24")  # (cluster IPs are not allocated by the fake, only checked)
 
 
 def _allocation(spec: dict[str, Any], ports: list[Any]) -> list[Cause]:
@@ -86,11 +168,17 @@ def _allocation(spec: dict[str, Any], ports: list[Any]) -> list[Cause]:
     if spec.get("ipFamilyPolicy") == "RequireDualStack" and spec.get("type") != "ExternalName":
         out.append(invalid("spec.ipFamilyPolicy", "RequireDualStack",
                            "this cluster is not configured for dual-stack services"))
+    ips = _ips(spec) if spec.get("type") != "ExternalName" else []
+    if ips and ips[0] != "None" and ipaddress.ip_address(ips[0]) not in SERVICE_CIDR:
+        out.append(invalid("spec.clusterIPs", ips, f"failed to allocate IP {ips[0]}: the provided network does not "
+                           "match the current range"))
     return out
 
 
 def _external_name(spec: dict[str, Any]) -> list[Cause]:
     out = [forbidden("spec.clusterIPs", "may not be set for ExternalName services")] if spec.get("clusterIPs") else []
+    out += [forbidden(f"spec.{f}", "may not be set for ExternalName services") for f in ("ipFamilies", "ipFamilyPolicy")
+            if spec.get(f)]
     cname = (spec.get("externalName") or "").removesuffix(".")  # a trailing dot: fully qualified
     if not cname:
         return [*out, required("spec.externalName")]
@@ -186,7 +274,22 @@ def keep_allocated(old: dict[str, Any], new: dict[str, Any]) -> None:
     if _externally_accessible(before) and not _externally_accessible(after) and \
             before.get("externalTrafficPolicy") == after.get("externalTrafficPolicy"):
         after.pop("externalTrafficPolicy", None)
+    if _needs_node_port(before) and not _needs_node_port(after):  # (dropTypeDependentFields: node ports the
+        old_ports = {(p.get("port"), p.get("protocol")): p.get("nodePort") for p in listing(before.get("ports"))
+                     if isinstance(p, dict)}  # update kept as they were go with the type that needed them)
+        new_ports = [p for p in listing(after.get("ports")) if isinstance(p, dict)]
+        if all(p.get("nodePort") == old_ports.get((p.get("port"), p.get("protocol"))) for p in new_ports
+               if p.get("nodePort")):
+            for p in new_ports:
+                p.pop("nodePort", None)
     if after.get("type") == "ExternalName":
+        if before.get("type") != "ExternalName":  # dropTypeDependentFields: what it set, unless changed
+            if (before.get("clusterIP"), before.get("clusterIPs")) == (after.get("clusterIP"), after.get("clusterIPs")):
+                after.pop("clusterIP", None)
+                after.pop("clusterIPs", None)
+            for field in ("ipFamilies", "ipFamilyPolicy"):
+                if before.get(field) == after.get(field):
+                    after.pop(field, None)
         return
     if not after.get("clusterIP") and before.get("clusterIP"):
         after["clusterIP"] = before["clusterIP"]

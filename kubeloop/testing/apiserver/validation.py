@@ -28,7 +28,10 @@ from kubeloop.testing.apiserver import (
     batch,
     containers,
     events,
+    limitranges,
     names,
+    quotas,
+    scheduling,
     secrets,
     selectors,
     services,
@@ -54,11 +57,10 @@ def name_causes(kind: Kind, name: str) -> list[Cause]:
         errs = names.dns1123_label(name)
     elif kind.key == ("", "services"):
         errs = names.dns1035_label(name)
+    elif kind.key == ("apps", "statefulsets"):  # (its name is its pods' host names, and a label value)
+        errs = names.dns1123_label(name)
     else:
         errs = names.dns1123_subdomain(name)
-    if kind.key == ("apps", "statefulsets"):  # its name is its pods' host names, and a label value
-        errs += (["must be no more than 63 characters"] if len(name) > 63 else []) + (
-            ["must not contain dots"] if "." in name else [])
     out = [_invalid("metadata.name", name, e) for e in errs]
     if kind.key == ("batch", "cronjobs") and len(name) > 52:
         out.append(_invalid("metadata.name", name, "must be no more than 52 characters"))
@@ -220,7 +222,13 @@ def _workload(word: str) -> Any:
                                                          f"Invalid value: {shown(_go_selector(selector))}"))
             elif matches is False:
                 out.append(mismatch)
-        out += _containers(template.get("spec"), "spec.template.spec")
+        pod_spec = template.get("spec")
+        if word == "statefulset" and isinstance(pod_spec, dict) and spec.get("volumeClaimTemplates"):
+            claims = workloads.claim_volumes(spec)  # (the pods get them: mounts of them are fine)
+            taken = {c["name"] for c in claims}
+            pod_spec = {**pod_spec, "volumes": claims + [v for v in pod_spec.get("volumes") or []
+                                                        if not (isinstance(v, dict) and v.get("name") in taken)]}
+        out += _containers(pod_spec, "spec.template.spec")
         out += _restart(template.get("spec"), "spec.template.spec", ["Always"])
         return out
     return check
@@ -334,11 +342,13 @@ def _both(*rules: Callable[[dict[str, Any]], list[Cause]]) -> Callable[[dict[str
 
 _SPEC: dict[tuple[str, str], Any] = {
     ("", "pods"): _pod, ("apps", "deployments"): _both(_workload("deployment"), workloads.deployment),
+    ("apps", "replicasets"): _workload("deployment"),  # (ValidateReplicaSetSpec: a Deployment's words, even)
     ("batch", "jobs"): _job, ("apps", "statefulsets"): _both(_workload("statefulset"), workloads.statefulset),
     ("apps", "daemonsets"): _both(_workload("daemonset"), workloads.daemonset),
     ("batch", "cronjobs"): _cronjob, ("", "services"): services.causes, ("coordination.k8s.io", "leases"): _lease,
     ("", "configmaps"): _configmap, ("", "secrets"): _secret,
-    ("autoscaling", "horizontalpodautoscalers"): autoscaling.causes,
+    ("autoscaling", "horizontalpodautoscalers"): autoscaling.causes, ("", "limitranges"): limitranges.causes,
+    ("", "resourcequotas"): quotas.causes,
 }
 
 
@@ -351,7 +361,22 @@ def object_causes(kind: Kind, obj: dict[str, Any], ns: str | None = None, *, cre
     if kind.key == ("", "namespaces"):  # (an update keeps the old spec: only /finalize checks it again)
         return namespace_finalizer_causes(obj, indexed=False) if creating else []
     rule = _SPEC.get(kind.key)
-    return rule(obj) if rule else []
+    out = rule(obj) if rule else []
+    if creating and kind.key == ("apps", "statefulsets"):
+        out += workloads.statefulset_create(obj)
+    return out + _pod_create(obj) if creating and kind.key == ("", "pods") else out
+
+
+def _pod_create(obj: dict[str, Any]) -> list[Cause]:
+    """What ``ValidatePodCreate`` adds to a pod spec's rules: no ephemeral containers (they come through
+    their subresource), no node before the scheduling gates are gone."""
+    spec: dict[str, Any] = obj["spec"] if isinstance(obj.get("spec"), dict) else {}
+    out = [("FieldValueForbidden", "spec.ephemeralContainers", "Forbidden: cannot be set on create")] if spec.get(
+        "ephemeralContainers") else []
+    if spec.get("nodeName") and spec.get("schedulingGates"):
+        out.append(("FieldValueForbidden", "spec.nodeName", "Forbidden: cannot be set until all schedulingGates "
+                    "have been cleared"))
+    return out
 
 
 def _core_event(obj: dict[str, Any], ns: str) -> list[Cause]:
@@ -393,6 +418,7 @@ def _pod_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     elif isinstance(new_deadline, int) and isinstance(old_deadline, int) and new_deadline > old_deadline:
         return out + [_invalid("spec.activeDeadlineSeconds", new_deadline, "must be less than or equal to "
                                "previous value")]
+    out += scheduling.gated_update(before, after)
     for spec in (before, after):
         spec.pop("activeDeadlineSeconds", None)
         for field in ("containers", "initContainers"):
@@ -404,6 +430,23 @@ def _pod_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
                     "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
                     "`spec.tolerations` (only additions to existing tolerations),"
                     "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"))
+    return out
+
+
+def ephemeral_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    """A pod's ephemeral containers may be added, never removed or changed. (The real message of a
+    changed one ends with a diff of Go structs, which the fake leaves out.)"""
+    listed = {c.get("name"): c for c in (new.get("spec") or {}).get("ephemeralContainers") or []
+              if isinstance(c, dict)}
+    out: list[Cause] = []
+    for was in (old.get("spec") or {}).get("ephemeralContainers") or []:
+        now = listed.get(was.get("name"))
+        if now is None:
+            out.append(("FieldValueForbidden", "spec.ephemeralContainers", f'Forbidden: existing ephemeral '
+                        f'containers "{was.get("name")}" may not be removed\n'))
+        elif now != was:
+            out.append(("FieldValueForbidden", "spec.ephemeralContainers", f'Forbidden: existing ephemeral '
+                        f'containers "{was.get("name")}" may not be changed\n'))
     return out
 
 
@@ -482,6 +525,30 @@ def _statefulset_update(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]
              "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")]
 
 
+def job_generated_selector(job: dict[str, Any], uid: str) -> list[Cause]:
+    """``validateGeneratedSelector`` of a new Job whose selector the server generated: its template has
+    the uid and name labels with their values, and its selector selects exactly what they say."""
+    spec = job.get("spec") or {}
+    if spec.get("manualSelector") or not isinstance(spec.get("selector"), dict):
+        return []
+    name = job["metadata"].get("name") or ""
+    labels = (((spec.get("template") or {}).get("metadata") or {}).get("labels")) or {}
+    expected = {"controller-uid": uid, "job-name": name, "batch.kubernetes.io/controller-uid": uid,
+                "batch.kubernetes.io/job-name": name}
+    out: list[Cause] = []
+    for key, value in expected.items():
+        path = f"spec.template.metadata.labels[{key}]"
+        if key not in labels:
+            out.append(_required(path, f"must be '{value}'"))
+        elif labels[key] != value:
+            out.append(_invalid(path, dict(sorted(labels.items())), f"must be '{value}'"))
+    selector = spec["selector"]
+    if selectors.label_selector_matches(selector, expected) is False:
+        shown = {k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in selector.items()}
+        out.append(_invalid("spec.selector", shown, "`selector` not auto-generated"))
+    return out
+
+
 def job_uid_causes(job: dict[str, Any], uid: str) -> list[Cause]:
     """A Job whose selector was generated checks it, and its template's uid labels, against ``uid`` (on
     an update, the uid the body asked for, which is refused anyway)."""
@@ -505,10 +572,11 @@ _UPDATE: dict[tuple[str, str], Any] = {
     ("apps", "daemonsets"): _immutable("spec.selector"),
     ("events.k8s.io", "events"): _event_update,
     ("", "pods"): _pod_update,
-    ("apps", "deployments"): _deployment_update,
+    ("apps", "deployments"): _deployment_update, ("apps", "replicasets"): _immutable("spec.selector"),
     ("batch", "jobs"): _job_update,
     ("", "secrets"): _immutable("type"),
     ("", "services"): services.update_causes,
+    ("", "resourcequotas"): quotas.update_causes,
 }
 
 
@@ -545,6 +613,13 @@ def _deployment_status(status: dict[str, Any]) -> list[Cause]:
         ("availableReplicas", "readyReplicas")))
 
 
+def _replicaset_status(status: dict[str, Any]) -> list[Cause]:
+    return _counts(status, ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas",
+                            "observedGeneration", "terminatingReplicas")) + _at_most(status, (
+        ("fullyLabeledReplicas", "replicas"), ("readyReplicas", "replicas"), ("availableReplicas", "replicas"),
+        ("availableReplicas", "readyReplicas")))
+
+
 def _statefulset_status(status: dict[str, Any]) -> list[Cause]:
     return _counts(status, ("observedGeneration", "replicas", "readyReplicas", "currentReplicas", "updatedReplicas",
                             "availableReplicas", "collisionCount")) + _at_most(status, (
@@ -574,7 +649,7 @@ def _service_status(obj: dict[str, Any]) -> list[Cause]:
     if ingress and (obj.get("spec") or {}).get("type") != "LoadBalancer":
         return [("FieldValueForbidden", "status.loadBalancer.ingress", "Forbidden: may only be used when `spec.type` "
                  "is 'LoadBalancer'")]
-    return []
+    return services.ingress_causes(ingress)
 
 
 def _pod_status(obj: dict[str, Any]) -> list[Cause]:
@@ -596,9 +671,11 @@ def _pod_status(obj: dict[str, Any]) -> list[Cause]:
 
 _STATUS: dict[tuple[str, str], Any] = {
     ("apps", "deployments"): lambda o: _deployment_status(o.get("status") or {}),
+    ("apps", "replicasets"): lambda o: _replicaset_status(o.get("status") or {}),
     ("apps", "statefulsets"): lambda o: _statefulset_status(o.get("status") or {}),
     ("apps", "daemonsets"): lambda o: _daemonset_status(o.get("status") or {}),
     ("", "namespaces"): _namespace_status, ("", "services"): _service_status, ("", "pods"): _pod_status,
+    ("", "resourcequotas"): quotas.status_causes,
 }
 
 

@@ -26,9 +26,14 @@ from kubeloop.testing.apiserver import (
     defaults,
     errors,
     gojson,
+    limitranges,
     listopts,
     objects,
     patches,
+    podsecurity,
+    quotas,
+    services,
+    validation,
 )
 from kubeloop.testing.apiserver.clock import Clock
 from kubeloop.testing.apiserver.fields import Managers, Typing, custom_lists
@@ -49,8 +54,11 @@ IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 # Kinds whose PUT creates an absent object (the real strategies' AllowCreateOnUpdate), and built-in
 # kinds whose update needs a resourceVersion (AllowUnconditionalUpdate false; custom resources too).
-CREATE_ON_UPDATE = {("", "services"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases")}
+CREATE_ON_UPDATE = {("", "services"), ("", "events"), ("events.k8s.io", "events"), ("coordination.k8s.io", "leases"),
+                    ("", "limitranges")}
 NO_UNCONDITIONAL_UPDATE = {("coordination.k8s.io", "leases"), ("apiextensions.k8s.io", "customresourcedefinitions")}
+_EXTERNAL_IPS = "Use of external IPs is denied by admission control"  # (DenyServiceExternalIPs)
+QUOTA_ADMISSION = "kube-apiserver"  # (the manager of the quota plugin's status writes: its loopback client's)
 
 
 class Api:
@@ -168,12 +176,39 @@ class Api:
         if kind.key == ("batch", "jobs"):  # generated before validation, which sees its labels
             before_selector = copy.deepcopy(obj)
             objects.job_selector(obj, uid, name_generated=not meta.get("name"))
-        obj = objects.validate_create(kind, version, obj, ns)
+        # A new pod's mutating admission, after the field manager saw it (``owned``: what it records) and
+        # before validation: LimitRanger's defaults, the ServiceAccount plugin's lookup.
+        account, owned, admitted = None, obj, kind.key == ("", "pods") and self.store.get(
+            ("", "namespaces"), ("", ns or "")) is not None
+        if admitted:
+            owned = copy.deepcopy(obj)
+            limitranges.admit(obj, self._in_namespace("limitranges", ns or ""))
+            account = admission.service_account(obj, ns or "", lambda name: self.store.get(
+                ("", "serviceaccounts"), (ns or "", name)))
+        generated = validation.job_generated_selector(obj, uid) if kind.key == ("batch", "jobs") else []
+        obj = objects.validate_create(kind, version, obj, ns, extra=generated)
+        if kind.key == ("", "services"):
+            self._node_ports_free(obj, None)
+            if services.denied_external_ips(None, obj):
+                raise errors.forbidden("services", "", obj["metadata"]["name"], _EXTERNAL_IPS)
+        if admitted:  # validating admission, after validation
+            limitranges.enforce(obj, self._in_namespace("limitranges", ns or ""))
+            podsecurity.enforce(obj, self.store.get(("", "namespaces"), ("", ns or "")))
+        if kind.key == ("", "namespaces"):
+            self._pod_security_labels(obj, None)
         given = str(meta.get("resourceVersion") or "")  # refused by the storage, after validation, if it
         if given.isascii() and given.isdigit() and 0 < int(given) < 2 ** 64:  # parses as a version (else ignored)
             raise errors.StatusError(500, "", "resourceVersion should not be set on objects to be created")
         if kind.namespaced:
             self._namespace_open(kind, ns or "", obj["metadata"]["name"])
+        self._quota_modelled(kind, obj)
+        # ResourceQuota admission, the last plugin: charged before the store is asked (so also for a create
+        # the store then refuses, until the quota controller next recounts, as on a real server)
+        charged = quotas.admit(kind, obj, self._in_namespace("resourcequotas", ns or "")) if kind.namespaced else []
+        if not dry_run:
+            for quota, status in charged:
+                quota_kind = self.kinds.by_key(("", "resourcequotas"))
+                self._write(quota_kind, "v1", quota, {**quota, "status": status}, QUOTA_ADMISSION, "status")
         key = (ns or "", obj["metadata"]["name"])
         existing = self.store.get(kind.key, key)
         if existing is not None:
@@ -184,10 +219,10 @@ class Api:
         managers = self.managers(kind, None, None)
         if managed:  # an apply that creates records its own fields
             managers.update(manager, kind.api_version(version), "", objects.ZERO.get(kind.key, {}),
-                            obj if before_selector is None else {**before_selector, "metadata": obj["metadata"]},
+                            (owned if admitted else obj) if before_selector is None else before_selector,
                             self.clock.stamp(),
                             creating=True)
-        obj = objects.stored(kind, objects.strategy_create(kind, obj, self.clock.stamp()))
+        obj = objects.stored(kind, objects.strategy_create(kind, obj, self.clock.stamp(), account))
         obj["metadata"] = objects.new_metadata(kind, obj["metadata"], self.clock.stamp(), uid)
         if kind.namespaced:
             obj["metadata"]["namespace"] = ns
@@ -203,6 +238,40 @@ class Api:
         self.store.put(kind.key, key, obj)
         self.kick()
         return obj
+
+    def _pod_security_labels(self, ns: Obj, old: Obj | None) -> None:
+        """PodSecurity's namespace validation: its labels must parse, on create and when they change."""
+        found = podsecurity.label_causes(ns["metadata"].get("labels") or {})
+        before = podsecurity.label_causes((old or {}).get("metadata", {}).get("labels") or {}) if old else []
+        if found and (old is None or not before or found != before):
+            raise errors.invalid("Namespace", "", ns["metadata"]["name"], found)
+
+    def _node_ports_free(self, svc: Obj, old: Obj | None) -> None:
+        """The node port allocator: a node port the Service asks for (and did not hold already) that another
+        Service of the cluster holds is a 422. (The fake allocates none itself.)"""
+        held = {p.get("nodePort") for p in ((old or {}).get("spec") or {}).get("ports") or [] if isinstance(p, dict)}
+        taken = {p.get("nodePort") for o in self.store.items(("", "services")) if o["metadata"]["uid"] != (
+            (old or {}).get("metadata") or {}).get("uid") for p in (o.get("spec") or {}).get("ports") or []
+            if isinstance(p, dict) and p.get("nodePort")}
+        clashes = [causes.invalid(f"spec.ports[{i}].nodePort", p["nodePort"], "provided port is already allocated")
+                   for i, p in enumerate((svc.get("spec") or {}).get("ports") or []) if isinstance(p, dict)
+                   and p.get("nodePort") and p["nodePort"] not in held and p["nodePort"] in taken]
+        if clashes:
+            raise errors.invalid("Service", "", svc["metadata"]["name"], clashes)
+
+    def _quota_modelled(self, kind: Kind, obj: Obj) -> None:
+        """A ResourceQuota the fake would not count all of is refused (501), not accepted half-enforced."""
+        if kind.key != ("", "resourcequotas"):
+            return
+        served = {quotas.count_name(k) for k in self.kinds.all() if k.namespaced and k.crd is None}
+        missing = quotas.unmodelled(obj, lambda name: name in served)
+        if missing:
+            raise errors.not_served(missing)
+
+    def _in_namespace(self, plural: str, ns: str) -> builtins.list[Obj]:
+        """The core objects of one kind in a namespace, by name (what an admission plugin's lister holds)."""
+        return sorted((o for o in self.store.items(("", plural)) if o["metadata"].get("namespace") == ns),
+                      key=lambda o: o["metadata"]["name"])
 
     def managers(self, kind: Kind, old: Obj | None, subresource: str | None) -> Managers:
         """The field managers of ``old`` (None: a new object), scoped to the endpoint written."""
@@ -300,6 +369,16 @@ class Api:
         objects.check_immutable(kind, old, new)
         if subresource != "status" and validate:
             objects.validate_update(kind, old, body, new, subresource)
+            self._quota_modelled(kind, new)
+            if kind.key == ("", "namespaces") and subresource is None:
+                self._pod_security_labels(new, old)
+            if kind.key == ("", "pods") and subresource in (None, "ephemeralcontainers") and \
+                    podsecurity.significant_update(old, new):
+                podsecurity.enforce(new, self.store.get(("", "namespaces"), ("", old["metadata"]["namespace"])))
+            if kind.key == ("", "services"):
+                self._node_ports_free(new, old)
+                if services.denied_external_ips(old, new):
+                    raise errors.forbidden("services", "", old["metadata"]["name"], _EXTERNAL_IPS)
         elif subresource == "status" and validate and kind.crd is None and kind.key != objects.CRD_KEY:
             objects.validate_status_update(kind, old, body, new)
         if kind.crd is not None:  # (a /status write's too: pruned, its status checked, as on the real server)
@@ -314,6 +393,8 @@ class Api:
             given = isinstance(sent, list) and sent != old["metadata"].get("managedFields")
             managers = self.managers(kind, {"metadata": {"managedFields": sent}} if given else old, subresource)
             seen = objects.status_write_seen(kind, body, new) if subresource == "status" else new
+            if subresource == "ephemeralcontainers":  # the field manager saw the patched pod, before the
+                seen = body  # strategy kept only its ephemeral containers (the rest is recorded, not stored)
             if objects.managed_fields_fit(kind, version, old["metadata"].get("managedFields") or []):
                 managers.update(manager, kind.api_version(version), subresource or "", old, seen, self.clock.stamp())
             else:  # (they do not convert to this version: reset, and the object is untracked)

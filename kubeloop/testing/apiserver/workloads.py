@@ -119,6 +119,11 @@ def statefulset(obj: dict[str, Any]) -> list[Cause]:
         partition = rolling.get("partition")
         if isinstance(partition, int) and partition < 0:
             out.append(invalid("spec.updateStrategy.rollingUpdate.partition", partition, _NONNEGATIVE))
+    elif strategy.get("type") not in (None, "", "OnDelete", "RollingUpdate"):
+        shown = {"Type": strategy.get("type"), "RollingUpdate": None if rolling is None else {  # (internal type)
+            "Partition": mapping(rolling).get("partition") or 0, "MaxUnavailable": mapping(rolling).get(
+                "maxUnavailable")}}
+        out.append(invalid("spec.updateStrategy", shown, "must be 'RollingUpdate' or 'OnDelete'"))
     start = mapping(spec.get("ordinals")).get("start")
     if isinstance(start, int) and not isinstance(start, bool) and start < 0:
         out.append(invalid("spec.ordinals.start", start, _NONNEGATIVE))
@@ -131,3 +136,51 @@ def statefulset(obj: dict[str, Any]) -> list[Cause]:
 
 
 _RETENTION = ["Delete", "Retain"]
+
+
+_ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
+_VOLUME_MODES = ["Block", "Filesystem"]
+
+
+def statefulset_create(obj: dict[str, Any]) -> list[Cause]:
+    """What only a new StatefulSet is checked by (an update tolerates what was stored): its service name
+    (a DNS label) and its volume claim templates (``ValidatePersistentVolumeClaimSpec``: access modes, a
+    positive storage request, the volume mode)."""
+    from kubeloop.testing.apiserver import names, quantity, selectors
+
+    spec = mapping(obj.get("spec"))
+    out: list[Cause] = []
+    service = spec.get("serviceName")
+    if isinstance(service, str) and service:
+        out += [invalid("spec.serviceName", service, e) for e in names.dns1123_label(service)]
+    for i, claim in enumerate(spec.get("volumeClaimTemplates") or []):
+        claim_spec, here = mapping(mapping(claim).get("spec")), f"spec.volumeClaimTemplates[{i}].spec"
+        modes = claim_spec.get("accessModes") or []
+        if not modes:
+            out.append(required(f"{here}.accessModes", "at least 1 access mode is required"))
+        if claim_spec.get("selector") is not None:
+            out += selectors.label_selector_causes(claim_spec["selector"], f"{here}.selector")
+        out += [unsupported(f"{here}.accessModes", m, _ACCESS_MODES) for m in modes if m not in _ACCESS_MODES]
+        if "ReadWriteOncePod" in modes and any(m in _ACCESS_MODES and m != "ReadWriteOncePod" for m in modes):
+            out.append(forbidden(f"{here}.accessModes", "may not use ReadWriteOncePod with other access modes"))
+        storage = mapping(mapping(claim_spec.get("resources")).get("requests")).get("storage")
+        if storage is None:
+            out.append(required(f"{here}.resources[storage]"))
+        else:
+            try:
+                positive = quantity.parse(str(storage))[0] > 0
+            except ValueError:
+                positive = True  # (refused when decoded)
+            if not positive:
+                out.append(invalid(f"{here}.resources[storage]", storage, "must be greater than zero"))
+        mode = claim_spec.get("volumeMode")
+        if mode is not None and mode not in _VOLUME_MODES:
+            out.append(unsupported(f"{here}.volumeMode", mode, _VOLUME_MODES))
+    return out
+
+
+def claim_volumes(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The volumes a StatefulSet's claim templates add to its pods (its template is validated with them)."""
+    return [{"name": mapping(mapping(c).get("metadata")).get("name"), "persistentVolumeClaim": {
+        "claimName": mapping(mapping(c).get("metadata")).get("name")}} for c in spec.get("volumeClaimTemplates") or []
+        if mapping(mapping(c).get("metadata")).get("name")]
