@@ -704,12 +704,19 @@ def gadget(name: str, **spec: Any) -> dict[str, Any]:
 S["crd_gadget_lifecycle"] = [
     Req("POST", CRDS, crd("gadgets", "Gadget"), pick=("metadata.name", "spec.group", "spec.names")),
     *crd_ready("gadgets"),
-    Req("POST", GRP, gadget("g1", size=3, color="red")),
+    Req("POST", GRP, gadget("g1", size=3, color="red"), save={"g1rv": "metadata.resourceVersion"}),
     Req("POST", GRP, gadget("g2", size=0)),
     Req("POST", GRP, gadget("g3", color="purple", size=2)),
     Req("POST", GRP, gadget("g4")),
     Req("POST", GRP, gadget("g5", size=2, unknown="dropped")),
     Req("PUT", f"{GRP}/g1", gadget("g1", size=4, color="red") | {"status": {"phase": "Ignored"}}),
+    Req("PUT", f"{GRP}/g1", {**gadget("g1", size=4, color="red"), "metadata": {"name": "g1",
+                             "resourceVersion": "{m:g1rv}"}, "status": {"phase": "Ignored"}},
+        save={"g1rv2": "metadata.resourceVersion"}),
+    Req("PUT", f"{GRP}/g1/status", {**gadget("g1", size=9), "metadata": {"name": "g1", "resourceVersion": "{m:g1rv}"},
+                                    "status": {"phase": "Stale"}}),
+    Req("PUT", f"{GRP}/g1/status", {**gadget("g1", size=9), "metadata": {"name": "g1", "resourceVersion": "{m:g1rv2}"},
+                                    "status": {"phase": "Ready", "observedGeneration": 2}}),
     Req("PUT", f"{GRP}/g1/status", gadget("g1", size=9) | {"status": {"phase": "Ready", "observedGeneration": 2}}),
     Req("PATCH", f"{GRP}/g1/status", {"status": {"phase": "Degraded"}}, ct=MERGE),
     Req("PATCH", f"{GRP}/g1", {"spec": {"tags": ["a", "b"]}}, ct=MERGE),
@@ -718,7 +725,7 @@ S["crd_gadget_lifecycle"] = [
     Req("PATCH", f"{GRP}/g1", {"apiVersion": "{ns}.blind8.dev/v1alpha1", "kind": "Gadget",
                                "metadata": {"name": "g1"}, "spec": {"size": 5}}, ct=APPLY,
         params={"fieldManager": "gadget-op", "force": "true"}),
-    Req("GET", GRP, params={"limit": "1"}, pick=("items.*.metadata.name", "metadata.continue")),
+    Req("GET", GRP, params={"limit": "1"}),
     Req("GET", f"{GRP}/g1"),
     Req("DELETE", f"{GRP}/g1"),
     Req("DELETE", f"{CRDS}/gadgets.{{ns}}.blind8.dev", pick=("metadata.name",)),
@@ -798,6 +805,174 @@ S["status_subresource_builtin"] = [
     Req("GET", f"{NSP}/configmaps/nostatus/status"),
     Req("PATCH", f"{NSP}/configmaps/nostatus/status", {"data": {"a": "c"}}, ct=MERGE),
     Req("GET", f"{NSP}/serviceaccounts/default/token"),
+]
+
+# --- client-go retry.RetryOnConflict: read, modify, write, lose, re-read -------------------------------------------
+S["retry_on_conflict_loop"] = [
+    Req("POST", f"{NSP}/configmaps", cm("counter", {"n": "0"}), save={"rv0": "metadata.resourceVersion"}),
+    Req("PUT", f"{NSP}/configmaps/counter", cm("counter", {"n": "1"}, resourceVersion="{m:rv0}"),
+        save={"rv1": "metadata.resourceVersion"}),
+    Req("PUT", f"{NSP}/configmaps/counter", cm("counter", {"n": "1"}, resourceVersion="{m:rv0}")),
+    Req("GET", f"{NSP}/configmaps/counter", save={"rv2": "metadata.resourceVersion"}),
+    Req("PUT", f"{NSP}/configmaps/counter", cm("counter", {"n": "2"}, resourceVersion="{m:rv2}")),
+    Req("PUT", f"{NSP}/configmaps/counter", cm("counter", {"n": "2"}, resourceVersion="{m:rv2}")),
+    Req("PUT", f"{NSP}/configmaps/counter", cm("counter", {"n": "3"}, resourceVersion="not-a-number")),
+    Req("PUT", f"{NSP}/configmaps/counter", cm("counter", {"n": "3"}, uid="00000000-0000-0000-0000-000000000000")),
+    Req("PUT", f"{NSP}/configmaps/counter", cm("counter", {"n": "3"}, namespace="elsewhere")),
+    Req("PUT", f"{NSP}/configmaps/counter", cm("counter", {"n": "3"}, creationTimestamp="2020-01-01T00:00:00Z")),
+    Req("GET", f"{NSP}/configmaps/counter", params={"resourceVersion": "0"}, pick=("data",)),
+    Req("GET", f"{NSP}/configmaps", params={"resourceVersionMatch": "NotOlderThan"}),
+    Req("GET", f"{NSP}/configmaps", params={"resourceVersion": "0", "resourceVersionMatch": "Exact"}),
+    Req("GET", f"{NSP}/configmaps", params={"resourceVersion": "0", "resourceVersionMatch": "NotOlderThan",
+                                            "labelSelector": "none=here"}),
+    Req("GET", f"{NSP}/configmaps/counter"),
+]
+
+# --- strategic merge on a Deployment template (kubectl patch / set env / set image) ----------------------------------
+_ENV = ("spec.template.spec.containers.*.name", "spec.template.spec.containers.*.env",
+        "spec.template.spec.containers.*.image", "metadata.generation")
+S["deployment_strategic_lists"] = [
+    Req("POST", f"{APPS}/deployments", deploy("envs"), pick=("metadata.name",)),
+    Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
+        {"name": "main", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}]}}}}, ct=STRATEGIC, pick=_ENV),
+    Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
+        {"name": "main", "env": [{"name": "B", "value": "22"}]}]}}}}, ct=STRATEGIC, pick=_ENV),
+    Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
+        {"name": "main", "env": [{"name": "A", "$patch": "delete"}]}]}}}}, ct=STRATEGIC, pick=_ENV),
+    Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
+        {"name": "sidecar", "image": "busybox:1.36"}]}}}}, ct=STRATEGIC, pick=_ENV),
+    Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
+        {"name": "sidecar", "$patch": "delete"}]}}}}, ct=STRATEGIC, pick=_ENV),
+    Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
+        {"name": "main", "image": "nginx:1.29"}]}}}}, ct=MERGE, pick=_ENV),
+    Req("PATCH", f"{APPS}/deployments/envs", [{"op": "replace", "path": "/spec/template/spec/containers/0/image",
+                                               "value": "nginx:1.30"}], ct=JSON, pick=_ENV),
+    Req("PATCH", f"{APPS}/deployments/envs", [{"op": "replace", "path": "/spec/template/spec/containers/5/image",
+                                               "value": "x"}], ct=JSON),
+    Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}},
+        ct=STRATEGIC, pick=("spec.strategy",)),
+    Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
+        {"name": "main", "ports": [{"containerPort": 80}, {"containerPort": 443}]}]}}}}, ct=STRATEGIC,
+        pick=("spec.template.spec.containers.*.ports",)),
+    Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
+        {"name": "main", "ports": [{"containerPort": 8080}]}]}}}}, ct=STRATEGIC,
+        pick=("spec.template.spec.containers.*.ports",)),
+    Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"$setElementOrder/containers": [
+        {"name": "main"}], "containers": [{"name": "main", "imagePullPolicy": "Always"}]}}}}, ct=STRATEGIC,
+        pick=("spec.template.spec.containers.*.imagePullPolicy",)),
+    Req("PATCH", f"{APPS}/deployments/envs", "{not json", ct=STRATEGIC),
+    Req("DELETE", f"{APPS}/deployments/envs", pick=("metadata.name",)),
+    WaitGone(f"{APPS}/deployments/envs"),
+]
+
+# --- kubectl apply --server-side on a Deployment and a Service -----------------------------------------------------
+_DAP = ("spec.replicas", "spec.template.spec.containers.*.image", "metadata.labels", "metadata.generation")
+S["ssa_deployment_managers"] = [
+    Req("PATCH", f"{APPS}/deployments/ssa", deploy("ssa"), ct=APPLY, params={"fieldManager": "kubectl"}, pick=_DAP),
+    Req("PATCH", f"{APPS}/deployments/ssa", deploy("ssa"), ct=APPLY, params={"fieldManager": "kubectl"}, pick=_DAP),
+    Req("PATCH", f"{APPS}/deployments/ssa", {"apiVersion": "apps/v1", "kind": "Deployment",
+                                             "metadata": {"name": "ssa"}, "spec": {"replicas": 2}}, ct=APPLY,
+        params={"fieldManager": "hpa-like"}),
+    Req("PATCH", f"{APPS}/deployments/ssa", {"apiVersion": "apps/v1", "kind": "Deployment",
+                                             "metadata": {"name": "ssa"}, "spec": {"replicas": 0}}, ct=APPLY,
+        params={"fieldManager": "hpa-like", "force": "true"}, pick=_DAP),
+    Req("PATCH", f"{APPS}/deployments/ssa", deploy("ssa", replicas=0) | {"metadata": {"name": "ssa", "labels": {
+        "app": "ssa", "tier": "api"}}}, ct=APPLY, params={"fieldManager": "kubectl"}, pick=_DAP),
+    Req("PATCH", f"{APPS}/deployments/ssa", {"apiVersion": "apps/v1", "kind": "Deployment",
+                                             "metadata": {"name": "ssa"}, "spec": {"replicas": "two"}}, ct=APPLY,
+        params={"fieldManager": "hpa-like", "force": "true"}, brief=True),
+    Req("PATCH", f"{APPS}/deployments/ssa", {"apiVersion": "apps/v1", "kind": "Deployment",
+                                             "metadata": {"name": "ssa"}, "spec": {"replicaz": 2}}, ct=APPLY,
+        params={"fieldManager": "hpa-like", "fieldValidation": "Strict"}, brief=True),
+    Req("PATCH", f"{APPS}/deployments/ssa", {"apiVersion": "apps/v1", "kind": "Deployment",
+                                             "metadata": {"name": "ssa"}}, ct=APPLY,
+        params={"fieldManager": "hpa-like"}, pick=_DAP),
+    Req("PATCH", f"{APPS}/deployments/ssa", {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                             "metadata": {"name": "ssa"}}, ct=APPLY,
+        params={"fieldManager": "wrong-kind"}),
+    Req("PATCH", f"{NSP}/services/ssa-svc", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "ssa-svc"},
+                                             "spec": {"selector": {"app": "ssa"}, "ports": [{"port": 80}]}},
+        ct=APPLY, params={"fieldManager": "kubectl"}, pick=("spec.ports", "spec.selector", "spec.type")),
+    Req("PATCH", f"{NSP}/services/ssa-svc", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "ssa-svc"},
+                                             "spec": {"ports": [{"port": 80, "name": "http"}, {"port": 443,
+                                                                                                "name": "https"}]}},
+        ct=APPLY, params={"fieldManager": "other"}, pick=("spec.ports",)),
+    Req("DELETE", f"{APPS}/deployments/ssa", pick=("metadata.name",)),
+    WaitGone(f"{APPS}/deployments/ssa"),
+]
+
+# --- watch a custom resource from a saved RV (kube-rs watcher on an operator's CR) --------------------------------------
+S["watch_echo_resources"] = [
+    Mark("m0", ECHO),
+    Req("POST", ECHO, echo("wa", "one") | {"metadata": {"name": "wa", "labels": {"shard": "0"}}}),
+    Req("POST", ECHO, echo("wb", "two") | {"metadata": {"name": "wb", "labels": {"shard": "1"}}}),
+    Req("PATCH", f"{ECHO}/wa/status", {"status": {"seen": "one"}}, ct=MERGE),
+    Req("PATCH", f"{ECHO}/wa", {"metadata": {"finalizers": ["blind8.dev/f"]}}, ct=MERGE),
+    Req("DELETE", f"{ECHO}/wa"),
+    Req("PATCH", f"{ECHO}/wa", {"metadata": {"finalizers": None}}, ct=MERGE),
+    WaitGone(f"{ECHO}/wa"),
+    Req("POST", ECHO, echo("wc", "three")),
+    Watch(ECHO, since="m0", to_last_write=True),
+    Watch(ECHO, since="m0", params={"labelSelector": "shard=1"}),
+    Watch(ECHO, since="m0", params={"fieldSelector": "metadata.name=wa"}),
+    Watch(ECHO, since="m0", params={"fieldSelector": "spec.message=one"}),
+    Mark("m1", ECHO),
+    Req("PATCH", f"{ECHO}/wb", {"metadata": {"labels": {"shard": "0"}}}, ct=MERGE),
+    Watch(ECHO, since="m1", params={"labelSelector": "shard=0"}),
+    Watch(ECHO, since="m1", params={"labelSelector": "shard=1"}),
+    Req("GET", ECHO, params={"labelSelector": "shard"}),
+]
+
+# --- controller-runtime DeleteAllOf with options, kubectl delete --all -l ------------------------------------------------
+_DA = [Req("POST", f"{NSP}/secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {
+    "name": f"tok{i}", "labels": {"owner": "op" if i < 3 else "user"}}, "type": t, "stringData": {"k": "v"}})
+    for i, t in enumerate(["Opaque", "example.com/token", "Opaque", "Opaque"])]
+S["delete_all_of"] = _DA + [
+    Req("DELETE", f"{NSP}/secrets", params={"labelSelector": "owner=op", "fieldSelector": "type=Opaque"}),
+    Req("GET", f"{NSP}/secrets", pick=("items.*.metadata.name",)),
+    Req("DELETE", f"{NSP}/secrets", params={"fieldSelector": "metadata.name=tok1"}, pick=("kind", "items.*.metadata.name")),
+    Req("DELETE", f"{NSP}/secrets", params={"labelSelector": "owner in (op"}),
+    Req("DELETE", f"{NSP}/secrets", params={"fieldSelector": "spec.x=y"}),
+    Req("DELETE", f"{NSP}/secrets", {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"},
+        params={"labelSelector": "owner=user"}, pick=("kind", "items.*.metadata.name")),
+    Req("GET", f"{NSP}/secrets", pick=("items.*.metadata.name",)),
+    Req("POST", f"{NSP}/configmaps", cm("fin1", {"a": "b"}, {"grp": "x"}, finalizers=["blind8.dev/keep"])),
+    Req("POST", f"{NSP}/configmaps", cm("fin2", {"a": "b"}, {"grp": "x"})),
+    Req("DELETE", f"{NSP}/configmaps", params={"labelSelector": "grp=x"}),
+    Req("GET", f"{NSP}/configmaps", params={"labelSelector": "grp=x"}),
+    Req("PATCH", f"{NSP}/configmaps/fin1", [{"op": "remove", "path": "/metadata/finalizers"}], ct=JSON,
+        pick=("metadata.name",)),
+    WaitGone(f"{NSP}/configmaps/fin1"),
+]
+
+# --- CRD definitions a new user gets wrong (kubectl apply -f crd.yaml) -------------------------------------------------
+def _bad_crd(**over: Any) -> dict[str, Any]:
+    base = crd("things", "Thing")
+    base["spec"] = {**base["spec"], **over}
+    return base
+
+
+S["crd_definition_mistakes"] = [
+    Req("POST", CRDS, _bad_crd(group="nodots{ns}"), brief=True),
+    Req("POST", CRDS, _bad_crd(scope="Global"), brief=True),
+    Req("POST", CRDS, _bad_crd(names={"plural": "Things", "kind": "Thing"}), brief=True),
+    Req("POST", CRDS, _bad_crd(versions=[]), brief=True),
+    Req("POST", CRDS, {**crd("things", "Thing"), "metadata": {"name": "wrongname.{ns}.blind8.dev"}}, brief=True),
+    Req("POST", CRDS, _bad_crd(versions=[{"name": "v1", "served": True, "storage": False,
+                                          "schema": {"openAPIV3Schema": {"type": "object"}}}]), brief=True),
+    Req("POST", CRDS, _bad_crd(versions=[{"name": "v1", "served": True, "storage": True}]), brief=True),
+    Req("POST", CRDS, _bad_crd(versions=[{"name": "v1", "served": True, "storage": True, "schema": {
+        "openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "strng"}}}}}]), brief=True),
+    Req("POST", CRDS, _bad_crd(names={"plural": "things", "kind": "Thing", "shortNames": ["th"]}),
+        pick=("spec.names", "metadata.name")),
+    *crd_ready("things"),
+    Req("POST", "/apis/{ns}.blind8.dev/v1alpha1/namespaces/{ns}/things",
+        {"apiVersion": "{ns}.blind8.dev/v1alpha1", "kind": "Thing", "metadata": {"name": "t1"}, "spec": {"size": 1}},
+        pick=("spec", "metadata.name")),
+    Req("GET", "/apis/{ns}.blind8.dev/v1alpha1/things", pick=("items.*.metadata.name",)),
+    Req("GET", "/apis/{ns}.blind8.dev/v1", ),
+    Req("DELETE", f"{CRDS}/things.{{ns}}.blind8.dev", pick=("metadata.name",)),
+    WaitGone(f"{CRDS}/things.{{ns}}.blind8.dev"),
 ]
 
 SEQUENCES: dict[str, list[Step]] = S
