@@ -975,4 +975,157 @@ S["crd_definition_mistakes"] = [
     WaitGone(f"{CRDS}/things.{{ns}}.blind8.dev"),
 ]
 
+# --- garbage collection of mixed dependents of a ServiceAccount (foreground) -------------------------------------------
+def _sa_ref(uid: str) -> list[dict[str, Any]]:
+    return [{"apiVersion": "v1", "kind": "ServiceAccount", "name": "robot", "uid": uid, "controller": True,
+             "blockOwnerDeletion": True}]
+
+
+S["gc_serviceaccount_dependents"] = [
+    Req("POST", f"{NSP}/serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}},
+        save={"sa": "metadata.uid"}),
+    Req("POST", f"{NSP}/secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {
+        "name": "robot-creds", "ownerReferences": _sa_ref("{m:sa}")}, "stringData": {"token": "t"}}),
+    Req("POST", f"{NSP}/configmaps", cm("robot-cfg", {"a": "b"}, ownerReferences=_sa_ref("{m:sa}"))),
+    Req("POST", f"{COORD}/leases", {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {
+        "name": "robot-lock", "ownerReferences": _sa_ref("{m:sa}")}, "spec": {"holderIdentity": "robot"}}),
+    Req("PATCH", f"{NSP}/configmaps/robot-cfg", {"metadata": {"ownerReferences": _sa_ref("{m:sa}") + [
+        {"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "44444444-4444-4444-4444-444444444444",
+         "controller": True}]}}, ct=MERGE),
+    Req("GET", f"{NSP}/configmaps/robot-cfg", pick=("metadata.ownerReferences",)),
+    Req("DELETE", f"{NSP}/serviceaccounts/robot", {"apiVersion": "v1", "kind": "DeleteOptions",
+                                                   "propagationPolicy": "Foreground"},
+        pick=("metadata.finalizers", "metadata.name")),
+    WaitGone(f"{NSP}/secrets/robot-creds"),
+    WaitGone(f"{NSP}/configmaps/robot-cfg"),
+    WaitGone(f"{COORD}/leases/robot-lock"),
+    WaitGone(f"{NSP}/serviceaccounts/robot"),
+    Req("GET", f"{NSP}/secrets", pick=("items",)),
+]
+
+# --- kubectl apply (client side): the last-applied annotation and three-way strategic patches -------------------------
+_LAST = "kubectl.kubernetes.io/last-applied-configuration"
+S["kubectl_client_side_apply"] = [
+    Req("POST", f"{NSP}/configmaps", cm("app-config", {"a": "1", "b": "2"}, {"app": "demo"}, annotations={
+        _LAST: '{"apiVersion":"v1","data":{"a":"1","b":"2"},"kind":"ConfigMap","metadata":{"name":"app-config"}}'}),
+        params={"fieldManager": "kubectl-client-side-apply"}),
+    Req("PATCH", f"{NSP}/configmaps/app-config", {"data": {"b": None, "c": "3"}, "metadata": {"annotations": {
+        _LAST: '{"apiVersion":"v1","data":{"a":"1","c":"3"},"kind":"ConfigMap","metadata":{"name":"app-config"}}'}}},
+        ct=STRATEGIC, params={"fieldManager": "kubectl-client-side-apply"}),
+    Req("PATCH", f"{NSP}/configmaps/app-config", {"data": {"a": "edited"}}, ct=MERGE,
+        params={"fieldManager": "kubectl-edit"}),
+    Req("PATCH", f"{NSP}/configmaps/app-config", {"metadata": {"annotations": {_LAST: None}}}, ct=MERGE,
+        params={"fieldManager": "kubectl-client-side-apply"}),
+    Req("PATCH", f"{NSP}/configmaps/app-config", cm("app-config", {"a": "ssa"}), ct=APPLY,
+        params={"fieldManager": "kubectl"}),
+    Req("PATCH", f"{NSP}/configmaps/app-config", cm("app-config", {"a": "ssa"}), ct=APPLY,
+        params={"fieldManager": "kubectl", "force": "true"}),
+    Req("PATCH", f"{NSP}/configmaps/app-config", {"metadata": {"managedFields": [{}]}}, ct=MERGE),
+    Req("GET", f"{NSP}/configmaps/app-config"),
+    Req("PATCH", f"{NSP}/configmaps/app-config", {"data": {"x": "1"}}, ct=MERGE,
+        params={"fieldManager": "x" * 200}),
+    Req("PATCH", f"{NSP}/configmaps/app-config", {"data": {"y": "1"}}, ct="application/yaml"),
+    Req("PATCH", f"{NSP}/configmaps/app-config", {"data": {"y": "1"}}, ct="text/plain"),
+]
+
+# --- fieldValidation (kubectl --validate=strict|warn|ignore) ----------------------------------------------------------
+S["field_validation_modes"] = [
+    Req("POST", f"{NSP}/configmaps", cm("fv1", {"a": "b"}) | {"extra": 1}, params={"fieldValidation": "Strict"}),
+    Req("POST", f"{NSP}/configmaps", cm("fv1", {"a": "b"}) | {"extra": 1}, params={"fieldValidation": "Warn"}),
+    Req("POST", f"{NSP}/configmaps", cm("fv2", {"a": "b"}) | {"extra": 1}, params={"fieldValidation": "Ignore"}),
+    Req("POST", f"{NSP}/configmaps", cm("fv3", {"a": "b"}) | {"extra": 1}),
+    Req("POST", f"{NSP}/configmaps", cm("fv4", {"a": "b"}), params={"fieldValidation": "Loose"}),
+    Req("PATCH", f"{NSP}/configmaps/fv1", {"metadata": {"lables": {"x": "y"}}}, ct=MERGE,
+        params={"fieldValidation": "Strict"}, brief=True),
+    Req("PATCH", f"{NSP}/configmaps/fv1", {"metadata": {"lables": {"x": "y"}}}, ct=MERGE),
+    Req("PUT", f"{NSP}/configmaps/fv1", cm("fv1", {"a": "c"}) | {"spec": {}}, params={"fieldValidation": "Strict"}),
+    Req("POST", f"{APPS}/deployments", deploy("fvd") | {"spec": {**deploy("fvd")["spec"], "replica": 1}},
+        params={"fieldValidation": "Strict"}, brief=True),
+    Req("POST", f"{APPS}/deployments", deploy("fvd") | {"spec": {**deploy("fvd")["spec"], "replica": 1}},
+        params={"fieldValidation": "Ignore"}, pick=("spec.replicas", "metadata.name")),
+    Req("POST", ECHO, echo("fve", extra="x"), params={"fieldValidation": "Strict"}),
+    Req("POST", ECHO, echo("fve", extra="x"), params={"fieldValidation": "Ignore"}, pick=("spec",)),
+    Req("PATCH", f"{ECHO}/fve", {"spec": {"bogus": 1}}, ct=MERGE, params={"fieldValidation": "Strict"}, brief=True),
+    Req("DELETE", f"{APPS}/deployments/fvd", pick=("metadata.name",)),
+    WaitGone(f"{APPS}/deployments/fvd"),
+]
+
+# --- all-namespace reads and wrong paths (kubectl get -A, informers over the cluster) --------------------------------
+S["all_namespaces_and_paths"] = [
+    Req("POST", f"{NSP}/configmaps", cm("wide", {"a": "b"}, {"blind8-run": "{ns}"})),
+    Req("GET", "/api/v1/configmaps", params={"labelSelector": "blind8-run={ns}"}, pick=("items.*.metadata.name",
+                                                                                         "items.*.metadata.namespace")),
+    Req("GET", "/api/v1/configmaps", params={"fieldSelector": "metadata.namespace={ns}"},
+        pick=("items.*.metadata.name",)),
+    Req("GET", "/api/v1/configmaps", params={"fieldSelector": "metadata.namespace={ns},metadata.name=wide"},
+        pick=("kind", "items.*.metadata.name")),
+    Req("POST", "/api/v1/configmaps", cm("nowhere", {"a": "b"})),
+    Req("GET", "/api/v1/namespaces/{ns}/configmaps/wide/extra"),
+    Req("GET", "/api/v1/namespaces/{ns}-missing/configmaps/wide"),
+    Req("POST", "/api/v1/namespaces/{ns}-missing/configmaps", cm("x", {"a": "b"})),
+    Req("GET", "/api/v1/namespaces/{ns}-missing/configmaps"),
+    Req("GET", "/apis/apps/v1/deployments", params={"labelSelector": "blind8-run={ns}"}, pick=("items",)),
+    Req("GET", "/apis/coordination.k8s.io/v1/leases", params={"fieldSelector": "metadata.namespace={ns}"},
+        pick=("items",)),
+    Req("GET", "/apis/test.kubeloop.dev/v1/echoes", params={"labelSelector": "blind8-run={ns}"}, pick=("items",)),
+    Req("PUT", f"{NSP}/configmaps/wide", cm("wide", {"a": "c"}, {"blind8-run": "{ns}"}, namespace="{ns}"),
+        pick=("data", "metadata.namespace")),
+    Req("GET", "/api/v1/nodes/diff-node", pick=("metadata.name", "spec.taints")),
+    Req("PATCH", "/api/v1/namespaces/{ns}/configmaps/wide", {"data": {"z": "z"}}, ct=MERGE,
+        params={"resourceVersion": "1"}, pick=("data",)),
+]
+
+# --- Pod specs a new user writes (resources, probes, env) ---------------------------------------------------------------
+def _pspec(**container: Any) -> dict[str, Any]:
+    p = pod("p")
+    p["spec"]["containers"][0].update(container)
+    return p
+
+
+S["pod_spec_mistakes"] = [
+    Req("POST", f"{NSP}/pods", _pspec(resources={"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}), brief=True),
+    Req("POST", f"{NSP}/pods", _pspec(resources={"limits": {"memory": "lots"}}), brief=True),
+    Req("POST", f"{NSP}/pods", _pspec(env=[{"name": "1BAD", "value": "x"}]), pick=("spec.containers.*.env",)),
+    Req("DELETE", f"{NSP}/pods/p", params={"gracePeriodSeconds": "0"}, pick=("metadata.name",)),
+    WaitGone(f"{NSP}/pods/p"),
+    Req("POST", f"{NSP}/pods", _pspec(env=[{"name": "A", "valueFrom": {}}]), brief=True),
+    Req("POST", f"{NSP}/pods", _pspec(ports=[{"containerPort": 0}]), brief=True),
+    Req("POST", f"{NSP}/pods", _pspec(livenessProbe={"periodSeconds": 5}), brief=True),
+    Req("POST", f"{NSP}/pods", _pspec(imagePullPolicy="Sometimes"), brief=True),
+    Req("POST", f"{NSP}/pods", _pspec(resources={"requests": {"cpu": "100m", "memory": "64Mi"},
+                                                 "limits": {"cpu": "200m", "memory": "128Mi"}}),
+        pick=("spec.containers.*.resources",)),
+    Req("PATCH", f"{NSP}/pods/p", {"spec": {"containers": [{"name": "main", "resources": {
+        "limits": {"cpu": "300m"}}}]}}, ct=STRATEGIC, brief=True),
+    Req("PATCH", f"{NSP}/pods/p", {"spec": {"tolerations": [{"key": "kubeloop.dev/idle", "operator": "Exists"},
+                                                            {"key": "extra", "operator": "Exists"}]}}, ct=MERGE,
+        pick=("spec.tolerations",)),
+    Req("PATCH", f"{NSP}/pods/p", {"spec": {"nodeName": "other-node"}}, ct=MERGE, brief=True),
+    Req("DELETE", f"{NSP}/pods/p", {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+        pick=("metadata.name",)),
+    WaitGone(f"{NSP}/pods/p"),
+]
+
+# --- scale subresource guards (kubectl scale --current-replicas / --resource-version) ------------------------------
+S["scale_with_preconditions"] = [
+    Req("POST", f"{APPS}/statefulsets", {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "sc"},
+                                         "spec": {"replicas": 0, "serviceName": "sc",
+                                                  "selector": {"matchLabels": {"app": "sc"}}, "template": tmpl("sc")}},
+        pick=("metadata.name",)),
+    Req("PUT", f"{APPS}/statefulsets/sc/scale", {"apiVersion": "autoscaling/v1", "kind": "Scale",
+                                                 "metadata": {"name": "sc", "resourceVersion": "1"},
+                                                 "spec": {"replicas": 0}}, brief=True),
+    Req("PUT", f"{APPS}/statefulsets/sc/scale", {"apiVersion": "autoscaling/v1", "kind": "Scale",
+                                                 "metadata": {"name": "other"}, "spec": {"replicas": 0}}, brief=True),
+    Req("PATCH", f"{APPS}/statefulsets/sc/scale", {"spec": {"replicas": 0}}, ct=STRATEGIC, pick=("spec", "kind")),
+    Req("PATCH", f"{APPS}/statefulsets/sc/scale", [{"op": "replace", "path": "/spec/replicas", "value": 0}],
+        ct=JSON, pick=("spec", "kind")),
+    Req("PATCH", f"{APPS}/statefulsets/sc/scale", {"spec": {"replicas": "zero"}}, ct=MERGE, brief=True),
+    Req("GET", f"{APPS}/statefulsets/missing/scale"),
+    Req("GET", f"{NSP}/configmaps/x/scale"),
+    Req("GET", f"{BATCH}/jobs/x/scale"),
+    Req("DELETE", f"{APPS}/statefulsets/sc", pick=("metadata.name",)),
+    WaitGone(f"{APPS}/statefulsets/sc"),
+]
+
 SEQUENCES: dict[str, list[Step]] = S
