@@ -1128,4 +1128,84 @@ S["scale_with_preconditions"] = [
     WaitGone(f"{APPS}/statefulsets/sc"),
 ]
 
+# --- client-go WatchList (sendInitialEvents) and resumed watches -----------------------------------------------------
+S["watch_list_initial_events"] = [
+    Req("POST", f"{NSP}/configmaps", cm("i1", {"a": "1"}, {"wl": "y"})),
+    Req("POST", f"{NSP}/configmaps", cm("i2", {"a": "2"}, {"wl": "y"})),
+    Watch(f"{NSP}/configmaps", params={"sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan",
+                                       "allowWatchBookmarks": "true", "labelSelector": "wl=y"}),
+    Watch(f"{NSP}/configmaps", params={"sendInitialEvents": "true", "allowWatchBookmarks": "true"}),
+    Watch(f"{NSP}/configmaps", params={"sendInitialEvents": "true", "resourceVersionMatch": "NotOlderThan"}),
+    Watch(f"{NSP}/configmaps", params={"resourceVersion": "0", "labelSelector": "wl=y"}),
+    Mark("m", f"{NSP}/configmaps"),
+    Req("DELETE", f"{NSP}/configmaps/i1"),
+    Req("PATCH", f"{NSP}/configmaps/i2", {"metadata": {"labels": {"wl": None}}}, ct=MERGE),
+    Watch(f"{NSP}/configmaps", since="m", params={"labelSelector": "wl=y"}),
+    Watch(f"{NSP}/configmaps", since="m", to_last_write=True),
+    Watch(f"{NSP}/configmaps/i2", since="m"),
+    Watch(f"{NSP}/configmaps", since="m", params={"fieldSelector": "metadata.name=i2", "watch": "true"}),
+]
+
+# --- Kopf peering: leases and annotations kept with merge patches guarded by resourceVersion ------------------------
+S["kopf_peering_leases"] = [
+    Req("POST", f"{COORD}/leases", {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {
+        "name": "kopf-peering", "labels": {"app.kubernetes.io/managed-by": "kopf"}},
+        "spec": {"holderIdentity": "op-1", "leaseDurationSeconds": 60}}, save={"rv": "metadata.resourceVersion"}),
+    Req("PATCH", f"{COORD}/leases/kopf-peering", {"metadata": {"resourceVersion": "{m:rv}"},
+                                                  "spec": {"renewTime": "2026-12-04T10:00:10.000000Z"}}, ct=MERGE,
+        save={"rv2": "metadata.resourceVersion"}),
+    Req("PATCH", f"{COORD}/leases/kopf-peering", {"metadata": {"resourceVersion": "{m:rv}"},
+                                                  "spec": {"holderIdentity": "op-2"}}, ct=MERGE),
+    Req("PATCH", f"{COORD}/leases/kopf-peering", {"metadata": {"resourceVersion": "{m:rv2}"},
+                                                  "spec": {"holderIdentity": "op-2", "leaseTransitions": 1}},
+        ct=STRATEGIC),
+    Req("PATCH", f"{COORD}/leases/kopf-peering", {"spec": {"renewTime": "yesterday"}}, ct=MERGE, brief=True),
+    Req("PATCH", f"{COORD}/leases/kopf-peering", {"spec": {"leaseDurationSeconds": -5}}, ct=MERGE),
+    Req("PATCH", f"{COORD}/leases/kopf-peering", {"spec": {"strategy": "OldestEmulationVersion"}}, ct=MERGE),
+    Req("PATCH", f"{COORD}/leases/kopf-peering", {"spec": {"holderIdentity": None}}, ct=MERGE),
+    Req("GET", f"{COORD}/leases", params={"labelSelector": "app.kubernetes.io/managed-by=kopf"}),
+    Req("PUT", f"{COORD}/leases/kopf-peering", {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                                "metadata": {"name": "kopf-peering"}, "spec": {}}),
+    Req("DELETE", f"{COORD}/leases", params={"labelSelector": "app.kubernetes.io/managed-by=kopf"}),
+    Req("GET", f"{COORD}/leases/kopf-peering"),
+]
+
+# --- kubectl rollout history: the ReplicaSets a Deployment owns --------------------------------------------------------
+_RS = "/apis/apps/v1/namespaces/{ns}/replicasets"
+S["rollout_history_reads"] = [
+    Req("POST", f"{APPS}/deployments", deploy("hist"), pick=("metadata.name",)),
+    WaitFor(_RS, "items.0.metadata.labels.app", "hist"),
+    Req("GET", _RS, params={"labelSelector": "app=hist"},
+        pick=("items.*.spec.replicas", "items.*.metadata.ownerReferences", "items.*.spec.template.spec.containers")),
+    Req("PATCH", f"{APPS}/deployments/hist", {"spec": {"template": {"spec": {"containers": [
+        {"name": "main", "image": "nginx:1.28"}]}}}}, ct=STRATEGIC, pick=("metadata.generation",)),
+    WaitFor(_RS, "items.1.metadata.labels.app", "hist"),
+    Req("GET", _RS, params={"labelSelector": "app=hist"},
+        pick=("items.*.spec.replicas", "items.*.spec.template.spec.containers.*.image")),
+    Req("PATCH", f"{APPS}/deployments/hist", {"spec": {"revisionHistoryLimit": 0}}, ct=MERGE,
+        pick=("spec.revisionHistoryLimit",)),
+    WaitFor(_RS, "items.1", None),
+    Req("GET", _RS, params={"labelSelector": "app=hist"}, pick=("items.*.spec.template.spec.containers.*.image",)),
+    Req("DELETE", f"{APPS}/deployments/hist", params={"propagationPolicy": "Foreground"}, pick=("metadata.name",)),
+    WaitGone(f"{APPS}/deployments/hist"),
+    Req("GET", _RS, params={"labelSelector": "app=hist"}, pick=("items",)),
+]
+
+# --- bodies with the wrong apiVersion or kind (a new user's YAML) -----------------------------------------------------
+S["wrong_versions_and_kinds"] = [
+    Req("POST", f"{NSP}/configmaps", {"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "v2"}}),
+    Req("POST", f"{NSP}/configmaps", {"metadata": {"name": "bare"}, "data": {"a": "b"}}),
+    Req("POST", f"{NSP}/configmaps", {"kind": "ConfigMap", "metadata": {"name": "nover"}, "data": {"a": "b"}}),
+    Req("POST", f"{APPS}/deployments", deploy("old") | {"apiVersion": "extensions/v1beta1"}),
+    Req("POST", "/apis/apps/v1beta1/namespaces/{ns}/deployments", deploy("old")),
+    Req("POST", "/apis/batch/v1beta1/namespaces/{ns}/cronjobs", cron("old")),
+    Req("POST", f"{APPS}/deployments", deploy("k") | {"kind": "ReplicaSet"}),
+    Req("POST", ECHO, echo("ev") | {"apiVersion": "test.kubeloop.dev/v2"}),
+    Req("POST", ECHO, echo("ek") | {"kind": "Other"}),
+    Req("POST", ECHO, {"metadata": {"name": "nokind"}, "spec": {"message": "x"}}),
+    Req("POST", f"{NSP}/configmaps", [cm("list", {})]),
+    Req("POST", f"{NSP}/configmaps", {"apiVersion": "v1", "kind": "ConfigMapList", "items": []}),
+    Req("GET", f"{NSP}/configmaps", pick=("items.*.metadata.name",)),
+]
+
 SEQUENCES: dict[str, list[Step]] = S
