@@ -19,9 +19,10 @@ What the sequences are modelled on (the habits of clients, not their code):
 - client-go's leader election (``tools/leaderelection/resourcelock/leaselock.go``) and event recorder
   (core/v1 Events with counts, events.k8s.io/v1 series), garbage collection with each propagation policy.
 
-The habits below were taken from what is publicly known of those projects (they were not re-read for this
-suite, and nothing was copied from them); what the real server answers was learnt only by playing the steps. Every step was played only against the real kube-apiserver 1.35.4 with
-``tests.differential.play_real`` (never against the fake) and was stable over two runs; steps whose real
+These habits come from what is publicly known of those projects (they were not re-read for this suite, and
+nothing was copied from them); what the real server answers was learnt only by playing the steps. Every step
+was played only against the real kube-apiserver 1.35.4 with ``tests.differential.play_real`` (never against
+the fake) and was stable over two runs; steps whose real
 answers embed run-specific data (resourceVersions inside patch error messages, controller-written status)
 compare chosen fields (``pick``) or an error's reason and causes (``brief``).
 
