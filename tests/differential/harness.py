@@ -13,7 +13,8 @@ Normalisation keeps what a client may rely on and drops what differs by nature:
 - the causes of Invalid and apply-Conflict errors are sorted (the real order varies from run to run);
 - discovery entries lose ``storageVersionHash`` and ``categories``; ``serverAddress`` becomes ``<server>``;
 - BOOKMARK events are dropped from watches except the ``k8s.io/initial-events-end`` one (the real server
-  sends others when it likes).
+  sends others when it likes); that one's RV, the watch cache's (moved by unrelated writes on a real
+  cluster, as a list's), becomes ``<list-rv>`` if it is not older than the events before it.
 """
 
 from __future__ import annotations
@@ -216,6 +217,11 @@ async def _step(backend: Backend, step: Step, ns: str, marks: dict[str, Any]) ->
         stop_at = int(marks.get("_last", 0)) if step.to_last_write else None
         status, events = await backend.watch(_fill(step.path, ns, marks), params, stop_at=stop_at)
         shown = [e for e in events if e.get("type") != "BOOKMARK" or _initial_end(e)]
+        for i, event in enumerate(shown):  # the initial-events-end bookmark: the watch cache's RV, like a list's
+            if _initial_end(event):
+                rv, before = _rv(event), [_rv(e) for e in shown[:i]]
+                event["object"]["metadata"]["resourceVersion"] = (
+                    "<list-rv>" if all(rv >= b for b in before) else f"<list-rv older than events: {rv}>")
         return {"status": status, "events": shown}
     if isinstance(step, WaitGone):
         ok = await _poll(backend, _fill(step.path, ns, marks), lambda s, b: s == 404, step.timeout)

@@ -1781,6 +1781,7 @@ SEQUENCES: dict[str, list[Step]] = {
             MERGE, pick=("metadata.generation", "spec.names")),
         WaitFor(f"{_UCRDS}/rigs.{_U}", "status.acceptedNames.shortNames.0", "rg"),
         Req("GET", f"{_UCRDS}/rigs.{_U}", pick=_CRD_STATUS),
+        WaitFor(f"/apis/{_U}/v1", "resources.0.shortNames.0", "rg"),  # (the real discovery follows a moment later)
         Req("GET", f"/apis/{_U}/v1"),
         Req("PUT", f"{_UCRDS}/rigs.{_U}", plain_crd("rigs", "Rig", versions=("v1", "v2"))),
         Req("PATCH", f"{_UCRDS}/rigs.{_U}", [{"op": "replace", "path": "/spec/versions/0/storage", "value": False},

@@ -489,16 +489,16 @@ S["namespace_lifecycle"] = [
         pick=("items.*.metadata.name",)),
     Req("PATCH", "/api/v1/namespaces/{ns}-x", {"metadata": {"labels": {"kubernetes.io/metadata.name": "other"}}},
         ct=MERGE, pick=("metadata.labels",)),
-    Req("POST", f"/api/v1/namespaces/{{ns}}-x/configmaps", cm("inside", {"a": "b"}), pick=("metadata.namespace",)),
+    Req("POST", "/api/v1/namespaces/{ns}-x/configmaps", cm("inside", {"a": "b"}), pick=("metadata.namespace",)),
     Req("DELETE", "/api/v1/namespaces/{ns}-x", pick=("metadata.name", "spec", "status.phase")),
-    Req("POST", f"/api/v1/namespaces/{{ns}}-x/configmaps", cm("late", {"a": "b"}), brief=True),
+    Req("POST", "/api/v1/namespaces/{ns}-x/configmaps", cm("late", {"a": "b"}), brief=True),
     WaitGone("/api/v1/namespaces/{ns}-x", timeout=90),
     Req("GET", "/api/v1/namespaces/{ns}-x"),
     Req("POST", "/api/v1/namespaces/{ns}/configmaps/x", cm("x", {})),
     Req("DELETE", "/api/v1/namespaces/kube-system-does-not-exist-{ns}"),
 ]
 
-# --- Pods --------------------------------------------------------------------------------------------------------------
+# --- Pods ------------------------------------------------------------------------------------------------------------
 S["pod_operator_habits"] = [
     Req("POST", f"{NSP}/pods", pod("web"), pick=POD_PICK),
     Req("GET", f"{NSP}/pods/web", pick=POD_PICK),
@@ -556,7 +556,7 @@ S["service_kinds"] = [
     Req("GET", f"{NSP}/services/ext"),
 ]
 
-# --- ServiceAccounts ---------------------------------------------------------------------------------------------------
+# --- ServiceAccounts -------------------------------------------------------------------------------------------------
 S["serviceaccount_ops"] = [
     Req("GET", f"{NSP}/serviceaccounts/default", pick=("metadata.name", "secrets", "imagePullSecrets")),
     Req("POST", f"{NSP}/serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
@@ -605,7 +605,7 @@ S["deployment_scale_and_patch"] = [
     Req("GET", f"{APPS}/deployments", params={"labelSelector": "app=api"}, pick=("items.*.metadata.name",)),
     Req("DELETE", f"{APPS}/deployments/api", params={"propagationPolicy": "Foreground"}, pick=("metadata.name",)),
     WaitGone(f"{APPS}/deployments/api"),
-    Req("GET", f"/apis/apps/v1/namespaces/{{ns}}/replicasets", pick=("items",)),
+    Req("GET", "/apis/apps/v1/namespaces/{ns}/replicasets", pick=("items",)),
 ]
 
 S["statefulset_daemonset"] = [
@@ -838,7 +838,8 @@ _ENV = ("spec.template.spec.containers.*.name", "spec.template.spec.containers.*
 S["deployment_strategic_lists"] = [
     Req("POST", f"{APPS}/deployments", deploy("envs"), pick=("metadata.name",)),
     Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
-        {"name": "main", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}]}}}}, ct=STRATEGIC, pick=_ENV),
+        {"name": "main", "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]}]}}}},
+        ct=STRATEGIC, pick=_ENV),
     Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
         {"name": "main", "env": [{"name": "B", "value": "22"}]}]}}}}, ct=STRATEGIC, pick=_ENV),
     Req("PATCH", f"{APPS}/deployments/envs", {"spec": {"template": {"spec": {"containers": [
@@ -905,7 +906,7 @@ S["ssa_deployment_managers"] = [
     WaitGone(f"{APPS}/deployments/ssa"),
 ]
 
-# --- watch a custom resource from a saved RV (kube-rs watcher on an operator's CR) --------------------------------------
+# --- watch a custom resource from a saved RV (kube-rs watcher on an operator's CR) -----------------------------------
 S["watch_echo_resources"] = [
     Mark("m0", ECHO),
     Req("POST", ECHO, echo("wa", "one") | {"metadata": {"name": "wa", "labels": {"shard": "0"}}}),
@@ -927,14 +928,15 @@ S["watch_echo_resources"] = [
     Req("GET", ECHO, params={"labelSelector": "shard"}),
 ]
 
-# --- controller-runtime DeleteAllOf with options, kubectl delete --all -l ------------------------------------------------
+# --- controller-runtime DeleteAllOf with options, kubectl delete --all -l --------------------------------------------
 _DA = [Req("POST", f"{NSP}/secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {
     "name": f"tok{i}", "labels": {"owner": "op" if i < 3 else "user"}}, "type": t, "stringData": {"k": "v"}})
     for i, t in enumerate(["Opaque", "example.com/token", "Opaque", "Opaque"])]
 S["delete_all_of"] = _DA + [
     Req("DELETE", f"{NSP}/secrets", params={"labelSelector": "owner=op", "fieldSelector": "type=Opaque"}),
     Req("GET", f"{NSP}/secrets", pick=("items.*.metadata.name",)),
-    Req("DELETE", f"{NSP}/secrets", params={"fieldSelector": "metadata.name=tok1"}, pick=("kind", "items.*.metadata.name")),
+    Req("DELETE", f"{NSP}/secrets", params={"fieldSelector": "metadata.name=tok1"},
+        pick=("kind", "items.*.metadata.name")),
     Req("DELETE", f"{NSP}/secrets", params={"labelSelector": "owner in (op"}),
     Req("DELETE", f"{NSP}/secrets", params={"fieldSelector": "spec.x=y"}),
     Req("DELETE", f"{NSP}/secrets", {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"},
@@ -949,7 +951,7 @@ S["delete_all_of"] = _DA + [
     WaitGone(f"{NSP}/configmaps/fin1"),
 ]
 
-# --- CRD definitions a new user gets wrong (kubectl apply -f crd.yaml) -------------------------------------------------
+# --- CRD definitions a new user gets wrong (kubectl apply -f crd.yaml) -----------------------------------------------
 def _bad_crd(**over: Any) -> dict[str, Any]:
     base = crd("things", "Thing")
     base["spec"] = {**base["spec"], **over}
@@ -979,7 +981,7 @@ S["crd_definition_mistakes"] = [
     WaitGone(f"{CRDS}/things.{{ns}}.blind8.dev"),
 ]
 
-# --- garbage collection of mixed dependents of a ServiceAccount (foreground) -------------------------------------------
+# --- garbage collection of mixed dependents of a ServiceAccount (foreground) -----------------------------------------
 def _sa_ref(uid: str) -> list[dict[str, Any]]:
     return [{"apiVersion": "v1", "kind": "ServiceAccount", "name": "robot", "uid": uid, "controller": True,
              "blockOwnerDeletion": True}]
@@ -1079,7 +1081,7 @@ S["all_namespaces_and_paths"] = [
         params={"resourceVersion": "1"}, pick=("data",)),
 ]
 
-# --- Pod specs a new user writes (resources, probes, env) ---------------------------------------------------------------
+# --- Pod specs a new user writes (resources, probes, env) ------------------------------------------------------------
 def _pspec(**container: Any) -> dict[str, Any]:
     p = pod("p")
     p["spec"]["containers"][0].update(container)
@@ -1174,7 +1176,7 @@ S["kopf_peering_leases"] = [
     Req("GET", f"{COORD}/leases/kopf-peering"),
 ]
 
-# --- kubectl rollout history: the ReplicaSets a Deployment owns --------------------------------------------------------
+# --- kubectl rollout history: the ReplicaSets a Deployment owns ------------------------------------------------------
 _RS = "/apis/apps/v1/namespaces/{ns}/replicasets"
 S["rollout_history_reads"] = [
     Req("POST", f"{APPS}/deployments", deploy("hist"), pick=("metadata.name",)),
