@@ -74,7 +74,8 @@ def test_memo_plans_equal_fresh_plans_under_random_changes(seed: int) -> None:
                     planned(r, sources, namespaces=namespaces, receiving=receiving))
 
 
-def test_only_changed_sources_are_viewed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def viewed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the sources ``plan.view`` is asked about from now on, in order."""
     calls: list[str] = []
     real = plan_module.view
 
@@ -83,6 +84,11 @@ def test_only_changed_sources_are_viewed_again(monkeypatch: pytest.MonkeyPatch) 
         return real(r, source, boundary)
 
     monkeypatch.setattr(plan_module, "view", counting)
+    return calls
+
+
+def test_only_changed_sources_are_viewed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = viewed(monkeypatch)
     r, memo = rule(), PlanMemo()
     sources = [cm(f"s{i}") for i in range(100)]
     first = planned(r, sources, memo)
@@ -119,14 +125,7 @@ def test_forget_drops_the_rules_entries(monkeypatch: pytest.MonkeyPatch) -> None
     r, memo = rule(), PlanMemo()
     planned(r, [cm("a")], memo)
     memo.forget(r.key)
-    seen: list[str] = []
-    real = plan_module.view
-
-    def counting(r: Any, source: dict[str, Any], boundary: Boundary = STRICT) -> Any:
-        seen.append(source["metadata"]["name"])
-        return real(r, source, boundary)
-
-    monkeypatch.setattr(plan_module, "view", counting)
+    seen = viewed(monkeypatch)
     planned(r, [cm("a")], memo)
     assert seen == ["a"]
 

@@ -27,12 +27,7 @@ def causes(spec: Any, path: str) -> list[Cause]:
         if not isinstance(c, dict):
             continue
         here, name = f"{path}.containers[{i}]", c.get("name") or ""
-        if not name:
-            out.append(required(f"{here}.name"))
-        else:
-            out += [invalid(f"{here}.name", name, e) for e in names.dns1123_label(name)]
-        if not c.get("image"):
-            out.append(required(f"{here}.image"))
+        out += _name_and_image(c, here)
         out += _ports(c.get("ports"), f"{here}.ports")
         if spec.get("hostNetwork") is True:  # (on the host's network a port is the host's port)
             out += [invalid(f"{here}.ports[{j}].hostPort", p["hostPort"], "must match `containerPort` when "
@@ -77,12 +72,7 @@ def _ephemeral(spec: dict[str, Any], path: str) -> list[Cause]:
         if not isinstance(c, dict):
             continue
         here, name = f"{path}[{i}]", c.get("name") or ""
-        if not name:
-            out.append(required(f"{here}.name"))
-        else:
-            out += [invalid(f"{here}.name", name, e) for e in names.dns1123_label(name)]
-        if not c.get("image"):
-            out.append(required(f"{here}.image"))
+        out += _name_and_image(c, here)
         out += _mounts(c.get("volumeMounts"), volumes, f"{here}.volumeMounts")
         policy = c.get("imagePullPolicy")
         if policy is not None and policy not in _PULL_POLICIES:
@@ -328,3 +318,11 @@ def _resources(resources: Any, path: str) -> list[Cause]:
     if any(n.startswith("hugepages-") for n in asked_for) and not asked_for & {"cpu", "memory"}:
         out.append(forbidden(path, "HugePages require cpu or memory"))
     return out
+
+
+def _name_and_image(c: dict[str, Any], here: str) -> list[Cause]:
+    """A container's name (required, a DNS-1123 label) and image (required): every kind of container."""
+    name = c.get("name") or ""
+    out = [required(f"{here}.name")] if not name else [invalid(f"{here}.name", name, e)
+                                                         for e in names.dns1123_label(name)]
+    return out + ([] if c.get("image") else [required(f"{here}.image")])
